@@ -1,0 +1,33 @@
+#pragma once
+// Writing quantized weights that other tools load. Every write goes to a temporary file in the
+// target folder and is renamed into place; on any error or cancel the target is left untouched.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "quant/params.h"
+#include "quant/plan.h"
+
+namespace ql {
+
+struct QuantizedTensor {
+    std::string name; // the source tensor's name, e.g. "model.layers.0.mlp.down_proj.weight"
+    QuantPlan plan;
+    QuantParams params;
+    Codes codes;
+};
+
+enum class ExportLayout {
+    CompressedTensors, // weight / weight_packed + weight_shape, weight_scale, weight_zero_point
+    Native,            // what the operator emits: torch quint4x2 bytes, Ascend int32 words, raw fp codes
+};
+
+/// safetensors with a __metadata__ entry "quantlens" holding the specs as JSON.
+/// `sourcePath` (may be empty) is refused as a target: writing over the file being read.
+void exportSafetensors(const std::string& path, const std::vector<QuantizedTensor>& tensors,
+                       ExportLayout layout, const std::string& sourcePath = {});
+/// HDF5: one group per tensor with codes, scale, zero point datasets and the spec as attributes.
+void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>& tensors,
+                const std::string& sourcePath = {});
+
+} // namespace ql

@@ -1,0 +1,41 @@
+#pragma once
+// TensorSource: an inventory of a model file's tensors, loaded lazily one at a time.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace ql {
+
+struct TensorInfo {
+    std::string name;
+    DType dtype = DType::F32;
+    Shape shape;
+    std::uint64_t byteSize = 0;
+    std::string location; // file (shard) and offset or dataset path, for display
+};
+
+class TensorSource {
+public:
+    virtual ~TensorSource() = default;
+    /// The path the user opened (a file, or a sharded index).
+    virtual const std::string& path() const = 0;
+    /// Every tensor, in file order. Listing reads headers only.
+    virtual const std::vector<TensorInfo>& tensors() const = 0;
+    /// Loads one tensor; safetensors tensors borrow the memory mapping (no copy).
+    /// Throws FileError naming the file, the tensor and the reason.
+    virtual Tensor load(const std::string& name) const = 0;
+    /// Rows [begin, begin+count) along axis 0 of one tensor.
+    virtual Tensor loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const = 0;
+
+    /// nullptr when absent.
+    const TensorInfo* find(const std::string& name) const;
+};
+
+/// Opens by content and extension: .safetensors, .safetensors.index.json (sharded), .h5/.hdf5/.keras.
+/// Throws FileError with the path and the reason.
+std::unique_ptr<TensorSource> openTensorSource(const std::string& path);
+
+} // namespace ql

@@ -1,0 +1,81 @@
+#pragma once
+// How scale entries map onto a tensor's elements, one rule per input dimension (DESIGN "layout").
+#include <cstdint>
+#include <vector>
+
+#include "tensor/shape.h"
+
+namespace ql {
+
+struct DimMapping {
+    enum class Kind : std::uint8_t {
+        Full,   // each index has its own scale
+        Shared, // one scale across the dimension
+        Block,  // one scale per `block` consecutive indices; the last block may be short
+        Ragged, // variable groups ending (exclusive) at the cumulative `ends`
+    };
+    Kind kind = Kind::Shared;
+    std::int64_t block = 0;
+    std::vector<std::int64_t> ends;
+
+    static DimMapping full() { return {Kind::Full, 0, {}}; }
+    static DimMapping shared() { return {Kind::Shared, 0, {}}; }
+    static DimMapping blocked(std::int64_t n) { return {Kind::Block, n, {}}; }
+    static DimMapping ragged(std::vector<std::int64_t> ends) { return {Kind::Ragged, 0, std::move(ends)}; }
+    bool operator==(const DimMapping&) const = default;
+};
+
+struct Layout {
+    std::vector<DimMapping> dims;
+
+    /// Scale tensor shape for `input`: Full -> dim, Shared -> 1, Block -> ceil(dim/n), Ragged -> #groups.
+    Shape scaleShape(const Shape& input) const;
+    /// Throws QuantError when the layout does not fit the shape (rank, ragged ends, block size 0).
+    void check(const Shape& input) const;
+    bool operator==(const Layout&) const = default;
+};
+
+/// Maps a flat (row-major) element index to its flat scale index. One indexer serves every layout:
+/// each dimension gets a table from index to group, precomputed once (sum of dims entries).
+class ScaleIndexer {
+public:
+    ScaleIndexer(const Layout& layout, const Shape& shape);
+
+    std::int64_t scaleCount() const { return m_scaleCount; }
+    std::int64_t scaleIndexOf(std::int64_t flatElement) const;
+    /// Calls fn(flatElement, scaleIndex) for every element in row-major order.
+    template <typename Fn>
+    void forEach(Fn&& fn) const;
+
+private:
+    Shape m_shape;
+    std::vector<std::vector<std::int64_t>> m_offset; // per dim: index -> group * scale stride
+    std::int64_t m_scaleCount = 1;
+};
+
+template <typename Fn>
+void ScaleIndexer::forEach(Fn&& fn) const {
+    const int rank = static_cast<int>(m_shape.size());
+    if (elementCount(m_shape) == 0) return;
+    if (rank == 0) {
+        fn(std::int64_t{0}, std::int64_t{0});
+        return;
+    }
+    std::vector<std::int64_t> idx(rank, 0);
+    const std::int64_t inner = m_shape[rank - 1];
+    const auto& last = m_offset[rank - 1];
+    std::int64_t flat = 0;
+    for (;;) {
+        std::int64_t base = 0;
+        for (int d = 0; d < rank - 1; ++d) base += m_offset[d][idx[d]];
+        for (std::int64_t i = 0; i < inner; ++i) fn(flat++, base + last[i]);
+        int d = rank - 2;
+        for (; d >= 0; --d) {
+            if (++idx[d] < m_shape[d]) break;
+            idx[d] = 0;
+        }
+        if (d < 0) return;
+    }
+}
+
+} // namespace ql

@@ -1,0 +1,72 @@
+#pragma once
+// Scales and zero points as the operator takes them, and the codes it produces.
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "quant/target.h"
+
+namespace ql {
+
+struct QuantParams {
+    /// One per scale group, in the operator's own meaning: a step for divide / reciprocal
+    /// conventions, an inverse step for multiply conventions. MX: 2^e; NVFP4: E4M3(S_b) * s_g.
+    std::vector<float> scales;
+    /// Empty when symmetric; one per scale group, or a single value (npu_group_quant offset).
+    std::vector<float> zeroPoints;
+    /// MX: E8M0 codes; NVFP4: E4M3 block-scale codes. Empty otherwise.
+    std::vector<std::uint8_t> scaleCodes;
+    /// NVFP4 fp32 per-tensor scale s_g.
+    float tensorScale = 0.0f;
+
+    float zeroPointOf(std::int64_t group) const {
+        if (zeroPoints.empty()) return 0.0f;
+        return zeroPoints.size() == 1 ? zeroPoints[0] : zeroPoints[static_cast<std::size_t>(group)];
+    }
+};
+
+/// Unpacked codes, one per element: 1 byte for 8-bit and sub-byte targets, 4 bytes for int32.
+/// Integer codes hold their value; floating targets hold the raw format bits.
+class Codes {
+public:
+    Codes() = default;
+    Codes(Target target, std::int64_t count)
+        : m_target(target)
+        , m_count(count)
+        , m_bytes(static_cast<std::size_t>(count) * width()) {}
+
+    Target target() const { return m_target; }
+    std::int64_t size() const { return m_count; }
+    int width() const { return m_target == Target::Int32 ? 4 : 1; }
+    const std::uint8_t* data() const { return m_bytes.data(); }
+    std::uint8_t* data() { return m_bytes.data(); }
+
+    std::int32_t at(std::int64_t i) const {
+        const auto k = static_cast<std::size_t>(i);
+        switch (m_target) {
+        case Target::Int32: {
+            std::int32_t v;
+            std::memcpy(&v, m_bytes.data() + 4 * k, 4);
+            return v;
+        }
+        case Target::Int8:
+        case Target::Int4: return static_cast<std::int8_t>(m_bytes[k]);
+        default: return m_bytes[k];
+        }
+    }
+    void set(std::int64_t i, std::int32_t v) {
+        const auto k = static_cast<std::size_t>(i);
+        if (m_target == Target::Int32)
+            std::memcpy(m_bytes.data() + 4 * k, &v, 4);
+        else
+            m_bytes[k] = static_cast<std::uint8_t>(v);
+    }
+    bool operator==(const Codes&) const = default;
+
+private:
+    Target m_target = Target::Int8;
+    std::int64_t m_count = 0;
+    std::vector<std::uint8_t> m_bytes;
+};
+
+} // namespace ql

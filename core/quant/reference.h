@@ -1,0 +1,26 @@
+#pragma once
+// The scalar reference quantizer: the oracle every faster path and backend must match bit for bit.
+// Compiled with -ffp-contract=off; one element at a time, in the operator's operation order.
+#include <cstdint>
+#include <span>
+
+#include "quant/params.h"
+#include "quant/plan.h"
+
+namespace ql {
+
+/// Quantizes one value with an already-resolved scale and zero point.
+std::int32_t quantizeValue(float x, float scale, float zeroPoint, const QuantPlan& plan);
+/// Dequantizes one code: (q - zp) * step, where step follows from the convention's scale meaning.
+float dequantizeValue(std::int32_t code, float scale, float zeroPoint, const QuantPlan& plan);
+
+/// Quantizes a whole tensor (row-major floats, plan.shape) with the given parameters.
+Codes quantizeReference(const QuantPlan& plan, const QuantParams& params, std::span<const float> x);
+/// Dequantizes codes back to floats.
+std::vector<float> dequantizeReference(const QuantPlan& plan, const QuantParams& params, const Codes& codes);
+
+/// Checks that `params` fit the plan (counts, positive / finite scales, zero-point range and
+/// integrality where the operator takes integers); throws QuantError naming the rule.
+void checkParams(const QuantPlan& plan, const QuantParams& params);
+
+} // namespace ql

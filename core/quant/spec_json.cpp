@@ -1,0 +1,112 @@
+#include "quant/spec_json.h"
+
+#include "tensor/error.h"
+
+namespace ql {
+namespace {
+
+template <typename T, typename Parse>
+T parseName(const nlohmann::json& j, const char* key, Parse parse) {
+    if (!j.contains(key)) throw QuantError(std::string("spec JSON: missing \"") + key + "\"");
+    const auto name = j.at(key).get<std::string>();
+    const auto v = parse(name);
+    if (!v) throw QuantError(std::string("spec JSON: unknown ") + key + " \"" + name + "\"");
+    return *v;
+}
+
+std::optional<CalibMethod> calibFromName(std::string_view n) {
+    for (auto m : {CalibMethod::AbsMax, CalibMethod::MinMax, CalibMethod::Percentile, CalibMethod::Mse,
+                   CalibMethod::Entropy, CalibMethod::Explicit})
+        if (nameOf(m) == n) return m;
+    return std::nullopt;
+}
+
+std::optional<ScaleOp> scaleOpFromName(std::string_view n) {
+    for (auto o : {ScaleOp::Divide, ScaleOp::MultiplyReciprocal, ScaleOp::Multiply, ScaleOp::MultiplyTwice})
+        if (nameOf(o) == n) return o;
+    return std::nullopt;
+}
+
+std::string_view packingName(Packing p) {
+    switch (p) {
+    case Packing::None: return "none";
+    case Packing::NibblesFlat: return "nibbles-low-first";
+    case Packing::Int32Words: return "int32-words";
+    }
+    return "";
+}
+
+nlohmann::json conventionJson(const Convention& c) {
+    return {{"scale_op", nameOf(c.scaleOp)},
+            {"zero_point", nameOf(c.zeroPoint)},
+            {"rounding", nameOf(c.rounding)},
+            {"overflow", c.overflow == Overflow::Saturate ? "saturate" : "non-saturating"},
+            {"nan", c.nan == NanPolicy::Zero ? "zero" : "x86-int-cast"},
+            {"packing", packingName(c.packing)}};
+}
+
+} // namespace
+
+nlohmann::json toJson(const QuantSpec& s) {
+    nlohmann::json j = {{"preset", nameOf(s.preset)},
+                        {"target", nameOf(s.target)},
+                        {"scheme", nameOf(s.scheme)},
+                        {"axes", s.axes},
+                        {"symmetric", s.symmetric},
+                        {"narrow_range", s.narrowRange},
+                        {"calibration", nameOf(s.calibration.method)}};
+    if (s.scheme == Scheme::PerGroup) j["group_size"] = s.groupSize;
+    if (s.scheme == Scheme::Block) j["block"] = s.block;
+    if (s.scheme == Scheme::Ragged) j["group_ends"] = s.groupEnds;
+    if (s.calibration.method == CalibMethod::Percentile) j["percentile"] = s.calibration.percentile;
+    if (s.rounding) j["rounding"] = nameOf(*s.rounding);
+    if (s.sqrtMode) j["sqrt_mode"] = true;
+    if (s.custom) j["convention"] = conventionJson(*s.custom);
+    return j;
+}
+
+QuantSpec specFromJson(const nlohmann::json& j) {
+    QuantSpec s;
+    try {
+        s.preset = parseName<Preset>(j, "preset", presetFromName);
+        s.target = parseName<Target>(j, "target", targetFromName);
+        s.scheme = parseName<Scheme>(j, "scheme", schemeFromName);
+        s.axes = j.value("axes", std::vector<int>{});
+        s.symmetric = j.value("symmetric", true);
+        s.narrowRange = j.value("narrow_range", false);
+        s.calibration.method = parseName<CalibMethod>(j, "calibration", calibFromName);
+        s.calibration.percentile = j.value("percentile", 99.99);
+        s.groupSize = j.value("group_size", std::int64_t{128});
+        s.block = j.value("block", std::vector<std::int64_t>{});
+        s.groupEnds = j.value("group_ends", std::vector<std::int64_t>{});
+        s.sqrtMode = j.value("sqrt_mode", false);
+        if (j.contains("rounding")) s.rounding = parseName<Rounding>(j, "rounding", roundingFromName);
+        if (j.contains("convention")) {
+            const auto& c = j.at("convention");
+            Convention conv;
+            conv.scaleOp = parseName<ScaleOp>(c, "scale_op", scaleOpFromName);
+            conv.zeroPoint = c.value("zero_point", "after rounding") == "before rounding"
+                                 ? ZeroPointStage::BeforeRounding
+                                 : ZeroPointStage::AfterRounding;
+            conv.rounding = parseName<Rounding>(c, "rounding", roundingFromName);
+            conv.overflow = c.value("overflow", "saturate") == "saturate" ? Overflow::Saturate
+                                                                          : Overflow::NonSaturating;
+            s.custom = conv;
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw QuantError(std::string("spec JSON: ") + e.what());
+    }
+    return s;
+}
+
+nlohmann::json toJson(const QuantPlan& plan) {
+    nlohmann::json j = toJson(plan.spec);
+    j["shape"] = plan.shape;
+    j["scale_shape"] = plan.scaleShape;
+    j["code_dtype"] = nameOf(plan.codeTarget);
+    j["resolved_convention"] = conventionJson(plan.convention);
+    if (!plan.notes.empty()) j["notes"] = plan.notes;
+    return j;
+}
+
+} // namespace ql

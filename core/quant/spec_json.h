@@ -1,0 +1,15 @@
+#pragma once
+// QuantSpec <-> JSON, for export metadata, reports and saved sessions.
+#include <nlohmann/json.hpp>
+
+#include "quant/plan.h"
+
+namespace ql {
+
+nlohmann::json toJson(const QuantSpec& spec);
+/// Throws QuantError on unknown names or missing fields.
+QuantSpec specFromJson(const nlohmann::json& j);
+/// Spec plus what the plan resolved: convention details, scale shape, code type, packing.
+nlohmann::json toJson(const QuantPlan& plan);
+
+} // namespace ql

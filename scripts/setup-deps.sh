@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages QuantLens needs to build, test and run. Idempotent:
+# packages already present are skipped, so a warm machine pays nothing.
+set -euo pipefail
+
+build_pkgs=(cmake g++ ninja-build pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev
+            libbenchmark-dev libhdf5-dev qt6-base-dev libqcustomplot-dev)
+test_pkgs=(python3 python3-numpy python3-h5py python3-torch python3-onnx xvfb xauth)
+
+want=("${build_pkgs[@]}")
+[ "${1:-}" = "--with-test-tools" ] && want+=("${test_pkgs[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "Installing Debian packages: ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
