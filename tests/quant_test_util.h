@@ -1,0 +1,48 @@
+#pragma once
+// Helpers shared by the engine's test suites.
+#include <QMetaType>
+#include <QTest>
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "quant/reference.h"
+
+Q_DECLARE_METATYPE(ql::QuantSpec)
+Q_DECLARE_METATYPE(std::vector<float>)
+Q_DECLARE_METATYPE(std::vector<int>)
+Q_DECLARE_METATYPE(std::vector<std::int64_t>)
+
+namespace qltest {
+
+inline float bits(std::uint32_t u) { return std::bit_cast<float>(u); }
+
+inline ql::QuantSpec spec(ql::Preset preset, ql::Target target, ql::Scheme scheme, std::vector<int> axes = {},
+                          bool symmetric = true) {
+    ql::QuantSpec s;
+    s.preset = preset;
+    s.target = target;
+    s.scheme = scheme;
+    s.axes = std::move(axes);
+    s.symmetric = symmetric;
+    s.calibration.method = ql::CalibMethod::Explicit;
+    return s;
+}
+
+inline std::vector<int> toInts(const ql::Codes& codes) {
+    std::vector<int> out;
+    for (std::int64_t i = 0; i < codes.size(); ++i) out.push_back(codes.at(i));
+    return out;
+}
+
+/// Quantizes with explicit scales / zero points through the reference and returns the codes.
+inline std::vector<int> quantize(const ql::QuantSpec& s, const ql::Shape& shape, const std::vector<float>& x,
+                                 const std::vector<float>& scales, const std::vector<float>& zps = {}) {
+    const auto plan = ql::planQuantization(s, shape);
+    ql::QuantParams p;
+    p.scales = scales;
+    p.zeroPoints = zps;
+    return toInts(ql::quantizeReference(plan, p, x));
+}
+
+} // namespace qltest
