@@ -22,6 +22,18 @@ enum class ExportLayout {
     Native,            // what the operator emits: torch quint4x2 bytes, Ascend int32 words, raw fp codes
 };
 
+/// Tensor names an export writes for one quantized tensor. compressed-tensors style: "x.weight"
+/// gives "x.weight" (8-bit codes) or "x.weight_packed" + "x.weight_shape" (packed sub-byte codes),
+/// "x.weight_scale", "x.weight_zero_point" and, for NVFP4, "x.weight_global_scale".
+struct ExportNames {
+    std::string codes;
+    std::string shape; // empty unless the codes are packed
+    std::string scale;
+    std::string zeroPoint;
+    std::string globalScale;
+};
+ExportNames exportNames(const std::string& name, bool packed);
+
 /// safetensors with a __metadata__ entry "quantlens" holding the specs as JSON.
 /// `sourcePath` (may be empty) is refused as a target: writing over the file being read.
 void exportSafetensors(const std::string& path, const std::vector<QuantizedTensor>& tensors,

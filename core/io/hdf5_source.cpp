@@ -1,0 +1,224 @@
+#include "io/hdf5_source.h"
+
+#include <cstring>
+
+#include "io/hdf5_util.h"
+#include "tensor/error.h"
+
+namespace ql {
+namespace {
+
+struct TypeMatch {
+    bool ok = false;
+    DType dtype = DType::F32;
+    std::string why; // when !ok
+};
+
+std::string className(H5T_class_t c) {
+    switch (c) {
+    case H5T_STRING: return "string";
+    case H5T_COMPOUND: return "compound";
+    case H5T_VLEN: return "variable-length";
+    case H5T_ARRAY: return "array";
+    case H5T_REFERENCE: return "reference";
+    case H5T_OPAQUE: return "opaque";
+    case H5T_BITFIELD: return "bitfield";
+    case H5T_TIME: return "time";
+    case H5T_ENUM: return "enum";
+    default: return "unknown";
+    }
+}
+
+TypeMatch classify(hid_t type) {
+    const H5T_class_t cls = H5Tget_class(type);
+    const std::size_t size = H5Tget_size(type);
+    if (cls == H5T_FLOAT) {
+        if (size == 8) return {true, DType::F64, {}};
+        if (size == 4) return {true, DType::F32, {}};
+        if (size == 2) {
+            std::size_t spos, epos, esize, mpos, msize;
+            H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize);
+            if (esize == 5 && msize == 10) return {true, DType::F16, {}};
+            if (esize == 8 && msize == 7) return {true, DType::BF16, {}};
+        }
+        return {false, DType::F32, "unsupported type: " + std::to_string(size * 8) + "-bit float layout"};
+    }
+    if (cls == H5T_INTEGER) {
+        const bool sign = H5Tget_sign(type) == H5T_SGN_2;
+        switch (size) {
+        case 1: return {true, sign ? DType::I8 : DType::U8, {}};
+        case 2: return {true, sign ? DType::I16 : DType::I32, {}}; // uint16 widened: no U16 dtype
+        case 4: return {true, sign ? DType::I32 : DType::I64, {}}; // uint32 widened
+        case 8:
+            if (sign) return {true, DType::I64, {}};
+            return {false, DType::I64, "unsupported type: uint64 (values may not fit int64)"};
+        default: break;
+        }
+        return {false, DType::I64, "unsupported type: " + std::to_string(size * 8) + "-bit integer"};
+    }
+    if (cls == H5T_ENUM && size == 1 && H5Tget_nmembers(type) == 2) {
+        // h5py stores numpy bool as an int8 enum {FALSE=0, TRUE=1}.
+        char* a = H5Tget_member_name(type, 0);
+        char* b = H5Tget_member_name(type, 1);
+        const bool isBool = a && b && std::strcmp(a, "FALSE") == 0 && std::strcmp(b, "TRUE") == 0;
+        H5free_memory(a);
+        H5free_memory(b);
+        if (isBool) return {true, DType::Bool, {}};
+    }
+    return {false, DType::F32, "unsupported type: " + className(cls)};
+}
+
+// The in-memory type to read into: native for plain numbers, little-endian copies for 16-bit floats
+// and bool enums (HDF5 has no native half or bfloat16).
+h5::Id memoryType(hid_t fileType, DType dtype) {
+    switch (dtype) {
+    case DType::F64: return h5::Id(H5Tcopy(H5T_NATIVE_DOUBLE), H5Tclose);
+    case DType::F32: return h5::Id(H5Tcopy(H5T_NATIVE_FLOAT), H5Tclose);
+    case DType::I8: return h5::Id(H5Tcopy(H5T_NATIVE_INT8), H5Tclose);
+    case DType::U8: return h5::Id(H5Tcopy(H5T_NATIVE_UINT8), H5Tclose);
+    case DType::I16: return h5::Id(H5Tcopy(H5T_NATIVE_INT16), H5Tclose);
+    case DType::I32: return h5::Id(H5Tcopy(H5T_NATIVE_INT32), H5Tclose);
+    case DType::I64: return h5::Id(H5Tcopy(H5T_NATIVE_INT64), H5Tclose);
+    default: {
+        h5::Id t(H5Tcopy(fileType), H5Tclose);
+        if (dtype != DType::Bool) H5Tset_order(t.get(), H5T_ORDER_LE);
+        return t;
+    }
+    }
+}
+
+std::string storageNote(hid_t dset) {
+    h5::Id plist(H5Dget_create_plist(dset), H5Pclose);
+    if (!plist.valid()) return {};
+    std::string note;
+    switch (H5Pget_layout(plist.get())) {
+    case H5D_CHUNKED: note = "chunked"; break;
+    case H5D_COMPACT: note = "compact"; break;
+    default: note = "contiguous"; break;
+    }
+    const int n = H5Pget_nfilters(plist.get());
+    for (int i = 0; i < n; ++i) {
+        unsigned flags = 0;
+        std::size_t nelem = 0;
+        char name[64] = {};
+        unsigned config = 0;
+        const H5Z_filter_t f = H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &nelem, nullptr,
+                                              sizeof(name), name, &config);
+        note += f == H5Z_FILTER_DEFLATE ? ", gzip" : std::string(", ") + (name[0] ? name : "filter");
+    }
+    return note;
+}
+
+struct Visit {
+    std::vector<TensorInfo>* infos;
+    std::vector<Hdf5Source::Skipped>* skipped;
+};
+
+herr_t visitLink(hid_t group, const char* name, const H5L_info_t* info, void* data) {
+    if (info->type != H5L_TYPE_HARD) return 0; // soft/external links would list objects twice or leave the file
+    h5::Id obj(H5Oopen(group, name, H5P_DEFAULT), H5Oclose);
+    if (!obj.valid() || H5Iget_type(obj.get()) != H5I_DATASET) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    auto* v = static_cast<Visit*>(data);
+    h5::Id type(H5Dget_type(obj.get()), H5Tclose);
+    h5::Id space(H5Dget_space(obj.get()), H5Sclose);
+    const TypeMatch m = classify(type.get());
+    const H5S_class_t sc = H5Sget_simple_extent_type(space.get());
+    if (!m.ok || sc == H5S_NULL) {
+        v->skipped->push_back({name, m.ok ? "empty (null) dataspace" : m.why});
+        return 0;
+    }
+    TensorInfo t;
+    t.name = name;
+    t.dtype = m.dtype;
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
+    if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+    for (hsize_t d : dims) t.shape.push_back(static_cast<std::int64_t>(d));
+    t.byteSize = static_cast<std::uint64_t>(elementCount(t.shape)) * static_cast<std::uint64_t>(storageBytes(t.dtype));
+    t.location = "/" + t.name + " (" + storageNote(obj.get()) + ")";
+    v->infos->push_back(std::move(t));
+    return 0;
+}
+
+} // namespace
+
+std::unique_ptr<Hdf5Source> Hdf5Source::open(const std::string& path) {
+    h5::Lock lock;
+#if H5_VERSION_GE(1, 12, 0)
+    const htri_t accessible = H5Fis_accessible(path.c_str(), H5P_DEFAULT);
+#else
+    const htri_t accessible = H5Fis_hdf5(path.c_str());
+#endif
+    if (accessible <= 0) {
+        const std::string why = h5::reason();
+        throw FileError(path + ": not an HDF5 file" + (accessible < 0 ? " (" + why + ")" : std::string()));
+    }
+    h5::Id file = h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, path, "cannot open");
+    std::unique_ptr<Hdf5Source> src(new Hdf5Source);
+    src->m_path = path;
+    Visit v{&src->m_infos, &src->m_skipped};
+    h5::check(H5Lvisit(file.get(), H5_INDEX_NAME, H5_ITER_INC, visitLink, &v), path, "cannot walk the groups");
+    for (std::size_t i = 0; i < src->m_infos.size(); ++i) src->m_index.emplace(src->m_infos[i].name, i);
+    src->m_file = file.release(); // closed in the destructor
+    return src;
+}
+
+Hdf5Source::~Hdf5Source() {
+    h5::Lock lock;
+    if (m_file >= 0) H5Fclose(static_cast<hid_t>(m_file));
+}
+
+Tensor Hdf5Source::load(const std::string& name) const { return read(name, 0, 0, false); }
+
+Tensor Hdf5Source::loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const {
+    return read(name, begin, count, true);
+}
+
+Tensor Hdf5Source::read(const std::string& name, std::int64_t begin, std::int64_t count, bool rows) const {
+    const auto it = m_index.find(name);
+    if (it == m_index.end()) {
+        for (const auto& s : m_skipped)
+            if (s.name == name) throw FileError(m_path + ": dataset '" + name + "': " + s.reason);
+        throw FileError(m_path + ": no dataset named '" + name + "'");
+    }
+    const TensorInfo& info = m_infos[it->second];
+    const std::string what = "dataset '" + name + "'";
+    Shape shape = info.shape;
+    if (rows) {
+        if (shape.empty()) throw FileError(m_path + ": " + what + ": a scalar has no rows");
+        if (begin < 0 || count < 0 || begin > shape[0] || count > shape[0] - begin)
+            throw FileError(m_path + ": " + what + ": rows [" + std::to_string(begin) + ", "
+                            + std::to_string(begin + count) + ") are outside " + toString(shape));
+        shape[0] = count;
+    }
+    Tensor out(info.dtype, shape);
+    if (out.elementCount() == 0) return out;
+
+    h5::Lock lock;
+    h5::Id dset = h5::check(H5Dopen2(static_cast<hid_t>(m_file), name.c_str(), H5P_DEFAULT), H5Dclose, m_path,
+                            "cannot open " + what);
+    h5::Id ftype(H5Dget_type(dset.get()), H5Tclose);
+    h5::Id mtype = memoryType(ftype.get(), info.dtype);
+    h5::Id fspace = h5::check(H5Dget_space(dset.get()), H5Sclose, m_path, what);
+    hid_t memSpace = H5S_ALL, fileSpace = H5S_ALL;
+    h5::Id mspace;
+    if (rows) {
+        std::vector<hsize_t> start(shape.size(), 0), cnt(shape.begin(), shape.end());
+        start[0] = static_cast<hsize_t>(begin);
+        h5::check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, cnt.data(), nullptr),
+                  m_path, what + ": selecting rows");
+        mspace = h5::check(H5Screate_simple(static_cast<int>(cnt.size()), cnt.data(), nullptr), H5Sclose, m_path, what);
+        memSpace = mspace.get();
+        fileSpace = fspace.get();
+    }
+    h5::check(H5Dread(dset.get(), mtype.get(), memSpace, fileSpace, H5P_DEFAULT, out.mutableData()), m_path,
+              "reading " + what);
+    return out;
+}
+
+std::unique_ptr<TensorSource> openHdf5Source(const std::string& path) { return Hdf5Source::open(path); }
+
+} // namespace ql

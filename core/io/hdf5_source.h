@@ -1,0 +1,44 @@
+#pragma once
+// HDF5 files as a TensorSource: every dataset of any group tree (Keras model_weights/<layer>/...
+// included), contiguous, chunked or compressed. Tensors are read on demand into owned memory.
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "io/tensor_source.h"
+
+namespace ql {
+
+class Hdf5Source : public TensorSource {
+public:
+    /// Throws FileError with the library's reason when the file is not HDF5 or cannot be read.
+    static std::unique_ptr<Hdf5Source> open(const std::string& path);
+    ~Hdf5Source() override;
+
+    const std::string& path() const override { return m_path; }
+    /// Datasets of supported types, in name order. Names are paths without the leading '/'.
+    const std::vector<TensorInfo>& tensors() const override { return m_infos; }
+    Tensor load(const std::string& name) const override;
+    Tensor loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const override;
+
+    struct Skipped {
+        std::string name;
+        std::string reason; // "unsupported type: string", ...
+    };
+    /// Datasets left out of the inventory because QuantLens cannot read their type.
+    const std::vector<Skipped>& skipped() const { return m_skipped; }
+
+private:
+    Tensor read(const std::string& name, std::int64_t begin, std::int64_t count, bool rows) const;
+
+    std::string m_path;
+    long long m_file = -1; // hid_t, kept out of this header so users need no HDF5 include path
+    std::vector<TensorInfo> m_infos;
+    std::unordered_map<std::string, std::size_t> m_index;
+    std::vector<Skipped> m_skipped;
+};
+
+std::unique_ptr<TensorSource> openHdf5Source(const std::string& path);
+
+} // namespace ql

@@ -1,0 +1,62 @@
+#include "io/mapped_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tensor/error.h"
+
+namespace ql {
+
+std::string systemReason(int err) { return std::strerror(err); }
+
+void readExactly(int fd, void* out, std::size_t size, std::uint64_t offset, const std::string& path) {
+    auto* dst = static_cast<char*>(out);
+    while (size > 0) {
+        const ssize_t n = ::pread(fd, dst, size, static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw FileError(path + ": read failed: " + systemReason(errno));
+        if (n == 0) throw FileError(path + ": file is truncated (unexpected end of file)");
+        dst += n;
+        size -= static_cast<std::size_t>(n);
+        offset += static_cast<std::uint64_t>(n);
+    }
+}
+
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw FileError(path + ": cannot open: " + systemReason(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        const int err = errno;
+        ::close(fd);
+        throw FileError(path + ": cannot stat: " + systemReason(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw FileError(path + ": not a regular file");
+    }
+    std::shared_ptr<MappedFile> file(new MappedFile);
+    file->m_path = path;
+    file->m_size = static_cast<std::uint64_t>(st.st_size);
+    if (file->m_size > 0) {
+        void* p = ::mmap(nullptr, file->m_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            const int err = errno;
+            ::close(fd);
+            throw FileError(path + ": cannot memory-map: " + systemReason(err));
+        }
+        file->m_data = static_cast<const std::byte*>(p);
+    }
+    ::close(fd); // the mapping keeps the file open
+    return file;
+}
+
+MappedFile::~MappedFile() {
+    if (m_data) ::munmap(const_cast<std::byte*>(m_data), m_size);
+}
+
+} // namespace ql

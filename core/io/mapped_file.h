@@ -1,0 +1,35 @@
+#pragma once
+// A read-only memory mapping of a whole file. Mapping costs no resident memory until pages are
+// touched, which is what lets listing a multi-GB checkpoint stay cheap.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace ql {
+
+class MappedFile {
+public:
+    /// Throws FileError naming the file when it cannot be opened or mapped.
+    static std::shared_ptr<const MappedFile> open(const std::string& path);
+    ~MappedFile();
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    const std::string& path() const { return m_path; }
+    std::uint64_t size() const { return m_size; }
+    const std::byte* data() const { return m_data; }
+
+private:
+    MappedFile() = default;
+    std::string m_path;
+    std::uint64_t m_size = 0;
+    const std::byte* m_data = nullptr;
+};
+
+/// Reads exactly `size` bytes at `offset` with pread; throws FileError (naming `path`) on a short read.
+void readExactly(int fd, void* out, std::size_t size, std::uint64_t offset, const std::string& path);
+/// errno as text, for messages.
+std::string systemReason(int err);
+
+} // namespace ql

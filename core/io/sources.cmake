@@ -1,0 +1,18 @@
+target_sources(quantlens_core PRIVATE
+    io/atomic_file.cpp
+    io/export_safetensors.cpp
+    io/export_tensors.cpp
+    io/mapped_file.cpp
+    io/safetensors_header.cpp
+    io/safetensors_source.cpp
+    io/safetensors_writer.cpp
+    io/tensor_source.cpp)
+# HDF5 code is compiled only when the option is on; the fallback explains the missing feature.
+if(QUANTLENS_HDF5)
+    target_sources(quantlens_core PRIVATE
+        io/export_hdf5.cpp
+        io/hdf5_source.cpp
+        io/hdf5_util.cpp)
+else()
+    target_sources(quantlens_core PRIVATE io/export_hdf5_unavailable.cpp)
+endif()

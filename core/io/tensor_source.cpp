@@ -1,0 +1,85 @@
+#include "io/tensor_source.h"
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+
+#include "io/safetensors_source.h"
+#include "quantlens/config.h"
+#include "tensor/error.h"
+#if QUANTLENS_HAVE_HDF5
+#include "io/hdf5_source.h"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace ql {
+
+const TensorInfo* TensorSource::find(const std::string& name) const {
+    for (const auto& t : tensors())
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+namespace {
+
+bool endsWith(const std::string& s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    return s;
+}
+
+enum class Kind { Safetensors, Index, Hdf5, Zip, Unknown };
+
+Kind sniff(const std::string& path) {
+    std::array<char, 9> head{};
+    std::ifstream in(path, std::ios::binary);
+    in.read(head.data(), head.size());
+    const auto n = in.gcount();
+    if (n >= 8 && std::string_view(head.data(), 8) == std::string_view("\x89HDF\r\n\x1a\n", 8)) return Kind::Hdf5;
+    if (n >= 4 && std::string_view(head.data(), 4) == std::string_view("PK\x03\x04", 4)) return Kind::Zip;
+    if (n >= 9 && head[8] == '{') return Kind::Safetensors;
+    if (n >= 1 && head[0] == '{') return Kind::Index;
+    return Kind::Unknown;
+}
+
+std::unique_ptr<TensorSource> openHdf5(const std::string& path) {
+#if QUANTLENS_HAVE_HDF5
+    return openHdf5Source(path);
+#else
+    throw FileError(path + ": this build of QuantLens has no HDF5 support (configure with -DQUANTLENS_HDF5=ON)");
+#endif
+}
+
+} // namespace
+
+std::unique_ptr<TensorSource> openTensorSource(const std::string& path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) throw FileError(path + ": no such file");
+    if (fs::is_directory(path, ec)) {
+        // A Hugging Face model folder: the index if sharded, else its single safetensors file.
+        const fs::path dir(path);
+        if (fs::exists(dir / "model.safetensors.index.json", ec))
+            return SafetensorsSource::openIndex((dir / "model.safetensors.index.json").string());
+        if (fs::exists(dir / "model.safetensors", ec))
+            return SafetensorsSource::openFile((dir / "model.safetensors").string());
+        throw FileError(path + ": folder holds no model.safetensors or model.safetensors.index.json");
+    }
+    const std::string name = lower(fs::path(path).filename().string());
+    const Kind kind = sniff(path);
+    if (endsWith(name, ".index.json")) return SafetensorsSource::openIndex(path);
+    if (kind == Kind::Hdf5) return openHdf5(path);
+    if (endsWith(name, ".h5") || endsWith(name, ".hdf5") || endsWith(name, ".keras") || endsWith(name, ".he5")) {
+        if (kind == Kind::Zip)
+            throw FileError(path + ": a zip archive, not HDF5 (a Keras 3 .keras file: extract its model.weights.h5)");
+        return openHdf5(path); // reports "not an HDF5 file" with the library's reason
+    }
+    if (kind == Kind::Index) return SafetensorsSource::openIndex(path);
+    // .safetensors, or anything else: the strict parser explains what is wrong.
+    return SafetensorsSource::openFile(path);
+}
+
+} // namespace ql
