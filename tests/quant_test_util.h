@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "quant/reference.h"
+#include "tensor/error.h"
 
 Q_DECLARE_METATYPE(ql::QuantSpec)
 Q_DECLARE_METATYPE(std::vector<float>)

@@ -38,7 +38,7 @@ std::vector<std::vector<float>> groupValues(const QuantPlan& plan, std::span<con
     return groups;
 }
 
-float absMax(const GroupRange& g) { return std::max(-g.lo, g.hi); }
+float absMax(const GroupRange& g) { return std::max(std::fabs(g.lo), std::fabs(g.hi)); }
 
 // OCP MX floor rule (spec §6.3): E8M0 code = biased exponent of amax - emax_elem, clamped to [0, 254].
 QuantParams calibrateMx(const QuantPlan& plan, std::span<const float> x) {

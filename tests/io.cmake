@@ -1,0 +1,10 @@
+# Suites of core/io (issue 3): safetensors, HDF5, export, real models, and the parser fuzzer.
+ql_add_test(tst_safetensors)
+ql_add_test(tst_safetensors_errors)
+ql_add_test(tst_export)
+ql_add_test(tst_real_model)
+set_tests_properties(tst_real_model PROPERTIES TIMEOUT 600)
+if(QUANTLENS_HDF5)
+    ql_add_test(tst_hdf5)
+endif()
+include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz.cmake)
