@@ -1,0 +1,10 @@
+#pragma once
+// The one place that lists the compiled-in backends.
+#include "backend/registry.h"
+
+namespace ql {
+
+/// Adds every backend this build has, device backends first, CPU last (the fallback).
+void registerBuiltinBackends(BackendRegistry& registry);
+
+} // namespace ql

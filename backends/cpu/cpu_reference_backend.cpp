@@ -1,0 +1,40 @@
+#include "cpu/cpu_reference_backend.h"
+
+#include <chrono>
+
+#include "quant/calibration.h"
+#include "quant/reference.h"
+
+namespace ql {
+
+std::string CpuReferenceBackend::deviceDescription() const { return "CPU, scalar reference (1 thread)"; }
+
+std::optional<std::string> CpuReferenceBackend::supports(const QuantPlan&) const {
+    return std::nullopt; // the oracle implements every plan core can resolve
+}
+
+Result CpuReferenceBackend::run(const Job& job, const ProgressFn& progress) const {
+    std::vector<float> storage;
+    const std::span<const float> x = jobValues(job, storage);
+    Result result;
+    result.plan = job.plan;
+    std::vector<PhaseTimes> runs;
+    const int repeat = std::max(job.repeat, 1);
+    reportProgress(progress, 0.0);
+    for (int r = 0; r < repeat; ++r) {
+        PhaseTimes t;
+        const auto start = std::chrono::steady_clock::now();
+        result.params = job.params ? *job.params : calibrate(job.plan, x);
+        t.prepareMs = msSince(start);
+        const auto kernelStart = std::chrono::steady_clock::now();
+        result.codes = quantizeReference(job.plan, result.params, x);
+        t.kernelMs = msSince(kernelStart);
+        t.totalMs = msSince(start);
+        runs.push_back(t);
+        reportProgress(progress, static_cast<double>(r + 1) / repeat);
+    }
+    result.timing = Timing::fromRuns(runs);
+    return result;
+}
+
+} // namespace ql

@@ -1,0 +1,55 @@
+#pragma once
+// Clipping per scale group (channel, group or block): which elements the code range cut off,
+// and how much of the error they cause versus plain rounding.
+//
+// An element is clipped low (high) when it lies below (above) the group's lowest (highest)
+// reconstruction by more than rounding alone explains: half a step for round-to-nearest, a whole
+// step for floor/ceil/trunc, nothing for floating targets (beyond ±max·step).
+#include <cstdint>
+#include <vector>
+
+namespace ql {
+
+struct GroupClipping {
+    std::int64_t count = 0;
+    std::int64_t clippedLow = 0;
+    std::int64_t clippedHigh = 0;
+    std::int64_t flushedToZero = 0; // floating targets: x ≠ 0 reconstructed as 0
+    double clipErrorSq = 0;         // Σ(x − x̂)² over clipped elements
+    double roundErrorSq = 0;        // Σ(x − x̂)² over the rest
+    double sumSqX = 0;
+    double maxAbsError = 0;
+
+    double clippedFraction() const;
+    /// SQNR of this group alone in dB (NaN when empty, +Inf when exact).
+    double sqnrDb() const;
+    void merge(const GroupClipping& o);
+};
+
+/// The reconstruction range of one group and how far rounding alone can miss it.
+struct ClipEdges {
+    double low = 0;
+    double high = 0;
+    double roundingSlack = 0;
+};
+
+class ClippingStats {
+public:
+    ClippingStats() = default;
+    ClippingStats(std::vector<ClipEdges> edges, bool floatTarget);
+
+    /// One finite element (x, x̂ finite) of group g.
+    void add(std::int64_t group, float x, float xhat);
+    void merge(const ClippingStats& other);
+
+    const std::vector<GroupClipping>& groups() const { return m_groups; }
+    const std::vector<ClipEdges>& edges() const { return m_edges; }
+    GroupClipping total() const;
+
+private:
+    std::vector<ClipEdges> m_edges;
+    std::vector<GroupClipping> m_groups;
+    bool m_float = false;
+};
+
+} // namespace ql

@@ -1,0 +1,115 @@
+#include "analysis/error_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ql {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The Ascend accuracy metric: |x - x̂| > t·|x|; x = 0 counts when x̂ differs at all.
+bool exceeds(double absErr, double absX, double threshold) {
+    if (absX == 0.0) return absErr != 0.0;
+    return absErr > threshold * absX;
+}
+
+} // namespace
+
+void ErrorStats::addElement(float xf, float xhatf, std::int64_t index) {
+    ++m_count;
+    if (std::isnan(xf)) {
+        ++m_nanX;
+        return;
+    }
+    if (std::isinf(xf)) {
+        ++m_infX;
+        return;
+    }
+    if (!std::isfinite(xhatf)) {
+        ++m_nonFiniteXhat;
+        return;
+    }
+    const double x = xf;
+    const double xhat = xhatf;
+    const double e = x - xhat;
+    const double ae = std::fabs(e);
+    ++m_finite;
+    m_sumSqX += x * x;
+    m_sumSqXhat += xhat * xhat;
+    m_sumDot += x * xhat;
+    m_sumSqErr += e * e;
+    m_sumAbsErr += ae;
+    // Ties keep the lowest index, so merge order never changes the answer.
+    if (ae > m_maxAbsErr || m_worstIndex < 0 || (ae == m_maxAbsErr && index < m_worstIndex)) {
+        m_maxAbsErr = ae;
+        m_worstIndex = index;
+    }
+    m_over1e3 += exceeds(ae, std::fabs(x), 1e-3);
+    m_over5e3 += exceeds(ae, std::fabs(x), 5e-3);
+}
+
+void ErrorStats::add(std::span<const float> x, std::span<const float> xhat, std::int64_t firstIndex) {
+    const std::size_t n = std::min(x.size(), xhat.size());
+    for (std::size_t i = 0; i < n; ++i) addElement(x[i], xhat[i], firstIndex + static_cast<std::int64_t>(i));
+}
+
+void ErrorStats::merge(const ErrorStats& o) {
+    m_count += o.m_count;
+    m_finite += o.m_finite;
+    m_nanX += o.m_nanX;
+    m_infX += o.m_infX;
+    m_nonFiniteXhat += o.m_nonFiniteXhat;
+    m_sumSqX += o.m_sumSqX;
+    m_sumSqXhat += o.m_sumSqXhat;
+    m_sumDot += o.m_sumDot;
+    m_sumSqErr += o.m_sumSqErr;
+    m_sumAbsErr += o.m_sumAbsErr;
+    m_over1e3 += o.m_over1e3;
+    m_over5e3 += o.m_over5e3;
+    if (o.m_worstIndex >= 0 &&
+        (m_worstIndex < 0 || o.m_maxAbsErr > m_maxAbsErr ||
+         (o.m_maxAbsErr == m_maxAbsErr && o.m_worstIndex < m_worstIndex))) {
+        m_maxAbsErr = o.m_maxAbsErr;
+        m_worstIndex = o.m_worstIndex;
+    }
+}
+
+double ErrorStats::mse() const { return m_finite ? m_sumSqErr / static_cast<double>(m_finite) : kNaN; }
+double ErrorStats::rmse() const { return std::sqrt(mse()); }
+double ErrorStats::signalPower() const { return m_finite ? m_sumSqX / static_cast<double>(m_finite) : kNaN; }
+double ErrorStats::maxAbsError() const { return m_finite ? m_maxAbsErr : kNaN; }
+double ErrorStats::meanAbsError() const { return m_finite ? m_sumAbsErr / static_cast<double>(m_finite) : kNaN; }
+
+double ErrorStats::sqnrDb() const {
+    if (!m_finite) return kNaN;
+    if (m_sumSqErr == 0.0) return kInf;
+    if (m_sumSqX == 0.0) return -kInf;
+    // 20·log10(‖x‖/‖e‖) = 10·log10(Σx²/Σe²)
+    return 10.0 * std::log10(m_sumSqX / m_sumSqErr);
+}
+
+double ErrorStats::relError() const {
+    if (!m_finite) return kNaN;
+    if (m_sumSqErr == 0.0) return 0.0;
+    if (m_sumSqX == 0.0) return kInf;
+    return std::sqrt(m_sumSqErr / m_sumSqX);
+}
+
+double ErrorStats::cosine() const {
+    if (!m_finite) return kNaN;
+    if (m_sumSqX == 0.0 && m_sumSqXhat == 0.0) return 1.0;
+    if (m_sumSqX == 0.0 || m_sumSqXhat == 0.0) return 0.0;
+    return m_sumDot / (std::sqrt(m_sumSqX) * std::sqrt(m_sumSqXhat));
+}
+
+double ErrorStats::ratioOver1e3() const {
+    return m_finite ? static_cast<double>(m_over1e3) / static_cast<double>(m_finite) : kNaN;
+}
+double ErrorStats::ratioOver5e3() const {
+    return m_finite ? static_cast<double>(m_over5e3) / static_cast<double>(m_finite) : kNaN;
+}
+
+} // namespace ql

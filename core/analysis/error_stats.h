@@ -1,0 +1,62 @@
+#pragma once
+// Streaming, mergeable error statistics between a tensor x and its reconstruction x̂.
+// Feed chunks with add(); combine per-chunk (or per-thread) accumulators with merge().
+//
+// Conventions (documented in the report schema too):
+// - Elements where x or x̂ is NaN/±Inf are counted and left out of every error metric.
+// - Undefined values are NaN: every metric of an empty tensor; relative error and SQNR of an
+//   all-zero x with non-zero error are ±Inf; with zero error SQNR is +Inf and relative error 0.
+// - Cosine: 1 when both vectors are zero, 0 when exactly one is.
+// - The Ascend 1/1000 and 5/1000 ratios use |x − x̂| / |x| per element; an element with x = 0
+//   exceeds the threshold exactly when x̂ ≠ 0.
+#include <cstdint>
+#include <span>
+
+namespace ql {
+
+class ErrorStats {
+public:
+    /// Adds elements x[i], xhat[i]; `firstIndex` is x[0]'s flat index (for worst-element tracking).
+    void add(std::span<const float> x, std::span<const float> xhat, std::int64_t firstIndex = 0);
+    void addElement(float x, float xhat, std::int64_t index);
+    /// Combines another accumulator (any order; sums in double).
+    void merge(const ErrorStats& other);
+
+    std::int64_t count() const { return m_count; }         // every element seen
+    std::int64_t finiteCount() const { return m_finite; }  // elements the metrics cover
+    std::int64_t nanCount() const { return m_nanX; }       // NaN in x
+    std::int64_t infCount() const { return m_infX; }       // ±Inf in x
+    std::int64_t nonFiniteOutputCount() const { return m_nonFiniteXhat; } // finite x, NaN/Inf x̂
+
+    double mse() const;
+    double rmse() const;
+    double sqnrDb() const;
+    double maxAbsError() const;
+    std::int64_t worstIndex() const { return m_worstIndex; } // -1 when none
+    double meanAbsError() const;
+    double relError() const;
+    double cosine() const;
+    double ratioOver1e3() const; // share of elements with relative error > 1/1000
+    double ratioOver5e3() const; // share with relative error > 5/1000
+    double signalPower() const;  // mean x², for SQNR per group
+
+    double sumSqError() const { return m_sumSqErr; }
+
+private:
+    std::int64_t m_count = 0;
+    std::int64_t m_finite = 0;
+    std::int64_t m_nanX = 0;
+    std::int64_t m_infX = 0;
+    std::int64_t m_nonFiniteXhat = 0;
+    double m_sumSqX = 0;
+    double m_sumSqXhat = 0;
+    double m_sumDot = 0;
+    double m_sumSqErr = 0;
+    double m_sumAbsErr = 0;
+    double m_maxAbsErr = 0;
+    std::int64_t m_worstIndex = -1;
+    std::int64_t m_over1e3 = 0;
+    std::int64_t m_over5e3 = 0;
+};
+
+} // namespace ql

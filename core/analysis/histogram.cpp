@@ -1,0 +1,83 @@
+#include "analysis/histogram.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "tensor/error.h"
+
+namespace ql {
+
+Histogram::Histogram(double lo, double hi, int bins, Scale scale)
+    : m_lo(lo)
+    , m_hi(hi)
+    , m_scale(scale)
+    , m_counts(static_cast<std::size_t>(std::max(bins, 1)), 0) {
+    if (!(m_hi > m_lo)) {
+        // One value everywhere (a constant tensor): centre a unit-wide range on it.
+        const double w = scale == Scale::Log10 ? 2.0 : (m_lo == 0.0 ? 1.0 : std::fabs(m_lo));
+        m_lo = scale == Scale::Log10 ? m_lo / 10.0 : m_lo - w / 2;
+        m_hi = scale == Scale::Log10 ? (m_hi > 0 ? m_hi * 10.0 : 1.0) : m_hi + w / 2;
+        if (scale == Scale::Log10 && !(m_lo > 0)) m_lo = m_hi / 100.0;
+    }
+    const double a = scale == Scale::Log10 ? std::log10(m_lo) : m_lo;
+    const double b = scale == Scale::Log10 ? std::log10(m_hi) : m_hi;
+    m_a = a;
+    m_width = b - a;
+    m_b = static_cast<double>(m_counts.size()) / m_width;
+}
+
+void Histogram::add(double v, std::int64_t n) {
+    if (std::isnan(v)) {
+        m_nan += n;
+        return;
+    }
+    if (v < m_lo || (m_scale == Scale::Log10 && v <= 0.0)) {
+        m_under += n;
+        return;
+    }
+    if (v > m_hi) {
+        m_over += n;
+        return;
+    }
+    const double t = m_scale == Scale::Log10 ? std::log10(v) : v;
+    auto bin = static_cast<std::int64_t>((t - m_a) * m_b);
+    // v == hi lands in the last bin (closed upper edge), as numpy.histogram does.
+    const auto last = static_cast<std::int64_t>(m_counts.size()) - 1;
+    bin = std::clamp<std::int64_t>(bin, 0, last);
+    // Same edge correction as numpy.histogram, so a value on an edge lands where numpy puts it.
+    if (bin > 0 && t < edgeT(bin)) --bin;
+    else if (bin < last && t >= edgeT(bin + 1)) ++bin;
+    m_counts[static_cast<std::size_t>(bin)] += n;
+}
+
+void Histogram::merge(const Histogram& o) {
+    if (o.m_lo != m_lo || o.m_hi != m_hi || o.m_scale != m_scale || o.m_counts.size() != m_counts.size())
+        throw QuantError("histograms with different bins cannot be merged");
+    for (std::size_t i = 0; i < m_counts.size(); ++i) m_counts[i] += o.m_counts[i];
+    m_under += o.m_under;
+    m_over += o.m_over;
+    m_nan += o.m_nan;
+}
+
+double Histogram::edgeT(std::int64_t i) const {
+    // numpy.linspace: start + i * step, step = (stop - start) / bins
+    return static_cast<double>(i) * (m_width / static_cast<double>(m_counts.size())) + m_a;
+}
+
+std::vector<double> Histogram::edges() const {
+    std::vector<double> e(m_counts.size() + 1);
+    for (std::size_t i = 0; i < e.size(); ++i) {
+        const double t = edgeT(static_cast<std::int64_t>(i));
+        e[i] = m_scale == Scale::Log10 ? std::pow(10.0, t) : t;
+    }
+    e.front() = m_lo;
+    e.back() = m_hi;
+    return e;
+}
+
+std::int64_t Histogram::total() const {
+    return std::accumulate(m_counts.begin(), m_counts.end(), std::int64_t{0}) + m_under + m_over + m_nan;
+}
+
+} // namespace ql

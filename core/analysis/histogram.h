@@ -1,0 +1,51 @@
+#pragma once
+// Fixed-edge histograms. Two histograms with the same edges merge by adding counts, so chunks
+// (or threads) can each fill their own and combine.
+#include <cstdint>
+#include <vector>
+
+namespace ql {
+
+class Histogram {
+public:
+    enum class Scale : std::uint8_t {
+        Linear, // equal-width bins over [lo, hi]
+        Log10,  // equal-width bins of log10(v) over [lo, hi] (lo > 0); v <= 0 counts as underflow
+    };
+
+    Histogram() = default;
+    /// `bins` >= 1. A degenerate range (lo == hi) gets a unit width around lo.
+    Histogram(double lo, double hi, int bins, Scale scale = Scale::Linear);
+
+    void add(double v, std::int64_t n = 1);
+    /// Throws QuantError when the edges differ.
+    void merge(const Histogram& other);
+
+    double lo() const { return m_lo; }
+    double hi() const { return m_hi; }
+    Scale scale() const { return m_scale; }
+    int binCount() const { return static_cast<int>(m_counts.size()); }
+    /// bins + 1 edges, in value units (powers of ten for Log10).
+    std::vector<double> edges() const;
+    const std::vector<std::int64_t>& counts() const { return m_counts; }
+    std::int64_t underflow() const { return m_under; } // below lo (and v <= 0 for Log10)
+    std::int64_t overflow() const { return m_over; }   // above hi
+    std::int64_t nanCount() const { return m_nan; }
+    std::int64_t total() const;
+
+private:
+    double edgeT(std::int64_t i) const;
+
+    double m_lo = 0;
+    double m_hi = 1;
+    Scale m_scale = Scale::Linear;
+    double m_a = 0; // bin position = (t - m_a) * m_b, t = v or log10(v)
+    double m_b = 1;
+    double m_width = 1;
+    std::vector<std::int64_t> m_counts;
+    std::int64_t m_under = 0;
+    std::int64_t m_over = 0;
+    std::int64_t m_nan = 0;
+};
+
+} // namespace ql

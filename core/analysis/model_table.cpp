@@ -1,0 +1,91 @@
+#include "analysis/model_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace ql {
+namespace {
+
+// Key where larger = worse; NaN (not measurable) sorts after everything else.
+double badness(const ModelRow& r, ModelColumn c) {
+    switch (c) {
+    case ModelColumn::Name: return 0;
+    case ModelColumn::Sqnr: return -r.sqnrDb;
+    case ModelColumn::MaxAbsError: return r.maxAbsError;
+    case ModelColumn::RelError: return r.relError;
+    case ModelColumn::Cosine: return -r.cosine;
+    case ModelColumn::Clipped: return r.clippedFraction;
+    case ModelColumn::TotalMs: return r.totalMs;
+    }
+    return 0;
+}
+
+std::string number(double v, const char* fmt) {
+    if (std::isnan(v)) return "-";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, fmt, v);
+    return buf;
+}
+
+} // namespace
+
+std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports) {
+    std::vector<ModelRow> rows;
+    for (const auto& r : reports) {
+        ModelRow row;
+        row.name = r.name;
+        row.shape = toString(r.shape);
+        row.error = r.error;
+        const ErrorStats& s = r.analysis.stats;
+        row.sqnrDb = s.sqnrDb();
+        row.maxAbsError = s.maxAbsError();
+        row.relError = s.relError();
+        row.cosine = s.cosine();
+        row.clippedFraction = s.finiteCount() ? r.analysis.clipping.total().clippedFraction() : std::nan("");
+        row.nonFinite = s.nanCount() + s.infCount();
+        row.codesUsed = r.analysis.codes.codesUsed();
+        row.totalMs = r.timing.median.totalMs;
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+void sortRows(std::vector<ModelRow>& rows, ModelColumn column, bool worstFirst) {
+    std::stable_sort(rows.begin(), rows.end(), [&](const ModelRow& a, const ModelRow& b) {
+        if (a.error.empty() != b.error.empty()) return !a.error.empty(); // failures always on top
+        if (column == ModelColumn::Name) return worstFirst ? a.name < b.name : a.name > b.name;
+        const double ka = badness(a, column), kb = badness(b, column);
+        if (std::isnan(ka) != std::isnan(kb)) return std::isnan(kb);
+        if (ka != kb && !std::isnan(ka)) return worstFirst ? ka > kb : ka < kb;
+        return a.name < b.name;
+    });
+}
+
+void sortWorstFirst(std::vector<ModelRow>& rows) { sortRows(rows, ModelColumn::Sqnr, true); }
+
+std::string formatModelTable(const std::vector<ModelRow>& rows) {
+    std::size_t nameWidth = 6;
+    for (const auto& r : rows) nameWidth = std::max(nameWidth, r.name.size());
+    nameWidth = std::min<std::size_t>(nameWidth, 60);
+    char line[512];
+    std::snprintf(line, sizeof line, "%-*s %-16s %9s %11s %10s %9s %8s %6s %9s\n", static_cast<int>(nameWidth),
+                  "tensor", "shape", "SQNR dB", "max |err|", "rel err", "cosine", "clip %", "codes", "ms");
+    std::string out = line;
+    for (const auto& r : rows) {
+        if (!r.error.empty()) {
+            out += r.name + "  FAILED: " + r.error + "\n";
+            continue;
+        }
+        std::snprintf(line, sizeof line, "%-*s %-16s %9s %11s %10s %9s %8s %6lld %9s\n", static_cast<int>(nameWidth),
+                      r.name.c_str(), r.shape.c_str(), number(r.sqnrDb, "%.2f").c_str(),
+                      number(r.maxAbsError, "%.4g").c_str(), number(r.relError, "%.3g").c_str(),
+                      number(r.cosine, "%.6f").c_str(), number(100.0 * r.clippedFraction, "%.3f").c_str(),
+                      static_cast<long long>(r.codesUsed), number(r.totalMs, "%.2f").c_str());
+        out += line;
+    }
+    return out;
+}
+
+} // namespace ql

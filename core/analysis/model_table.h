@@ -1,0 +1,35 @@
+#pragma once
+// The whole-model table: one row of headline numbers per tensor, worst first.
+#include <string>
+#include <vector>
+
+#include "analysis/report.h"
+
+namespace ql {
+
+struct ModelRow {
+    std::string name;
+    std::string shape;
+    double sqnrDb = 0;
+    double maxAbsError = 0;
+    double relError = 0;
+    double cosine = 0;
+    double clippedFraction = 0;
+    std::int64_t nonFinite = 0; // NaN/Inf inputs
+    std::int64_t codesUsed = 0;
+    double totalMs = 0;
+    std::string error; // failed tensors keep their reason
+};
+
+enum class ModelColumn { Name, Sqnr, MaxAbsError, RelError, Cosine, Clipped, TotalMs };
+
+std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports);
+/// Worst first: failed tensors, then ascending SQNR (−Inf first, +Inf — exact — last), ties by
+/// name; rows with no SQNR (empty tensors) at the end.
+void sortWorstFirst(std::vector<ModelRow>& rows);
+/// Sort by any column; `worstFirst` puts the bad end first (low SQNR/cosine, high errors).
+void sortRows(std::vector<ModelRow>& rows, ModelColumn column, bool worstFirst = true);
+/// Fixed-width text table for a terminal.
+std::string formatModelTable(const std::vector<ModelRow>& rows);
+
+} // namespace ql

@@ -1,0 +1,220 @@
+#include "analysis/report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "quant/spec_json.h"
+#include "tensor/error.h"
+
+namespace ql {
+namespace {
+
+using nlohmann::json;
+
+json histogramJson(const Histogram& h) {
+    json counts = json::array();
+    for (auto c : h.counts()) counts.push_back(c);
+    json edges = json::array();
+    for (double e : h.edges()) edges.push_back(jsonNumber(e));
+    return {{"scale", h.scale() == Histogram::Scale::Log10 ? "log10" : "linear"},
+            {"edges", edges},
+            {"counts", counts},
+            {"underflow", h.underflow()},
+            {"overflow", h.overflow()}};
+}
+
+json statsJson(const TensorAnalysis& a) {
+    const ErrorStats& s = a.stats;
+    const GroupClipping clip = a.clipping.total();
+    return {{"count", s.count()},
+            {"mse", jsonNumber(s.mse())},
+            {"rmse", jsonNumber(s.rmse())},
+            {"sqnr_db", jsonNumber(s.sqnrDb())},
+            {"max_abs_error", jsonNumber(s.maxAbsError())},
+            {"worst_index", s.worstIndex()},
+            {"mean_abs_error", jsonNumber(s.meanAbsError())},
+            {"rel_error", jsonNumber(s.relError())},
+            {"cosine", jsonNumber(s.cosine())},
+            {"rel_error_ratio_1e-3", jsonNumber(s.ratioOver1e3())},
+            {"rel_error_ratio_5e-3", jsonNumber(s.ratioOver5e3())},
+            {"clipped_low", clip.clippedLow},
+            {"clipped_high", clip.clippedHigh},
+            {"clipped_fraction", jsonNumber(s.finiteCount() ? clip.clippedFraction() : std::nan(""))},
+            {"clip_error_sq", jsonNumber(clip.clipErrorSq)},
+            {"round_error_sq", jsonNumber(clip.roundErrorSq)},
+            {"flushed_to_zero", clip.flushedToZero},
+            {"nan_count", s.nanCount()},
+            {"inf_count", s.infCount()},
+            {"non_finite_output_count", s.nonFiniteOutputCount()},
+            {"codes_used", a.codes.codesUsed()},
+            {"codes_possible", a.codes.possibleCodes()},
+            {"entropy_bits", jsonNumber(a.codes.entropyBits())}};
+}
+
+json histogramsJson(const TensorAnalysis& a) {
+    json codes = json::array();
+    for (const auto& [code, n] : a.codes.counts()) codes.push_back({code, n});
+    json grid = json::array();
+    for (double g : a.grid) grid.push_back(jsonNumber(g));
+    json values = histogramJson(a.values);
+    values["grid"] = grid;
+    values["grid_group"] = a.gridGroup;
+    values["clip_low"] = jsonNumber(a.gridEdges.low);
+    values["clip_high"] = jsonNumber(a.gridEdges.high);
+    return {{"error", histogramJson(a.error)},
+            {"abs_error_log", histogramJson(a.absErrorLog)},
+            {"values", values},
+            {"codes", codes},
+            {"scales", histogramJson(a.scales)}};
+}
+
+json perChannelJson(const TensorReport& r, const ReportOptions& opt) {
+    const auto& groups = r.analysis.clipping.groups();
+    const std::size_t n = std::min(groups.size(), opt.maxGroups);
+    json j = {{"groups", groups.size()}, {"truncated", groups.size() > n}};
+    json scale = json::array(), zp = json::array(), low = json::array(), high = json::array(), frac = json::array(),
+         clipErr = json::array(), roundErr = json::array(), sqnr = json::array(), maxErr = json::array(),
+         ftz = json::array();
+    for (std::size_t g = 0; g < n; ++g) {
+        const GroupClipping& c = groups[g];
+        scale.push_back(jsonNumber(g < r.params.scales.size() ? r.params.scales[g] : std::nan("")));
+        zp.push_back(jsonNumber(r.params.zeroPointOf(static_cast<std::int64_t>(g))));
+        low.push_back(c.clippedLow);
+        high.push_back(c.clippedHigh);
+        frac.push_back(jsonNumber(c.clippedFraction()));
+        clipErr.push_back(jsonNumber(c.clipErrorSq));
+        roundErr.push_back(jsonNumber(c.roundErrorSq));
+        sqnr.push_back(jsonNumber(c.sqnrDb()));
+        maxErr.push_back(jsonNumber(c.maxAbsError));
+        ftz.push_back(c.flushedToZero);
+    }
+    j.update({{"scale", scale}, {"zero_point", zp}, {"clipped_low", low}, {"clipped_high", high},
+              {"clipped_fraction", frac}, {"clip_error_sq", clipErr}, {"round_error_sq", roundErr},
+              {"sqnr_db", sqnr}, {"max_abs_error", maxErr}, {"flushed_to_zero", ftz}});
+    return j;
+}
+
+json timingJson(const Timing& t) {
+    return {{"prepare_ms", t.median.prepareMs}, {"upload_ms", t.median.uploadMs},
+            {"kernel_ms", t.median.kernelMs},   {"download_ms", t.median.downloadMs},
+            {"total_ms", t.median.totalMs},     {"total_min_ms", t.min.totalMs},
+            {"total_max_ms", t.max.totalMs},    {"runs", t.runs}};
+}
+
+std::string csvField(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+
+std::string csvNumber(double v) {
+    if (std::isnan(v)) return "";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return buf;
+}
+
+} // namespace
+
+json jsonNumber(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json toJson(const TensorReport& r, const ReportOptions& opt) {
+    json j = {{"name", r.name}, {"shape", r.shape}, {"dtype", std::string(nameOf(r.dtype))}};
+    if (!r.error.empty()) {
+        j["error"] = r.error;
+        return j;
+    }
+    j["spec"] = toJson(r.plan);
+    j["backend"] = r.backend;
+    j["stats"] = statsJson(r.analysis);
+    j["histograms"] = histogramsJson(r.analysis);
+    j["per_channel"] = perChannelJson(r, opt);
+    j["timing"] = timingJson(r.timing);
+    return j;
+}
+
+json toJson(const Comparison& c) {
+    json diff = json::object();
+    for (const auto& [d, n] : c.codeDiff) diff[(d > 0 ? "+" : "") + std::to_string(d)] = n;
+    json ulp = json::object();
+    for (const auto& [u, n] : c.scaleUlpDiff) ulp[std::to_string(u)] = n;
+    json examples = json::array();
+    for (const auto& e : c.examples)
+        examples.push_back({{"index", e.index}, {"x", jsonNumber(e.x)}, {"code_a", e.codeA}, {"code_b", e.codeB},
+                            {"scale_a", jsonNumber(e.scaleA)}, {"scale_b", jsonNumber(e.scaleB)}});
+    json causes = json::array();
+    for (const auto& k : c.causes)
+        causes.push_back({{"name", k.name}, {"summary", k.summary}, {"detail", k.detail}, {"explained", k.explained}});
+    return {{"a", c.labelA}, {"b", c.labelB}, {"count", c.count}, {"mismatched", c.mismatched},
+            {"code_diff", diff}, {"first_mismatch", c.firstMismatch}, {"worst_mismatch", c.worstMismatch},
+            {"examples", examples}, {"scales_compared", c.scaleCount}, {"scale_mismatches", c.scaleMismatches},
+            {"scale_ulp_diff", ulp}, {"max_scale_ulp", c.maxScaleUlp},
+            {"zero_point_mismatches", c.zeroPointMismatches}, {"causes", causes}, {"verdict", c.verdict}};
+}
+
+json reportJson(const std::string& file, const std::vector<TensorReport>& tensors, const Comparison* comparison,
+                const ReportOptions& opt) {
+    json list = json::array();
+    for (const auto& t : tensors) list.push_back(toJson(t, opt));
+    json j = {{"file", file}, {"tensors", list}};
+    if (comparison) j["comparison"] = toJson(*comparison);
+    return j;
+}
+
+std::string reportCsv(const std::vector<TensorReport>& tensors) {
+    std::ostringstream out;
+    out << "name,shape,dtype,spec,backend,count,mse,rmse,sqnr_db,max_abs_error,mean_abs_error,rel_error,cosine,"
+           "rel_error_ratio_1e-3,rel_error_ratio_5e-3,clipped_low,clipped_high,clipped_fraction,nan_count,"
+           "inf_count,codes_used,entropy_bits,total_ms,runs,error\n";
+    for (const auto& t : tensors) {
+        std::string shape = toString(t.shape);
+        out << csvField(t.name) << ',' << csvField(shape) << ',' << nameOf(t.dtype) << ',';
+        if (!t.error.empty()) {
+            out << ",,,,,,,,,,,,,,,,,,,,," << csvField(t.error) << '\n';
+            continue;
+        }
+        const ErrorStats& s = t.analysis.stats;
+        const GroupClipping clip = t.analysis.clipping.total();
+        out << csvField(describe(t.plan.spec)) << ',' << csvField(t.backend) << ',' << s.count() << ','
+            << csvNumber(s.mse()) << ',' << csvNumber(s.rmse()) << ',' << csvNumber(s.sqnrDb()) << ','
+            << csvNumber(s.maxAbsError()) << ',' << csvNumber(s.meanAbsError()) << ',' << csvNumber(s.relError())
+            << ',' << csvNumber(s.cosine()) << ',' << csvNumber(s.ratioOver1e3()) << ','
+            << csvNumber(s.ratioOver5e3()) << ',' << clip.clippedLow << ',' << clip.clippedHigh << ','
+            << csvNumber(s.finiteCount() ? clip.clippedFraction() : std::nan("")) << ',' << s.nanCount() << ','
+            << s.infCount() << ',' << t.analysis.codes.codesUsed() << ','
+            << csvNumber(t.analysis.codes.entropyBits()) << ',' << csvNumber(t.timing.median.totalMs) << ','
+            << t.timing.runs << ",\n";
+    }
+    return out.str();
+}
+
+void writeReport(const std::string& path, const std::string& file, const std::vector<TensorReport>& tensors,
+                 const Comparison* comparison) {
+    const std::filesystem::path target(path);
+    const std::string ext = target.extension().string();
+    if (ext != ".json" && ext != ".csv")
+        throw FileError(path + ": report must end in .json or .csv");
+    const std::string text = ext == ".json" ? reportJson(file, tensors, comparison).dump(1) + "\n" : reportCsv(tensors);
+    // Temporary file in the same folder, renamed into place: a reader never sees half a report.
+    const std::filesystem::path tmp = target.string() + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw FileError(path + ": cannot write the report (" + tmp.string() + ")");
+        out << text;
+        out.close();
+        if (!out) throw FileError(path + ": writing the report failed");
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, target, ec);
+    if (ec) {
+        std::filesystem::remove(tmp, ec);
+        throw FileError(path + ": cannot move the report into place: " + ec.message());
+    }
+}
+
+} // namespace ql

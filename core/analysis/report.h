@@ -1,0 +1,52 @@
+#pragma once
+// Reports: JSON (the stable schema in core/analysis/report_schema.md) and CSV (one row per tensor).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/analyzer.h"
+#include "analysis/comparison.h"
+#include "backend/timing.h"
+#include "quant/params.h"
+#include "quant/plan.h"
+#include "tensor/dtype.h"
+
+namespace ql {
+
+/// One tensor's result as reported. `error` non-empty means it failed and only the
+/// identification fields are meaningful.
+struct TensorReport {
+    std::string name;
+    Shape shape;
+    DType dtype = DType::F32;
+    QuantPlan plan;
+    std::string backend;
+    QuantParams params;
+    TensorAnalysis analysis;
+    Timing timing;
+    std::string error;
+};
+
+struct ReportOptions {
+    /// Per-channel arrays longer than this are cut (the summary still covers every group).
+    std::size_t maxGroups = 4096;
+};
+
+nlohmann::json toJson(const TensorReport& r, const ReportOptions& options = {});
+nlohmann::json toJson(const Comparison& c);
+/// {"file": ..., "tensors": [...]} (plus "comparison" when given).
+nlohmann::json reportJson(const std::string& file, const std::vector<TensorReport>& tensors,
+                          const Comparison* comparison = nullptr, const ReportOptions& options = {});
+/// Header plus one row per tensor; the columns are the headline stats and timing.
+std::string reportCsv(const std::vector<TensorReport>& tensors);
+
+/// Writes JSON or CSV by the extension of `path` (.json / .csv) through a temporary file renamed
+/// into place. Throws FileError naming the path and the reason.
+void writeReport(const std::string& path, const std::string& file, const std::vector<TensorReport>& tensors,
+                 const Comparison* comparison = nullptr);
+
+/// NaN and ±Inf become null; JSON has no number for them.
+nlohmann::json jsonNumber(double v);
+
+} // namespace ql

@@ -1,0 +1,10 @@
+target_sources(quantlens_core PRIVATE
+    analysis/error_stats.cpp
+    analysis/histogram.cpp
+    analysis/code_stats.cpp
+    analysis/clipping.cpp
+    analysis/analyzer.cpp
+    analysis/comparison.cpp
+    analysis/mismatch_causes.cpp
+    analysis/report.cpp
+    analysis/model_table.cpp)

@@ -1,0 +1,69 @@
+#pragma once
+// The Backend interface (DESIGN "Backends and jobs"): one small contract every device implements.
+#include <functional>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backend/timing.h"
+#include "quant/params.h"
+#include "quant/plan.h"
+#include "tensor/tensor.h"
+
+namespace ql {
+
+/// Progress contract: called with the fraction done in [0, 1]; returning false asks the backend to
+/// stop. Backends check it at least once per chunk. May be empty (no reporting, no cancel).
+using ProgressFn = std::function<bool(double done)>;
+
+/// Thrown by Backend::run when the progress callback returned false. Chosen over a "cancelled"
+/// flag in Result so that a cancelled run can never be mistaken for a finished one.
+class Cancelled : public std::runtime_error {
+public:
+    Cancelled() : std::runtime_error("cancelled") {}
+};
+
+/// One quantization job: the data, the resolved plan, and optionally the parameters to use.
+struct Job {
+    /// Row-major f32 values in plan.shape. When empty, `tensor` is converted (one copy).
+    std::span<const float> values;
+    Tensor tensor;
+    QuantPlan plan;
+    /// Scales / zero points to use as given; when absent the backend calibrates from the data.
+    std::optional<QuantParams> params;
+    /// How many times to run (timing median and spread); the result of the last run is returned.
+    int repeat = 1;
+};
+
+struct Result {
+    QuantPlan plan;
+    QuantParams params;
+    Codes codes;
+    Timing timing;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    /// Short stable name used on the command line ("cpu", "cpu-reference", "ascend").
+    virtual std::string name() const = 0;
+    /// The device in words ("16 CPU threads", "Ascend 910B2 (device 0)").
+    virtual std::string deviceDescription() const = 0;
+    /// Why the backend is unusable right now (no device, library missing); nullopt when available.
+    virtual std::optional<std::string> unavailableReason() const { return std::nullopt; }
+    /// nullopt when this backend can run `plan`; otherwise the reason it cannot, in words.
+    virtual std::optional<std::string> supports(const QuantPlan& plan) const = 0;
+    /// Runs the job. Throws QuantError for a bad job, Cancelled when progress returned false.
+    virtual Result run(const Job& job, const ProgressFn& progress = {}) const = 0;
+};
+
+/// The job's values as f32: `values` when set, else the tensor (in place when it is F32, else
+/// converted into `storage`). Throws QuantError when the count does not match the plan.
+std::span<const float> jobValues(const Job& job, std::vector<float>& storage);
+
+/// Calls `progress` (when set) and throws Cancelled when it returns false.
+bool reportProgress(const ProgressFn& progress, double done);
+
+} // namespace ql

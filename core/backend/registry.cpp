@@ -1,0 +1,24 @@
+#include "backend/registry.h"
+
+#include "tensor/error.h"
+
+namespace ql {
+
+void BackendRegistry::add(std::unique_ptr<Backend> backend) {
+    if (find(backend->name())) throw QuantError("backend registered twice: " + backend->name());
+    m_backends.push_back(std::move(backend));
+}
+
+const Backend* BackendRegistry::find(const std::string& name) const {
+    for (const auto& b : m_backends)
+        if (b->name() == name) return b.get();
+    return nullptr;
+}
+
+std::string BackendRegistry::names() const {
+    std::string out;
+    for (const auto& b : m_backends) out += (out.empty() ? "" : ", ") + b->name();
+    return out;
+}
+
+} // namespace ql

@@ -1,0 +1,26 @@
+#pragma once
+// The list of compiled-in backends. Filled in one explicit place (registerBuiltinBackends in
+// backends/), never by static initialisers; CPU backends come last as the fallback.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace ql {
+
+class BackendRegistry {
+public:
+    void add(std::unique_ptr<Backend> backend);
+    /// In registration order.
+    const std::vector<std::unique_ptr<Backend>>& backends() const { return m_backends; }
+    /// nullptr when no backend has this name.
+    const Backend* find(const std::string& name) const;
+    /// "cpu, cpu-reference" — for error messages listing the choices.
+    std::string names() const;
+
+private:
+    std::vector<std::unique_ptr<Backend>> m_backends;
+};
+
+} // namespace ql
