@@ -1,0 +1,40 @@
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "io/tensor_source.h"
+
+namespace ql::cli {
+
+CLI::App* addInspect(CLI::App& parent, InspectOptions& o) {
+    auto* cmd = parent.add_subcommand("inspect", "List the tensors of a model file: name, dtype, shape, size.");
+    cmd->add_option("FILE", o.file, "safetensors (or .safetensors.index.json) or HDF5 file")->required();
+    cmd->add_flag("--json", o.json, "Print JSON instead of a table");
+    return cmd;
+}
+
+int runInspect(const InspectOptions& o) {
+    const auto source = openTensorSource(o.file);
+    const auto& tensors = source->tensors();
+    if (o.json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& t : tensors)
+            list.push_back({{"name", t.name}, {"dtype", std::string(nameOf(t.dtype))}, {"shape", t.shape},
+                            {"bytes", t.byteSize}, {"location", t.location}});
+        std::puts(nlohmann::json{{"file", o.file}, {"tensors", list}}.dump(1).c_str());
+        return 0;
+    }
+    std::size_t width = 6;
+    std::uint64_t bytes = 0;
+    for (const auto& t : tensors) width = std::max(width, t.name.size()), bytes += t.byteSize;
+    std::printf("%-*s %-8s %-20s %14s\n", static_cast<int>(width), "tensor", "dtype", "shape", "bytes");
+    for (const auto& t : tensors)
+        std::printf("%-*s %-8s %-20s %14llu\n", static_cast<int>(width), t.name.c_str(),
+                    std::string(nameOf(t.dtype)).c_str(), toString(t.shape).c_str(),
+                    static_cast<unsigned long long>(t.byteSize));
+    std::printf("%zu tensors, %llu bytes\n", tensors.size(), static_cast<unsigned long long>(bytes));
+    return 0;
+}
+
+} // namespace ql::cli

@@ -1,0 +1,85 @@
+#include <cstdio>
+
+#include "analysis/model_table.h"
+#include "cli/cli_error.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "cli/tensor_runner.h"
+#include "cpu/builtin.h"
+#include "tensor/error.h"
+
+namespace ql::cli {
+namespace {
+
+std::vector<std::int64_t> parseSizes(const std::string& text) {
+    std::vector<std::int64_t> sizes;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', pos), text.size());
+        const std::string item = text.substr(pos, comma - pos);
+        std::size_t used = 0;
+        long long v = 0;
+        try {
+            v = std::stoll(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != item.size() || v <= 0)
+            throw UsageError("--group-size expects positive sizes separated by commas, got '" + text + "'");
+        sizes.push_back(v);
+        pos = comma + 1;
+    }
+    return sizes;
+}
+
+} // namespace
+
+CLI::App* addSweep(CLI::App& parent, SweepOptions& o) {
+    auto* cmd = parent.add_subcommand("sweep", "Quantize one tensor per-group with several group sizes and "
+                                               "tabulate the error of each.");
+    cmd->add_option("FILE", o.file, "Model file (safetensors or HDF5)")->required();
+    cmd->add_option("--tensor", o.tensor, "Tensor name")->required();
+    cmd->add_option("--group-size", o.groupSizes, "Group sizes to try, e.g. 32,64,128")->required();
+    addSpecOptions(*cmd, o.spec, false);
+    cmd->add_option("--backend", o.backend, "cpu, cpu-reference")->capture_default_str();
+    cmd->add_option("--report", o.report, "Write a report (.json or .csv), one entry per group size");
+    cmd->add_flag("--quiet,-q", o.quiet, "No progress bar");
+    return cmd;
+}
+
+int runSweep(const SweepOptions& o) {
+    const auto sizes = parseSizes(o.groupSizes);
+    QuantSpec spec = buildSpec(o.spec);
+    if (!o.spec.scheme.empty() && spec.scheme != Scheme::PerGroup)
+        throw UsageError("sweep varies the group size: use --scheme per-group (or leave --scheme out)");
+    if (!o.spec.scale.empty()) throw UsageError("sweep calibrates each group size; --scale does not apply");
+    spec.scheme = Scheme::PerGroup;
+    if (o.spec.axis.empty()) spec.axes.clear(); // groups along the last axis, GPTQ style
+    BackendRegistry registry;
+    registerBuiltinBackends(registry);
+    const Backend& backend = pickBackend(registry, o.backend);
+    const auto source = openTensorSource(o.file);
+    const TensorInfo* info = source->find(o.tensor);
+    if (!info) throw FileError(where(o.file, o.tensor, "no such tensor in the file"));
+    const auto values = loadValues(*source, o.tensor);
+
+    std::vector<TensorReport> reports;
+    ProgressPrinter progress(o.quiet);
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        spec.groupSize = sizes[i];
+        progress.begin(static_cast<int>(i), static_cast<int>(sizes.size()), "group size " + std::to_string(sizes[i]));
+        try {
+            reports.push_back(quantizeTensor(*info, values, spec, backend, std::nullopt, 1, progress.callback()).report);
+        } catch (const QuantError& e) {
+            throw QuantError(where(o.file, o.tensor, "group size " + std::to_string(sizes[i]) + ": " + e.what()));
+        }
+    }
+    progress.finish();
+    auto rows = modelRows(reports);
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i].name = "group " + std::to_string(sizes[i]);
+    std::fputs(formatModelTable(rows).c_str(), stdout);
+    if (!o.report.empty()) writeReport(o.report, o.file, reports);
+    return 0;
+}
+
+} // namespace ql::cli

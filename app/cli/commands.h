@@ -1,0 +1,64 @@
+#pragma once
+// The subcommands. Each adds its flags to the parser and runs from the parsed options;
+// run functions return the exit code and throw UsageError / QuantError / FileError on failure.
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/spec_options.h"
+
+namespace ql::cli {
+
+struct InspectOptions {
+    std::string file;
+    bool json = false;
+};
+CLI::App* addInspect(CLI::App& parent, InspectOptions& o);
+int runInspect(const InspectOptions& o);
+
+struct QuantizeOptions {
+    std::string file;
+    std::vector<std::string> tensors;
+    std::string match;
+    bool all = false;
+    SpecOptions spec;
+    std::string backend = "cpu";
+    std::string out;
+    std::string exportLayout = "compressed-tensors";
+    std::string report;
+    int repeat = 1;
+    bool quiet = false;
+};
+CLI::App* addQuantize(CLI::App& parent, QuantizeOptions& o);
+int runQuantize(const QuantizeOptions& o);
+
+struct CompareOptions {
+    std::string file;
+    std::string tensor;
+    SpecOptions spec;
+    std::string backend = "cpu";
+    std::string backendB;
+    std::string presetB;
+    std::string report;
+    bool quiet = false;
+};
+CLI::App* addCompare(CLI::App& parent, CompareOptions& o);
+int runCompare(const CompareOptions& o);
+
+struct SweepOptions {
+    std::string file;
+    std::string tensor;
+    SpecOptions spec;
+    std::string groupSizes;
+    std::string backend = "cpu";
+    std::string report;
+    bool quiet = false;
+};
+CLI::App* addSweep(CLI::App& parent, SweepOptions& o);
+int runSweep(const SweepOptions& o);
+
+CLI::App* addBackends(CLI::App& parent);
+int runBackends();
+
+} // namespace ql::cli

@@ -1,0 +1,61 @@
+// quantlens-cli: the QuantLens engine without a display (issue 4, spec/cli.md).
+// Exit codes: 0 success, 1 a job failed (one line naming file, tensor, reason), 2 bad usage.
+#include <cstdio>
+#include <exception>
+
+#include "backend/backend.h"
+#include "cli/cli_error.h"
+#include "cli/commands.h"
+#include "cli/tensor_runner.h"
+#include "quantlens/config.h"
+#include "tensor/error.h"
+
+namespace {
+
+int fail(int code, const std::string& message) {
+    std::fprintf(stderr, "quantlens-cli: error: %s\n", ql::cli::oneLine(message).c_str());
+    return code;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    using namespace ql::cli;
+    CLI::App app{"QuantLens: see what quantization does to model weights, without a display.\n"
+                 "Exit codes: 0 success, 1 a tensor or file failed, 2 bad usage.",
+                 "quantlens-cli"};
+    app.set_version_flag("--version", QUANTLENS_VERSION);
+    app.require_subcommand(1);
+    InspectOptions inspect;
+    QuantizeOptions quantize;
+    CompareOptions compare;
+    SweepOptions sweep;
+    CLI::App* inspectCmd = addInspect(app, inspect);
+    CLI::App* quantizeCmd = addQuantize(app, quantize);
+    CLI::App* compareCmd = addCompare(app, compare);
+    CLI::App* sweepCmd = addSweep(app, sweep);
+    CLI::App* backendsCmd = addBackends(app);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {
+        return app.exit(e); // --help on any command, --version: CLI11 prints the right page
+    } catch (const CLI::ParseError& e) {
+        return fail(2, std::string(e.what()) + " (see quantlens-cli --help)");
+    }
+
+    try {
+        if (inspectCmd->parsed()) return runInspect(inspect);
+        if (quantizeCmd->parsed()) return runQuantize(quantize);
+        if (compareCmd->parsed()) return runCompare(compare);
+        if (sweepCmd->parsed()) return runSweep(sweep);
+        if (backendsCmd->parsed()) return runBackends();
+    } catch (const UsageError& e) {
+        return fail(2, e.what());
+    } catch (const ql::Cancelled&) {
+        return fail(1, "cancelled");
+    } catch (const std::exception& e) {
+        return fail(1, e.what());
+    }
+    return fail(2, "no command given (see quantlens-cli --help)");
+}

@@ -1,0 +1,180 @@
+#include "cli/spec_options.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "cli/cli_error.h"
+#include "tensor/error.h"
+
+namespace ql::cli {
+namespace {
+
+std::vector<std::int64_t> parseIntList(const std::string& text, const char* flag) {
+    std::vector<std::int64_t> out;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', pos), text.size());
+        std::int64_t v = 0;
+        const char* first = text.data() + pos;
+        const char* last = text.data() + comma;
+        if (*first == '+') ++first;
+        const auto [ptr, ec] = std::from_chars(first, last, v);
+        if (ec != std::errc() || ptr != last || first == last)
+            throw UsageError(std::string(flag) + " expects integers separated by commas, got '" + text + "'");
+        out.push_back(v);
+        pos = comma + 1;
+    }
+    return out;
+}
+
+Calibration parseCalib(const std::string& text) {
+    Calibration c;
+    if (text.empty() || text == "absmax") return c;
+    if (text == "minmax") c.method = CalibMethod::MinMax;
+    else if (text == "mse") c.method = CalibMethod::Mse;
+    else if (text == "entropy") c.method = CalibMethod::Entropy;
+    else if (text == "file") c.method = CalibMethod::Explicit;
+    else if (text.rfind("percentile", 0) == 0) {
+        c.method = CalibMethod::Percentile;
+        if (text.size() > 10) {
+            if (text[10] != '=') throw UsageError("--calib percentile takes its value as percentile=P");
+            try {
+                std::size_t used = 0;
+                c.percentile = std::stod(text.substr(11), &used);
+                if (used != text.size() - 11) throw std::invalid_argument(text);
+            } catch (const std::exception&) {
+                throw UsageError("--calib percentile=P needs a number, got '" + text.substr(11) + "'");
+            }
+            if (!(c.percentile > 0 && c.percentile <= 100))
+                throw UsageError("--calib percentile=P needs 0 < P <= 100, got " + text.substr(11));
+        }
+    } else {
+        throw UsageError("unknown --calib '" + text + "' (choose absmax, minmax, percentile=P, mse, entropy, file)");
+    }
+    return c;
+}
+
+Target parseTarget(const SpecOptions& o, Preset preset) {
+    if (o.dtype.empty()) {
+        // Block formats have their own default element type (spec/cli.md "Targets").
+        if (preset == Preset::MX) return Target::Fp8E4M3;
+        if (preset == Preset::NVFP4) return Target::Fp4E2M1;
+        return Target::Int8;
+    }
+    if (auto t = targetFromName(o.dtype)) return *t;
+    throw UsageError("unknown --dtype '" + o.dtype +
+                     "' (choose int8, uint8, int4, uint4, int32, fp8-e4m3, fp8-e5m2, fp4-e2m1)");
+}
+
+Scheme parseScheme(const SpecOptions& o) {
+    if (!o.scheme.empty()) {
+        if (auto s = schemeFromName(o.scheme)) return *s;
+        throw UsageError("unknown --scheme '" + o.scheme + "' (choose per-tensor, per-channel, per-group, block, ragged)");
+    }
+    if (!o.groupIndex.empty()) return Scheme::Ragged;
+    if (!o.block.empty()) return Scheme::Block;
+    if (o.groupSize > 0) return Scheme::PerGroup;
+    return Scheme::PerChannel;
+}
+
+std::vector<std::int64_t> loadGroupEnds(const std::string& spec) {
+    std::vector<std::int64_t> ends;
+    for (float v : loadFileTensor(spec, "--group-index")) {
+        if (v != std::trunc(v)) throw UsageError("--group-index " + spec + ": entries must be integers");
+        ends.push_back(static_cast<std::int64_t>(v));
+    }
+    return ends;
+}
+
+} // namespace
+
+void addSpecOptions(CLI::App& app, SpecOptions& o, bool withGroupSize) {
+    app.add_option("--preset", o.preset,
+                   "Operator convention: torch, tensorrt, aclnn-quantize, ascend-quant, npu-group-quant, pypto, mx, "
+                   "nvfp4, custom")
+        ->capture_default_str()
+        ->group("SPEC");
+    app.add_option("--scheme", o.scheme, "per-tensor, per-channel, per-group, block or ragged (default per-channel)")
+        ->group("SPEC");
+    app.add_option("--axis", o.axis, "Axis (or comma list) whose indices get their own scale; default 0")
+        ->group("SPEC");
+    if (withGroupSize)
+        app.add_option("--group-size", o.groupSize, "Elements per group along --axis (per-group; default last axis)")
+            ->check(CLI::PositiveNumber)
+            ->group("SPEC");
+    app.add_option("--block", o.block, "Elements per block: N along --axis, or R,C per dimension")->group("SPEC");
+    app.add_option("--group-index", o.groupIndex, "FILE:TENSOR with cumulative row ends (ragged groups)")
+        ->group("SPEC");
+    app.add_option("--dtype", o.dtype, "int8, uint8, int4, uint4, int32, fp8-e4m3, fp8-e5m2, fp4-e2m1 (default int8)")
+        ->group("SPEC");
+    auto* sym = app.add_flag("--symmetric", o.symmetric, "No zero point (default)")->group("SPEC");
+    auto* asym = app.add_flag("--asymmetric", o.asymmetric, "With a zero point")->group("SPEC");
+    sym->excludes(asym);
+    app.add_flag("--narrow-range", o.narrowRange, "Signed codes in [-127,127] instead of [-128,127]")->group("SPEC");
+    app.add_option("--round", o.round, "half-even (alias round), half-away, floor, ceil, trunc (ascend-quant, custom)")
+        ->group("SPEC");
+    app.add_option("--calib", o.calib, "absmax (default), minmax, percentile=P, mse, entropy, file")->group("SPEC");
+    app.add_option("--scale", o.scale, "FILE:TENSOR holding the scales as the operator takes them")->group("SPEC");
+    app.add_option("--zero-point", o.zeroPoint, "FILE:TENSOR holding zero points (with --asymmetric)")->group("SPEC");
+    app.add_flag("--sqrt-mode", o.sqrtMode, "ascend-quant: apply the scale twice, (x*s)*s")->group("SPEC");
+}
+
+QuantSpec buildSpec(const SpecOptions& o) {
+    QuantSpec spec;
+    const auto preset = presetFromName(o.preset);
+    if (!preset)
+        throw UsageError("unknown --preset '" + o.preset +
+                         "' (choose torch, tensorrt, aclnn-quantize, ascend-quant, npu-group-quant, pypto, mx, nvfp4)");
+    spec.preset = *preset;
+    spec.target = parseTarget(o, spec.preset);
+    spec.scheme = parseScheme(o);
+    const bool blockFormat = spec.preset == Preset::MX || spec.preset == Preset::NVFP4;
+    const bool lastAxisDefault = blockFormat || spec.scheme == Scheme::PerGroup || spec.scheme == Scheme::Block;
+    spec.axes.clear();
+    if (!o.axis.empty())
+        for (auto a : parseIntList(o.axis, "--axis")) spec.axes.push_back(static_cast<int>(a));
+    else if (!lastAxisDefault)
+        spec.axes = {0};
+    if (o.groupSize > 0) spec.groupSize = o.groupSize;
+    if (!o.block.empty()) spec.block = parseIntList(o.block, "--block");
+    if (!o.groupIndex.empty()) spec.groupEnds = loadGroupEnds(o.groupIndex);
+    if (o.symmetric && !o.zeroPoint.empty())
+        throw UsageError("--zero-point goes with --asymmetric; --symmetric has no zero point");
+    spec.symmetric = !(o.asymmetric || !o.zeroPoint.empty());
+    spec.narrowRange = o.narrowRange;
+    if (!o.round.empty()) {
+        spec.rounding = roundingFromName(o.round);
+        if (!spec.rounding)
+            throw UsageError("unknown --round '" + o.round + "' (choose half-even, half-away, floor, ceil, trunc)");
+    }
+    spec.sqrtMode = o.sqrtMode;
+    spec.calibration = parseCalib(o.calib);
+    const bool explicitCalib = spec.calibration.method == CalibMethod::Explicit;
+    if (!o.scale.empty() && !o.calib.empty() && !explicitCalib)
+        throw UsageError("--scale gives the scales; it cannot be combined with --calib " + o.calib);
+    if (explicitCalib && o.scale.empty()) throw UsageError("--calib file needs --scale FILE:TENSOR");
+    if (!o.zeroPoint.empty() && o.scale.empty()) throw UsageError("--zero-point needs --scale FILE:TENSOR as well");
+    if (!o.scale.empty()) spec.calibration.method = CalibMethod::Explicit;
+    return spec;
+}
+
+std::optional<QuantParams> loadExplicitParams(const SpecOptions& o) {
+    if (o.scale.empty()) return std::nullopt;
+    QuantParams p;
+    p.scales = loadFileTensor(o.scale, "--scale");
+    if (!o.zeroPoint.empty()) p.zeroPoints = loadFileTensor(o.zeroPoint, "--zero-point");
+    return p;
+}
+
+std::vector<float> loadFileTensor(const std::string& arg, const char* flag) {
+    const auto colon = arg.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == arg.size())
+        throw UsageError(std::string(flag) + " expects FILE:TENSOR, got '" + arg + "'");
+    const std::string file = arg.substr(0, colon);
+    const std::string name = arg.substr(colon + 1);
+    const auto source = openTensorSource(file);
+    if (!source->find(name)) throw FileError(where(file, name, "no such tensor (named by " + std::string(flag) + ")"));
+    return source->load(name).toFloatVector();
+}
+
+} // namespace ql::cli
