@@ -1,0 +1,61 @@
+// The scale indexer: every layout maps elements to the scale an operator would use.
+#include <QTest>
+
+#include "quant/layout.h"
+#include "tensor/error.h"
+
+using namespace ql;
+
+class TestLayout : public QObject {
+    Q_OBJECT
+private slots:
+    void perChannelAndBlocks();
+    void ragged();
+    void forEachMatchesScaleIndexOf();
+    void errors();
+};
+
+void TestLayout::perChannelAndBlocks() {
+    // TensorRT (4,8) weights with (2,8) scales: rows 0,1 use scale row 0 (spec §2).
+    const Layout block{{DimMapping::blocked(2), DimMapping::full()}};
+    QCOMPARE(block.scaleShape({4, 8}), (Shape{2, 8}));
+    ScaleIndexer idx(block, {4, 8});
+    QCOMPARE(idx.scaleIndexOf(0 * 8 + 5), std::int64_t(5));
+    QCOMPARE(idx.scaleIndexOf(1 * 8 + 5), std::int64_t(5));
+    QCOMPARE(idx.scaleIndexOf(2 * 8 + 5), std::int64_t(13));
+    const Layout shortTail{{DimMapping::full(), DimMapping::blocked(4)}};
+    QCOMPARE(shortTail.scaleShape({2, 10}), (Shape{2, 3}));
+    QCOMPARE(ScaleIndexer(shortTail, {2, 10}).scaleIndexOf(19), std::int64_t(5));
+}
+
+void TestLayout::ragged() {
+    const Layout r{{DimMapping::ragged({1, 4, 6, 6}), DimMapping::full()}};
+    ScaleIndexer idx(r, {6, 4});
+    QCOMPARE(idx.scaleCount(), std::int64_t(16));
+    QCOMPARE(idx.scaleIndexOf(0), std::int64_t(0));      // row 0 -> group 0
+    QCOMPARE(idx.scaleIndexOf(3 * 4 + 1), std::int64_t(4 + 1)); // row 3 -> group 1
+    QCOMPARE(idx.scaleIndexOf(5 * 4 + 3), std::int64_t(8 + 3)); // row 5 -> group 2 (group 3 empty)
+}
+
+void TestLayout::forEachMatchesScaleIndexOf() {
+    const Layout l{{DimMapping::blocked(2), DimMapping::shared(), DimMapping::ragged({2, 5})}};
+    const Shape shape{3, 2, 5};
+    ScaleIndexer idx(l, shape);
+    std::int64_t expectedFlat = 0;
+    idx.forEach([&](std::int64_t flat, std::int64_t s) {
+        QCOMPARE(flat, expectedFlat++);
+        QCOMPARE(s, idx.scaleIndexOf(flat));
+    });
+    QCOMPARE(expectedFlat, std::int64_t(30));
+}
+
+void TestLayout::errors() {
+    QVERIFY_THROWS_EXCEPTION(QuantError, ScaleIndexer(Layout{{DimMapping::full()}}, Shape{2, 2}));
+    QVERIFY_THROWS_EXCEPTION(QuantError, ScaleIndexer(Layout{{DimMapping::ragged({3})}}, Shape{4}));
+    QVERIFY_THROWS_EXCEPTION(QuantError, ScaleIndexer(Layout{{DimMapping::blocked(0)}}, Shape{4}));
+    QVERIFY_THROWS_EXCEPTION(QuantError, normalizeAxis(-3, 2));
+    QCOMPARE(normalizeAxis(-1, 2), 1);
+}
+
+QTEST_GUILESS_MAIN(TestLayout)
+#include "tst_layout.moc"
