@@ -16,6 +16,7 @@
 #include "tensor/tensor.h"
 
 using ql::Tensor;
+Q_DECLARE_METATYPE(std::vector<std::int64_t>)
 
 namespace qltest {
 

@@ -71,8 +71,8 @@ void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>& ten
             writeDataset(group.get(), "codes", codes, path, q.name);
             ScaleTensors s = scaleTensors(q, path);
             writeDataset(group.get(), "scale", s.scale, path, q.name);
-            if (s.zeroPoint.elementCount() > 0) writeDataset(group.get(), "zero_point", s.zeroPoint, path, q.name);
-            if (s.globalScale.elementCount() > 0) writeDataset(group.get(), "global_scale", s.globalScale, path, q.name);
+            if (s.hasZeroPoint()) writeDataset(group.get(), "zero_point", s.zeroPoint, path, q.name);
+            if (s.hasGlobalScale()) writeDataset(group.get(), "global_scale", s.globalScale, path, q.name);
             writeStringAttribute(group.get(), "name", q.name, path);
             writeStringAttribute(group.get(), "target", std::string(nameOf(q.codes.target())), path);
             writeStringAttribute(group.get(), "scale_encoding", s.encoding, path);

@@ -62,6 +62,7 @@ Payload packedPayload(const QuantizedTensor& q, ExportLayout layout, const std::
     }
     const auto bytes = packNibbles(q.codes); // torch quint4x2 and FP4: two per byte, low nibble first
     return {vectorTensor(DType::U8, Shape{static_cast<std::int64_t>(bytes.size())}, bytes), "nibbles-flat"};
+    // (== plan.packedShape() for NibblesFlat; FP4 without a packing convention is flattened the same way)
 }
 
 bool isPacked(const QuantizedTensor& q, ExportLayout layout) {
@@ -99,11 +100,11 @@ void exportSafetensors(const std::string& path, const std::vector<QuantizedTenso
         d["scale"] = names.scale;
         d["scale_encoding"] = s.encoding;
         out.push_back({names.scale, std::move(s.scale)});
-        if (s.zeroPoint.elementCount() > 0) {
+        if (s.hasZeroPoint()) {
             d["zero_point"] = names.zeroPoint;
             out.push_back({names.zeroPoint, std::move(s.zeroPoint)});
         }
-        if (s.globalScale.elementCount() > 0) {
+        if (s.hasGlobalScale()) {
             d["global_scale"] = names.globalScale;
             out.push_back({names.globalScale, std::move(s.globalScale)});
         }

@@ -20,6 +20,8 @@ struct ScaleTensors {
     Tensor zeroPoint;   // empty when symmetric; integral values in the code range use the code dtype
     Tensor globalScale; // NVFP4 fp32 tensor scale [1], else empty
     std::string encoding;
+    bool hasZeroPoint() const { return zeroPoint.data() != nullptr; }
+    bool hasGlobalScale() const { return globalScale.data() != nullptr; }
 };
 ScaleTensors scaleTensors(const QuantizedTensor& q, const std::string& file);
 /// Scale tensor shape: [1] for per-tensor (spec/cli.md), else the plan's scale shape.

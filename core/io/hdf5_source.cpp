@@ -156,7 +156,8 @@ std::unique_ptr<Hdf5Source> Hdf5Source::open(const std::string& path) {
         const std::string why = h5::reason();
         throw FileError(path + ": not an HDF5 file" + (accessible < 0 ? " (" + why + ")" : std::string()));
     }
-    h5::Id file = h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, path, "cannot open");
+    h5::Id file = h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, path,
+                            "not a readable HDF5 file (truncated or corrupt?)");
     std::unique_ptr<Hdf5Source> src(new Hdf5Source);
     src->m_path = path;
     Visit v{&src->m_infos, &src->m_skipped};

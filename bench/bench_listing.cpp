@@ -1,0 +1,75 @@
+// Listing a 4 GB safetensors checkpoint: must take under 100 ms and grow resident memory by under
+// 10 MB, because only the header is read and the data is merely mapped (issue 3).
+//   bench_listing [FOLDER]   writes a sparse 4 GB file there (default: the system temp folder)
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "io/tensor_source.h"
+
+namespace {
+
+double residentMiB() {
+    std::ifstream statm("/proc/self/statm");
+    long size = 0, resident = 0;
+    statm >> size >> resident;
+    return double(resident) * double(::sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+// A Llama-like inventory: 2000 bf16 tensors of 1 MiB .. 4 MiB, 4 GiB in all. The data is a hole in a
+// sparse file, so the benchmark needs no disk space; listing never reads it either way.
+std::string writeCheckpoint(const std::filesystem::path& dir) {
+    nlohmann::ordered_json header;
+    header["__metadata__"] = {{"format", "pt"}};
+    std::uint64_t offset = 0;
+    const std::uint64_t total = 4ull << 30;
+    for (int i = 0; offset < total; ++i) {
+        const std::int64_t rows = (i % 3 == 0) ? 2048 : 1024;
+        const std::uint64_t bytes = std::uint64_t(rows) * 1024 * 2;
+        header["model.layers." + std::to_string(i / 7) + ".proj_" + std::to_string(i % 7) + ".weight"] = {
+            {"dtype", "BF16"}, {"shape", {rows, 1024}}, {"data_offsets", {offset, offset + bytes}}};
+        offset += bytes;
+    }
+    std::string text = header.dump();
+    text.append((8 - text.size() % 8) % 8, ' ');
+    const std::string path = (dir / "bench_listing_4gb.safetensors").string();
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    unsigned char len[8];
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(text.size() >> (8 * i));
+    f.write(reinterpret_cast<const char*>(len), 8);
+    f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    f.close();
+    std::filesystem::resize_file(path, 8 + text.size() + offset);
+    return path;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const std::filesystem::path dir = argc > 1 ? std::filesystem::path(argv[1]) : std::filesystem::temp_directory_path();
+    const std::string path = writeCheckpoint(dir);
+    const double sizeGiB = double(std::filesystem::file_size(path)) / double(1ull << 30);
+
+    const double rssBefore = residentMiB();
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto src = ql::openTensorSource(path);
+    std::uint64_t listed = 0;
+    for (const auto& t : src->tensors()) listed += t.byteSize;
+    const auto t1 = std::chrono::steady_clock::now();
+    const double rssAfter = residentMiB();
+    std::filesystem::remove(path);
+
+    const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    const double extra = rssAfter - rssBefore;
+    constexpr double kLimitMs = 100.0, kLimitMiB = 10.0;
+    std::printf("listing %.2f GiB safetensors, %zu tensors (%.2f GiB listed)\n", sizeGiB, src->tensors().size(),
+                double(listed) / double(1ull << 30));
+    std::printf("  time          %8.2f ms   limit %6.1f ms   ratio %.3f\n", ms, kLimitMs, ms / kLimitMs);
+    std::printf("  extra resident %7.2f MiB  limit %6.1f MiB  ratio %.3f\n", extra, kLimitMiB, extra / kLimitMiB);
+    return ms <= kLimitMs && extra <= kLimitMiB ? 0 : 1;
+}

