@@ -1,0 +1,217 @@
+// Code comparison (with the explained cause), the whole-model table and the JSON / CSV reports.
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+#include "analysis/comparison.h"
+#include "analysis/model_table.h"
+#include "analysis/report.h"
+#include "quant/reference.h"
+#include "tensor/float_formats.h"
+
+#include "tensor/error.h"
+
+using namespace ql;
+
+namespace {
+
+QuantPlan perTensorPlan(Preset preset, Target target, std::int64_t n, bool symmetric = true) {
+    QuantSpec spec;
+    spec.preset = preset;
+    spec.target = target;
+    spec.scheme = Scheme::PerTensor;
+    spec.axes = {};
+    spec.symmetric = symmetric;
+    spec.calibration.method = CalibMethod::Explicit;
+    return planQuantization(spec, {n});
+}
+
+TensorReport reportOf(const std::string& name, const QuantPlan& plan, const QuantParams& params,
+                      const std::vector<float>& x) {
+    TensorReport r;
+    r.name = name;
+    r.shape = plan.shape;
+    r.plan = plan;
+    r.backend = "cpu-reference";
+    r.params = params;
+    r.analysis = analyze(plan, params, quantizeReference(plan, params, x), x);
+    return r;
+}
+
+} // namespace
+
+class TestAnalysisReport : public QObject {
+    Q_OBJECT
+private slots:
+    void ulpDistance_data();
+    void ulpDistance();
+    void reciprocalVersusDivision();
+    void zeroPointStage();
+    void identicalResults();
+    void modelTableWorstFirst();
+    void jsonSchema();
+    void csvOneRowPerTensor();
+};
+
+void TestAnalysisReport::ulpDistance_data() {
+    QTest::addColumn<float>("a");
+    QTest::addColumn<float>("b");
+    QTest::addColumn<qint64>("ulp");
+    QTest::addRow("equal") << 1.0f << 1.0f << qint64(0);
+    QTest::addRow("signed-zeros") << 0.0f << -0.0f << qint64(0);
+    QTest::addRow("next-up") << 1.0f << std::nextafter(1.0f, 2.0f) << qint64(1);
+    QTest::addRow("across-zero") << floatFromBits(1) << -floatFromBits(1) << qint64(2);
+    QTest::addRow("three") << 0.5f << floatFromBits(floatBits(0.5f) + 3) << qint64(3);
+}
+
+void TestAnalysisReport::ulpDistance() {
+    QFETCH(float, a);
+    QFETCH(float, b);
+    QFETCH(qint64, ulp);
+    QCOMPARE(ql::ulpDistance(a, b), ulp);
+}
+
+void TestAnalysisReport::reciprocalVersusDivision() {
+    // spec V-Q5 / V-A3: torch 128, aclnnQuantize 127 for the same quint8 scale.
+    const float x0 = floatFromBits(0x3E8C41DB);
+    const std::vector<float> x{x0, 0.1f, 0.2f};
+    const QuantPlan a = perTensorPlan(Preset::Torch, Target::UInt8, 3, false);
+    const QuantPlan b = perTensorPlan(Preset::AclnnQuantize, Target::UInt8, 3, false);
+    QuantParams p;
+    p.scales = {floatFromBits(0x3B0CCEAA)};
+    p.zeroPoints = {0.0f};
+    const Codes ca = quantizeReference(a, p, x), cb = quantizeReference(b, p, x);
+    const Comparison c = compareResults("torch", a, p, ca, "aclnn-quantize", b, p, cb, x);
+    QCOMPARE(c.mismatched, 1);
+    QCOMPARE(c.firstMismatch, 0);
+    QCOMPARE(c.examples.front().codeA, 128);
+    QCOMPARE(c.examples.front().codeB, 127);
+    QCOMPARE(c.codeDiff.at(-1), 1);
+    QCOMPARE(c.scaleMismatches, 0);
+    QVERIFY(!c.causes.empty());
+    QCOMPARE(c.causes.front().name, std::string("scale-op"));
+    QCOMPARE(c.causes.front().explained, 1);
+    QVERIFY2(c.verdict.find("reciprocal") != std::string::npos && c.verdict.find("divi") != std::string::npos,
+             c.verdict.c_str());
+}
+
+void TestAnalysisReport::zeroPointStage() {
+    // pypto (zp before rounding) vs a custom convention adding it after: x*s = 2.5, zp = 0.5.
+    // Before: RNE(3.0) = 3; after: RNE(2.5) + 0.5 = 2.5 -> clamps as 2.5 -> code 2.
+    QuantSpec spec;
+    spec.preset = Preset::Custom;
+    spec.target = Target::UInt8;
+    spec.scheme = Scheme::PerTensor;
+    spec.axes = {};
+    spec.symmetric = false;
+    spec.calibration.method = CalibMethod::Explicit;
+    Convention before;
+    before.scaleOp = ScaleOp::Multiply;
+    before.zeroPoint = ZeroPointStage::BeforeRounding;
+    Convention after = before;
+    after.zeroPoint = ZeroPointStage::AfterRounding;
+    spec.custom = before;
+    const QuantPlan a = planQuantization(spec, {2});
+    spec.custom = after;
+    const QuantPlan b = planQuantization(spec, {2});
+    QuantParams p;
+    p.scales = {1.0f};
+    p.zeroPoints = {0.5f};
+    const std::vector<float> x{2.5f, 10.0f};
+    const Codes ca = quantizeReference(a, p, x), cb = quantizeReference(b, p, x);
+    const Comparison c = compareResults("before", a, p, ca, "after", b, p, cb, x);
+    QVERIFY(c.mismatched >= 1);
+    QCOMPARE(c.causes.front().name, std::string("zero-point-stage"));
+    QVERIFY(c.verdict.find("zero point") != std::string::npos);
+}
+
+void TestAnalysisReport::identicalResults() {
+    const std::vector<float> x{1, 2, 3};
+    const QuantPlan a = perTensorPlan(Preset::Torch, Target::Int8, 3);
+    QuantParams p;
+    p.scales = {0.1f};
+    QuantParams q = p;
+    q.scales[0] = std::nextafter(0.1f, 1.0f);
+    const Codes codes = quantizeReference(a, p, x);
+    const Comparison c = compareResults("a", a, p, codes, "b", a, q, codes, x);
+    QCOMPARE(c.mismatched, 0);
+    QCOMPARE(c.scaleMismatches, 1);
+    QCOMPARE(c.maxScaleUlp, 1);
+    QVERIFY(c.verdict.find("All 3 codes agree") != std::string::npos);
+    QVERIFY_THROWS_EXCEPTION(QuantError, compareResults("a", a, p, codes, "b", perTensorPlan(Preset::Torch, Target::Int8, 2), p,
+                                                        Codes(Target::Int8, 2), x));
+}
+
+void TestAnalysisReport::modelTableWorstFirst() {
+    const QuantPlan plan = perTensorPlan(Preset::Torch, Target::Int8, 4);
+    QuantParams coarse, fine;
+    coarse.scales = {0.5f};
+    fine.scales = {0.01f};
+    const std::vector<float> x{0.3f, -0.7f, 1.1f, 0.05f};
+    std::vector<TensorReport> reports{reportOf("fine", plan, fine, x), reportOf("coarse", plan, coarse, x)};
+    TensorReport failed;
+    failed.name = "broken";
+    failed.error = "axis 3 out of range";
+    reports.push_back(failed);
+    TensorReport empty = reportOf("empty", perTensorPlan(Preset::Torch, Target::Int8, 0), fine, {});
+    reports.push_back(empty);
+    auto rows = modelRows(reports);
+    sortWorstFirst(rows);
+    QCOMPARE(rows[0].name, std::string("broken"));
+    QCOMPARE(rows[1].name, std::string("coarse"));
+    QCOMPARE(rows[2].name, std::string("fine"));
+    QCOMPARE(rows[3].name, std::string("empty"));
+    sortRows(rows, ModelColumn::Name, true);
+    QCOMPARE(rows[1].name, std::string("coarse"));
+    const std::string table = formatModelTable(rows);
+    QVERIFY(table.find("FAILED: axis 3 out of range") != std::string::npos);
+}
+
+void TestAnalysisReport::jsonSchema() {
+    const QuantPlan plan = perTensorPlan(Preset::Torch, Target::Int8, 3);
+    QuantParams p;
+    p.scales = {0.02f};
+    std::vector<TensorReport> reports{reportOf("w", plan, p, {0.5f, -1.0f, 3.0f})};
+    const nlohmann::json j = reportJson("model.safetensors", reports);
+    QCOMPARE(j["file"].get<std::string>(), std::string("model.safetensors"));
+    const auto& t = j["tensors"][0];
+    for (const char* key : {"name", "shape", "dtype", "spec", "backend", "stats", "histograms", "per_channel", "timing"})
+        QVERIFY2(t.contains(key), key);
+    for (const char* key : {"mse", "rmse", "sqnr_db", "max_abs_error", "mean_abs_error", "rel_error", "cosine",
+                            "clipped_low", "clipped_high", "clipped_fraction", "nan_count", "inf_count", "codes_used"})
+        QVERIFY2(t["stats"].contains(key), key);
+    for (const char* key : {"prepare_ms", "upload_ms", "kernel_ms", "download_ms", "total_ms", "runs"})
+        QVERIFY2(t["timing"].contains(key), key);
+    QCOMPARE(t["stats"]["clipped_high"].get<int>(), 1); // 3.0 / 0.02 = 150 > 127
+    QCOMPARE(t["per_channel"]["groups"].get<int>(), 1);
+    // Infinite SQNR (exact reconstruction) is written as null, never as an invalid number.
+    std::vector<TensorReport> exact{reportOf("z", plan, p, {0, 0, 0})};
+    QVERIFY(reportJson("f", exact)["tensors"][0]["stats"]["sqnr_db"].is_null());
+}
+
+void TestAnalysisReport::csvOneRowPerTensor() {
+    const QuantPlan plan = perTensorPlan(Preset::Torch, Target::Int8, 2);
+    QuantParams p;
+    p.scales = {0.1f};
+    TensorReport failed;
+    failed.name = "bad,name";
+    failed.error = "no \"scale\"";
+    std::vector<TensorReport> reports{reportOf("a", plan, p, {1, 2}), failed};
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("r.csv")).toStdString();
+    writeReport(path, "m.safetensors", reports);
+    QFile f(QString::fromStdString(path));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), 3);
+    const int columns = static_cast<int>(lines[0].count(','));
+    QCOMPARE(static_cast<int>(lines[1].count(',')), columns);
+    QVERIFY(lines[2].startsWith("\"bad,name\""));
+    QVERIFY(lines[2].endsWith("\"no \"\"scale\"\"\""));
+    QVERIFY_THROWS_EXCEPTION(FileError, writeReport(dir.filePath(QStringLiteral("r.txt")).toStdString(), "m", reports));
+}
+
+QTEST_GUILESS_MAIN(TestAnalysisReport)
+#include "tst_analysis_report.moc"

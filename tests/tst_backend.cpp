@@ -1,0 +1,170 @@
+// Backends: cpu must equal cpu-reference bit for bit; timing, progress, cancel and the registry.
+#include <QtTest>
+
+#include <cstring>
+#include <random>
+
+#include "backend/registry.h"
+#include "cpu/builtin.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/cpu_reference_backend.h"
+
+#include "tensor/error.h"
+
+using namespace ql;
+
+namespace {
+
+std::vector<float> randomValues(std::int64_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d(0.0f, 2.0f);
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (auto& x : v) x = d(rng);
+    if (n > 10) {
+        v[3] = std::numeric_limits<float>::quiet_NaN();
+        v[7] = std::numeric_limits<float>::infinity();
+        v[9] = 0.0f;
+    }
+    return v;
+}
+
+} // namespace
+
+class TestBackend : public QObject {
+    Q_OBJECT
+private slots:
+    void cpuMatchesReference_data();
+    void cpuMatchesReference();
+    void explicitParamsAreUsed();
+    void timingMedianAndSpread();
+    void progressAndCancel();
+    void registryOrder();
+};
+
+void TestBackend::cpuMatchesReference_data() {
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QString>("dtype");
+    QTest::addColumn<bool>("symmetric");
+    QTest::addColumn<Shape>("shape");
+    QTest::addRow("torch/per-channel/int8") << "torch" << "per-channel" << "int8" << true << Shape{64, 300};
+    QTest::addRow("torch/per-tensor/uint8/asym") << "torch" << "per-tensor" << "uint8" << false << Shape{1000, 70};
+    QTest::addRow("aclnn-quantize/per-channel/int8") << "aclnn-quantize" << "per-channel" << "int8" << true << Shape{33, 129};
+    QTest::addRow("tensorrt/per-group/int4") << "tensorrt" << "block" << "int4" << true << Shape{16, 256};
+    QTest::addRow("ascend-quant/per-tensor/int8") << "ascend-quant" << "per-tensor" << "int8" << false << Shape{7, 1 << 14};
+    QTest::addRow("mx/fp8") << "mx" << "block" << "fp8-e4m3" << true << Shape{40, 96};
+    QTest::addRow("nvfp4/fp4") << "nvfp4" << "block" << "fp4-e2m1" << true << Shape{12, 64};
+}
+
+void TestBackend::cpuMatchesReference() {
+    QFETCH(QString, preset);
+    QFETCH(QString, scheme);
+    QFETCH(QString, dtype);
+    QFETCH(bool, symmetric);
+    QFETCH(Shape, shape);
+    QuantSpec spec;
+    spec.preset = *presetFromName(preset.toStdString());
+    spec.scheme = *schemeFromName(scheme.toStdString());
+    spec.target = *targetFromName(dtype.toStdString());
+    spec.symmetric = symmetric;
+    if (!symmetric) spec.calibration.method = CalibMethod::MinMax;
+    if (spec.scheme == Scheme::Block) {
+        spec.axes = {};
+        spec.block = {1, 64};
+    }
+    if (spec.preset == Preset::MX || spec.preset == Preset::NVFP4 || spec.scheme == Scheme::PerTensor) spec.axes = {};
+    Job job;
+    job.plan = planQuantization(spec, shape);
+    const auto values = randomValues(elementCount(shape), 11);
+    job.values = values;
+    const Result ref = CpuReferenceBackend().run(job);
+    // Small chunks and several threads, so chunk edges fall inside rows and groups.
+    const Result fast = CpuBackend(4, 1000).run(job);
+    // Bitwise: an MX block holding NaN has a NaN scale (E8M0 0xFF), and NaN != NaN.
+    QCOMPARE(fast.params.scales.size(), ref.params.scales.size());
+    QVERIFY(std::memcmp(fast.params.scales.data(), ref.params.scales.data(), ref.params.scales.size() * 4) == 0);
+    QCOMPARE(fast.params.scaleCodes, ref.params.scaleCodes);
+    QCOMPARE(fast.params.zeroPoints, ref.params.zeroPoints);
+    QVERIFY(fast.codes == ref.codes);
+}
+
+void TestBackend::explicitParamsAreUsed() {
+    QuantSpec spec;
+    spec.scheme = Scheme::PerTensor;
+    spec.axes = {};
+    spec.calibration.method = CalibMethod::Explicit;
+    Job job;
+    job.plan = planQuantization(spec, {4});
+    const std::vector<float> x{0.5f, 1.5f, 2.5f, 300.0f};
+    job.values = x;
+    job.params = QuantParams{{1.0f}, {}, {}, 0.0f};
+    for (const Backend* b : std::initializer_list<const Backend*>{new CpuBackend(2, 1), new CpuReferenceBackend}) {
+        const Result r = b->run(job);
+        QCOMPARE(r.codes.at(0), 0);
+        QCOMPARE(r.codes.at(1), 2);
+        QCOMPARE(r.codes.at(2), 2);
+        QCOMPARE(r.codes.at(3), 127);
+        delete b;
+    }
+    job.params = QuantParams{{-1.0f}, {}, {}, 0.0f}; // torch refuses negative scales
+    QVERIFY_THROWS_EXCEPTION(QuantError, CpuBackend().run(job));
+    job.values = std::span<const float>(x).first(3);
+    QVERIFY_THROWS_EXCEPTION(QuantError, CpuBackend().run(job));
+}
+
+void TestBackend::timingMedianAndSpread() {
+    const Timing t = Timing::fromRuns({{1, 0, 5, 0, 9}, {2, 0, 1, 0, 3}, {3, 0, 3, 0, 6}});
+    QCOMPARE(t.runs, 3);
+    QCOMPARE(t.median.kernelMs, 3.0);
+    QCOMPARE(t.min.kernelMs, 1.0);
+    QCOMPARE(t.max.totalMs, 9.0);
+    QCOMPARE(Timing::fromRuns({{0, 0, 1, 0, 1}, {0, 0, 2, 0, 2}}).median.kernelMs, 1.5);
+    QCOMPARE(Timing::fromRuns({}).runs, 0);
+    QuantSpec spec;
+    Job job;
+    job.plan = planQuantization(spec, {8, 8});
+    const auto v = randomValues(64, 3);
+    job.values = v;
+    job.repeat = 5;
+    const Result r = CpuBackend().run(job);
+    QCOMPARE(r.timing.runs, 5);
+    QVERIFY(r.timing.min.totalMs <= r.timing.median.totalMs && r.timing.median.totalMs <= r.timing.max.totalMs);
+}
+
+void TestBackend::progressAndCancel() {
+    QuantSpec spec;
+    Job job;
+    job.plan = planQuantization(spec, {100, 100});
+    const auto v = randomValues(10000, 5);
+    job.values = v;
+    std::vector<double> seen;
+    CpuBackend(3, 100).run(job, [&](double d) {
+        seen.push_back(d);
+        return true;
+    });
+    QVERIFY(seen.size() > 2);
+    QVERIFY(std::is_sorted(seen.begin(), seen.end()));
+    QCOMPARE(seen.back(), 1.0);
+    int calls = 0;
+    auto stopEarly = [&](double) { return ++calls < 3; };
+    QVERIFY_THROWS_EXCEPTION(Cancelled, CpuBackend(3, 100).run(job, stopEarly));
+    calls = 0;
+    QVERIFY_THROWS_EXCEPTION(Cancelled, CpuReferenceBackend().run(job, [&](double) { return ++calls < 2; }));
+}
+
+void TestBackend::registryOrder() {
+    BackendRegistry r;
+    registerBuiltinBackends(r);
+    QVERIFY(r.backends().size() >= 2);
+    // CPU backends come last, as the fallback.
+    const auto n = r.backends().size();
+    QCOMPARE(r.backends()[n - 2]->name(), std::string("cpu"));
+    QCOMPARE(r.backends()[n - 1]->name(), std::string("cpu-reference"));
+    QVERIFY(r.find("cpu-reference"));
+    QVERIFY(!r.find("nope"));
+    QVERIFY_THROWS_EXCEPTION(QuantError, r.add(std::make_unique<CpuBackend>()));
+    for (const auto& b : r.backends()) QVERIFY(!b->deviceDescription().empty());
+}
+
+QTEST_GUILESS_MAIN(TestBackend)
+#include "tst_backend.moc"
