@@ -73,7 +73,7 @@ def weights(model_path, min_elements):
     collect(model.graph, "", found)
     result, seen = [], set()
     for name, value in found:
-        value = np.ascontiguousarray(value)
+        value = np.array(value, order="C")  # (ascontiguousarray would turn scalars into [1])
         if value.dtype not in SAFETENSORS or value.size < min_elements:
             continue  # shape constants, axes, strings: not weights
         if name in seen:

@@ -35,7 +35,9 @@ bool run(const QString& program, const QStringList& args, const QString& dir, in
     p.start(program, args);
     if (!p.waitForStarted(10000) || !p.waitForFinished(timeoutMs) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
         *why = program + QLatin1Char(' ') + args.join(QLatin1Char(' ')) + QStringLiteral(": ")
-            + QString::fromUtf8(p.readAllStandardError()).trimmed().right(300) + p.errorString();
+            + (p.error() == QProcess::FailedToStart ? p.errorString()
+                                                    : QString::fromUtf8(p.readAllStandardError()).trimmed().right(300)
+                   + QStringLiteral(" (exit %1)").arg(p.exitCode()));
         p.kill();
         p.waitForFinished(2000);
         return false;
@@ -96,6 +98,32 @@ private slots:
         const auto inventory = nlohmann::json::parse(readFile((dir + QStringLiteral("sample_model.inventory.json")).toStdString()));
         checkAgainstInventory(*src, inventory);
         QVERIFY(src->find("conv2d_0.w_0") && src->find("conv2d_0.w_0")->shape.size() == 4);
+    }
+
+    // Where real exports keep weights: initializers, Constant nodes, and Constants inside If branches.
+    void onnxConstantsAndSubgraphs_data() {
+        QTest::addColumn<QString>("format");
+        QTest::addRow("safetensors") << QStringLiteral("safetensors");
+        if (QUANTLENS_HAVE_HDF5) QTest::addRow("hdf5") << QStringLiteral("h5");
+    }
+    void onnxConstantsAndSubgraphs() {
+        QFETCH(QString, format);
+        if (!pythonHas(QStringLiteral("onnx, numpy, h5py"))) QSKIP("python3 with onnx, numpy and h5py is not available");
+        const QString base = m_cache + QStringLiteral("/subgraphs");
+        QString err;
+        runPython({QStringLiteral(QUANTLENS_TEST_SCRIPTS "/io_make_onnx.py"), base + QStringLiteral(".onnx")}, &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        runPython({QStringLiteral(QUANTLENS_TEST_SCRIPTS "/../../scripts/convert_onnx.py"), base + QStringLiteral(".onnx"),
+                   QStringLiteral("--safetensors"), base + QStringLiteral(".safetensors"), QStringLiteral("--hdf5"),
+                   base + QStringLiteral(".h5"), QStringLiteral("--inventory"), base + QStringLiteral(".json")}, &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        const auto src = openTensorSource((base + QLatin1Char('.') + format).toStdString());
+        checkAgainstInventory(*src, nlohmann::json::parse(readFile((base + QStringLiteral(".json")).toStdString())));
+        for (const char* name : {"fc.weight", "conv.weight", "scale.floats", "axis.int", "gate/then_branch/then_w",
+                                 "gate/else_branch/else_w"})
+            QVERIFY2(src->find(name), name);
+        QCOMPARE(src->find("axis.int")->shape, Shape{});
+        QCOMPARE(src->load("gate/else_branch/else_w").toFloatVector(), (std::vector<float>{-1.0f, 2.0f}));
     }
 
     void npmModels_data() {
