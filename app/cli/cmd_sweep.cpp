@@ -35,8 +35,8 @@ std::vector<std::int64_t> parseSizes(const std::string& text) {
 } // namespace
 
 CLI::App* addSweep(CLI::App& parent, SweepOptions& o) {
-    auto* cmd = parent.add_subcommand("sweep", "Quantize one tensor per-group with several group sizes and "
-                                               "tabulate the error of each.");
+    auto* cmd = parent.add_subcommand("sweep", "Quantize one tensor with groups (blocks) of several sizes along "
+                                               "--axis (default last) and tabulate the error of each.");
     cmd->add_option("FILE", o.file, "Model file (safetensors or HDF5)")->required();
     cmd->add_option("--tensor", o.tensor, "Tensor name")->required();
     cmd->add_option("--group-size", o.groupSizes, "Group sizes to try, e.g. 32,64,128")->required();
@@ -50,10 +50,12 @@ CLI::App* addSweep(CLI::App& parent, SweepOptions& o) {
 int runSweep(const SweepOptions& o) {
     const auto sizes = parseSizes(o.groupSizes);
     QuantSpec spec = buildSpec(o.spec);
-    if (!o.spec.scheme.empty() && spec.scheme != Scheme::PerGroup)
-        throw UsageError("sweep varies the group size: use --scheme per-group (or leave --scheme out)");
+    if (!o.spec.scheme.empty() && spec.scheme != Scheme::PerGroup && spec.scheme != Scheme::Block)
+        throw UsageError("sweep varies the group size: use --scheme block or per-group (or leave --scheme out)");
     if (!o.spec.scale.empty()) throw UsageError("sweep calibrates each group size; --scale does not apply");
-    spec.scheme = Scheme::PerGroup;
+    // Contiguous groups of G along one axis: the operators express it as 1-D block quantization
+    // (TensorRT); per-group is the same layout for the custom preset.
+    if (spec.scheme != Scheme::PerGroup) spec.scheme = Scheme::Block;
     if (o.spec.axis.empty()) spec.axes.clear(); // groups along the last axis, GPTQ style
     BackendRegistry registry;
     registerBuiltinBackends(registry);
@@ -67,6 +69,7 @@ int runSweep(const SweepOptions& o) {
     ProgressPrinter progress(o.quiet);
     for (std::size_t i = 0; i < sizes.size(); ++i) {
         spec.groupSize = sizes[i];
+        spec.block = {sizes[i]};
         progress.begin(static_cast<int>(i), static_cast<int>(sizes.size()), "group size " + std::to_string(sizes[i]));
         try {
             reports.push_back(quantizeTensor(*info, values, spec, backend, std::nullopt, 1, progress.callback()).report);

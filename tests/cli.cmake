@@ -1,0 +1,6 @@
+# quantlens-cli end-to-end suite: runs the built binary on fixtures written by scripts/cli_fixtures.py.
+if(TARGET quantlens-cli)
+    ql_add_test(tst_cli LIBS quantlens_backends)
+    target_compile_definitions(tst_cli PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
+    add_dependencies(tst_cli quantlens-cli)
+endif()

@@ -1,0 +1,247 @@
+// quantlens-cli as a user and a script see it: outputs against PyTorch, the comparison verdict,
+// reports, help on every command, and one clear line with exit 1 or 2 for every mistake.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+struct Run {
+    int code = -1;
+    QByteArray out;
+    QByteArray err;
+};
+
+Run runCli(const QStringList& args, const QString& cwd) {
+    QProcess p;
+    p.setWorkingDirectory(cwd);
+    p.start(QStringLiteral(QUANTLENS_CLI), args);
+    Run r;
+    if (!p.waitForFinished(120000)) return r;
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+int runPython(const QStringList& args, QByteArray* output = nullptr) {
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(QStringLiteral(QUANTLENS_PYTHON), args);
+    if (!p.waitForFinished(180000)) return -1;
+    if (output) *output = p.readAll();
+    return p.exitCode();
+}
+
+QString script(const char* name) { return QStringLiteral(QUANTLENS_TEST_SCRIPTS "/") + QLatin1String(name); }
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void matchesTorchPerChannel_data();
+    void matchesTorchPerChannel();
+    void compareNamesReciprocalVersusDivision();
+    void allPrintsSortedTableAndReport();
+    void sweepAndInspect();
+    void helpOnEveryCommand_data();
+    void helpOnEveryCommand();
+    void mistakesGiveOneLine_data();
+    void mistakesGiveOneLine();
+
+private:
+    QTemporaryDir m_dir;
+    bool m_torch = false;
+};
+
+void TestCli::initTestCase() {
+    QVERIFY(m_dir.isValid());
+    QByteArray log;
+    if (runPython({script("cli_fixtures.py"), m_dir.path()}, &log) != 0)
+        QSKIP(qPrintable(QStringLiteral("cannot write fixtures (python3 with NumPy needed): ") + QString::fromUtf8(log)));
+    m_torch = runPython({QStringLiteral("-c"), QStringLiteral("import torch")}) == 0;
+}
+
+void TestCli::matchesTorchPerChannel_data() {
+    QTest::addColumn<QString>("dtype");
+    QTest::addColumn<QString>("torchDtype");
+    QTest::addColumn<QString>("axis");
+    QTest::addColumn<QString>("scale");
+    QTest::addColumn<QString>("zp");
+    QTest::addRow("qint8/axis0") << "int8" << "qint8" << "0" << "scale" << "zp";
+    QTest::addRow("quint8/axis0") << "uint8" << "quint8" << "0" << "scale" << "zpu";
+    QTest::addRow("qint8/axis1") << "int8" << "qint8" << "1" << "scale1" << "zp1";
+}
+
+void TestCli::matchesTorchPerChannel() {
+    QFETCH(QString, dtype);
+    QFETCH(QString, torchDtype);
+    QFETCH(QString, axis);
+    QFETCH(QString, scale);
+    QFETCH(QString, zp);
+    if (!m_torch) QSKIP("python3-torch not installed");
+    const QString out = m_dir.filePath(QStringLiteral("torch_") + torchDtype + axis + QStringLiteral(".safetensors"));
+    const Run r = runCli({QStringLiteral("quantize"), QStringLiteral("random.safetensors"), QStringLiteral("--tensor"),
+                          QStringLiteral("w"), QStringLiteral("--preset"), QStringLiteral("torch"), QStringLiteral("--dtype"),
+                          dtype, QStringLiteral("--asymmetric"), QStringLiteral("--axis"), axis, QStringLiteral("--scale"),
+                          QStringLiteral("random.safetensors:") + scale, QStringLiteral("--zero-point"),
+                          QStringLiteral("random.safetensors:") + zp, QStringLiteral("--out"), out},
+                         m_dir.path());
+    QVERIFY2(r.code == 0, r.err.constData());
+    QByteArray log;
+    const int rc = runPython({script("cli_torch_check.py"), m_dir.filePath(QStringLiteral("random.safetensors")), out,
+                              QStringLiteral("w"), scale, zp, axis, torchDtype},
+                             &log);
+    QVERIFY2(rc == 0, log.constData());
+}
+
+void TestCli::compareNamesReciprocalVersusDivision() {
+    const Run r = runCli({QStringLiteral("compare"), QStringLiteral("tie.safetensors"), QStringLiteral("--tensor"),
+                          QStringLiteral("x"), QStringLiteral("--preset"), QStringLiteral("torch"), QStringLiteral("--dtype"),
+                          QStringLiteral("uint8"), QStringLiteral("--scheme"), QStringLiteral("per-tensor"),
+                          QStringLiteral("--scale"), QStringLiteral("tie.safetensors:scale"), QStringLiteral("--zero-point"),
+                          QStringLiteral("tie.safetensors:zp"), QStringLiteral("--preset-b"),
+                          QStringLiteral("aclnn-quantize"), QStringLiteral("--report"), QStringLiteral("cmp.json")},
+                         m_dir.path());
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(r.out.contains("mismatched codes: 1 of 4"), r.out.constData());
+    QVERIFY2(r.out.contains("A 128, B 127"), r.out.constData());
+    QVERIFY2(r.out.contains("reciprocal") && r.out.contains("division"), r.out.constData());
+    QFile f(m_dir.filePath(QStringLiteral("cmp.json")));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject c = QJsonDocument::fromJson(f.readAll()).object()[QLatin1String("comparison")].toObject();
+    const QJsonObject e = c[QLatin1String("examples")].toArray().first().toObject();
+    QCOMPARE(e[QLatin1String("code_a")].toInt(), 128);
+    QCOMPARE(e[QLatin1String("code_b")].toInt(), 127);
+    QCOMPARE(c[QLatin1String("causes")].toArray().first().toObject()[QLatin1String("name")].toString(),
+             QStringLiteral("scale-op"));
+}
+
+void TestCli::allPrintsSortedTableAndReport() {
+    const Run r = runCli({QStringLiteral("quantize"), QStringLiteral("random.safetensors"), QStringLiteral("--all"),
+                          QStringLiteral("--report"), QStringLiteral("all.json"), QStringLiteral("--repeat"),
+                          QStringLiteral("3")},
+                         m_dir.path());
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(r.err.isEmpty()); // not a terminal: no progress noise
+    const QList<QByteArray> lines = r.out.trimmed().split('\n');
+    QVERIFY(lines.first().startsWith("tensor"));
+    QVERIFY(lines[1].startsWith("w ")); // the only lossy tensor is the worst
+    QFile f(m_dir.filePath(QStringLiteral("all.json")));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(j[QLatin1String("file")].toString(), QStringLiteral("random.safetensors"));
+    const QJsonArray tensors = j[QLatin1String("tensors")].toArray();
+    QCOMPARE(tensors.size(), 4); // every float tensor; the I64 ones are not weights
+    const QJsonObject w = tensors.first().toObject();
+    QCOMPARE(w[QLatin1String("name")].toString(), QStringLiteral("w"));
+    QCOMPARE(w[QLatin1String("timing")].toObject()[QLatin1String("runs")].toInt(), 3);
+    QVERIFY(w[QLatin1String("stats")].toObject()[QLatin1String("sqnr_db")].toDouble() > 30);
+    // CSV: one row per tensor.
+    const Run csv = runCli({QStringLiteral("quantize"), QStringLiteral("random.safetensors"), QStringLiteral("--match"),
+                            QStringLiteral("^(w|b)$"), QStringLiteral("--report"), QStringLiteral("all.csv")},
+                           m_dir.path());
+    QCOMPARE(csv.code, 0);
+    QFile c(m_dir.filePath(QStringLiteral("all.csv")));
+    QVERIFY(c.open(QIODevice::ReadOnly));
+    QCOMPARE(c.readAll().trimmed().split('\n').size(), 3);
+}
+
+void TestCli::sweepAndInspect() {
+    const Run s = runCli({QStringLiteral("sweep"), QStringLiteral("random.safetensors"), QStringLiteral("--tensor"),
+                          QStringLiteral("w"), QStringLiteral("--preset"), QStringLiteral("tensorrt"),
+                          QStringLiteral("--group-size"), QStringLiteral("4,8,16"), QStringLiteral("--report"),
+                          QStringLiteral("sweep.json")},
+                         m_dir.path());
+    QVERIFY2(s.code == 0, s.err.constData());
+    QVERIFY(s.out.contains("group 4") && s.out.contains("group 8") && s.out.contains("group 16"));
+    const Run i = runCli({QStringLiteral("inspect"), QStringLiteral("random.safetensors"), QStringLiteral("--json")},
+                         m_dir.path());
+    QCOMPARE(i.code, 0);
+    const QJsonArray t = QJsonDocument::fromJson(i.out).object()[QLatin1String("tensors")].toArray();
+    QCOMPARE(t.size(), 8);
+    QCOMPARE(t.first().toObject()[QLatin1String("shape")].toArray().size(), 2);
+    const Run b = runCli({QStringLiteral("backends")}, m_dir.path());
+    QCOMPARE(b.code, 0);
+    QVERIFY(b.out.contains("cpu-reference"));
+}
+
+void TestCli::helpOnEveryCommand_data() {
+    QTest::addColumn<QString>("command");
+    for (const char* c : {"", "inspect", "quantize", "compare", "sweep", "backends"}) QTest::addRow("%s", *c ? c : "top") << c;
+}
+
+void TestCli::helpOnEveryCommand() {
+    QFETCH(QString, command);
+    QStringList args;
+    if (!command.isEmpty()) args << command;
+    const Run r = runCli(args << QStringLiteral("--help"), m_dir.path());
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.contains("Usage"));
+    if (command == QLatin1String("quantize")) QVERIFY(r.out.contains("--preset") && r.out.contains("--zero-point"));
+}
+
+void TestCli::mistakesGiveOneLine_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("mentions");
+    const QString f = QStringLiteral("random.safetensors");
+    const QStringList w{QStringLiteral("quantize"), f, QStringLiteral("--tensor"), QStringLiteral("w")};
+    QTest::addRow("no-command") << QStringList{} << 2 << "";
+    QTest::addRow("unknown-flag") << (w + QStringList{QStringLiteral("--bogus")}) << 2 << "--bogus";
+    QTest::addRow("no-tensor-choice") << QStringList{QStringLiteral("quantize"), f} << 2 << "--all";
+    QTest::addRow("missing-tensor") << QStringList{QStringLiteral("quantize"), f, QStringLiteral("--tensor"),
+                                                   QStringLiteral("nope")}
+                                    << 1 << "nope";
+    QTest::addRow("missing-file") << QStringList{QStringLiteral("quantize"), QStringLiteral("gone.safetensors"),
+                                                 QStringLiteral("--all")}
+                                  << 1 << "gone.safetensors";
+    QTest::addRow("bad-dtype") << (w + QStringList{QStringLiteral("--dtype"), QStringLiteral("int7")}) << 2 << "int7";
+    QTest::addRow("bad-preset") << (w + QStringList{QStringLiteral("--preset"), QStringLiteral("onnx")}) << 2 << "onnx";
+    QTest::addRow("axis-out-of-range") << (w + QStringList{QStringLiteral("--axis"), QStringLiteral("5")}) << 1 << "'w'";
+    QTest::addRow("zero-point-with-symmetric")
+        << (w + QStringList{QStringLiteral("--symmetric"), QStringLiteral("--scale"), f + QStringLiteral(":scale"),
+                            QStringLiteral("--zero-point"), f + QStringLiteral(":zp")})
+        << 2 << "--symmetric";
+    QTest::addRow("scale-count") << (w + QStringList{QStringLiteral("--scale"), f + QStringLiteral(":b")}) << 1 << "scales";
+    QTest::addRow("scale-tensor-missing") << (w + QStringList{QStringLiteral("--scale"), f + QStringLiteral(":nah")}) << 1
+                                          << "nah";
+    QTest::addRow("scale-not-file-colon-tensor") << (w + QStringList{QStringLiteral("--scale"), QStringLiteral("0.5")})
+                                                 << 2 << "FILE:TENSOR";
+    QTest::addRow("group-size-not-dividing-trt")
+        << (w + QStringList{QStringLiteral("--preset"), QStringLiteral("tensorrt"), QStringLiteral("--scheme"),
+                            QStringLiteral("block"), QStringLiteral("--block"), QStringLiteral("3")})
+        << 1 << "'w'";
+    QTest::addRow("bad-report-extension") << (w + QStringList{QStringLiteral("--report"), QStringLiteral("r.txt")}) << 2
+                                          << "r.txt";
+    QTest::addRow("bad-out-extension") << (w + QStringList{QStringLiteral("--out"), QStringLiteral("o.bin")}) << 2 << "o.bin";
+    QTest::addRow("unknown-backend") << (w + QStringList{QStringLiteral("--backend"), QStringLiteral("tpu")}) << 2 << "tpu";
+    QTest::addRow("compare-needs-b") << QStringList{QStringLiteral("compare"), f, QStringLiteral("--tensor"),
+                                                    QStringLiteral("w")}
+                                     << 2 << "--preset-b";
+    QTest::addRow("sweep-bad-sizes") << QStringList{QStringLiteral("sweep"), f, QStringLiteral("--tensor"),
+                                                    QStringLiteral("w"), QStringLiteral("--group-size"),
+                                                    QStringLiteral("32,x")}
+                                     << 2 << "32,x";
+    QTest::addRow("calib-unknown") << (w + QStringList{QStringLiteral("--calib"), QStringLiteral("magic")}) << 2 << "magic";
+}
+
+void TestCli::mistakesGiveOneLine() {
+    QFETCH(QStringList, args);
+    QFETCH(int, code);
+    QFETCH(QString, mentions);
+    const Run r = runCli(args, m_dir.path());
+    QVERIFY2(r.code == code, r.err.constData());
+    const QByteArray err = r.err.trimmed();
+    QVERIFY2(!err.isEmpty() && !err.contains('\n'), r.err.constData());
+    QVERIFY2(err.startsWith("quantlens-cli: error: "), err.constData());
+    QVERIFY2(err.contains(mentions.toUtf8()), err.constData());
+}
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
