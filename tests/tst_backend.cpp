@@ -142,11 +142,11 @@ void TestBackend::progressAndCancel() {
         seen.push_back(d);
         return true;
     });
-    QVERIFY(seen.size() > 2);
+    QVERIFY(seen.size() >= 2);
     QVERIFY(std::is_sorted(seen.begin(), seen.end()));
     QCOMPARE(seen.back(), 1.0);
     int calls = 0;
-    auto stopEarly = [&](double) { return ++calls < 3; };
+    auto stopEarly = [&](double) { return ++calls < 2; }; // the first call inside the kernel says stop
     QVERIFY_THROWS_EXCEPTION(Cancelled, CpuBackend(3, 100).run(job, stopEarly));
     calls = 0;
     QVERIFY_THROWS_EXCEPTION(Cancelled, CpuReferenceBackend().run(job, [&](double) { return ++calls < 2; }));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "quant/calibration.h"
@@ -29,10 +31,12 @@ Codes CpuBackend::quantizeChunked(const QuantPlan& plan, const QuantParams& para
     const ScaleIndexer indexer(plan.layout, plan.shape);
     const std::int64_t chunks = (n + m_chunk - 1) / m_chunk;
     std::atomic<std::int64_t> next{0};
-    std::atomic<std::int64_t> finished{0};
     std::atomic<bool> cancel{false};
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::int64_t finished = 0;
     // Chunks never share a code byte (codes are unpacked), so workers write without locks.
-    auto work = [&](bool reporter) {
+    auto work = [&] {
         for (std::int64_t c; !cancel.load(std::memory_order_relaxed) && (c = next.fetch_add(1)) < chunks;) {
             const std::int64_t end = std::min(n, (c + 1) * m_chunk);
             for (std::int64_t i = c * m_chunk; i < end; ++i) {
@@ -40,16 +44,27 @@ Codes CpuBackend::quantizeChunked(const QuantPlan& plan, const QuantParams& para
                 codes.set(i, quantizeValue(x[static_cast<std::size_t>(i)], params.scales[static_cast<std::size_t>(s)],
                                            params.zeroPointOf(s), plan));
             }
-            const std::int64_t done = finished.fetch_add(1) + 1;
-            // Only the calling thread talks to the callback: callers need not be thread-safe.
-            if (reporter && progress && !progress(base + span * static_cast<double>(done) / static_cast<double>(chunks)))
-                cancel = true;
+            {
+                const std::lock_guard lock(mutex);
+                ++finished;
+            }
+            changed.notify_one();
         }
     };
     const auto workers = static_cast<unsigned>(std::min<std::int64_t>(m_threads, std::max<std::int64_t>(chunks, 1)));
     std::vector<std::thread> pool;
-    for (unsigned t = 1; t < workers; ++t) pool.emplace_back(work, false);
-    work(true);
+    for (unsigned t = 0; t < workers; ++t) pool.emplace_back(work);
+    // The calling thread only reports: callers see every callback on their own thread, in order,
+    // ending with 1.0, however the workers are scheduled.
+    std::int64_t reported = 0;
+    while (reported < chunks && !cancel) {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return finished != reported; });
+        reported = finished;
+        lock.unlock();
+        if (progress && !progress(base + span * static_cast<double>(reported) / static_cast<double>(chunks)))
+            cancel = true;
+    }
     for (auto& t : pool) t.join();
     if (cancel) throw Cancelled();
     return codes;

@@ -13,7 +13,7 @@ public:
     std::string name() const override { return "cpu"; }
     std::string deviceDescription() const override;
     std::optional<std::string> supports(const QuantPlan& plan) const override;
-    /// Progress after every chunk the calling thread finishes; cancel stops all workers within a chunk.
+    /// Progress as chunks finish, always from the calling thread; cancel stops every worker within a chunk.
     Result run(const Job& job, const ProgressFn& progress = {}) const override;
 
 private:
