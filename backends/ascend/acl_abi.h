@@ -22,6 +22,7 @@ typedef int aclrtMemMallocPolicy;
 namespace ql::acl {
 
 inline constexpr aclError kSuccess = 0;
+inline constexpr aclError kRepeatInitialize = 100002; // ACL_ERROR_REPEAT_INITIALIZE
 
 // aclDataType (RT acl_base_rt.h l.140-169).
 inline constexpr aclDataType kFloat = 0;

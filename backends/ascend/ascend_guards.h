@@ -16,6 +16,8 @@ public:
     AscendError(const std::string& call, long code)
         : std::runtime_error("ascend: " + call + " failed with error " + std::to_string(code))
         , m_code(code) {}
+    /// A call that reports failure without a code (aclCreateTensor returns NULL): code() is -1.
+    explicit AscendError(const std::string& message) : std::runtime_error("ascend: " + message), m_code(-1) {}
     long code() const { return m_code; }
 
 private:
@@ -86,7 +88,7 @@ private:
 class TensorGuard {
 public:
     TensorGuard(const AclApi& api, aclTensor* tensor, const std::string& what) : m_api(&api), m_tensor(tensor) {
-        if (!m_tensor) throw AscendError("aclCreateTensor(" + what + ")", -1);
+        if (!m_tensor) throw AscendError("aclCreateTensor(" + what + ") returned NULL");
     }
     ~TensorGuard() {
         if (m_tensor) m_api->destroyTensor(m_tensor);

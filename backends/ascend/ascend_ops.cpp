@@ -181,9 +181,9 @@ void executeOpCall(const AclApi& api, aclrtStream stream, OpCall& call, PhaseTim
     // Declaration order is release order in reverse: workspace, tensors, then device memory.
     DeviceBuffer dx(api, call.x.bytes());
     DeviceBuffer dscale(api, call.scale.bytes());
-    std::optional<DeviceBuffer> doffset, dgroup;
-    if (call.offset) doffset.emplace(api, call.offset->bytes());
+    std::optional<DeviceBuffer> dgroup, doffset; // in the operators' argument order
     if (call.groupIndex) dgroup.emplace(api, call.groupIndex->bytes());
+    if (call.offset) doffset.emplace(api, call.offset->bytes());
     DeviceBuffer dout(api, call.out.bytes());
     times.prepareMs += msSince(start);
 
@@ -191,16 +191,16 @@ void executeOpCall(const AclApi& api, aclrtStream stream, OpCall& call, PhaseTim
     start = Clock::now();
     upload(api, dx, call.x, "x");
     upload(api, dscale, call.scale, "scale");
-    if (doffset) upload(api, *doffset, *call.offset, "offset");
     if (dgroup) upload(api, *dgroup, *call.groupIndex, "groupIndex");
+    if (doffset) upload(api, *doffset, *call.offset, "offset");
     times.uploadMs = msSince(start);
 
     start = Clock::now();
     TensorGuard tx = makeTensor(api, call.x, dx.get(), "x");
     TensorGuard tscale = makeTensor(api, call.scale, dscale.get(), "scale");
-    std::optional<TensorGuard> toffset, tgroup;
-    if (doffset) toffset.emplace(makeTensor(api, *call.offset, doffset->get(), "offset"));
+    std::optional<TensorGuard> tgroup, toffset;
     if (dgroup) tgroup.emplace(makeTensor(api, *call.groupIndex, dgroup->get(), "groupIndex"));
+    if (doffset) toffset.emplace(makeTensor(api, *call.offset, doffset->get(), "offset"));
     TensorGuard tout = makeTensor(api, call.out, dout.get(), "out");
     const aclTensor* offsetTensor = toffset ? toffset->get() : nullptr; // optional inputs are NULL
 

@@ -153,12 +153,18 @@ void AscendRuntime::open(const std::vector<std::string>& dirs) {
 
 aclError AscendRuntime::ensureInitialised() {
     std::lock_guard lock(m_initMutex);
-    if (!m_initResult) m_initResult = m_api.init(nullptr); // no config file, as in the CANN samples
+    if (!m_initResult) {
+        m_initResult = m_api.init(nullptr); // no config file, as in the CANN samples
+        // Someone else in the process (torch_npu, another runtime) initialised ACL already: usable,
+        // but theirs to finalise.
+        m_ownsInit = *m_initResult == acl::kSuccess;
+        if (*m_initResult == acl::kRepeatInitialize) m_initResult = acl::kSuccess;
+    }
     return *m_initResult;
 }
 
 AscendRuntime::~AscendRuntime() {
-    if (m_initResult && *m_initResult == acl::kSuccess && m_api.finalize) m_api.finalize();
+    if (m_ownsInit && m_api.finalize) m_api.finalize();
 }
 
 } // namespace ql

@@ -57,7 +57,8 @@ public:
     /// True when the libraries are QuantLens's CPU test double (tests/ascend_standin), not CANN.
     bool isStandIn() const { return m_standIn; }
 
-    /// aclInit(NULL), once per process and library; later calls return the first result.
+    /// aclInit(NULL), once per runtime; later calls return the first result. An ACL already
+    /// initialised by someone else in the process (ACL_ERROR_REPEAT_INITIALIZE) counts as success.
     aclError ensureInitialised();
 
     AscendRuntime() = default;
@@ -76,6 +77,7 @@ private:
     bool m_standIn = false;
     std::mutex m_initMutex;
     std::optional<aclError> m_initResult;
+    bool m_ownsInit = false;
 };
 
 } // namespace ql
