@@ -1,5 +1,7 @@
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <unistd.h>
 #include <regex>
 
 #include "analysis/model_table.h"
@@ -29,10 +31,21 @@ std::vector<std::string> selectTensors(const QuantizeOptions& o, const TensorSou
     } catch (const std::regex_error& e) {
         throw UsageError("--match '" + o.match + "' is not a valid regular expression: " + e.what());
     }
-    // Whole-model runs take the floating tensors; integer buffers (position ids, masks) are not weights.
-    for (const auto& t : source.tensors())
-        if (isFloating(t.dtype) && std::regex_search(t.name, re)) names.push_back(t.name);
-    if (names.empty()) throw FileError(o.file + ": no floating-point tensor matches" + (o.all ? "" : " '" + o.match + "'"));
+    // Whole-model runs take the floating tensors of rank 1 or more: integer buffers (position ids,
+    // masks) and scalar constants are not weights.
+    int skipped = 0;
+    for (const auto& t : source.tensors()) {
+        if (!std::regex_search(t.name, re)) continue;
+        if (isFloating(t.dtype) && !t.shape.empty())
+            names.push_back(t.name);
+        else
+            ++skipped;
+    }
+    if (names.empty())
+        throw FileError(o.file + ": no floating-point tensor of rank 1 or more matches" +
+                        (o.all ? "" : " '" + o.match + "'"));
+    if (skipped && !o.quiet && isatty(fileno(stderr))) // a note for people, not for scripts
+        std::fprintf(stderr, "quantlens-cli: skipped %d integer or scalar tensor(s)\n", skipped);
     return names;
 }
 
@@ -50,6 +63,17 @@ void exportResults(const QuantizeOptions& o, const std::vector<QuantizedTensor>&
         exportSafetensors(o.out, out, layout, o.file);
     } else {
         exportHdf5(o.out, out, o.file);
+    }
+}
+
+// One line per distinct reason, so an impossible spec on a whole model reads as one error.
+void reportFailures(const std::string& file, const std::map<std::string, std::vector<std::string>>& failures) {
+    for (const auto& [reason, names] : failures) {
+        std::string what = names.size() == 1 ? where(file, names[0], reason)
+                                              : file + ": " + std::to_string(names.size()) + " tensors ('" +
+                                                    names[0] + "', '" + names[1] + "'" +
+                                                    (names.size() > 2 ? ", ..." : "") + "): " + reason;
+        std::fprintf(stderr, "quantlens-cli: error: %s\n", oneLine(what).c_str());
     }
 }
 
@@ -94,6 +118,7 @@ int runQuantize(const QuantizeOptions& o) {
     std::vector<TensorReport> reports;
     std::vector<QuantizedTensor> exported;
     int failures = 0;
+    std::map<std::string, std::vector<std::string>> failureReasons;
     ProgressPrinter progress(o.quiet);
     for (std::size_t i = 0; i < names.size(); ++i) {
         const TensorInfo& info = *source->find(names[i]);
@@ -106,14 +131,14 @@ int runQuantize(const QuantizeOptions& o) {
             reports.push_back(std::move(run.report));
         } catch (const QuantError& e) {
             // One tensor's impossible spec does not stop a whole-model run; it is listed and fails the exit code.
-            progress.finish();
             ++failures;
-            const std::string message = where(o.file, info.name, e.what());
-            std::fprintf(stderr, "quantlens-cli: error: %s\n", oneLine(message).c_str());
+            failureReasons[e.what()].push_back(info.name);
             reports.push_back({info.name, info.shape, info.dtype, {}, backend.name(), {}, {}, {}, e.what()});
         }
     }
     progress.finish();
+    reportFailures(o.file, failureReasons);
+    if (failures == static_cast<int>(names.size()) && o.report.empty()) return 1; // nothing to tabulate
 
     auto rows = modelRows(reports);
     sortWorstFirst(rows);
