@@ -1,7 +1,9 @@
 #pragma once
-// cpu: the reference arithmetic split into chunks over std::thread workers. Bit-exact with
-// cpu-reference by construction (the same quantizeValue per element); vectorising comes later.
+// cpu: vectorised (kernels.h, picked per ISA at run time) and multithreaded over chunks, with
+// calibration, quantization and error sums fused into as few passes as the layout allows.
+// Bit-exact with cpu-reference: the same fp32 operations in the same order, no FMA contraction.
 #include "backend/backend.h"
+#include "cpu/kernels.h"
 
 namespace ql {
 
@@ -16,9 +18,16 @@ public:
     /// Progress as chunks finish, always from the calling thread; cancel stops every worker within a chunk.
     Result run(const Job& job, const ProgressFn& progress = {}) const override;
 
+    /// A run plus the error sums of the codes against the input, measured in the same pass.
+    struct Measured {
+        Result result;
+        cpu::ErrorSums errors;
+        int passes = 0; // reads of the input from memory in the last repetition
+    };
+    Measured runMeasured(const Job& job, const ProgressFn& progress = {}) const;
+
 private:
-    Codes quantizeChunked(const QuantPlan& plan, const QuantParams& params, std::span<const float> x,
-                          const ProgressFn& progress, double progressBase, double progressSpan) const;
+    Measured runImpl(const Job& job, bool measure, const ProgressFn& progress) const;
 
     unsigned m_threads;
     std::int64_t m_chunk;

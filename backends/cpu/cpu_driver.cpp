@@ -1,0 +1,311 @@
+#include "cpu/cpu_driver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "cpu/parallel.h"
+#include "cpu/row_walker.h"
+#include "quant/calibration.h"
+#include "quant/calibration_search.h"
+#include "quant/reference.h"
+#include "tensor/error.h"
+
+namespace ql::cpu {
+namespace {
+
+// The input as the kernels read it: raw f32 / bf16 / f16 bytes in place, or f32 converted once.
+struct Source {
+    const std::byte* data = nullptr;
+    DType dtype = DType::F32;
+    std::size_t width = 4;
+    std::vector<float> converted;
+
+    const void* at(std::int64_t i) const { return data + static_cast<std::size_t>(i) * width; }
+    float value(std::int64_t i) const {
+        if (dtype == DType::F32) return reinterpret_cast<const float*>(data)[i];
+        std::uint16_t h;
+        std::memcpy(&h, at(i), 2);
+        return dtype == DType::BF16 ? bf16ToFloat(h) : halfToFloat(h);
+    }
+};
+
+void openSource(const Job& job, Source& s) {
+    if (!job.values.empty() || !kernelReads(job.tensor.dtype())) {
+        const std::span<const float> v = jobValues(job, s.converted);
+        s.data = reinterpret_cast<const std::byte*>(v.data());
+        s.dtype = DType::F32;
+        s.width = 4;
+        return;
+    }
+    if (job.tensor.elementCount() != elementCount(job.plan.shape))
+        throw QuantError("job has " + std::to_string(job.tensor.elementCount()) + " values but the plan's shape " +
+                         toString(job.plan.shape) + " needs " + std::to_string(elementCount(job.plan.shape)));
+    s.data = job.tensor.data();
+    s.dtype = job.tensor.dtype();
+    s.width = job.tensor.dtype() == DType::F32 ? 4 : 2;
+}
+
+// Calibrations the driver computes from its own range kernels; everything else goes to ql::calibrate
+// (which also owns every error message about impossible calibration requests).
+bool fastCalibration(const QuantPlan& plan) {
+    const CalibMethod m = plan.spec.calibration.method;
+    if (plan.spec.preset == Preset::MX || plan.spec.preset == Preset::NVFP4) return false;
+    if (m == CalibMethod::AbsMax) return plan.spec.symmetric || !plan.scalarZeroPoint;
+    return m == CalibMethod::MinMax && !plan.spec.symmetric && !plan.scalarZeroPoint;
+}
+
+// ql::calibrate's last step, group by group: range -> step -> operator scale (and zero point).
+void paramsFromRange(const QuantPlan& plan, float lo, float hi, std::int64_t g, QuantParams& p) {
+    const auto [step, zp] = stepForRange(ClipRange(lo, hi), plan);
+    p.scales[static_cast<std::size_t>(g)] = operatorScaleFromStep(step, plan.convention);
+    if (!plan.spec.symmetric) p.zeroPoints[static_cast<std::size_t>(g)] = zp;
+}
+
+void scalarError(ErrorSums& s, float x, float xhat, std::int64_t index) {
+    ++s.count;
+    if (std::isnan(x)) { ++s.nanX; return; }
+    if (std::isinf(x)) { ++s.infX; return; }
+    if (!std::isfinite(xhat)) { ++s.nonFiniteXhat; return; }
+    ++s.finite;
+    const double xd = x, hd = xhat, e = xd - hd, ae = std::fabs(e), absX = std::fabs(xd);
+    s.sumSqX += xd * xd;
+    s.sumSqXhat += hd * hd;
+    s.sumDot += xd * hd;
+    s.sumSqErr += e * e;
+    s.sumAbsErr += ae;
+    if (s.worstIndex < 0 || static_cast<float>(ae) > s.maxAbsErr) {
+        s.maxAbsErr = static_cast<float>(ae);
+        s.worstIndex = index;
+    }
+    s.over1e3 += absX == 0.0 ? ae != 0.0 : ae > 1e-3 * absX;
+    s.over5e3 += absX == 0.0 ? ae != 0.0 : ae > 5e-3 * absX;
+}
+
+class Engine {
+public:
+    Engine(const Job& job, const DriverOptions& o, bool measure)
+        : m_plan(job.plan), m_opt(o), m_measure(measure), m_walk(job.plan), m_args(resolveArgs(job.plan)) {
+        openSource(job, m_src);
+        m_k = kernelsFor(m_plan, m_src.dtype);
+        m_n = elementCount(m_plan.shape);
+        m_codes = Codes(m_plan.codeTarget, m_n);
+    }
+
+    DriverOutput run(const std::optional<QuantParams>& given, const ProgressFn& progress, double base, double span);
+
+private:
+    void prepareParams();
+    void quantizeSegment(const Segment& s);
+    void errorSegment(const Segment& s, ErrorSums& sums);
+    void rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* nan);
+    void fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums);
+
+    const QuantPlan& m_plan;
+    DriverOptions m_opt;
+    bool m_measure;
+    RowWalker m_walk;
+    QuantArgs m_args;
+    KernelSet m_k;
+    Source m_src;
+    std::int64_t m_n = 0;
+    Codes m_codes;
+    QuantParams m_params;
+    std::vector<float> m_zp; // one per scale group, whatever form the params hold them in
+};
+
+void Engine::prepareParams() {
+    checkParams(m_plan, m_params);
+    m_zp.resize(static_cast<std::size_t>(m_plan.scaleCount));
+    for (std::int64_t g = 0; g < m_plan.scaleCount; ++g) m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
+}
+
+void Engine::quantizeSegment(const Segment& s) {
+    std::uint8_t* out = m_codes.data() + static_cast<std::size_t>(s.begin) * static_cast<std::size_t>(m_codes.width());
+    const std::size_t g = static_cast<std::size_t>(s.scale);
+    if (m_k.quantConst && !s.perElement) {
+        m_k.quantConst(m_args, m_src.at(s.begin), s.length, m_params.scales[g], m_zp[g], out);
+    } else if (m_k.quantPerElem && s.perElement) {
+        m_k.quantPerElem(m_args, m_src.at(s.begin), s.length, m_params.scales.data() + g, m_zp.data() + g, out);
+    } else {
+        for (std::int64_t i = 0; i < s.length; ++i) {
+            const std::size_t gi = s.perElement ? g + static_cast<std::size_t>(i) : g;
+            m_codes.set(s.begin + i, quantizeValue(m_src.value(s.begin + i), m_params.scales[gi], m_zp[gi], m_plan));
+        }
+    }
+}
+
+void Engine::errorSegment(const Segment& s, ErrorSums& sums) {
+    const std::size_t g = static_cast<std::size_t>(s.scale);
+    if (m_k.errorConst && !s.perElement && m_codes.width() == 1) {
+        ErrorSums part;
+        m_k.errorConst(m_args, m_src.at(s.begin), m_codes.data() + s.begin, s.length, m_params.scales[g], m_zp[g],
+                       &part);
+        sums.merge(part, s.begin);
+        return;
+    }
+    for (std::int64_t i = 0; i < s.length; ++i) {
+        const std::size_t gi = s.perElement ? g + static_cast<std::size_t>(i) : g;
+        const float xhat = dequantizeValue(m_codes.at(s.begin + i), m_params.scales[gi], m_zp[gi], m_plan);
+        scalarError(sums, m_src.value(s.begin + i), xhat, s.begin + i);
+    }
+}
+
+void Engine::rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* nan) {
+    const std::size_t g = static_cast<std::size_t>(s.scale);
+    if (s.perElement) {
+        m_k.rangePerElem(m_src.at(s.begin), s.length, lo + g, hi + g, nan + g);
+        return;
+    }
+    bool seen = nan[g] != 0;
+    m_k.rangeConst(m_src.at(s.begin), s.length, lo + g, hi + g, &seen);
+    nan[g] = seen;
+}
+
+// One read from memory: each row's groups are measured, turned into params and quantized while
+// the row is still in cache (rows own their groups, so threads never share a parameter).
+void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
+    std::vector<float> lo, hi;
+    std::vector<std::uint8_t> nan;
+    for (std::int64_t r = r0; r < r1; ++r) {
+        const std::int64_t first = m_walk.rowFirstScale(r), count = m_walk.rowScaleCount();
+        lo.assign(static_cast<std::size_t>(count), 0.0f);
+        hi.assign(static_cast<std::size_t>(count), 0.0f);
+        nan.assign(static_cast<std::size_t>(count), 0);
+        m_walk.forSegments(r * m_walk.inner(), (r + 1) * m_walk.inner(), [&](const Segment& s) {
+            rangeSegment({s.begin, s.length, s.scale - first, s.perElement}, lo.data(), hi.data(), nan.data());
+        });
+        for (std::int64_t g = 0; g < count; ++g)
+            paramsFromRange(m_plan, lo[static_cast<std::size_t>(g)], hi[static_cast<std::size_t>(g)], first + g,
+                            m_params);
+        for (std::int64_t g = first; g < first + count; ++g) m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
+        m_walk.forSegments(r * m_walk.inner(), (r + 1) * m_walk.inner(), [&](const Segment& s) {
+            quantizeSegment(s);
+            if (m_measure) errorSegment(s, sums);
+        });
+    }
+}
+
+DriverOutput Engine::run(const std::optional<QuantParams>& given, const ProgressFn& progress, double base,
+                         double span) {
+    DriverOutput out;
+    const auto start = std::chrono::steady_clock::now();
+    const std::int64_t chunk = std::max<std::int64_t>(m_opt.chunkElements, 1);
+    const bool calibrating = !given;
+    const bool fast = calibrating && fastCalibration(m_plan) && m_k.rangeConst;
+    const bool fused = fast && m_walk.rowsOwnGroups() && m_walk.inner() <= (1 << 16);
+    std::vector<ErrorSums> partial;
+
+    if (fused) {
+        m_params.scales.assign(static_cast<std::size_t>(m_plan.scaleCount), 1.0f);
+        if (!m_plan.spec.symmetric) m_params.zeroPoints.assign(static_cast<std::size_t>(m_plan.scaleCount), 0.0f);
+        m_zp.assign(static_cast<std::size_t>(m_plan.scaleCount), 0.0f);
+        const std::int64_t rowsPerChunk = std::max<std::int64_t>(1, chunk / std::max<std::int64_t>(m_walk.inner(), 1));
+        const std::int64_t chunks = (m_walk.rows() + rowsPerChunk - 1) / rowsPerChunk;
+        partial.resize(static_cast<std::size_t>(chunks));
+        parallelChunks(m_opt.threads, chunks, [&](std::int64_t c, unsigned) {
+            fusedRows(c * rowsPerChunk, std::min(m_walk.rows(), (c + 1) * rowsPerChunk), partial[static_cast<std::size_t>(c)]);
+        }, progress, base, span);
+        checkParams(m_plan, m_params);
+        out.passes = 1;
+    } else {
+        double quantBase = base, quantSpan = span;
+        if (given) {
+            m_params = *given;
+        } else if (fast) {
+            // Pass 1: ranges per worker, merged; then the reference's range -> scale step.
+            const std::size_t groups = static_cast<std::size_t>(m_plan.scaleCount);
+            std::vector<std::vector<float>> lo(m_opt.threads, std::vector<float>(groups, 0.0f)), hi = lo;
+            std::vector<std::vector<std::uint8_t>> nan(m_opt.threads, std::vector<std::uint8_t>(groups, 0));
+            const std::int64_t chunks = std::max<std::int64_t>(1, (m_n + chunk - 1) / chunk);
+            parallelChunks(m_opt.threads, chunks, [&](std::int64_t c, unsigned w) {
+                m_walk.forSegments(c * chunk, std::min(m_n, (c + 1) * chunk), [&](const Segment& s) {
+                    rangeSegment(s, lo[w].data(), hi[w].data(), nan[w].data());
+                });
+            }, progress, base, span / 2);
+            m_params.scales.assign(groups, 1.0f);
+            if (!m_plan.spec.symmetric) m_params.zeroPoints.assign(groups, 0.0f);
+            for (std::size_t g = 0; g < groups; ++g) {
+                float l = 0.0f, h = 0.0f;
+                for (unsigned w = 0; w < m_opt.threads; ++w) {
+                    l = std::min(l, lo[w][g]);
+                    h = std::max(h, hi[w][g]);
+                }
+                paramsFromRange(m_plan, l, h, static_cast<std::int64_t>(g), m_params);
+            }
+            quantBase = base + span / 2;
+            quantSpan = span / 2;
+            out.passes = 1;
+        } else {
+            std::vector<float> values;
+            const std::span<const float> x =
+                m_src.dtype == DType::F32 ? std::span<const float>(reinterpret_cast<const float*>(m_src.data),
+                                                                   static_cast<std::size_t>(m_n))
+                                          : std::span<const float>(values = [&] {
+                                                std::vector<float> v(static_cast<std::size_t>(m_n));
+                                                for (std::int64_t i = 0; i < m_n; ++i) v[static_cast<std::size_t>(i)] = m_src.value(i);
+                                                return v;
+                                            }());
+            m_params = calibrate(m_plan, x);
+            out.passes = 1;
+        }
+        out.prepareMs = msSince(start);
+        prepareParams();
+        const std::int64_t chunks = std::max<std::int64_t>(1, (m_n + chunk - 1) / chunk);
+        partial.resize(static_cast<std::size_t>(chunks));
+        parallelChunks(m_opt.threads, chunks, [&](std::int64_t c, unsigned) {
+            m_walk.forSegments(c * chunk, std::min(m_n, (c + 1) * chunk), [&](const Segment& s) {
+                quantizeSegment(s);
+                if (m_measure) errorSegment(s, partial[static_cast<std::size_t>(c)]);
+            });
+        }, progress, quantBase, quantSpan);
+        out.passes += 1;
+    }
+    for (const auto& p : partial) out.errors.merge(p, 0);
+    out.kernelMs = msSince(start) - out.prepareMs;
+    out.params = std::move(m_params);
+    out.codes = std::move(m_codes);
+    return out;
+}
+
+} // namespace
+
+DriverOutput runJob(const Job& job, const DriverOptions& options, bool measure, const ProgressFn& progress,
+                    double base, double span) {
+    if (job.plan.shape.empty() || elementCount(job.plan.shape) == 0) {
+        // Scalars and empty tensors: nothing to vectorise; the reference is the answer.
+        std::vector<float> storage;
+        const auto x = jobValues(job, storage);
+        DriverOutput out;
+        out.params = job.params ? *job.params : calibrate(job.plan, x);
+        out.codes = quantizeReference(job.plan, out.params, x);
+        for (std::size_t i = 0; measure && i < x.size(); ++i)
+            scalarError(out.errors, x[i],
+                        dequantizeValue(out.codes.at(static_cast<std::int64_t>(i)), out.params.scales[0],
+                                        out.params.zeroPointOf(0), job.plan),
+                        static_cast<std::int64_t>(i));
+        reportProgress(progress, base + span);
+        return out;
+    }
+    Engine engine(job, options, measure);
+    return engine.run(job.params, progress, base, span);
+}
+
+double mse(const ErrorSums& s) {
+    return s.finite ? s.sumSqErr / static_cast<double>(s.finite) : std::numeric_limits<double>::quiet_NaN();
+}
+
+double sqnrDb(const ErrorSums& s) {
+    if (s.finite == 0) return std::numeric_limits<double>::quiet_NaN();
+    if (s.sumSqErr == 0) return std::numeric_limits<double>::infinity();
+    return 10.0 * std::log10(s.sumSqX / s.sumSqErr);
+}
+
+double cosine(const ErrorSums& s) {
+    if (s.sumSqX == 0 && s.sumSqXhat == 0) return 1.0;
+    if (s.sumSqX == 0 || s.sumSqXhat == 0) return 0.0;
+    return s.sumDot / std::sqrt(s.sumSqX * s.sumSqXhat);
+}
+
+} // namespace ql::cpu

@@ -1,0 +1,68 @@
+#pragma once
+// Vector kernels of the cpu backend: quantize a contiguous run of elements and find a run's finite
+// range. Each kernel is the reference arithmetic (core/quant/reference.cpp) written over 16-lane
+// GCC vectors, compiled with -ffp-contract=off, and finishes its tail with ql::quantizeValue.
+// One source (kernels_impl.h) is built for baseline x86-64, AVX2 and AVX-512; kernelsFor() picks
+// the widest the running CPU has.
+#include <cstdint>
+
+#include "quant/plan.h"
+#include "tensor/dtype.h"
+
+namespace ql::cpu {
+
+/// The convention of one plan, resolved once per job into what the kernels branch on.
+struct QuantArgs {
+    const QuantPlan* plan = nullptr; // for the scalar tail (ql::quantizeValue)
+    float qmin = 0, qmax = 0;        // integer code range (exact in fp32 for every 8-bit and 4-bit target)
+    bool zpBefore = false;           // zero point added before rounding
+    bool zeroScaleMeansOne = false;
+    bool zeroScaleGivesZero = false;
+    bool signedCodes = false;        // int8 / int4 codes are read back sign-extended
+    // Floating targets: every special code comes from the oracle encoder, so the kernels cannot drift.
+    int mantBits = 0, bias = 0;
+    float maxValue = 0;
+    std::uint8_t signMask = 0, nanPos = 0, nanNeg = 0, ovfPos = 0, ovfNeg = 0;
+};
+
+/// Quantizes n elements that share one scale; `scale` and `zp` are the operator's own values.
+using QuantConstFn = void (*)(const QuantArgs&, const void* src, std::int64_t n, float scale, float zp,
+                              std::uint8_t* out);
+/// Quantizes n elements with one scale each (`scales`, `zps` run alongside the elements).
+using QuantPerElemFn = void (*)(const QuantArgs&, const void* src, std::int64_t n, const float* scales,
+                                const float* zps, std::uint8_t* out);
+/// Widens [lo, hi] by the finite values of n elements; sets *nan when one is NaN.
+using RangeConstFn = void (*)(const void* src, std::int64_t n, float* lo, float* hi, bool* nan);
+/// Element-wise: lo[i], hi[i] widened by element i; nan[i] set when it is NaN.
+using RangePerElemFn = void (*)(const void* src, std::int64_t n, float* lo, float* hi, std::uint8_t* nan);
+/// Error sums of n elements against their reconstruction from codes (integer targets).
+struct ErrorSums {
+    double sumSqX = 0, sumSqXhat = 0, sumDot = 0, sumSqErr = 0, sumAbsErr = 0;
+    float maxAbsErr = 0;
+    std::int64_t count = 0, finite = 0, nanX = 0, infX = 0, nonFiniteXhat = 0, over1e3 = 0, over5e3 = 0;
+    std::int64_t worstIndex = -1; // relative to the run's first element
+    void merge(const ErrorSums& o, std::int64_t offset);
+};
+/// Dequantize as the reference does ((q - zp) then the scale) and accumulate the error sums.
+using ErrorConstFn = void (*)(const QuantArgs&, const void* src, const std::uint8_t* codes, std::int64_t n,
+                              float scale, float zp, ErrorSums* sums);
+
+struct KernelSet {
+    QuantConstFn quantConst = nullptr;     // null: no vector path for this plan/dtype (use the scalar one)
+    QuantPerElemFn quantPerElem = nullptr;
+    RangeConstFn rangeConst = nullptr;
+    RangePerElemFn rangePerElem = nullptr;
+    ErrorConstFn errorConst = nullptr;      // integer targets only
+    const char* isa = "";
+};
+
+/// Input dtypes the kernels read directly (F32, BF16, F16); others are converted first.
+bool kernelReads(DType dtype);
+/// Resolves the plan's convention into kernel arguments.
+QuantArgs resolveArgs(const QuantPlan& plan);
+/// The kernels for this plan and input dtype on the running CPU.
+KernelSet kernelsFor(const QuantPlan& plan, DType dtype);
+/// The ISA the dispatcher picked ("avx512", "avx2", "sse2", "generic").
+const char* kernelIsa();
+
+} // namespace ql::cpu

@@ -1,0 +1,7 @@
+// The vector kernels built for avx2 (flags set in CMakeLists.txt; see kernels_impl.h).
+#define QL_KERNEL_NS avx2
+#include "cpu/kernels_impl.h"
+
+namespace ql::cpu {
+KernelSet pick_avx2(const QuantPlan& plan, DType dtype) { return avx2::pick(plan, dtype); }
+} // namespace ql::cpu

@@ -1,0 +1,7 @@
+// The vector kernels built for avx512 (flags set in CMakeLists.txt; see kernels_impl.h).
+#define QL_KERNEL_NS avx512
+#include "cpu/kernels_impl.h"
+
+namespace ql::cpu {
+KernelSet pick_avx512(const QuantPlan& plan, DType dtype) { return avx512::pick(plan, dtype); }
+} // namespace ql::cpu

@@ -1,0 +1,104 @@
+// Picks the kernel build for the running CPU, and resolves a plan's convention for the kernels.
+#include <cmath>
+#include <limits>
+
+#include "cpu/kernels.h"
+#include "tensor/float_formats.h"
+
+namespace ql::cpu {
+
+KernelSet pick_sse2(const QuantPlan& plan, DType dtype);
+#if QL_CPU_MULTI_ISA
+KernelSet pick_avx2(const QuantPlan& plan, DType dtype);
+KernelSet pick_avx512(const QuantPlan& plan, DType dtype);
+#endif
+
+namespace {
+
+using PickFn = KernelSet (*)(const QuantPlan&, DType);
+
+struct Choice {
+    PickFn pick;
+    const char* isa;
+};
+
+Choice choose() {
+#if QL_CPU_MULTI_ISA
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        return {&pick_avx512, "avx512"};
+    if (__builtin_cpu_supports("avx2")) return {&pick_avx2, "avx2"};
+    return {&pick_sse2, "sse2"};
+#else
+    return {&pick_sse2, "generic"};
+#endif
+}
+
+const Choice& choice() {
+    static const Choice c = choose();
+    return c;
+}
+
+} // namespace
+
+void ErrorSums::merge(const ErrorSums& o, std::int64_t offset) {
+    sumSqX += o.sumSqX;
+    sumSqXhat += o.sumSqXhat;
+    sumDot += o.sumDot;
+    sumSqErr += o.sumSqErr;
+    sumAbsErr += o.sumAbsErr;
+    count += o.count;
+    finite += o.finite;
+    nanX += o.nanX;
+    infX += o.infX;
+    nonFiniteXhat += o.nonFiniteXhat;
+    over1e3 += o.over1e3;
+    over5e3 += o.over5e3;
+    if (o.worstIndex < 0) return;
+    const std::int64_t idx = o.worstIndex + offset;
+    // Ties keep the lowest index, so the merge order never changes the answer.
+    if (worstIndex < 0 || o.maxAbsErr > maxAbsErr || (o.maxAbsErr == maxAbsErr && idx < worstIndex)) {
+        maxAbsErr = o.maxAbsErr;
+        worstIndex = idx;
+    }
+}
+
+bool kernelReads(DType dtype) { return dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16; }
+
+QuantArgs resolveArgs(const QuantPlan& plan) {
+    QuantArgs a;
+    a.plan = &plan;
+    const Convention& c = plan.convention;
+    a.zpBefore = c.zeroPoint == ZeroPointStage::BeforeRounding;
+    a.zeroScaleMeansOne = c.zeroScaleMeansOne;
+    a.zeroScaleGivesZero = c.zeroScaleGivesZero;
+    a.signedCodes = plan.codeTarget == Target::Int8 || plan.codeTarget == Target::Int4;
+    if (isFloatTarget(plan.codeTarget)) {
+        const MiniFloat f = miniFloatOf(plan.codeTarget);
+        a.mantBits = f == MiniFloat::E4M3FN ? 3 : (f == MiniFloat::E5M2 ? 2 : 1);
+        a.bias = f == MiniFloat::E4M3FN ? 7 : (f == MiniFloat::E5M2 ? 15 : 1);
+        a.signMask = f == MiniFloat::E2M1 ? 0x08 : 0x80;
+        a.maxValue = maxFinite(f);
+        // The special codes are the oracle's own answers.
+        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+        a.nanPos = encodeMiniFloat(nan, f, c.overflow);
+        a.nanNeg = encodeMiniFloat(-nan, f, c.overflow);
+        a.ovfPos = encodeMiniFloat(inf, f, c.overflow);
+        a.ovfNeg = encodeMiniFloat(-inf, f, c.overflow);
+    } else {
+        a.qmin = static_cast<float>(plan.qmin());
+        a.qmax = static_cast<float>(plan.qmax());
+    }
+    return a;
+}
+
+KernelSet kernelsFor(const QuantPlan& plan, DType dtype) {
+    KernelSet k = choice().pick(plan, dtype);
+    k.isa = choice().isa;
+    return k;
+}
+
+const char* kernelIsa() { return choice().isa; }
+
+} // namespace ql::cpu

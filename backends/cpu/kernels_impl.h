@@ -1,0 +1,307 @@
+// The vector kernels, written once and compiled per ISA: the including file defines QL_KERNEL_NS
+// (a distinct namespace per ISA, so the copies never meet under the one-definition rule) and is
+// built with that ISA's -m flags. No intrinsics: 16-lane GCC vectors lower to whatever registers
+// the flags allow. Every step is the reference's fp32 operation in the reference's order.
+// Only out-of-line core functions and builtins are called from here: an inline function or template
+// emitted by an AVX-512 file could be the copy the linker keeps for a baseline caller.
+#include <cstring>
+#include <type_traits>
+
+#include "cpu/kernels.h"
+#include "quant/reference.h"
+#include "tensor/float_formats.h"
+
+#ifndef QL_KERNEL_NS
+#error "define QL_KERNEL_NS before including kernels_impl.h"
+#endif
+
+namespace ql::cpu::QL_KERNEL_NS {
+
+constexpr int W = 16;
+using vf = float __attribute__((vector_size(4 * W)));
+using vi = std::int32_t __attribute__((vector_size(4 * W)));
+using vu = std::uint32_t __attribute__((vector_size(4 * W)));
+using vu16 = std::uint16_t __attribute__((vector_size(2 * W)));
+using vi8 = std::int8_t __attribute__((vector_size(W)));
+
+enum class Op { Div, Mul, Recip, Twice };
+enum class Mode { IntTorch, IntZero, Float };
+struct F32In { using T = float; };
+struct Bf16In { using T = std::uint16_t; };
+struct F16In { using T = std::uint16_t; };
+
+inline vf splat(float v) { return vf{} + v; }
+inline vi splati(std::int32_t v) { return vi{} + v; }
+// Same-size GCC vector casts reinterpret the bits (no aliasing through pointers).
+inline vf asF(vu u) { return (vf)u; }
+inline vu asU(vf f) { return (vu)f; }
+inline vi asI(vu u) { return (vi)u; }
+inline vu asUi(vi i) { return (vu)i; }
+inline vf sel(vi m, vf a, vf b) { return m ? a : b; }
+
+// Half to float, exact for every code: the exponent field is moved into place and a power-of-two
+// multiply rebias makes subnormal halves normal floats; Inf/NaN keep their sign and payload.
+inline vf halfToFloatV(vu h) {
+    const vu sign = (h & 0x8000u) << 16;
+    const vu em = h & 0x7FFFu;
+    const vf finite = asF(em << 13) * splat(0x1p112f);
+    const vu special = sign | 0x7F800000u | ((h & 0x3FFu) << 13);
+    return asI(em) >= 0x7C00 ? asF(special) : asF(asU(finite) | sign);
+}
+
+template <class In>
+inline vf load(const typename In::T* p) {
+    if constexpr (std::is_same_v<In, F32In>) {
+        vf v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    } else {
+        vu16 h;
+        std::memcpy(&h, p, sizeof h);
+        const vu w = __builtin_convertvector(h, vu);
+        if constexpr (std::is_same_v<In, Bf16In>) return asF(w << 16);
+        else return halfToFloatV(w);
+    }
+}
+
+template <class In>
+inline float loadOne(const typename In::T* p) {
+    if constexpr (std::is_same_v<In, F32In>) return *p;
+    else if constexpr (std::is_same_v<In, Bf16In>) return __builtin_bit_cast(float, static_cast<std::uint32_t>(*p) << 16);
+    else return halfToFloat(*p);
+}
+
+inline vf vabs(vf t) { return asF(asU(t) & 0x7FFFFFFFu); }
+
+// std::nearbyint & co. for |t| < 2^23; larger magnitudes, Inf and NaN are already integral.
+template <Rounding R>
+inline vf roundV(vf t) {
+    const vf a = vabs(t);
+    const vi small = a < splat(0x1p23f);
+    if constexpr (R == Rounding::HalfToEven) {
+        // In [2^23, 2^24) the fp32 spacing is 1, so the add rounds to an integer, ties to even.
+        const vf r = asF(asU((a + splat(0x1p23f)) - splat(0x1p23f)) | (asU(t) & 0x80000000u));
+        return sel(small, r, t);
+    } else {
+        const vf safe = sel(small, t, vf{});
+        const vf tr = __builtin_convertvector(__builtin_convertvector(safe, vi), vf);
+        vf r = tr;
+        if constexpr (R == Rounding::Floor) r = tr - sel(tr > t, splat(1.0f), vf{});
+        if constexpr (R == Rounding::Ceil) r = tr + sel(tr < t, splat(1.0f), vf{});
+        if constexpr (R == Rounding::HalfAwayFromZero) {
+            const vf d = t - tr; // exact: t and its integer part share the binade or d is t itself
+            const vf one = asF(asU(splat(1.0f)) | (asU(t) & 0x80000000u));
+            r = tr + sel(vabs(d) >= splat(0.5f), one, vf{});
+        }
+        return sel(small, r, t);
+    }
+}
+
+template <Op O>
+inline vf scaledV(vf x, vf s) {
+    if constexpr (O == Op::Div) return x / s;
+    else if constexpr (O == Op::Twice) return (x * s) * s; // A2/A3 kernel order
+    else return x * s;                                     // Mul and Recip (s is already 1/scale)
+}
+
+// Integer codes from t (already scaled); zpB / zpA are the zero point before / after rounding
+// (the other one is 0, which changes no code: only the sign of a zero).
+template <Rounding R, Mode M>
+inline vi intCodes(vf t, vf zpB, vf zpA, const QuantArgs& a) {
+    const vf r = roundV<R>(t + zpB);
+    const vf sum = r + zpA;
+    const vf lo = splat(a.qmin), hi = splat(a.qmax);
+    if constexpr (M == Mode::IntTorch) {
+        // torch: (int64)(zp + r); out of int64 range (NaN, ±Inf, huge) x86 gives INT64_MIN -> qmin.
+        const vi bad = !((sum >= splat(-0x1p63f)) & (sum < splat(0x1p63f)));
+        const vf c = sel(bad, lo, sel(sum < lo, lo, sel(sum > hi, hi, sum)));
+        return __builtin_convertvector(c, vi);
+    } else {
+        const vi nan = r != r;
+        const float zeroCode = 0.0f < a.qmin ? a.qmin : (0.0f > a.qmax ? a.qmax : 0.0f);
+        const vf c = sel(nan, splat(zeroCode), sel(sum < lo, lo, sel(sum > hi, hi, sum)));
+        return __builtin_convertvector(c, vi); // truncates like the reference's static_cast
+    }
+}
+
+// OCP mini-float encode (RNE, subnormals kept): y = |t| / quantum is exact, rounded by the 2^23
+// trick; the code is ((E + bias - 1) << m) + n, which also covers the carry into the next binade.
+inline vi floatCodes(vf t, const QuantArgs& a) {
+    const vu u = asU(t);
+    const vi neg = asI(u) < 0;
+    const vf ab = vabs(t);
+    const vi nan = t != t;
+    const vi inf = ab == splat(__builtin_inff());
+    const vi e = asI((u >> 23) & 0xFFu) - 127;
+    const vi emin = splati(1 - a.bias);
+    const vi E = e > emin ? e : emin;
+    const vi qe = E - a.mantBits;
+    const vi okLane = ~(nan | inf);
+    const vf up = asF(asUi((127 - qe) << 23));
+    const vf y = sel(okLane, ab * up, vf{});
+    const vf n = (y + splat(0x1p23f)) - splat(0x1p23f);
+    const vf value = n * asF(asUi((127 + (okLane ? qe : vi{})) << 23));
+    const vi ovf = inf | (value > splat(a.maxValue));
+    const vi mag = ((E + a.bias - 1) << a.mantBits) + __builtin_convertvector(n, vi);
+    const vi code = mag | (neg & static_cast<std::int32_t>(a.signMask));
+    const vi ovfCode = neg ? splati(a.ovfNeg) : splati(a.ovfPos);
+    const vi nanCode = neg ? splati(a.nanNeg) : splati(a.nanPos);
+    return nan ? nanCode : (ovf ? ovfCode : code);
+}
+
+inline void storeCodes(vi c, std::uint8_t* out) {
+    const vi8 b = __builtin_convertvector(c, vi8);
+    std::memcpy(out, &b, W);
+}
+
+template <class In, Op O, Rounding R, Mode M>
+void quantConst(const QuantArgs& a, const void* srcv, std::int64_t n, float scale, float zp, std::uint8_t* out) {
+    const auto* src = static_cast<const typename In::T*>(srcv);
+    if (a.zeroScaleGivesZero && scale == 0.0f) {
+        std::memset(out, 0, static_cast<std::size_t>(n));
+        return;
+    }
+    float mult = scale;
+    if constexpr (O == Op::Recip) mult = (a.zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
+    const vf s = splat(mult);
+    const vf zpB = splat(a.zpBefore ? zp : 0.0f), zpA = splat(a.zpBefore ? 0.0f : zp);
+    std::int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        const vf t = scaledV<O>(load<In>(src + i), s);
+        if constexpr (M == Mode::Float) storeCodes(floatCodes(t, a), out + i);
+        else storeCodes(intCodes<R, M>(t, zpB, zpA, a), out + i);
+    }
+    for (; i < n; ++i)
+        out[i] = static_cast<std::uint8_t>(quantizeValue(loadOne<In>(src + i), scale, zp, *a.plan));
+}
+
+template <class In, Op O, Rounding R, Mode M>
+void quantPerElem(const QuantArgs& a, const void* srcv, std::int64_t n, const float* scales, const float* zps,
+                  std::uint8_t* out) {
+    const auto* src = static_cast<const typename In::T*>(srcv);
+    std::int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        vf s, zp;
+        std::memcpy(&s, scales + i, sizeof s);
+        std::memcpy(&zp, zps + i, sizeof zp);
+        vf mult = s;
+        if constexpr (O == Op::Recip) {
+            const vf inv = splat(1.0f) / s;
+            mult = a.zeroScaleMeansOne ? sel(s == vf{}, splat(1.0f), inv) : inv;
+        }
+        const vf t = scaledV<O>(load<In>(src + i), mult);
+        vi c;
+        if constexpr (M == Mode::Float) c = floatCodes(t, a);
+        else c = a.zpBefore ? intCodes<R, M>(t, zp, vf{}, a) : intCodes<R, M>(t, vf{}, zp, a);
+        if (a.zeroScaleGivesZero) c = (s == vf{}) ? vi{} : c;
+        storeCodes(c, out + i);
+    }
+    for (; i < n; ++i)
+        out[i] = static_cast<std::uint8_t>(quantizeValue(loadOne<In>(src + i), scales[i], zps[i], *a.plan));
+}
+
+// Finite range, as ql::calibrate's groupRanges: Inf never widens it, NaN is only flagged.
+template <class In>
+void rangeConst(const void* srcv, std::int64_t n, float* lo, float* hi, bool* nan) {
+    const auto* src = static_cast<const typename In::T*>(srcv);
+    vf vlo = splat(*lo), vhi = splat(*hi);
+    vi vnan{};
+    std::int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        const vf x = load<In>(src + i);
+        const vu mag = asU(x) & 0x7FFFFFFFu;
+        const vf v = sel(mag < 0x7F800000u, x, vf{});
+        vnan |= mag > 0x7F800000u;
+        vlo = v < vlo ? v : vlo;
+        vhi = v > vhi ? v : vhi;
+    }
+    for (int k = 0; k < W; ++k) {
+        *lo = vlo[k] < *lo ? vlo[k] : *lo;
+        *hi = vhi[k] > *hi ? vhi[k] : *hi;
+        *nan = *nan || vnan[k];
+    }
+    for (; i < n; ++i) {
+        const float v = loadOne<In>(src + i);
+        if (__builtin_isnan(v)) *nan = true;
+        if (!__builtin_isfinite(v)) continue;
+        *lo = v < *lo ? v : *lo;
+        *hi = v > *hi ? v : *hi;
+    }
+}
+
+template <class In>
+void rangePerElem(const void* srcv, std::int64_t n, float* lo, float* hi, std::uint8_t* nan) {
+    const auto* src = static_cast<const typename In::T*>(srcv);
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float x = loadOne<In>(src + i);
+        const bool finite = __builtin_isfinite(x);
+        const float v = finite ? x : 0.0f;
+        lo[i] = v < lo[i] ? v : lo[i];
+        hi[i] = v > hi[i] ? v : hi[i];
+        nan[i] |= static_cast<std::uint8_t>(__builtin_isnan(x));
+    }
+}
+
+#include "cpu/kernels_error.h"
+
+// Template selection: one instantiation per (input, scale op, rounding, code mode).
+template <class In, Op O, Mode M>
+KernelSet pickRounding(Rounding r) {
+    KernelSet k;
+    if constexpr (M == Mode::Float) {
+        (void)r;
+        k.quantConst = &quantConst<In, O, Rounding::HalfToEven, M>;
+        k.quantPerElem = &quantPerElem<In, O, Rounding::HalfToEven, M>;
+    } else {
+        switch (r) {
+#define QL_ROUNDING_CASE(R)                                                                                        \
+    case Rounding::R:                                                                                              \
+        k.quantConst = &quantConst<In, O, Rounding::R, M>;                                                         \
+        k.quantPerElem = &quantPerElem<In, O, Rounding::R, M>;                                                     \
+        break;
+            QL_ROUNDING_CASE(HalfToEven)
+            QL_ROUNDING_CASE(HalfAwayFromZero)
+            QL_ROUNDING_CASE(Floor)
+            QL_ROUNDING_CASE(Ceil)
+            QL_ROUNDING_CASE(Trunc)
+#undef QL_ROUNDING_CASE
+        }
+        k.errorConst = &errorConst<In, O>;
+    }
+    return k;
+}
+
+template <class In, Op O>
+KernelSet pickMode(const QuantPlan& plan) {
+    const Convention& c = plan.convention;
+    if (isFloatTarget(plan.codeTarget)) return pickRounding<In, O, Mode::Float>(c.rounding);
+    if (c.nan == NanPolicy::X86IntCast) return pickRounding<In, O, Mode::IntTorch>(c.rounding);
+    return pickRounding<In, O, Mode::IntZero>(c.rounding);
+}
+
+template <class In>
+KernelSet pickOp(const QuantPlan& plan) {
+    KernelSet k;
+    if (plan.codeTarget != Target::Int32) { // 32-bit codes exceed fp32's exact integers: scalar path
+        switch (plan.convention.scaleOp) {
+        case ScaleOp::Divide: k = pickMode<In, Op::Div>(plan); break;
+        case ScaleOp::MultiplyReciprocal: k = pickMode<In, Op::Recip>(plan); break;
+        case ScaleOp::Multiply: k = pickMode<In, Op::Mul>(plan); break;
+        case ScaleOp::MultiplyTwice: k = pickMode<In, Op::Twice>(plan); break;
+        }
+    }
+    k.rangeConst = &rangeConst<In>;
+    k.rangePerElem = &rangePerElem<In>;
+    return k;
+}
+
+inline KernelSet pick(const QuantPlan& plan, DType dtype) {
+    switch (dtype) {
+    case DType::F32: return pickOp<F32In>(plan);
+    case DType::BF16: return pickOp<Bf16In>(plan);
+    case DType::F16: return pickOp<F16In>(plan);
+    default: return {};
+    }
+}
+
+} // namespace ql::cpu::QL_KERNEL_NS

@@ -1,0 +1,249 @@
+// Every built backend against cpu-reference, code for code and scale for scale, over a grid of
+// (preset, layout, target, input dtype, shape, parameters). Shapes are odd and even so that vector
+// tails, chunk edges inside rows and short last blocks all occur. A row skips with a reason when
+// its backend is unavailable or does not support the plan.
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "analysis/error_stats.h"
+#include "backend/registry.h"
+#include "cpu/builtin.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/cpu_driver.h"
+#include "cpu/cpu_reference_backend.h"
+#include "quant/reference.h"
+#include "tensor/error.h"
+#include "tensor/float_formats.h"
+
+using namespace ql;
+
+namespace {
+
+struct SpecRow {
+    const char* name;
+    QuantSpec spec;
+};
+
+QuantSpec make(Preset p, Target t, Scheme s, std::vector<int> axes, bool symmetric = true) {
+    QuantSpec q;
+    q.preset = p;
+    q.target = t;
+    q.scheme = s;
+    q.axes = std::move(axes);
+    q.symmetric = symmetric;
+    if (!symmetric) q.calibration.method = CalibMethod::MinMax;
+    return q;
+}
+
+std::vector<SpecRow> specRows() {
+    std::vector<SpecRow> rows;
+    auto add = [&](const char* n, QuantSpec s) { rows.push_back({n, std::move(s)}); };
+    using P = Preset;
+    using T = Target;
+    using S = Scheme;
+    add("torch/per-tensor/int8", make(P::Torch, T::Int8, S::PerTensor, {}));
+    add("torch/per-tensor/uint8-asym", make(P::Torch, T::UInt8, S::PerTensor, {}, false));
+    add("torch/per-channel0/int8", make(P::Torch, T::Int8, S::PerChannel, {0}));
+    add("torch/per-channel-last/int8", make(P::Torch, T::Int8, S::PerChannel, {-1}));
+    add("torch/per-channel0/uint8-asym", make(P::Torch, T::UInt8, S::PerChannel, {0}, false));
+    add("torch/per-channel0/uint4-asym", make(P::Torch, T::UInt4, S::PerChannel, {0}, false));
+    add("torch/per-channel0/int32", make(P::Torch, T::Int32, S::PerChannel, {0}));
+    add("tensorrt/per-tensor/int8", make(P::TensorRT, T::Int8, S::PerTensor, {}));
+    add("tensorrt/per-tensor/fp8", make(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}));
+    add("tensorrt/per-channel0/fp8", make(P::TensorRT, T::Fp8E4M3, S::PerChannel, {0}));
+    add("tensorrt/per-channel-last/fp4", make(P::TensorRT, T::Fp4E2M1, S::PerChannel, {-1}));
+    QuantSpec blk = make(P::TensorRT, T::Int4, S::Block, {});
+    blk.block = {1, 16};
+    add("tensorrt/block-1x16/int4", blk);
+    blk.block = {4, 16};
+    add("tensorrt/block-4x16/int4", blk);
+    add("aclnn-quantize/per-channel0/int8", make(P::AclnnQuantize, T::Int8, S::PerChannel, {0}));
+    add("aclnn-quantize/per-tensor/uint8-asym", make(P::AclnnQuantize, T::UInt8, S::PerTensor, {}, false));
+    add("aclnn-quantize/per-channel-last/fp8-e5m2", make(P::AclnnQuantize, T::Fp8E5M2, S::PerChannel, {-1}));
+    add("ascend-quant/per-tensor/int8", make(P::AscendQuant, T::Int8, S::PerTensor, {}));
+    add("ascend-quant/per-channel-last/int8-asym", make(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false));
+    for (Rounding r : {Rounding::Floor, Rounding::Ceil, Rounding::Trunc}) {
+        QuantSpec s = make(P::AscendQuant, T::Int8, S::PerChannel, {-1});
+        s.rounding = r;
+        rows.push_back({r == Rounding::Floor ? "ascend-quant/floor" : r == Rounding::Ceil ? "ascend-quant/ceil"
+                                                                                          : "ascend-quant/trunc",
+                        s});
+    }
+    QuantSpec sq = make(P::AscendQuant, T::Int8, S::PerTensor, {});
+    sq.sqrtMode = true;
+    add("ascend-quant/sqrt-mode/int8", sq);
+    add("ascend-quant/per-tensor/fp8-e5m2", make(P::AscendQuant, T::Fp8E5M2, S::PerTensor, {}));
+    QuantSpec pg = make(P::Custom, T::Int4, S::PerGroup, {-1});
+    pg.groupSize = 32;
+    Convention away;
+    away.scaleOp = ScaleOp::Divide;
+    away.zeroPoint = ZeroPointStage::BeforeRounding;
+    away.rounding = Rounding::HalfAwayFromZero;
+    pg.custom = away;
+    add("custom/per-group-g32/int4-half-away", pg);
+    QuantSpec pt = make(P::PyPTO, T::Int8, S::PerChannel, {0});
+    add("pypto/int8", pt);
+    add("mx/fp8-e4m3", make(P::MX, T::Fp8E4M3, S::Block, {}));
+    add("mx/fp4", make(P::MX, T::Fp4E2M1, S::Block, {}));
+    add("nvfp4/fp4", make(P::NVFP4, T::Fp4E2M1, S::Block, {}));
+    return rows;
+}
+
+const std::vector<Shape>& shapes() {
+    static const std::vector<Shape> s{{64, 256}, {33, 129}, {7, 17}, {3, 5, 64}, {1, 1031}, {128, 32}, {1000}};
+    return s;
+}
+
+// Normal values with exact binary fractions (ties once divided by a power of two) and every special.
+std::vector<float> testValues(std::int64_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d(0.0f, 2.0f);
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = i % 2 ? d(rng) : std::round(d(rng) * 32.0f) / 32.0f;
+    const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(), -0.0f, 1e30f, -1e30f, 3e-39f, 1e-8f};
+    for (std::size_t k = 0; k < std::size(specials) && 5 * k + 3 < v.size(); ++k) v[5 * k + 3] = specials[k];
+    return v;
+}
+
+Tensor tensorOf(const std::vector<float>& v, const Shape& shape, DType dtype) {
+    if (dtype == DType::F32) return Tensor::fromFloats(shape, v);
+    Tensor t(dtype, shape);
+    auto* p = reinterpret_cast<std::uint16_t*>(t.mutableData());
+    for (std::size_t i = 0; i < v.size(); ++i) p[i] = dtype == DType::BF16 ? floatToBf16(v[i]) : floatToHalf(v[i]);
+    return t;
+}
+
+} // namespace
+
+class TestCpuConformance : public QObject {
+    Q_OBJECT
+private slots:
+    void matchesReference_data();
+    void matchesReference();
+    void measuredErrorsMatchErrorStats();
+};
+
+void TestCpuConformance::matchesReference_data() {
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<int>("spec");
+    QTest::addColumn<int>("shape");
+    QTest::addColumn<int>("dtype");
+    QTest::addColumn<QString>("params");
+    BackendRegistry registry;
+    registerBuiltinBackends(registry);
+    const auto specs = specRows();
+    for (const auto& b : registry.backends()) {
+        if (b->name() == "cpu-reference") continue;
+        for (std::size_t s = 0; s < specs.size(); ++s)
+            for (std::size_t sh = 0; sh < shapes().size(); ++sh) {
+                try {
+                    planQuantization(specs[s].spec, shapes()[sh]);
+                } catch (const std::exception&) {
+                    continue; // the operator refuses this shape: nothing to compare
+                }
+                for (DType dt : {DType::F32, DType::BF16, DType::F16})
+                    for (const char* mode : {"calibrated", "perturbed", "pow2"})
+                        QTest::addRow("%s/%s/%s/%s/%s", b->name().c_str(), specs[s].name,
+                                      toString(shapes()[sh]).c_str(), std::string(nameOf(dt)).c_str(), mode)
+                            << QString::fromStdString(b->name()) << int(s) << int(sh) << int(dt)
+                            << QString::fromLatin1(mode);
+            }
+    }
+}
+
+void TestCpuConformance::matchesReference() {
+    QFETCH(QString, backend);
+    QFETCH(int, spec);
+    QFETCH(int, shape);
+    QFETCH(int, dtype);
+    QFETCH(QString, params);
+    BackendRegistry registry;
+    registerBuiltinBackends(registry);
+    const Backend* b = registry.find(backend.toStdString());
+    QVERIFY(b);
+    if (auto why = b->unavailableReason()) QSKIP(("unavailable: " + *why).c_str());
+    Job job;
+    job.plan = planQuantization(specRows()[static_cast<std::size_t>(spec)].spec, shapes()[static_cast<std::size_t>(shape)]);
+    if (auto why = b->supports(job.plan)) QSKIP(("unsupported: " + *why).c_str());
+    const auto values = testValues(elementCount(job.plan.shape), 7u + static_cast<unsigned>(spec));
+    job.tensor = tensorOf(values, job.plan.shape, static_cast<DType>(dtype));
+    const CpuReferenceBackend reference;
+    if (params != QLatin1String("calibrated")) {
+        QuantParams p;
+        try {
+            p = reference.run(job).params;
+        } catch (const QuantError& e) {
+            QSKIP(qPrintable(QStringLiteral("the reference cannot calibrate this job: %1").arg(QString::fromUtf8(e.what()))));
+        }
+        std::mt19937 rng(3);
+        std::uniform_real_distribution<float> f(0.25f, 1.0f);
+        const bool multiply = job.plan.convention.scaleOp == ScaleOp::Multiply ||
+                              job.plan.convention.scaleOp == ScaleOp::MultiplyTwice;
+        for (float& s : p.scales)
+            if (std::isfinite(s) && s != 0.0f)
+                s = params == QLatin1String("pow2") ? (multiply ? 8.0f : 0.125f) : s * f(rng);
+        job.params = p;
+    }
+    Result ref, got;
+    try {
+        ref = reference.run(job);
+    } catch (const QuantError& e) {
+        // A job the reference refuses must be refused by the backend too.
+        QVERIFY_THROWS_EXCEPTION(QuantError, b->run(job));
+        QSKIP(qPrintable(QStringLiteral("the reference refuses this job: %1").arg(QString::fromUtf8(e.what()))));
+    }
+    try {
+        got = b->run(job);
+    } catch (const std::exception& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(got.params.scales.size(), ref.params.scales.size());
+    QVERIFY(std::memcmp(got.params.scales.data(), ref.params.scales.data(), ref.params.scales.size() * 4) == 0);
+    QCOMPARE(got.params.zeroPoints, ref.params.zeroPoints);
+    QCOMPARE(got.params.scaleCodes, ref.params.scaleCodes);
+    QCOMPARE(got.codes.size(), ref.codes.size());
+    std::int64_t mismatches = 0, first = -1;
+    for (std::int64_t i = 0; i < ref.codes.size(); ++i)
+        if (got.codes.at(i) != ref.codes.at(i) && mismatches++ == 0) first = i;
+    if (mismatches)
+        QFAIL(qPrintable(QStringLiteral("%1 mismatched codes; first at %2: x=%3 got %4 want %5")
+                             .arg(mismatches)
+                             .arg(first)
+                             .arg(double(job.tensor.toFloatVector()[static_cast<std::size_t>(first)]), 0, 'g', 9)
+                             .arg(got.codes.at(first))
+                             .arg(ref.codes.at(first))));
+}
+
+// The fused error sums agree with ErrorStats over the reference reconstruction.
+void TestCpuConformance::measuredErrorsMatchErrorStats() {
+    for (Scheme s : {Scheme::PerTensor, Scheme::PerChannel}) {
+        QuantSpec spec;
+        spec.scheme = s;
+        spec.axes = s == Scheme::PerTensor ? std::vector<int>{} : std::vector<int>{0};
+        Job job;
+        job.plan = planQuantization(spec, {37, 301});
+        const auto v = testValues(37 * 301, 5);
+        job.values = v;
+        const auto m = CpuBackend(2, 999).runMeasured(job);
+        const auto xhat = dequantizeReference(job.plan, m.result.params, m.result.codes);
+        ErrorStats want;
+        want.add(v, xhat);
+        QCOMPARE(m.errors.count, want.count());
+        QCOMPARE(m.errors.finite, want.finiteCount());
+        QCOMPARE(m.errors.nanX, want.nanCount());
+        QCOMPARE(m.errors.infX, want.infCount());
+        QVERIFY(std::fabs(cpu::mse(m.errors) - want.mse()) <= 1e-4 * want.mse());
+        QVERIFY(std::fabs(cpu::sqnrDb(m.errors) - want.sqnrDb()) < 1e-3);
+        QVERIFY(std::fabs(cpu::cosine(m.errors) - want.cosine()) < 1e-6);
+        QVERIFY(std::fabs(m.errors.maxAbsErr - want.maxAbsError()) <= 1e-6 * want.maxAbsError());
+        QCOMPARE(m.errors.worstIndex, want.worstIndex());
+        QVERIFY(std::abs(m.errors.over1e3 - static_cast<std::int64_t>(want.ratioOver1e3() * want.finiteCount())) <= 2);
+    }
+}
+
+QTEST_GUILESS_MAIN(TestCpuConformance)
+#include "tst_cpu_conformance.moc"
