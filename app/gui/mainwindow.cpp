@@ -1,0 +1,262 @@
+#include "gui/mainwindow.h"
+
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenu>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "cpu/builtin.h"
+#include "widgets/clippingpage.h"
+#include "widgets/comparisonpage.h"
+#include "widgets/configpanel.h"
+#include "widgets/headlinestrip.h"
+#include "widgets/histogrampages.h"
+#include "widgets/jobrunner.h"
+#include "widgets/modeltablepage.h"
+#include "widgets/qtutil.h"
+#include "widgets/tensorbrowser.h"
+#include "widgets/timingpage.h"
+
+namespace ql {
+namespace {
+
+std::shared_ptr<const BackendRegistry> builtinRegistry() {
+    auto r = std::make_shared<BackendRegistry>();
+    registerBuiltinBackends(*r);
+    return r;
+}
+
+QDockWidget* dock(QMainWindow* window, const QString& title, const QString& objectName, QWidget* content,
+                  Qt::DockWidgetArea area) {
+    auto* d = new QDockWidget(title, window);
+    d->setObjectName(objectName); // saveState needs it
+    d->setWidget(content);
+    d->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    window->addDockWidget(area, d);
+    return d;
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), m_registry(builtinRegistry()), m_runner(new JobRunner(this)) {
+    setWindowTitle(tr("QuantLens"));
+    setAcceptDrops(true);
+    buildPages();
+    buildActions();
+    resize(1440, 900);
+    const auto docks = findChildren<QDockWidget*>();
+    resizeDocks(docks, QList<int>(docks.size(), 340), Qt::Horizontal);
+
+    connect(m_runner, &JobRunner::progress, m_progress, &QProgressBar::setValue);
+    connect(m_runner, &JobRunner::busyChanged, this, [this](bool busy) {
+        m_progress->setVisible(busy);
+        m_cancelButton->setVisible(busy);
+        m_cancelAction->setEnabled(busy);
+    });
+    connect(m_runner, &JobRunner::tensorFinished, this, &MainWindow::showOutcome);
+    connect(m_runner, &JobRunner::modelFinished, this, &MainWindow::showModel);
+    connect(m_runner, &JobRunner::previewReady, this, [this](std::shared_ptr<const ValuePreview> p) {
+        static_cast<ValueHistogramPage*>(m_pages[0])->setPreview(*p);
+    });
+    connect(m_runner, &JobRunner::failed, this, [this](const QString& why) {
+        showMessage(why, true);
+        emit jobEnded(why);
+    });
+    connect(m_runner, &JobRunner::cancelled, this, [this] {
+        showMessage(tr("Cancelled; the pages keep the last finished result."), false);
+        emit jobEnded(tr("cancelled"));
+    });
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildPages() {
+    m_browser = new TensorBrowser(this);
+    m_config = new ConfigPanel(m_registry, this);
+    dock(this, tr("Tensors"), QStringLiteral("tensors"), m_browser, Qt::LeftDockWidgetArea);
+    // The panel is taller than small screens: it scrolls rather than squeezing its notes.
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(m_config);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    dock(this, tr("Configuration"), QStringLiteral("configuration"), scroll, Qt::RightDockWidgetArea);
+    connect(m_browser, &TensorBrowser::tensorSelected, this, &MainWindow::onTensorSelected);
+
+    m_message = new QLabel(this);
+    m_message->setWordWrap(true);
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_message->setVisible(false);
+    m_headline = new HeadlineStrip(this);
+
+    auto* values = new ValueHistogramPage(this);
+    auto* error = new ErrorHistogramPage(this);
+    auto* top = new QSplitter(Qt::Horizontal, this);
+    top->addWidget(values);
+    top->addWidget(error);
+    m_tabs = new QTabWidget(this);
+    m_tabs->setToolTip(tr("Result pages: clipping and SQNR per group, timings, A-vs-B comparison, whole model"));
+    auto* clipping = new ClippingPage(this);
+    auto* timing = new TimingPage(this);
+    auto* comparison = new ComparisonPage(this);
+    m_modelTable = new ModelTablePage(this);
+    m_tabs->addTab(clipping, tr("Clipping && SQNR per group"));
+    m_tabs->addTab(timing, tr("Timing"));
+    m_tabs->addTab(comparison, tr("A vs B"));
+    m_tabs->addTab(m_modelTable, tr("Whole model"));
+    m_pages = {values, error, clipping, timing, comparison};
+    connect(m_modelTable, &ModelTablePage::tensorActivated, this, [this](const QString& name) {
+        if (selectTensor(name)) quantizeSelected();
+    });
+
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(top);
+    split->addWidget(m_tabs);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    auto* central = new QWidget(this);
+    auto* layout = new QVBoxLayout(central);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(m_message);
+    layout->addWidget(m_headline);
+    layout->addWidget(split, 1);
+    setCentralWidget(central);
+
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 100);
+    m_progress->setMaximumWidth(240);
+    m_progress->setToolTip(tr("Progress of the running job"));
+    m_progress->setVisible(false);
+    m_cancelButton = new QPushButton(tr("Cancel"), this);
+    m_cancelButton->setToolTip(tr("Stop the running job (Esc); the pages keep the last finished result"));
+    m_cancelButton->setVisible(false);
+    connect(m_cancelButton, &QPushButton::clicked, this, &MainWindow::cancel);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancelButton);
+}
+
+void MainWindow::showMessage(const QString& text, bool error) {
+    m_message->setText(text);
+    m_message->setStyleSheet(error ? QStringLiteral("background: #fde7e9; color: #8a0010; padding: 4px;")
+                                   : QStringLiteral("background: #eef3fb; padding: 4px;"));
+    m_message->setToolTip(error ? tr("What went wrong (select the text to copy it)") : QString());
+    m_message->setVisible(!text.isEmpty());
+    statusBar()->showMessage(text.section(QLatin1Char('\n'), 0, 0), 10000);
+}
+
+QString MainWindow::errorText() const { return m_message->isVisible() ? m_message->text() : QString(); }
+
+bool MainWindow::openFile(const QString& path) {
+    std::shared_ptr<const TensorSource> source;
+    try {
+        source = openTensorSource(ss(path));
+    } catch (const std::exception& e) {
+        showMessage(tr("Could not open %1:\n%2").arg(path, qs(e.what())), true);
+        return false;
+    }
+    m_runner->cancel();
+    m_source = std::move(source);
+    m_outcome.reset();
+    m_model.reset();
+    m_browser->setSource(m_source.get());
+    m_modelTable->setRows({});
+    m_headline->clear();
+    for (PlotPage* p : m_pages) p->clear(tr("Select a tensor and run (Ctrl+R)."));
+    setWindowTitle(tr("%1 — QuantLens").arg(QFileInfo(path).fileName()));
+    showMessage(tr("%1: %2 tensors.").arg(path).arg(m_source->tensors().size()), false);
+
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
+    recent.removeAll(QFileInfo(path).absoluteFilePath());
+    recent.prepend(QFileInfo(path).absoluteFilePath());
+    settings.setValue(QStringLiteral("recentFiles"), recent.mid(0, 10));
+    updateRecentMenu();
+    return true;
+}
+
+bool MainWindow::selectTensor(const QString& name) { return m_browser->selectTensor(ss(name)); }
+
+void MainWindow::onTensorSelected(const QString& name) {
+    const TensorInfo* info = m_source ? m_source->find(ss(name)) : nullptr;
+    if (!info) return;
+    m_config->setShape(info->shape);
+    if (!m_outcome || m_outcome->a.report.name != info->name) {
+        m_headline->clear();
+        for (std::size_t i = 1; i < m_pages.size(); ++i) m_pages[i]->clear(tr("Run (Ctrl+R) to quantize %1.").arg(name));
+    }
+    if (isFloating(info->dtype))
+        m_runner->startPreview(m_source, info->name);
+    else
+        m_pages[0]->clear(tr("%1 is %2, not a floating tensor: nothing to quantize.").arg(name, qs(nameOf(info->dtype))));
+}
+
+JobRequest MainWindow::request() const {
+    JobRequest r;
+    r.source = m_source;
+    r.registry = m_registry;
+    r.tensor = m_browser->selectedTensor();
+    r.spec = m_config->spec();
+    r.backend = m_config->backend();
+    r.compare = m_config->compare();
+    return r;
+}
+
+void MainWindow::quantizeSelected() {
+    if (!m_source) return showMessage(tr("Open a model file first (Ctrl+O)."), true);
+    const JobRequest r = request();
+    if (r.tensor.empty()) return showMessage(tr("Select a tensor in the browser first."), true);
+    if (!m_config->plan()) return showMessage(tr("Cannot quantize %1: %2").arg(qs(r.tensor), m_config->problem()), true);
+    showMessage({}, false);
+    m_runner->startTensor(r);
+}
+
+void MainWindow::quantizeAll() {
+    if (!m_source) return showMessage(tr("Open a model file first (Ctrl+O)."), true);
+    showMessage({}, false);
+    m_runner->startModel(request());
+}
+
+void MainWindow::cancel() { m_runner->cancel(); }
+
+void MainWindow::showOutcome(std::shared_ptr<const TensorOutcome> outcome) {
+    m_outcome = std::move(outcome);
+    m_headline->setOutcome(*m_outcome);
+    for (PlotPage* p : m_pages) p->setOutcome(*m_outcome);
+    statusBar()->showMessage(tr("%1 quantized: %2").arg(qs(m_outcome->a.report.name), qs(describe(m_outcome->a.report.plan.spec))), 10000);
+    emit resultShown();
+}
+
+void MainWindow::showModel(std::shared_ptr<const ModelOutcome> outcome) {
+    m_model = std::move(outcome);
+    m_modelTable->setRows(modelRows(m_model->reports));
+    m_tabs->setCurrentWidget(m_modelTable);
+    emit modelShown();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls() && event->mimeData()->urls().first().isLocalFile()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const auto urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.first().isLocalFile()) openFile(urls.first().toLocalFile());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    m_runner->cancel();
+    QSettings().setValue(QStringLiteral("lastSession"), session().toJson());
+    event->accept();
+}
+
+} // namespace ql

@@ -1,0 +1,106 @@
+#pragma once
+// The main window: a composition of pages (browser, configuration, result pages, model table)
+// around one JobRunner. Pages own their models and wiring; the window connects them.
+#include <memory>
+#include <vector>
+
+#include <QMainWindow>
+
+#include "gui/session.h"
+#include "widgets/quantjob.h"
+
+class QAction;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QTabWidget;
+
+namespace ql {
+
+class ConfigPanel;
+class HeadlineStrip;
+class JobRunner;
+class ModelTablePage;
+class PlotPage;
+class TensorBrowser;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Opens a model file; on failure shows the reason and keeps the previous file. Returns success.
+    bool openFile(const QString& path);
+    bool selectTensor(const QString& name);
+    /// Quantizes the selected tensor (or explains inline why it cannot).
+    void quantizeSelected();
+    void quantizeAll();
+    void cancel();
+
+    // Exports without dialogs (the menu actions ask for the path, then call these). False + message on failure.
+    bool exportWeights(const QString& path);
+    bool exportReport(const QString& path);
+    bool exportPlot(const QString& path);
+    bool saveSessionTo(const QString& path);
+    bool loadSessionFrom(const QString& path);
+    Session session() const;
+    void applySession(const Session& s);
+
+    // Parts, for tests and the screenshot mode.
+    TensorBrowser* browser() const { return m_browser; }
+    ConfigPanel* config() const { return m_config; }
+    HeadlineStrip* headline() const { return m_headline; }
+    JobRunner* runner() const { return m_runner; }
+    ModelTablePage* modelTable() const { return m_modelTable; }
+    QTabWidget* tabs() const { return m_tabs; }
+    const std::vector<PlotPage*>& pages() const { return m_pages; }
+    QString errorText() const;
+    std::shared_ptr<const TensorOutcome> lastOutcome() const { return m_outcome; }
+    const TensorSource* source() const { return m_source.get(); }
+
+signals:
+    /// A tensor run's result is on every page.
+    void resultShown();
+    /// A whole-model run filled the table.
+    void modelShown();
+    /// A job failed or was cancelled; the text is in the message bar.
+    void jobEnded(const QString& message);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void buildPages();
+    void buildActions();            // mainwindowactions.cpp
+    void updateRecentMenu();        // mainwindowactions.cpp
+    void showMessage(const QString& text, bool error);
+    void onTensorSelected(const QString& name);
+    void showOutcome(std::shared_ptr<const TensorOutcome> outcome);
+    void showModel(std::shared_ptr<const ModelOutcome> outcome);
+    JobRequest request() const;
+
+    std::shared_ptr<const BackendRegistry> m_registry;
+    std::shared_ptr<const TensorSource> m_source;
+    std::shared_ptr<const TensorOutcome> m_outcome;
+    std::shared_ptr<const ModelOutcome> m_model;
+    JobRunner* m_runner;
+    TensorBrowser* m_browser = nullptr;
+    ConfigPanel* m_config = nullptr;
+    HeadlineStrip* m_headline = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    std::vector<PlotPage*> m_pages; // values, error, then the tabbed ones
+    ModelTablePage* m_modelTable = nullptr;
+    QLabel* m_message = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QPushButton* m_cancelButton = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QAction* m_runAction = nullptr;
+    QAction* m_runAllAction = nullptr;
+    QAction* m_cancelAction = nullptr;
+};
+
+} // namespace ql

@@ -1,0 +1,230 @@
+// MainWindow's menus and the file-level actions behind them: open, recent files, exports, sessions.
+#include <QAction>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QSettings>
+#include <QStyle>
+#include <QTabWidget>
+#include <QToolBar>
+
+#include "analysis/report.h"
+#include "gui/mainwindow.h"
+#include "quantlens/config.h"
+#include "widgets/configpanel.h"
+#include "widgets/jobrunner.h"
+#include "widgets/modeltablepage.h"
+#include "widgets/plotpage.h"
+#include "widgets/qtutil.h"
+#include "widgets/tensorbrowser.h"
+
+namespace ql {
+namespace {
+
+QAction* action(QObject* parent, const QString& text, const QKeySequence& key, const QString& tip) {
+    auto* a = new QAction(text, parent);
+    a->setShortcut(key);
+    a->setToolTip(tip + (key.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(key.toString(QKeySequence::NativeText))));
+    a->setStatusTip(tip);
+    return a;
+}
+
+} // namespace
+
+void MainWindow::buildActions() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = action(this, tr("&Open…"), QKeySequence::Open, tr("Open a safetensors file, a sharded "
+                                                                        ".safetensors.index.json, or an HDF5 file"));
+    open->setIcon(style()->standardIcon(QStyle::SP_DialogOpenButton));
+    connect(open, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open model"), {},
+            tr("Model files (*.safetensors *.index.json *.h5 *.hdf5 *.keras);;All files (*)"));
+        if (!path.isEmpty()) openFile(path);
+    });
+    file->addAction(open);
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    m_recentMenu->setToolTipsVisible(true);
+    updateRecentMenu();
+    file->addSeparator();
+    QAction* saveSession = action(this, tr("&Save session…"), QKeySequence::Save,
+                                  tr("Save the file, tensor, spec, backends and window layout as a JSON session"));
+    connect(saveSession, &QAction::triggered, this, [this] {
+        const QString p = QFileDialog::getSaveFileName(this, tr("Save session"), {}, tr("Session (*.qlsession.json)"));
+        if (!p.isEmpty()) saveSessionTo(p);
+    });
+    QAction* loadSession = action(this, tr("Open session…"), QKeySequence(tr("Ctrl+Shift+O")),
+                                  tr("Restore a saved session: file, tensor, spec, backends and layout"));
+    connect(loadSession, &QAction::triggered, this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Open session"), {}, tr("Session (*.json)"));
+        if (!p.isEmpty()) loadSessionFrom(p);
+    });
+    file->addActions({saveSession, loadSession});
+    file->addSeparator();
+    QMenu* exportMenu = file->addMenu(tr("&Export"));
+    QAction* exWeights = action(this, tr("Quantized &weights…"), QKeySequence(tr("Ctrl+E")),
+                                tr("Write the last result's codes, scales and zero points (safetensors in the "
+                                   "compressed-tensors naming, or HDF5)"));
+    connect(exWeights, &QAction::triggered, this, [this] {
+        QString filter = tr("safetensors (*.safetensors)");
+        if (QUANTLENS_HAVE_HDF5) filter += tr(";;HDF5 (*.h5)");
+        const QString p = QFileDialog::getSaveFileName(this, tr("Export quantized weights"), {}, filter);
+        if (!p.isEmpty()) exportWeights(p);
+    });
+    QAction* exReport = action(this, tr("&Report…"), QKeySequence(tr("Ctrl+Shift+E")),
+                               tr("Write the statistics of the last result as JSON or CSV"));
+    connect(exReport, &QAction::triggered, this, [this] {
+        const QString p = QFileDialog::getSaveFileName(this, tr("Export report"), {}, tr("JSON (*.json);;CSV (*.csv)"));
+        if (!p.isEmpty()) exportReport(p);
+    });
+    QAction* exPlot = action(this, tr("&Plot…"), QKeySequence(tr("Ctrl+Alt+E")),
+                             tr("Save the current result tab as PNG, PDF or JPEG (SVG needs Qt SVG, which this "
+                                "build does not use)"));
+    connect(exPlot, &QAction::triggered, this, [this] {
+        const QString p = QFileDialog::getSaveFileName(this, tr("Export plot"), {},
+                                                       tr("PNG (*.png);;PDF (*.pdf);;JPEG (*.jpg)"));
+        if (!p.isEmpty()) exportPlot(p);
+    });
+    exportMenu->addActions({exWeights, exReport, exPlot});
+    file->addSeparator();
+    QAction* quit = action(this, tr("&Quit"), QKeySequence::Quit, tr("Close QuantLens"));
+    connect(quit, &QAction::triggered, this, &QWidget::close);
+    file->addAction(quit);
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    m_runAction = action(this, tr("Quantize &selected"), QKeySequence(tr("Ctrl+R")),
+                         tr("Quantize the selected tensor with the current spec on backend A (and B)"));
+    m_runAction->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
+    connect(m_runAction, &QAction::triggered, this, &MainWindow::quantizeSelected);
+    m_runAllAction = action(this, tr("Quantize &all"), QKeySequence(tr("Ctrl+Shift+R")),
+                            tr("Quantize every floating tensor with the current spec and fill the whole-model table"));
+    m_runAllAction->setIcon(style()->standardIcon(QStyle::SP_MediaSeekForward));
+    connect(m_runAllAction, &QAction::triggered, this, &MainWindow::quantizeAll);
+    m_cancelAction = action(this, tr("&Cancel"), QKeySequence(Qt::Key_Escape), tr("Stop the running job"));
+    m_cancelAction->setIcon(style()->standardIcon(QStyle::SP_MediaStop));
+    m_cancelAction->setEnabled(false);
+    connect(m_cancelAction, &QAction::triggered, this, &MainWindow::cancel);
+    run->addActions({m_runAction, m_runAllAction, m_cancelAction});
+
+    QToolBar* bar = addToolBar(tr("Main"));
+    bar->setObjectName(QStringLiteral("mainToolbar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    bar->addActions({open, m_runAction, m_runAllAction, m_cancelAction});
+}
+
+void MainWindow::updateRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    for (const QString& path : recent) {
+        QAction* a = m_recentMenu->addAction(QFileInfo(path).fileName());
+        a->setToolTip(path);
+        connect(a, &QAction::triggered, this, [this, path] { openFile(path); });
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+bool MainWindow::exportWeights(const QString& path) {
+    std::vector<QuantizedTensor> tensors;
+    if (m_model && m_tabs->currentWidget() == m_modelTable)
+        tensors = m_model->quantized;
+    else if (m_outcome)
+        tensors.push_back({m_outcome->a.report.name, m_outcome->a.report.plan, m_outcome->a.report.params,
+                           m_outcome->a.codes});
+    if (tensors.empty()) {
+        showMessage(tr("Nothing to export yet: run Quantize selected or Quantize all first."), true);
+        return false;
+    }
+    try {
+        if (path.endsWith(QStringLiteral(".h5"), Qt::CaseInsensitive) ||
+            path.endsWith(QStringLiteral(".hdf5"), Qt::CaseInsensitive))
+            exportHdf5(ss(path), tensors, m_source ? m_source->path() : std::string());
+        else
+            exportSafetensors(ss(path), tensors, ExportLayout::CompressedTensors, m_source ? m_source->path() : std::string());
+    } catch (const std::exception& e) {
+        showMessage(tr("Export failed: %1").arg(qs(e.what())), true);
+        return false;
+    }
+    showMessage(tr("Wrote %1 quantized tensor(s) to %2.").arg(tensors.size()).arg(path), false);
+    return true;
+}
+
+bool MainWindow::exportReport(const QString& path) {
+    std::vector<TensorReport> reports;
+    const Comparison* comparison = nullptr;
+    if (m_model && m_tabs->currentWidget() == m_modelTable) {
+        reports = m_model->reports;
+    } else if (m_outcome) {
+        reports.push_back(m_outcome->a.report);
+        if (m_outcome->b) reports.push_back(m_outcome->b->report);
+        if (m_outcome->comparison) comparison = &*m_outcome->comparison;
+    }
+    if (reports.empty()) {
+        showMessage(tr("Nothing to report yet: run Quantize selected or Quantize all first."), true);
+        return false;
+    }
+    try {
+        writeReport(ss(path), m_source ? m_source->path() : std::string(), reports, comparison);
+    } catch (const std::exception& e) {
+        showMessage(tr("Report failed: %1").arg(qs(e.what())), true);
+        return false;
+    }
+    showMessage(tr("Wrote the report to %1.").arg(path), false);
+    return true;
+}
+
+bool MainWindow::exportPlot(const QString& path) {
+    bool ok = false;
+    if (auto* page = qobject_cast<PlotPage*>(m_tabs->currentWidget()))
+        ok = page->exportTo(path);
+    else
+        ok = m_modelTable->exportTo(path);
+    if (!ok) showMessage(tr("Could not write %1 (PNG, PDF and JPEG are supported).").arg(path), true);
+    return ok;
+}
+
+Session MainWindow::session() const {
+    Session s;
+    if (m_source) s.file = m_source->path();
+    s.tensor = m_browser->selectedTensor();
+    s.spec = m_config->spec();
+    s.backend = m_config->backend();
+    s.compare = m_config->compare();
+    s.geometry = saveGeometry();
+    s.state = saveState();
+    s.page = m_tabs->currentIndex();
+    return s;
+}
+
+void MainWindow::applySession(const Session& s) {
+    if (!s.file.empty() && (!m_source || m_source->path() != s.file)) openFile(qs(s.file));
+    if (!s.geometry.isEmpty()) restoreGeometry(s.geometry);
+    if (!s.state.isEmpty()) restoreState(s.state);
+    m_tabs->setCurrentIndex(s.page);
+    if (!s.tensor.empty()) m_browser->selectTensor(s.tensor);
+    m_config->setSpec(s.spec);
+    m_config->setBackend(s.backend);
+    m_config->setCompare(s.compare);
+}
+
+bool MainWindow::saveSessionTo(const QString& path) {
+    try {
+        saveSession(path, session());
+    } catch (const std::exception& e) {
+        showMessage(tr("Could not save the session: %1").arg(qs(e.what())), true);
+        return false;
+    }
+    showMessage(tr("Session saved to %1.").arg(path), false);
+    return true;
+}
+
+bool MainWindow::loadSessionFrom(const QString& path) {
+    try {
+        applySession(loadSession(path));
+    } catch (const std::exception& e) {
+        showMessage(tr("Could not open the session: %1").arg(qs(e.what())), true);
+        return false;
+    }
+    return true;
+}
+
+} // namespace ql

@@ -1,0 +1,71 @@
+#include "gui/session.h"
+
+#include <QFile>
+#include <QSaveFile>
+
+#include "quant/spec_json.h"
+#include "tensor/error.h"
+
+namespace ql {
+
+QByteArray Session::toJson() const {
+    nlohmann::json j;
+    j["quantlens_session"] = 1;
+    j["file"] = file;
+    j["tensor"] = tensor;
+    j["spec"] = ql::toJson(spec);
+    j["backend"] = backend;
+    j["compare"] = {{"kind", compare.kind == CompareWith::Kind::Backend  ? "backend"
+                             : compare.kind == CompareWith::Kind::Preset ? "preset"
+                                                                         : "none"},
+                    {"backend", compare.backend},
+                    {"preset", std::string(nameOf(compare.preset))}};
+    j["geometry"] = geometry.toBase64().toStdString();
+    j["state"] = state.toBase64().toStdString();
+    j["page"] = page;
+    const std::string text = j.dump(2);
+    return QByteArray(text.data(), static_cast<qsizetype>(text.size()));
+}
+
+Session Session::fromJson(const QByteArray& bytes) {
+    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("quantlens_session"))
+        throw FileError("not a QuantLens session (expected a JSON object with \"quantlens_session\")");
+    Session s;
+    s.file = j.value("file", std::string());
+    s.tensor = j.value("tensor", std::string());
+    if (j.contains("spec")) s.spec = specFromJson(j["spec"]);
+    s.backend = j.value("backend", std::string("cpu"));
+    if (j.contains("compare") && j["compare"].is_object()) {
+        const auto& c = j["compare"];
+        const std::string kind = c.value("kind", std::string("none"));
+        s.compare.kind = kind == "backend"  ? CompareWith::Kind::Backend
+                         : kind == "preset" ? CompareWith::Kind::Preset
+                                            : CompareWith::Kind::None;
+        s.compare.backend = c.value("backend", std::string());
+        s.compare.preset = presetFromName(c.value("preset", std::string("torch"))).value_or(Preset::Torch);
+    }
+    s.geometry = QByteArray::fromBase64(QByteArray::fromStdString(j.value("geometry", std::string())));
+    s.state = QByteArray::fromBase64(QByteArray::fromStdString(j.value("state", std::string())));
+    s.page = j.value("page", 0);
+    return s;
+}
+
+Session loadSession(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) throw FileError(path.toStdString() + ": " + f.errorString().toStdString());
+    try {
+        return Session::fromJson(f.readAll());
+    } catch (const std::exception& e) {
+        throw FileError(path.toStdString() + ": " + e.what());
+    }
+}
+
+void saveSession(const QString& path, const Session& session) {
+    // QSaveFile writes a temporary file and renames it: a failed save never truncates the old one.
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(session.toJson()) < 0 || !f.commit())
+        throw FileError(path.toStdString() + ": " + f.errorString().toStdString());
+}
+
+} // namespace ql

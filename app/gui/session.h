@@ -1,0 +1,33 @@
+#pragma once
+// A saved session: the file, the tensor, the spec, the backends and the window layout, as JSON
+// (so it can be shared, and read back by a newer version with defaults for what it lacks).
+#include <string>
+
+#include <QByteArray>
+#include <QString>
+
+#include "quant/spec.h"
+#include "widgets/quantjob.h"
+
+namespace ql {
+
+struct Session {
+    std::string file;
+    std::string tensor;
+    QuantSpec spec;
+    std::string backend = "cpu";
+    CompareWith compare;
+    QByteArray geometry; // QMainWindow::saveGeometry
+    QByteArray state;    // QMainWindow::saveState (docks)
+    int page = 0;
+
+    QByteArray toJson() const;
+    /// Throws QuantError (bad spec) or FileError (not a session) with the reason.
+    static Session fromJson(const QByteArray& json);
+};
+
+/// Reads / writes a session file; throw FileError naming the path.
+Session loadSession(const QString& path);
+void saveSession(const QString& path, const Session& session);
+
+} // namespace ql

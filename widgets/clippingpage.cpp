@@ -1,0 +1,98 @@
+#include "widgets/clippingpage.h"
+
+#include <cmath>
+
+#include <QLabel>
+
+#include "widgets/qcp.h"
+#include "widgets/qtutil.h"
+#include "widgets/quantjob.h"
+
+namespace ql {
+
+ClippingPage::ClippingPage(QWidget* parent) : PlotPage(parent) {
+    m_clip = addPlot(tr("Clipped elements per group"),
+                     tr("Share of each scale group's elements cut off by the code range, low and high; red groups "
+                        "lose more to clipping than to rounding"));
+    m_clip->xAxis->setLabel(tr("group (channel / block)"));
+    m_clip->yAxis->setLabel(tr("clipped %"));
+    m_sqnr = addPlot(tr("SQNR per group"), tr("Signal-to-quantization-noise ratio of each scale group in dB "
+                                              "(higher is better); A and, when comparing, B"));
+    m_sqnr->xAxis->setLabel(tr("group (channel / block)"));
+    m_sqnr->yAxis->setLabel(tr("SQNR dB"));
+    clear(tr("Run a quantization to see clipping per group."));
+}
+
+void ClippingPage::setOutcome(const TensorOutcome& o) {
+    clear({});
+    const auto& groups = o.a.report.analysis.clipping.groups();
+    QVector<double> keys, low, high, dominated, sqnrA, sqnrB;
+    m_highlighted = 0;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        const GroupClipping& c = groups[g];
+        const double n = c.count ? static_cast<double>(c.count) : 1.0;
+        keys << static_cast<double>(g);
+        const bool dom = c.clipErrorSq > c.roundErrorSq;
+        const double lowPct = 100.0 * c.clippedLow / n;
+        const double highPct = 100.0 * c.clippedHigh / n;
+        low << (dom ? 0 : lowPct);
+        high << (dom ? 0 : highPct);
+        dominated << (dom ? lowPct + highPct : 0);
+        m_highlighted += dom;
+        const double s = c.sqnrDb();
+        sqnrA << (std::isfinite(s) ? s : std::nan(""));
+    }
+    if (o.b) {
+        const auto& gb = o.b->report.analysis.clipping.groups();
+        for (const auto& c : gb) {
+            const double s = c.sqnrDb();
+            sqnrB << (std::isfinite(s) ? s : std::nan(""));
+        }
+    }
+    const double width = groups.size() > 200 ? 1.0 : 0.8;
+    auto bars = [&](const QVector<double>& v, const QColor& color, const QString& name, QCPBars* below) {
+        auto* b = new QCPBars(m_clip->xAxis, m_clip->yAxis);
+        b->setName(name);
+        b->setWidth(width);
+        b->setPen(Qt::NoPen);
+        b->setBrush(color);
+        b->setData(keys, v, true);
+        if (below) b->moveAbove(below);
+        return b;
+    };
+    QCPBars* l = bars(low, colors::a().lighter(130), tr("clipped low"), nullptr);
+    QCPBars* h = bars(high, colors::a(), tr("clipped high"), l);
+    bars(dominated, colors::clipped(), tr("clipping dominates"), h);
+    m_clip->legend->setVisible(true);
+    m_clip->rescaleAxes();
+    m_clip->xAxis->setRange(-1, static_cast<double>(groups.size()));
+    double most = 0;
+    for (qsizetype i = 0; i < keys.size(); ++i) most = std::max(most, low[i] + high[i] + dominated[i]);
+    m_clip->yAxis->setRange(0, most > 0 ? most * 1.15 : 1.0); // nothing clipped: a calm empty axis
+
+    auto line = [&](const QVector<double>& v, const QColor& color, const QString& name) {
+        QCPGraph* g = m_sqnr->addGraph();
+        g->setName(name);
+        g->setPen(QPen(color, 1.2));
+        g->setLineStyle(v.size() > 1 ? QCPGraph::lsLine : QCPGraph::lsNone);
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, v.size() > 256 ? 2 : 4));
+        QVector<double> k(v.size());
+        for (qsizetype i = 0; i < v.size(); ++i) k[i] = static_cast<double>(i);
+        g->setData(k, v, true);
+    };
+    line(sqnrA, colors::a(), qs(o.a.label));
+    if (!sqnrB.isEmpty()) line(sqnrB, colors::b(), qs(o.b->label));
+    m_sqnr->legend->setVisible(true);
+    m_sqnr->rescaleAxes();
+    m_sqnr->xAxis->setRange(-1, static_cast<double>(groups.size()));
+    const QCPRange r = m_sqnr->yAxis->range();
+    m_sqnr->yAxis->setRange(r.lower - 2, r.upper + 2);
+
+    setNote(tr("%1 groups; %2 where clipping causes more squared error than rounding (red).")
+                .arg(groups.size())
+                .arg(m_highlighted));
+    m_clip->replot();
+    m_sqnr->replot();
+}
+
+} // namespace ql

@@ -1,0 +1,80 @@
+#include "widgets/comparisonpage.h"
+
+#include <QLabel>
+
+#include "widgets/qcp.h"
+#include "widgets/qtutil.h"
+#include "widgets/quantjob.h"
+
+namespace ql {
+
+ComparisonPage::ComparisonPage(QWidget* parent) : PlotPage(parent) {
+    m_diff = addPlot(tr("Code differences B − A"), tr("How many elements B coded differently from A, by how many "
+                                                     "steps (±1 LSB is usually a rounding or scale-op difference)"));
+    m_diff->xAxis->setLabel(tr("code B − code A"));
+    m_diff->yAxis->setLabel(tr("elements"));
+    m_map = addPlot(tr("Where codes differ"), tr("Mismatched codes over the tensor seen as rows × columns "
+                                                  "(axis 0 × the rest), coarsened to at most 64 × 64 cells"));
+    m_map->xAxis->setLabel(tr("column"));
+    m_map->yAxis->setLabel(tr("row"));
+    m_map->yAxis->setRangeReversed(true);
+    clear(tr("Choose a backend B or preset B under Compare and run to compare codes."));
+}
+
+void ComparisonPage::setOutcome(const TensorOutcome& o) {
+    clear({});
+    if (!o.comparison) {
+        setNote(tr("No comparison in this run: choose a backend B or preset B under Compare."));
+        return;
+    }
+    const Comparison& c = *o.comparison;
+    QVector<double> keys, values;
+    for (const auto& [d, n] : c.codeDiff) {
+        if (d == 0) continue; // the matching codes would dwarf every difference
+        keys << d;
+        values << static_cast<double>(n);
+    }
+    auto* bars = new QCPBars(m_diff->xAxis, m_diff->yAxis);
+    bars->setName(tr("mismatched"));
+    bars->setWidth(0.8);
+    bars->setPen(Qt::NoPen);
+    bars->setBrush(colors::b());
+    bars->setData(keys, values, true);
+    m_diff->rescaleAxes();
+    const QCPRange r = m_diff->xAxis->range();
+    m_diff->xAxis->setRange(std::min(r.lower, -1.0) - 1, std::max(r.upper, 1.0) + 1);
+    m_diff->yAxis->setRange(0, std::max(1.0, m_diff->yAxis->range().upper * 1.1));
+
+    if (!o.mismatchMap.empty()) {
+        auto* map = new QCPColorMap(m_map->xAxis, m_map->yAxis);
+        const auto [rows, cols] = matrixView(o.a.report.shape);
+        map->data()->setSize(o.mapCols, o.mapRows);
+        map->data()->setRange(QCPRange(0, static_cast<double>(cols)), QCPRange(0, static_cast<double>(rows)));
+        for (int r0 = 0; r0 < o.mapRows; ++r0)
+            for (int c0 = 0; c0 < o.mapCols; ++c0)
+                map->data()->setCell(c0, r0, o.mismatchMap[static_cast<std::size_t>(r0 * o.mapCols + c0)]);
+        map->setGradient(QCPColorGradient::gpHot);
+        map->setInterpolate(false);
+        map->rescaleDataRange(true);
+        m_map->rescaleAxes();
+    }
+
+    QString text = tr("<b>%1</b> vs <b>%2</b>: %3 of %4 codes differ (%5%).")
+                       .arg(qs(c.labelA).toHtmlEscaped(), qs(c.labelB).toHtmlEscaped())
+                       .arg(c.mismatched)
+                       .arg(c.count)
+                       .arg(fmtNumber(c.count ? 100.0 * c.mismatched / c.count : 0.0, 3));
+    if (c.scaleCount)
+        text += tr(" Scales differing: %1 of %2 (max %3 ULP).").arg(c.scaleMismatches).arg(c.scaleCount).arg(c.maxScaleUlp);
+    text += QStringLiteral("<br>") + qs(c.verdict).toHtmlEscaped();
+    for (const MismatchCause& cause : c.causes)
+        text += QStringLiteral("<br>• <b>%1</b> (%2 explained): %3")
+                    .arg(qs(cause.summary).toHtmlEscaped())
+                    .arg(cause.explained)
+                    .arg(qs(cause.detail).toHtmlEscaped());
+    setNote(text);
+    m_diff->replot();
+    m_map->replot();
+}
+
+} // namespace ql

@@ -1,0 +1,327 @@
+#include "widgets/configpanel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+#include "tensor/error.h"
+#include "widgets/qtutil.h"
+
+namespace ql {
+namespace {
+
+template <typename E>
+void fillEnum(QComboBox* box, int count) {
+    for (int i = 0; i < count; ++i) box->addItem(qs(nameOf(static_cast<E>(i))), i);
+}
+
+template <typename E>
+E current(const QComboBox* box) {
+    return static_cast<E>(box->currentData().toInt());
+}
+
+void select(QComboBox* box, const QVariant& data) {
+    const int i = box->findData(data);
+    if (i >= 0) box->setCurrentIndex(i);
+}
+
+QComboBox* combo(QWidget* parent, const QString& tip) {
+    auto* b = new QComboBox(parent);
+    b->setToolTip(tip);
+    return b;
+}
+
+} // namespace
+
+ConfigPanel::ConfigPanel(std::shared_ptr<const BackendRegistry> registry, QWidget* parent)
+    : QWidget(parent), m_registry(std::move(registry)) {
+    buildControls();
+    setSpec(QuantSpec{});
+}
+
+void ConfigPanel::buildControls() {
+    m_preset = combo(this, tr("Operator whose exact arithmetic and constraints to reproduce (torch, TensorRT, "
+                              "Ascend aclnn, torch_npu, PyPTO, OCP MX, NVFP4) or custom"));
+    fillEnum<Preset>(m_preset, 9);
+    m_scheme = combo(this, tr("How scales map onto the tensor: one per tensor, per channel along the axis, per "
+                              "group of N elements along the axis, or per block"));
+    fillEnum<Scheme>(m_scheme, 4); // ragged needs group ends from a file: CLI only
+    m_axis = combo(this, tr("The axis that gets its own scales (channel axis), or along which groups run"));
+    m_target = combo(this, tr("Code type the weights are quantized to"));
+    fillEnum<Target>(m_target, 8);
+    m_groupSize = new QSpinBox(this);
+    m_groupSize->setRange(1, 1 << 20);
+    m_groupSize->setToolTip(tr("Elements per group along the axis (per-group scheme), e.g. 128 for g128"));
+    m_block = new QLineEdit(this);
+    m_block->setToolTip(tr("Block scheme: N elements per block along the axis, or R,C for 2-D blocks (128,128)"));
+    m_symmetric = new QCheckBox(tr("Symmetric"), this);
+    m_symmetric->setToolTip(tr("Symmetric: zero point 0 and range ±max; unchecked: asymmetric with a zero point"));
+    m_narrow = new QCheckBox(tr("Narrow range"), this);
+    m_narrow->setToolTip(tr("Drop the most negative code of signed targets ([-127, 127] for int8)"));
+    m_calibration = combo(this, tr("How scales come from the data: absmax, min-max, percentile clip, MSE-optimal "
+                                   "clip search, or entropy (KL) threshold"));
+    fillEnum<CalibMethod>(m_calibration, 5); // explicit scales come from files: CLI only
+    m_percentile = new QDoubleSpinBox(this);
+    m_percentile->setRange(50, 100);
+    m_percentile->setDecimals(3);
+    m_percentile->setToolTip(tr("Percentile of |x| to clip at (percentile calibration)"));
+
+    m_scaleOp = combo(this, tr("How the scale is applied (fixed by the preset; editable for custom)"));
+    fillEnum<ScaleOp>(m_scaleOp, 4);
+    m_zeroStage = combo(this, tr("Whether the zero point is added before or after rounding"));
+    fillEnum<ZeroPointStage>(m_zeroStage, 2);
+    m_rounding = combo(this, tr("Rounding mode (editable for ascend-quant and custom; other presets fix it)"));
+    fillEnum<Rounding>(m_rounding, 5);
+    m_overflow = combo(this, tr("What values beyond the target's range become"));
+    m_overflow->addItem(tr("saturate"), static_cast<int>(Overflow::Saturate));
+    m_overflow->addItem(tr("NaN / Inf"), static_cast<int>(Overflow::NonSaturating));
+
+    m_backend = combo(this, tr("Backend that runs job A"));
+    m_compare = combo(this, tr("Optionally run B on another backend or with another preset, and compare codes"));
+    m_compare->addItem(tr("no comparison"), QString());
+    auto* backends = qobject_cast<QStandardItemModel*>(m_backend->model());
+    for (const auto& b : m_registry->backends()) {
+        const QString name = qs(b->name());
+        m_backend->addItem(name, name);
+        const auto why = b->unavailableReason();
+        if (why) {
+            backends->item(m_backend->count() - 1)->setEnabled(false);
+            m_backend->setItemData(m_backend->count() - 1, qs(*why), Qt::ToolTipRole);
+        } else {
+            m_backend->setItemData(m_backend->count() - 1, qs(b->deviceDescription()), Qt::ToolTipRole);
+            m_compare->addItem(tr("backend B: %1").arg(name), QString(QStringLiteral("backend:") + name));
+        }
+    }
+    for (int p = 0; p < 9; ++p)
+        m_compare->addItem(tr("preset B: %1").arg(qs(nameOf(static_cast<Preset>(p)))),
+                           QString(QStringLiteral("preset:") + qs(nameOf(static_cast<Preset>(p)))));
+
+    m_details = new QLabel(this);
+    m_details->setWordWrap(true);
+    m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_details->setToolTip(tr("What the plan resolved: scale shape, code type, packing and the operator's notes"));
+    m_status = new QLabel(this);
+    m_status->setWordWrap(true);
+    m_status->setToolTip(tr("Whether this combination can run on the selected tensor, and why not"));
+
+    auto* spec = new QGroupBox(tr("Quantization"), this);
+    auto* form = new QFormLayout(spec);
+    form->addRow(tr("Preset"), m_preset);
+    form->addRow(tr("Target"), m_target);
+    form->addRow(tr("Scheme"), m_scheme);
+    form->addRow(tr("Axis"), m_axis);
+    form->addRow(tr("Group size"), m_groupSize);
+    form->addRow(tr("Block"), m_block);
+    auto* flags = new QHBoxLayout;
+    flags->addWidget(m_symmetric);
+    flags->addWidget(m_narrow);
+    form->addRow(flags);
+    form->addRow(tr("Calibration"), m_calibration);
+    form->addRow(tr("Percentile"), m_percentile);
+
+    auto* conv = new QGroupBox(tr("Convention"), this);
+    auto* cform = new QFormLayout(conv);
+    cform->addRow(tr("Scale op"), m_scaleOp);
+    cform->addRow(tr("Zero point"), m_zeroStage);
+    cform->addRow(tr("Rounding"), m_rounding);
+    cform->addRow(tr("Overflow"), m_overflow);
+    cform->addRow(m_details);
+
+    auto* run = new QGroupBox(tr("Backends"), this);
+    auto* rform = new QFormLayout(run);
+    rform->addRow(tr("Backend A"), m_backend);
+    rform->addRow(tr("Compare"), m_compare);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(spec);
+    layout->addWidget(conv);
+    layout->addWidget(run);
+    layout->addWidget(m_status);
+    layout->addStretch(1);
+
+    const auto changed = [this] {
+        if (!m_updating) revalidate();
+    };
+    for (QComboBox* b : {m_preset, m_axis, m_target, m_calibration, m_scaleOp, m_zeroStage, m_rounding, m_overflow,
+                         m_backend, m_compare})
+        connect(b, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_scheme, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_updating) return;
+        // Groups and blocks run along the last axis by default, channels along axis 0 (as the CLI).
+        const auto s = current<Scheme>(m_scheme);
+        if (!m_shape.empty())
+            m_axis->setCurrentIndex(s == Scheme::PerGroup || s == Scheme::Block ? m_axis->count() - 1 : 0);
+        revalidate();
+    });
+    connect(m_groupSize, &QSpinBox::valueChanged, this, changed);
+    connect(m_percentile, &QDoubleSpinBox::valueChanged, this, changed);
+    connect(m_block, &QLineEdit::editingFinished, this, changed);
+    connect(m_symmetric, &QCheckBox::toggled, this, changed);
+    connect(m_narrow, &QCheckBox::toggled, this, changed);
+}
+
+void ConfigPanel::setShape(const Shape& shape) {
+    m_updating = true;
+    const int axis = m_axis->currentData().isValid() ? m_axis->currentData().toInt() : 0;
+    m_shape = shape;
+    m_axis->clear();
+    for (std::size_t d = 0; d < shape.size(); ++d)
+        m_axis->addItem(tr("%1 (size %2)").arg(d).arg(shape[d]), static_cast<int>(d));
+    if (shape.empty()) m_axis->addItem(tr("0 (scalar)"), 0);
+    m_axis->setCurrentIndex(std::clamp(axis, 0, m_axis->count() - 1));
+    m_updating = false;
+    revalidate();
+}
+
+QuantSpec ConfigPanel::spec() const {
+    QuantSpec s;
+    s.preset = current<Preset>(m_preset);
+    s.target = current<Target>(m_target);
+    s.scheme = current<Scheme>(m_scheme);
+    s.axes = {m_axis->currentData().isValid() ? m_axis->currentData().toInt() : 0};
+    s.groupSize = m_groupSize->value();
+    s.block.clear();
+    for (const QString& part : m_block->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const qlonglong n = part.trimmed().toLongLong(&ok);
+        s.block.push_back(ok ? n : 0); // 0 is refused by the plan with a reason
+    }
+    s.symmetric = m_symmetric->isChecked();
+    s.narrowRange = m_narrow->isChecked();
+    s.calibration.method = current<CalibMethod>(m_calibration);
+    s.calibration.percentile = m_percentile->value();
+    if (s.preset == Preset::AscendQuant) s.rounding = current<Rounding>(m_rounding);
+    if (s.preset == Preset::Custom) {
+        Convention c = conventionOf(QuantSpec{});
+        c.scaleOp = current<ScaleOp>(m_scaleOp);
+        c.zeroPoint = current<ZeroPointStage>(m_zeroStage);
+        c.rounding = current<Rounding>(m_rounding);
+        c.overflow = current<Overflow>(m_overflow);
+        s.custom = c;
+        s.rounding = c.rounding;
+    }
+    return s;
+}
+
+void ConfigPanel::setSpec(const QuantSpec& s) {
+    m_updating = true;
+    select(m_preset, static_cast<int>(s.preset));
+    select(m_target, static_cast<int>(s.target));
+    select(m_scheme, static_cast<int>(s.scheme));
+    if (!s.axes.empty()) select(m_axis, s.axes.front());
+    m_groupSize->setValue(static_cast<int>(s.groupSize));
+    QStringList block;
+    for (auto b : s.block) block << QString::number(b);
+    m_block->setText(block.isEmpty() ? QStringLiteral("128") : block.join(QLatin1Char(',')));
+    m_symmetric->setChecked(s.symmetric);
+    m_narrow->setChecked(s.narrowRange);
+    select(m_calibration, static_cast<int>(s.calibration.method));
+    m_percentile->setValue(s.calibration.percentile);
+    if (s.custom) showConvention(*s.custom);
+    if (s.rounding) select(m_rounding, static_cast<int>(*s.rounding));
+    m_updating = false;
+    revalidate();
+}
+
+std::string ConfigPanel::backend() const { return ss(m_backend->currentData().toString()); }
+void ConfigPanel::setBackend(const std::string& name) { select(m_backend, qs(name)); }
+
+CompareWith ConfigPanel::compare() const {
+    const QString d = m_compare->currentData().toString();
+    CompareWith c;
+    if (d.startsWith(QStringLiteral("backend:"))) {
+        c.kind = CompareWith::Kind::Backend;
+        c.backend = ss(d.mid(8));
+    } else if (d.startsWith(QStringLiteral("preset:"))) {
+        c.kind = CompareWith::Kind::Preset;
+        c.preset = presetFromName(ss(d.mid(7))).value_or(Preset::Torch);
+    }
+    return c;
+}
+
+void ConfigPanel::setCompare(const CompareWith& c) {
+    switch (c.kind) {
+    case CompareWith::Kind::None: m_compare->setCurrentIndex(0); break;
+    case CompareWith::Kind::Backend: select(m_compare, QString(QStringLiteral("backend:") + qs(c.backend))); break;
+    case CompareWith::Kind::Preset: select(m_compare, QString(QStringLiteral("preset:") + qs(nameOf(c.preset)))); break;
+    }
+}
+
+void ConfigPanel::showConvention(const Convention& c) {
+    const bool was = m_updating;
+    m_updating = true;
+    select(m_scaleOp, static_cast<int>(c.scaleOp));
+    select(m_zeroStage, static_cast<int>(c.zeroPoint));
+    select(m_rounding, static_cast<int>(c.rounding));
+    select(m_overflow, static_cast<int>(c.overflow));
+    m_updating = was;
+}
+
+void ConfigPanel::updateEnabled() {
+    const auto p = current<Preset>(m_preset);
+    const auto s = current<Scheme>(m_scheme);
+    const bool custom = p == Preset::Custom;
+    for (QWidget* w : {static_cast<QWidget*>(m_scaleOp), static_cast<QWidget*>(m_zeroStage),
+                       static_cast<QWidget*>(m_overflow)})
+        w->setEnabled(custom);
+    m_rounding->setEnabled(custom || p == Preset::AscendQuant);
+    m_axis->setEnabled(s != Scheme::PerTensor);
+    m_groupSize->setEnabled(s == Scheme::PerGroup);
+    m_block->setEnabled(s == Scheme::Block);
+    m_percentile->setEnabled(current<CalibMethod>(m_calibration) == CalibMethod::Percentile);
+}
+
+void ConfigPanel::revalidate() {
+    updateEnabled();
+    const QuantSpec s = spec();
+    m_plan.reset();
+    m_problem.clear();
+    if (m_shape.empty() && m_axis->count() == 0) {
+        m_problem = tr("Select a tensor to plan against.");
+    } else {
+        try {
+            m_plan = planQuantization(s, m_shape);
+        } catch (const std::exception& e) {
+            m_problem = qs(e.what());
+        }
+    }
+    if (m_plan) {
+        if (s.preset != Preset::Custom) showConvention(m_plan->convention);
+        const Backend* b = m_registry->find(backend());
+        if (b)
+            if (auto why = b->supports(*m_plan)) m_problem = tr("Backend %1 cannot run this: %2").arg(qs(b->name()), qs(*why));
+        QString packing = m_plan->convention.packing == Packing::None
+                              ? tr("none")
+                              : (m_plan->convention.packing == Packing::NibblesFlat ? tr("two per byte")
+                                                                                   : tr("eight per int32"));
+        QString text = tr("Scales %1 (%2 groups), codes %3 in [%4, %5], packing %6.")
+                           .arg(qs(toString(m_plan->scaleShape)))
+                           .arg(m_plan->scaleCount)
+                           .arg(qs(nameOf(m_plan->codeTarget)))
+                           .arg(m_plan->qmin())
+                           .arg(m_plan->qmax())
+                           .arg(packing);
+        if (!m_plan->notes.empty()) text += QStringLiteral("\n") + qs(m_plan->notes);
+        m_details->setText(text);
+    } else {
+        m_details->setText(tr("—"));
+    }
+    if (m_problem.isEmpty()) {
+        m_status->setStyleSheet(QStringLiteral("color: palette(text);"));
+        m_status->setText(tr("✓ %1").arg(qs(describe(s))));
+    } else {
+        m_status->setStyleSheet(QStringLiteral("color: #b00020;"));
+        m_status->setText(m_problem);
+    }
+    emit specChanged();
+}
+
+} // namespace ql

@@ -1,0 +1,64 @@
+#include "widgets/headlinestrip.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+
+#include "widgets/qtutil.h"
+#include "widgets/quantjob.h"
+
+namespace ql {
+namespace {
+
+QLabel* tile(QWidget* parent, QHBoxLayout* layout, const QString& tip) {
+    auto* l = new QLabel(parent);
+    l->setToolTip(tip);
+    l->setFrameShape(QFrame::StyledPanel);
+    l->setMargin(4);
+    l->setTextFormat(Qt::RichText);
+    layout->addWidget(l, 1);
+    return l;
+}
+
+QString both(const QString& a, const std::optional<QString>& b) { return b ? a + QStringLiteral(" | ") + *b : a; }
+
+} // namespace
+
+HeadlineStrip::HeadlineStrip(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_sqnr = tile(this, layout, tr("Signal-to-quantization-noise ratio in dB: 10·log10(Σx² / Σ(x−x̂)²); higher is better"));
+    m_maxError = tile(this, layout, tr("Largest absolute error |x − x̂| over the tensor"));
+    m_clipped = tile(this, layout, tr("Share of elements cut off by the code range"));
+    m_codes = tile(this, layout, tr("How many of the target's codes occur, and their entropy (effective bits)"));
+    m_cosine = tile(this, layout, tr("Cosine similarity between x and x̂"));
+    clear();
+}
+
+void HeadlineStrip::clear() {
+    for (QLabel* l : {m_sqnr, m_maxError, m_clipped, m_codes, m_cosine}) l->setText(QStringLiteral("—"));
+}
+
+QString HeadlineStrip::sqnrText() const { return m_sqnr->text(); }
+
+void HeadlineStrip::setOutcome(const TensorOutcome& o) {
+    auto field = [&](auto get) -> std::pair<QString, std::optional<QString>> {
+        std::optional<QString> b;
+        if (o.b) b = get(o.b->report.analysis);
+        return {get(o.a.report.analysis), b};
+    };
+    auto show = [](QLabel* l, const QString& name, std::pair<QString, std::optional<QString>> v) {
+        l->setText(QStringLiteral("<small>%1</small><br><b>%2</b>").arg(name, both(v.first, v.second)));
+    };
+    show(m_sqnr, tr("SQNR"), field([](const TensorAnalysis& a) -> QString { return fmtNumber(a.stats.sqnrDb(), 4) + tr(" dB"); }));
+    show(m_maxError, tr("max |error|"), field([](const TensorAnalysis& a) -> QString { return fmtNumber(a.stats.maxAbsError()); }));
+    show(m_clipped, tr("clipped"),
+         field([](const TensorAnalysis& a) -> QString { return fmtNumber(100.0 * a.clipping.total().clippedFraction(), 3) + tr(" %"); }));
+    show(m_codes, tr("codes used"), field([](const TensorAnalysis& a) -> QString {
+             return tr("%1 / %2 (%3 bits)")
+                 .arg(a.codes.codesUsed())
+                 .arg(fmtNumber(a.codes.possibleCodes(), 6), fmtNumber(a.codes.entropyBits(), 3));
+         }));
+    show(m_cosine, tr("cosine"), field([](const TensorAnalysis& a) -> QString { return fmtNumber(a.stats.cosine(), 6); }));
+}
+
+} // namespace ql

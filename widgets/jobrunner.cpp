@@ -1,0 +1,108 @@
+#include "widgets/jobrunner.h"
+
+#include <QPointer>
+#include <QtConcurrent>
+
+#include "tensor/error.h"
+#include "widgets/qtutil.h"
+
+namespace ql {
+
+JobRunner::JobRunner(QObject* parent) : QObject(parent) {}
+
+JobRunner::~JobRunner() {
+    if (m_cancel) m_cancel->store(true);
+    ++*m_live; // makes every worker's progress reports no-ops
+    QThreadPool::globalInstance()->waitForDone();
+}
+
+JobRunner::Flag JobRunner::beginJob() {
+    if (m_cancel) m_cancel->store(true);
+    ++m_generation;
+    ++m_previewGeneration; // a run's result supersedes any preview still on its way
+    m_live->store(m_generation);
+    m_lastPercent->store(-1);
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    return m_cancel;
+}
+
+ProgressFn JobRunner::progressFn(quint64 generation, const Flag& cancel) {
+    // Runs on the worker: forwards whole-percent changes to the GUI thread through a queued call
+    // whose context is this runner (dropped if the runner is gone); reads the cancel flag.
+    QPointer<JobRunner> self(this);
+    auto live = m_live;
+    auto last = m_lastPercent;
+    return [self, generation, cancel, live, last](double done) {
+        const int percent = static_cast<int>(done * 100);
+        if (live->load() == generation && last->exchange(percent) != percent && self)
+            QMetaObject::invokeMethod(
+                self.data(),
+                [self, generation, percent] {
+                    if (self && self->m_generation == generation) emit self->progress(percent);
+                },
+                Qt::QueuedConnection);
+        return !cancel->load();
+    };
+}
+
+void JobRunner::setBusy(bool busy) {
+    if (m_busy == busy) return;
+    m_busy = busy;
+    emit busyChanged(busy);
+}
+
+template <typename T, typename Work, typename Done>
+void JobRunner::launch(const quint64* counter, Work work, Done done) {
+    const quint64 generation = *counter;
+    const bool isRun = counter == &m_generation;
+    QtConcurrent::run(std::move(work)).then(this, [this, counter, generation, isRun, done](QFuture<T> f) {
+        if (generation != *counter) return; // superseded: a newer job owns the pages
+        if (isRun) setBusy(false);
+        try {
+            done(std::make_shared<const T>(f.result()));
+        } catch (const Cancelled&) {
+            emit cancelled();
+        } catch (const std::exception& e) {
+            emit failed(qs(e.what()));
+        }
+    });
+}
+
+void JobRunner::startTensor(const JobRequest& request) {
+    const Flag cancel = beginJob();
+    setBusy(true);
+    emit progress(0);
+    ProgressFn fn = progressFn(m_generation, cancel);
+    launch<TensorOutcome>(&m_generation, [request, fn] { return runTensorJob(request, fn); },
+                          [this](std::shared_ptr<const TensorOutcome> o) { emit tensorFinished(std::move(o)); });
+}
+
+void JobRunner::startModel(const JobRequest& request) {
+    const Flag cancel = beginJob();
+    setBusy(true);
+    emit progress(0);
+    ProgressFn fn = progressFn(m_generation, cancel);
+    launch<ModelOutcome>(&m_generation, [request, fn] { return runModelJob(request, fn); },
+                         [this](std::shared_ptr<const ModelOutcome> o) { emit modelFinished(std::move(o)); });
+}
+
+void JobRunner::startPreview(std::shared_ptr<const TensorSource> source, const std::string& tensor) {
+    // Previews have their own generation: a newer selection supersedes them, but they never
+    // cancel a run (browsing while "Quantize all" works is fine).
+    ++m_previewGeneration;
+    launch<ValuePreview>(&m_previewGeneration, [source, tensor] { return previewValues(*source, tensor); },
+                         [this](std::shared_ptr<const ValuePreview> p) { emit previewReady(std::move(p)); });
+}
+
+void JobRunner::cancel() {
+    if (!m_busy) return;
+    if (m_cancel) m_cancel->store(true);
+    // The job's own continuation would report it; a stuck device must not keep the UI busy, so
+    // the runner moves on now and drops whatever the job delivers later.
+    ++m_generation;
+    m_live->store(m_generation);
+    setBusy(false);
+    emit cancelled();
+}
+
+} // namespace ql

@@ -1,0 +1,59 @@
+#pragma once
+// Runs quantization jobs off the GUI thread (DESIGN "Long work"): QtConcurrent::run(...).then(this, ...)
+// with a generation counter, so a superseded job's late result is dropped, and a std::atomic<bool>
+// cancel flag the core ProgressFn reads. No processEvents loops.
+#include <atomic>
+#include <memory>
+
+#include <QObject>
+#include <QString>
+
+#include "widgets/quantjob.h"
+
+namespace ql {
+
+class JobRunner : public QObject {
+    Q_OBJECT
+public:
+    explicit JobRunner(QObject* parent = nullptr);
+    /// Cancels whatever runs and waits for it, so no worker outlives the runner.
+    ~JobRunner() override;
+
+    /// Each start supersedes (and cancels) the job before it.
+    void startTensor(const JobRequest& request);
+    void startModel(const JobRequest& request);
+    void startPreview(std::shared_ptr<const TensorSource> source, const std::string& tensor);
+    bool isBusy() const { return m_busy; }
+    /// The generation of the latest job (tests check that stale ones are dropped).
+    quint64 generation() const { return m_generation; }
+
+public slots:
+    void cancel();
+
+signals:
+    void busyChanged(bool busy);
+    void progress(int percent);
+    void tensorFinished(std::shared_ptr<const ql::TensorOutcome> outcome);
+    void modelFinished(std::shared_ptr<const ql::ModelOutcome> outcome);
+    void previewReady(std::shared_ptr<const ql::ValuePreview> preview);
+    void failed(const QString& message);
+    void cancelled();
+
+private:
+    using Flag = std::shared_ptr<std::atomic<bool>>;
+    /// Bumps the generation, cancels the running job, returns the new job's flag.
+    Flag beginJob();
+    ProgressFn progressFn(quint64 generation, const Flag& cancel);
+    template <typename T, typename Work, typename Done>
+    void launch(const quint64* counter, Work work, Done done);
+    void setBusy(bool busy);
+
+    quint64 m_generation = 0;
+    Flag m_cancel;
+    bool m_busy = false;
+    quint64 m_previewGeneration = 0;
+    std::shared_ptr<std::atomic<int>> m_lastPercent = std::make_shared<std::atomic<int>>(-1);
+    std::shared_ptr<std::atomic<quint64>> m_live = std::make_shared<std::atomic<quint64>>(0);
+};
+
+} // namespace ql

@@ -1,0 +1,36 @@
+#pragma once
+// The model-wide table ("Quantize all"): one row per tensor, sortable by any column; sorting
+// uses core's sortRows so "worst first" means the same as in the CLI.
+#include <vector>
+
+#include <QAbstractTableModel>
+
+#include "analysis/model_table.h"
+
+namespace ql {
+
+class ModelTableModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { NameColumn, ShapeColumn, SqnrColumn, MaxErrorColumn, RelErrorColumn, CosineColumn, ClippedColumn,
+                  CodesColumn, TimeColumn, ErrorColumn, ColumnCount };
+    enum Role { TensorNameRole = Qt::UserRole + 1 };
+
+    explicit ModelTableModel(QObject* parent = nullptr);
+
+    /// Replaces the rows, worst first.
+    void setRows(std::vector<ModelRow> rows);
+    const std::vector<ModelRow>& rows() const { return m_rows; }
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    /// Ascending order = the bad end first (low SQNR, high error), as the table opens.
+    void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
+
+private:
+    std::vector<ModelRow> m_rows;
+};
+
+} // namespace ql

@@ -1,0 +1,48 @@
+#include "widgets/modeltablepage.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "widgets/modeltablemodel.h"
+
+namespace ql {
+
+ModelTablePage::ModelTablePage(QWidget* parent)
+    : QWidget(parent), m_model(new ModelTableModel(this)), m_view(new QTableView(this)), m_summary(new QLabel(this)) {
+    m_view->setModel(m_model);
+    m_view->setSortingEnabled(true);
+    m_view->horizontalHeader()->setSortIndicator(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setAlternatingRowColors(true);
+    m_view->verticalHeader()->setVisible(false);
+    m_view->setToolTip(tr("Every tensor quantized with the current spec, worst SQNR first; double-click a row to "
+                          "open that tensor"));
+    connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
+        emit tensorActivated(i.data(ModelTableModel::TensorNameRole).toString());
+    });
+    m_summary->setText(tr("Run ▸ Quantize all fills this table."));
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_view);
+}
+
+void ModelTablePage::setRows(std::vector<ModelRow> rows) {
+    std::size_t failed = 0;
+    for (const auto& r : rows) failed += !r.error.empty();
+    const std::size_t n = rows.size();
+    m_model->setRows(std::move(rows));
+    m_view->horizontalHeader()->setSortIndicator(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
+    m_summary->setText(tr("%1 tensors, %2 could not be quantized with this spec (shown first, reason in the last "
+                          "column).")
+                           .arg(n)
+                           .arg(failed));
+}
+
+bool ModelTablePage::exportTo(const QString& path) const { return const_cast<ModelTablePage*>(this)->grab().save(path); }
+
+} // namespace ql

@@ -1,0 +1,100 @@
+#include "widgets/plotpage.h"
+
+#include <cmath>
+
+#include <QLabel>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QVBoxLayout>
+
+#include "analysis/histogram.h"
+#include "widgets/qcp.h"
+
+namespace ql {
+
+PlotPage::PlotPage(QWidget* parent) : QWidget(parent), m_layout(new QVBoxLayout(this)), m_note(new QLabel(this)) {
+    m_note->setWordWrap(true);
+    m_note->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_layout->setContentsMargins(2, 2, 2, 2);
+    m_layout->addWidget(m_note);
+}
+
+QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
+    auto* plot = new QCustomPlot(this);
+    plot->setToolTip(tooltip);
+    plot->setMinimumHeight(160);
+    plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot->plotLayout()->insertRow(0);
+    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(font().family(), 10, QFont::Bold)));
+    plot->legend->setFont(QFont(font().family(), 8));
+    plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    m_layout->insertWidget(m_layout->count() - 1, plot, 1);
+    m_plots.push_back(plot);
+    return plot;
+}
+
+void PlotPage::setTitle(QCustomPlot* plot, const QString& title) {
+    if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) t->setText(title);
+}
+
+void PlotPage::setNote(const QString& text) {
+    m_note->setText(text);
+    m_note->setVisible(!text.isEmpty());
+}
+
+QCPGraph* PlotPage::addHistogram(QCustomPlot* plot, const Histogram& h, const QColor& color, const QString& name,
+                                 bool dropZeros) {
+    const auto edges = h.edges();
+    const auto& counts = h.counts();
+    QVector<double> keys;
+    QVector<double> values;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+        keys << edges[i];
+        const double c = static_cast<double>(counts[i]);
+        values << (dropZeros && c == 0 ? std::nan("") : c);
+    }
+    if (!counts.empty()) { // close the last step at the right edge
+        keys << edges.back();
+        values << values.back();
+    }
+    QCPGraph* g = plot->addGraph();
+    g->setName(name);
+    g->setLineStyle(QCPGraph::lsStepLeft);
+    g->setPen(QPen(color, 1.2));
+    QColor fill = color;
+    fill.setAlpha(60);
+    g->setBrush(fill);
+    g->setData(keys, values, true);
+    return g;
+}
+
+void PlotPage::clear(const QString& message) {
+    for (QCustomPlot* p : m_plots) {
+        p->clearPlottables();
+        p->clearItems();
+        p->legend->setVisible(false);
+        p->replot();
+    }
+    setNote(message);
+}
+
+bool PlotPage::exportTo(const QString& path) const {
+    const QString lower = path.toLower();
+    if (lower.endsWith(QStringLiteral(".pdf"))) {
+        if (m_plots.size() == 1) return m_plots.front()->savePdf(path);
+        QPdfWriter pdf(path);
+        pdf.setResolution(96);
+        pdf.setPageSize(QPageSize(QSizeF(width(), height()), QPageSize::Point));
+        pdf.setPageMargins(QMarginsF());
+        QPainter painter(&pdf);
+        if (!painter.isActive()) return false;
+        const_cast<PlotPage*>(this)->render(&painter);
+        return true;
+    }
+    if (m_plots.size() == 1 && lower.endsWith(QStringLiteral(".png"))) return m_plots.front()->savePng(path, 0, 0, 2.0);
+    if (m_plots.size() == 1 && (lower.endsWith(QStringLiteral(".jpg")) || lower.endsWith(QStringLiteral(".jpeg"))))
+        return m_plots.front()->saveJpg(path, 0, 0, 2.0);
+    return const_cast<PlotPage*>(this)->grab().save(path);
+}
+
+} // namespace ql

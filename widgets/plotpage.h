@@ -1,0 +1,58 @@
+#pragma once
+// Base of the result pages: holds QCustomPlots, exports them, and offers the drawing helpers
+// every page shares. Pages draw core results as given; they compute nothing.
+#include <vector>
+
+#include <QColor>
+#include <QString>
+#include <QWidget>
+
+class QCustomPlot;
+class QCPGraph;
+class QLabel;
+class QVBoxLayout;
+
+namespace ql {
+
+class Histogram;
+struct TensorOutcome;
+
+/// Colours used for A and B throughout, and for clipping.
+namespace colors {
+inline QColor a() { return QColor(31, 119, 180); }
+inline QColor b() { return QColor(255, 127, 14); }
+inline QColor clipped() { return QColor(214, 39, 40); }
+inline QColor grid() { return QColor(120, 120, 120, 90); }
+} // namespace colors
+
+class PlotPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit PlotPage(QWidget* parent = nullptr);
+
+    /// Draws a finished run; every page takes the same outcome.
+    virtual void setOutcome(const TensorOutcome& outcome) = 0;
+    /// Empties the plots and shows `message` (no result yet, or the page has nothing to show).
+    virtual void clear(const QString& message);
+
+    /// Writes the page: .png / .jpg raster, .pdf vector (single-plot pages) or raster. False on failure.
+    bool exportTo(const QString& path) const;
+    const std::vector<QCustomPlot*>& plots() const { return m_plots; }
+    QLabel* note() const { return m_note; }
+
+protected:
+    QCustomPlot* addPlot(const QString& title, const QString& tooltip);
+    /// A step outline of a histogram (edges in value units), filled.
+    static QCPGraph* addHistogram(QCustomPlot* plot, const Histogram& h, const QColor& color, const QString& name,
+                                  bool dropZeros = false);
+    static void setTitle(QCustomPlot* plot, const QString& title);
+    void setNote(const QString& text);
+
+    QVBoxLayout* m_layout;
+
+private:
+    std::vector<QCustomPlot*> m_plots;
+    QLabel* m_note;
+};
+
+} // namespace ql

@@ -1,0 +1,32 @@
+#pragma once
+// std::string <-> QString and number formatting shared by the pages.
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include <QString>
+
+namespace ql {
+
+inline QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+inline std::string ss(const QString& s) { return s.toStdString(); }
+
+/// A metric for display: "—" for NaN, "∞" for infinities, else `digits` significant digits.
+inline QString fmtNumber(double v, int digits = 4) {
+    if (std::isnan(v)) return QStringLiteral("—");
+    if (std::isinf(v)) return v > 0 ? QStringLiteral("∞") : QStringLiteral("−∞");
+    return QString::number(v, 'g', digits);
+}
+
+/// "1.5 MB" style byte counts.
+inline QString fmtBytes(double bytes) {
+    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        ++u;
+    }
+    return QString::number(bytes, 'f', u ? 1 : 0) + QLatin1Char(' ') + QLatin1String(units[u]);
+}
+
+} // namespace ql

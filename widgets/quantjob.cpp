@@ -1,0 +1,175 @@
+#include "widgets/quantjob.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include "analysis/analyzer.h"
+#include "tensor/error.h"
+
+namespace ql {
+namespace {
+
+const Backend& pickBackend(const BackendRegistry& registry, const std::string& name) {
+    const Backend* b = registry.find(name);
+    if (!b) throw QuantError("no backend named '" + name + "' (this build has: " + registry.names() + ")");
+    if (auto why = b->unavailableReason()) throw QuantError("backend " + name + " is unavailable: " + *why);
+    return *b;
+}
+
+SideOutcome runSide(const TensorInfo& info, const std::vector<float>& values, const QuantSpec& spec,
+                    const Backend& backend, const ProgressFn& progress) {
+    Job job;
+    job.plan = planQuantization(spec, info.shape);
+    if (auto why = backend.supports(job.plan)) throw QuantError("backend " + backend.name() + " cannot run it: " + *why);
+    job.values = values;
+    Result result = backend.run(job, progress);
+    SideOutcome side;
+    side.label = backend.name();
+    TensorReport& r = side.report;
+    r.name = info.name;
+    r.shape = info.shape;
+    r.dtype = info.dtype;
+    r.plan = result.plan;
+    r.backend = backend.name();
+    r.params = result.params;
+    r.timing = result.timing;
+    r.analysis = analyze(r.plan, r.params, result.codes, values);
+    side.codes = std::move(result.codes);
+    side.bytesIn = static_cast<double>(values.size()) * sizeof(float);
+    return side;
+}
+
+/// Progress of step `index` of `steps`, mapped into the caller's [0, 1].
+ProgressFn subProgress(const ProgressFn& progress, int index, int steps) {
+    if (!progress) return {};
+    return [progress, index, steps](double done) { return progress((index + done) / steps); };
+}
+
+/// A superseded job may still be loading while the next one starts; HDF5 is not thread-safe, so
+/// loads take turns (safetensors loads are mmap views and cost nothing here).
+std::vector<float> loadValues(const TensorSource& source, const std::string& name) {
+    static std::mutex mutex;
+    std::lock_guard lock(mutex);
+    return source.load(name).toFloatVector();
+}
+
+std::string where(const JobRequest& r, const std::string& tensor, const std::string& why) {
+    return r.source->path() + ": " + tensor + ": " + why;
+}
+
+} // namespace
+
+QuantSpec specOfB(const JobRequest& request) {
+    QuantSpec b = request.spec;
+    if (request.compare.kind == CompareWith::Kind::Preset) b.preset = request.compare.preset;
+    return b;
+}
+
+std::pair<std::int64_t, std::int64_t> matrixView(const Shape& shape) {
+    if (shape.empty()) return {1, 1};
+    const std::int64_t rows = shape[0];
+    return {rows, rows ? elementCount(shape) / rows : 0};
+}
+
+TensorOutcome runTensorJob(const JobRequest& request, const ProgressFn& progress) {
+    const TensorInfo* info = request.source->find(request.tensor);
+    if (!info) throw FileError(where(request, request.tensor, "no such tensor in the file"));
+    const std::vector<float> values = loadValues(*request.source, request.tensor);
+    const bool twoSides = request.compare.kind != CompareWith::Kind::None;
+    const int steps = twoSides ? 2 : 1;
+    const BackendRegistry& registry = *request.registry;
+
+    TensorOutcome out;
+    try {
+        out.a = runSide(*info, values, request.spec, pickBackend(registry, request.backend),
+                        subProgress(progress, 0, steps));
+    } catch (const QuantError& e) {
+        throw QuantError(where(request, info->name, e.what()));
+    }
+    if (!twoSides) return out;
+
+    const std::string nameB =
+        request.compare.kind == CompareWith::Kind::Backend ? request.compare.backend : request.backend;
+    const QuantSpec specB = specOfB(request);
+    try {
+        out.b = runSide(*info, values, specB, pickBackend(registry, nameB), subProgress(progress, 1, steps));
+    } catch (const QuantError& e) {
+        throw QuantError(where(request, info->name, std::string("B: ") + e.what()));
+    }
+    if (request.compare.kind == CompareWith::Kind::Preset) {
+        out.a.label = std::string(nameOf(request.spec.preset));
+        out.b->label = std::string(nameOf(specB.preset));
+    } else if (out.a.label == out.b->label) {
+        out.b->label += " (B)";
+    }
+    out.comparison = compareResults(out.a.label, out.a.report.plan, out.a.report.params, out.a.codes, out.b->label,
+                                    out.b->report.plan, out.b->report.params, out.b->codes, values);
+
+    // Where the mismatches sit: counts over at most 64 x 64 cells of the [rows, cols] view, so a
+    // large tensor still fits the map widget.
+    if (out.comparison->mismatched > 0) {
+        const auto [rows, cols] = matrixView(info->shape);
+        out.mapRows = static_cast<int>(std::min<std::int64_t>(rows, 64));
+        out.mapCols = static_cast<int>(std::min<std::int64_t>(cols, 64));
+        out.mismatchMap.assign(static_cast<std::size_t>(out.mapRows) * out.mapCols, 0.0);
+        for (std::int64_t i = 0; i < out.a.codes.size(); ++i) {
+            if (out.a.codes.at(i) == out.b->codes.at(i)) continue;
+            const std::int64_t r = i / cols * out.mapRows / rows;
+            const std::int64_t c = i % cols * out.mapCols / cols;
+            out.mismatchMap[static_cast<std::size_t>(r * out.mapCols + c)] += 1;
+        }
+    }
+    return out;
+}
+
+ModelOutcome runModelJob(const JobRequest& request, const ProgressFn& progress) {
+    std::vector<const TensorInfo*> todo;
+    for (const auto& t : request.source->tensors())
+        if (isFloating(t.dtype) && elementCount(t.shape) > 0) todo.push_back(&t);
+    const Backend& backend = pickBackend(*request.registry, request.backend);
+    ModelOutcome out;
+    const int steps = static_cast<int>(todo.size());
+    for (int i = 0; i < steps; ++i) {
+        const TensorInfo& info = *todo[static_cast<std::size_t>(i)];
+        reportProgress(progress, static_cast<double>(i) / std::max(steps, 1));
+        try {
+            const std::vector<float> values = loadValues(*request.source, info.name);
+            SideOutcome side = runSide(info, values, request.spec, backend, subProgress(progress, i, steps));
+            out.quantized.push_back({info.name, side.report.plan, side.report.params, std::move(side.codes)});
+            out.reports.push_back(std::move(side.report));
+        } catch (const Cancelled&) {
+            throw;
+        } catch (const std::exception& e) {
+            TensorReport failed;
+            failed.name = info.name;
+            failed.shape = info.shape;
+            failed.dtype = info.dtype;
+            failed.backend = backend.name();
+            failed.error = e.what();
+            out.reports.push_back(std::move(failed));
+        }
+    }
+    reportProgress(progress, 1.0);
+    return out;
+}
+
+ValuePreview previewValues(const TensorSource& source, const std::string& tensor, int bins) {
+    const std::vector<float> values = loadValues(source, tensor);
+    float lo = std::numeric_limits<float>::infinity();
+    float hi = -lo;
+    for (float v : values)
+        if (std::isfinite(v)) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    ValuePreview p;
+    p.tensor = tensor;
+    p.count = static_cast<std::int64_t>(values.size());
+    p.values = lo <= hi ? Histogram(lo, hi, bins) : Histogram(0, 1, bins);
+    for (float v : values) p.values.add(v);
+    return p;
+}
+
+} // namespace ql

@@ -1,0 +1,86 @@
+#include "widgets/tensorbrowser.h"
+
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "widgets/qtutil.h"
+#include "widgets/tensortreemodel.h"
+
+namespace ql {
+
+TensorBrowser::TensorBrowser(QWidget* parent)
+    : QWidget(parent)
+    , m_model(new TensorTreeModel(this))
+    , m_proxy(new QSortFilterProxyModel(this))
+    , m_filter(new QLineEdit(this))
+    , m_view(new QTreeView(this)) {
+    m_proxy->setSourceModel(m_model);
+    // A prefix stays visible while any tensor below it matches.
+    m_proxy->setRecursiveFilteringEnabled(true);
+    m_proxy->setFilterRole(TensorTreeModel::PathRole);
+    m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    m_proxy->setSortRole(TensorTreeModel::SortRole);
+
+    m_filter->setPlaceholderText(tr("Filter tensors (e.g. conv, .w_0)"));
+    m_filter->setToolTip(tr("Shows only tensors whose full name contains this text (case-insensitive)"));
+    m_filter->setClearButtonEnabled(true);
+    connect(m_filter, &QLineEdit::textChanged, this, [this](const QString& text) {
+        m_proxy->setFilterFixedString(text);
+        if (!text.isEmpty()) m_view->expandAll();
+    });
+
+    m_view->setModel(m_proxy);
+    m_view->setToolTip(tr("Tensors of the open file, grouped by name prefix; select one to see its values"));
+    m_view->setUniformRowHeights(true);
+    m_view->setSortingEnabled(false);
+    m_view->setAlternatingRowColors(true);
+    m_view->header()->setStretchLastSection(false);
+    m_view->header()->setSectionResizeMode(TensorTreeModel::NameColumn, QHeaderView::Stretch);
+    for (int c = TensorTreeModel::ShapeColumn; c < TensorTreeModel::ColumnCount; ++c)
+        m_view->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
+        const QString name = current.siblingAtColumn(0).data(TensorTreeModel::TensorNameRole).toString();
+        if (!name.isEmpty()) emit tensorSelected(name);
+    });
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_filter);
+    layout->addWidget(m_view);
+}
+
+void TensorBrowser::setSource(const TensorSource* source) {
+    m_source = source;
+    m_model->setTensors(source ? source->tensors() : std::vector<TensorInfo>{});
+    // Small files open fully expanded; big ones show their top level.
+    if (source && source->tensors().size() <= 64) m_view->expandAll();
+}
+
+bool TensorBrowser::selectTensor(const std::string& name) {
+    const QModelIndex src = m_model->indexOfTensor(name);
+    if (!src.isValid()) return false;
+    QModelIndex idx = m_proxy->mapFromSource(src);
+    if (!idx.isValid()) { // hidden by the filter: clear it rather than select something invisible
+        m_filter->clear();
+        idx = m_proxy->mapFromSource(src);
+    }
+    m_view->scrollTo(idx);
+    m_view->selectionModel()->setCurrentIndex(idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    return true;
+}
+
+std::string TensorBrowser::selectedTensor() const {
+    return ss(m_view->currentIndex().siblingAtColumn(0).data(TensorTreeModel::TensorNameRole).toString());
+}
+
+std::string TensorBrowser::firstTensorOfRank(int rank) const {
+    if (!m_source) return {};
+    for (const auto& t : m_source->tensors())
+        if (static_cast<int>(t.shape.size()) == rank && isFloating(t.dtype)) return t.name;
+    return {};
+}
+
+} // namespace ql

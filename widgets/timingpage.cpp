@@ -1,0 +1,59 @@
+#include "widgets/timingpage.h"
+
+#include <QLabel>
+
+#include "widgets/qcp.h"
+#include "widgets/qtutil.h"
+#include "widgets/quantjob.h"
+
+namespace ql {
+namespace {
+
+QVector<double> phases(const PhaseTimes& t) { return {t.prepareMs, t.uploadMs, t.kernelMs, t.downloadMs, t.totalMs}; }
+
+/// Achieved input throughput; "—" when the run was too fast to time.
+QString gbps(double bytes, double ms) { return ms > 0 ? QString::number(bytes / ms / 1e6, 'f', 2) : QStringLiteral("—"); }
+
+} // namespace
+
+TimingPage::TimingPage(QWidget* parent) : PlotPage(parent) {
+    m_plot = addPlot(tr("Time per phase"), tr("Median wall time of each phase per backend; the legend gives the "
+                                             "achieved input throughput (f32 bytes / total time)"));
+    m_plot->yAxis->setLabel(tr("milliseconds"));
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    ticker->addTicks({1, 2, 3, 4, 5}, {tr("prepare"), tr("upload"), tr("kernel"), tr("download"), tr("total")});
+    m_plot->xAxis->setTicker(ticker);
+    clear(tr("Run a quantization to see its timings."));
+}
+
+void TimingPage::setOutcome(const TensorOutcome& o) {
+    clear({});
+    std::vector<const SideOutcome*> sides{&o.a};
+    if (o.b) sides.push_back(&*o.b);
+    auto* group = new QCPBarsGroup(m_plot);
+    QStringList lines;
+    for (std::size_t i = 0; i < sides.size(); ++i) {
+        const SideOutcome& s = *sides[i];
+        const Timing& t = s.report.timing;
+        auto* bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+        bars->setName(tr("%1: %2 GB/s").arg(qs(s.label), gbps(s.bytesIn, t.median.totalMs)));
+        bars->setWidth(0.35);
+        bars->setPen(Qt::NoPen);
+        bars->setBrush(i == 0 ? colors::a() : colors::b());
+        bars->setData({1, 2, 3, 4, 5}, phases(t.median), true);
+        bars->setBarsGroup(group);
+        lines << tr("%1 (%2 runs): total %3 ms (min %4, max %5), kernel %6 ms, %7 GB/s")
+                     .arg(qs(s.label))
+                     .arg(t.runs)
+                     .arg(fmtNumber(t.median.totalMs), fmtNumber(t.min.totalMs), fmtNumber(t.max.totalMs),
+                          fmtNumber(t.median.kernelMs), gbps(s.bytesIn, t.median.totalMs));
+    }
+    m_plot->legend->setVisible(true);
+    m_plot->rescaleAxes();
+    m_plot->xAxis->setRange(0.4, 5.6);
+    m_plot->yAxis->setRange(0, std::max(m_plot->yAxis->range().upper * 1.25, 1e-3));
+    setNote(lines.join(QStringLiteral("<br>")));
+    m_plot->replot();
+}
+
+} // namespace ql
