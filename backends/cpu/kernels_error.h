@@ -1,6 +1,6 @@
 // Fused error sums (included inside kernels_impl.h's ISA namespace). Per element this is
 // ErrorStats::addElement: NaN / Inf inputs and non-finite reconstructions are counted apart; the
-// sums run in fp32 lanes over blocks of 1024 elements and are then carried in double.
+// products and sums run in double lanes, as ErrorStats does them.
 
 template <class In, Op O>
 void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes, std::int64_t n, float scale,
@@ -17,14 +17,13 @@ void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes,
     vi nanX{}, infX{}, badHat{};
     while (i + W <= n) {
         const std::int64_t blockEnd = n < i + 1024 ? n : i + 1024;
-        vf sx{}, sh{}, sd{}, se{}, sa{};
+        vd sx{}, sh{}, sd{}, se{}, sa{};
         vi o1{}, o5{};
         for (; i + W <= blockEnd; i += W) {
             const vf x = load<In>(src + i);
             vi8 cb;
             std::memcpy(&cb, codes + i, W);
-            const vi q = a.signedCodes ? __builtin_convertvector(cb, vi)
-                                       : __builtin_convertvector((vi8)cb, vi) & 0xFF;
+            const vi q = a.signedCodes ? __builtin_convertvector(cb, vi) : __builtin_convertvector(cb, vi) & 0xFF;
             const vf value = __builtin_convertvector(q, vf) - vzp;
             vf xhat;
             if constexpr (O == Op::Div || O == Op::Recip) xhat = value * vs;
@@ -37,22 +36,27 @@ void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes,
             nanX -= xnan;
             infX -= xinf;
             badHat -= hatBad;
-            const vf xs = sel(ok, x, vf{}), hs = sel(ok, xhat, vf{});
-            const vf e = xs - hs, ae = vabs(e);
-            sx += xs * xs;
-            sh += hs * hs;
-            sd += xs * hs;
+            // In double, as ErrorStats: x² of a large weight must not overflow fp32.
+            const vd xd = __builtin_convertvector(sel(ok, x, vf{}), vd);
+            const vd hd = __builtin_convertvector(sel(ok, xhat, vf{}), vd);
+            const vd e = xd - hd;
+            const vd ae = (vdl)e < 0 ? -e : e;
+            sx += xd * xd;
+            sh += hd * hd;
+            sd += xd * hd;
             se += e * e;
             sa += ae;
-            const vi better = ok & (ae > maxAe);
-            maxAe = sel(better, ae, maxAe);
+            const vf aef = __builtin_convertvector(ae, vf);
+            const vi better = ok & (aef > maxAe);
+            maxAe = sel(better, aef, maxAe);
             maxIdx = better ? lane + static_cast<std::int32_t>(i) : maxIdx;
-            const vf axs = sel(ok, ax, vf{});
-            const vi zeroX = axs == vf{};
             // Ascend ratio: |e| > t|x|; x = 0 counts when x̂ differs at all (non-ok lanes have e = 0).
-            const vi zeroHit = zeroX & (ae != vf{});
-            o1 -= zeroHit | (~zeroX & (ae > splat(1e-3f) * axs));
-            o5 -= zeroHit | (~zeroX & (ae > splat(5e-3f) * axs));
+            const vd axd = (vdl)xd < 0 ? -xd : xd;
+            const vdl zeroX = axd == vd{};
+            const vdl hit1 = (zeroX & (ae != vd{})) | (~zeroX & (ae > 1e-3 * axd));
+            const vdl hit5 = (zeroX & (ae != vd{})) | (~zeroX & (ae > 5e-3 * axd));
+            o1 -= __builtin_convertvector(hit1, vi);
+            o5 -= __builtin_convertvector(hit5, vi);
         }
         for (int k = 0; k < W; ++k) {
             s.sumSqX += sx[k];

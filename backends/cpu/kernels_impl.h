@@ -23,6 +23,8 @@ using vi = std::int32_t __attribute__((vector_size(4 * W)));
 using vu = std::uint32_t __attribute__((vector_size(4 * W)));
 using vu16 = std::uint16_t __attribute__((vector_size(2 * W)));
 using vi8 = std::int8_t __attribute__((vector_size(W)));
+using vd = double __attribute__((vector_size(8 * W)));
+using vdl = std::int64_t __attribute__((vector_size(8 * W)));
 
 enum class Op { Div, Mul, Recip, Twice };
 enum class Mode { IntTorch, IntZero, Float };
