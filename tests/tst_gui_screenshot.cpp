@@ -1,0 +1,59 @@
+// Renders the main window with results for the bundled sample model (or a fixture of our own when
+// the sample is missing) to <build>/screenshots/quantlens_sample.png, so anyone can look at it.
+#include <cmath>
+
+#include <QDir>
+#include <QFileInfo>
+#include <QImage>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "gui/mainwindow.h"
+#include "io/safetensors_writer.h"
+#include "widgets/tensorbrowser.h"
+
+using namespace ql;
+
+class TestGuiScreenshot : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    void sampleModelWithResults() {
+        QString file = QStringLiteral(QUANTLENS_TEST_FIXTURES "/../../resources/sample/sample_model.safetensors");
+        QTemporaryDir dir;
+        if (!QFileInfo::exists(file)) {
+            std::vector<float> v(96 * 64);
+            for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(0.37 * i) * (1 + i % 7));
+            file = dir.filePath(QStringLiteral("fixture.safetensors"));
+            writeSafetensors(file.toStdString(), {{"layer.weight", Tensor::fromFloats({96, 64}, v)}});
+        }
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openFile(file));
+        const std::string tensor = window.browser()->firstTensorOfRank(2);
+        QVERIFY(!tensor.empty());
+        QVERIFY(window.selectTensor(QString::fromStdString(tensor)));
+        QSignalSpy shown(&window, &MainWindow::resultShown);
+        window.quantizeSelected();
+        QVERIFY(shown.wait(60000));
+        QTest::qWait(50);
+
+        const QString out = QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_sample.png");
+        QVERIFY(QDir().mkpath(QFileInfo(out).absolutePath()));
+        const QImage image = window.grab().toImage();
+        QVERIFY(image.save(out));
+        QVERIFY(QFileInfo(out).size() > 10000);
+        // Not a blank window: the plots put many distinct colours on it.
+        QSet<QRgb> colours;
+        for (int y = 0; y < image.height(); y += 7)
+            for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
+        QVERIFY2(colours.size() > 50, qPrintable(QStringLiteral("only %1 colours").arg(colours.size())));
+        qInfo("screenshot: %s", qPrintable(out));
+    }
+};
+
+QTEST_MAIN(TestGuiScreenshot)
+#include "tst_gui_screenshot.moc"

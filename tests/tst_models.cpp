@@ -1,0 +1,127 @@
+// Every item model the widgets expose passes QAbstractItemModelTester, and behaves as the pages
+// rely on: the tensor tree groups by prefix, the filter keeps parents of matches, the model table
+// sorts worst first.
+#include <QAbstractItemModelTester>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QTest>
+
+#include "widgets/modeltablemodel.h"
+#include "widgets/tensorbrowser.h"
+#include "widgets/tensortreemodel.h"
+
+using namespace ql;
+
+namespace {
+
+std::vector<TensorInfo> inventory() {
+    auto t = [](const char* name, Shape shape, DType d = DType::F32) {
+        return TensorInfo{name, d, shape, static_cast<std::uint64_t>(elementCount(shape) * storageBytes(d)), "fixture"};
+    };
+    return {t("model.layers.0.mlp.down_proj.weight", {64, 128}), t("model.layers.0.mlp.up_proj.weight", {128, 64}),
+            t("model.layers.1.mlp.down_proj.weight", {64, 128}), t("model.embed_tokens.weight", {100, 64}),
+            t("lm_head.weight", {100, 64}), t("scalar", {}), t("step", {1}, DType::I64)};
+}
+
+/// A source that only lists (the browser never loads).
+class ListingSource : public TensorSource {
+public:
+    explicit ListingSource(std::vector<TensorInfo> t) : m_tensors(std::move(t)) {}
+    const std::string& path() const override { return m_path; }
+    const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
+    Tensor load(const std::string&) const override { return {}; }
+    Tensor loadRows(const std::string&, std::int64_t, std::int64_t) const override { return {}; }
+
+private:
+    std::string m_path = "listing";
+    std::vector<TensorInfo> m_tensors;
+};
+
+ModelRow row(const char* name, double sqnr, double maxErr, const char* error = "") {
+    ModelRow r;
+    r.name = name;
+    r.shape = "[4, 4]";
+    r.sqnrDb = sqnr;
+    r.maxAbsError = maxErr;
+    r.cosine = 0.99;
+    r.error = error;
+    return r;
+}
+
+} // namespace
+
+class TestModels : public QObject {
+    Q_OBJECT
+private slots:
+    void tensorTreePassesTester() {
+        TensorTreeModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setTensors(inventory());
+        model.setTensors({});
+        model.setTensors(inventory());
+    }
+
+    void tensorTreeGroupsByPrefix() {
+        TensorTreeModel model;
+        model.setTensors(inventory());
+        const QModelIndex leaf = model.indexOfTensor("model.layers.0.mlp.down_proj.weight");
+        QVERIFY(leaf.isValid());
+        QCOMPARE(leaf.data().toString(), QStringLiteral("down_proj.weight"));
+        QCOMPARE(leaf.parent().data().toString(), QStringLiteral("mlp"));
+        QCOMPARE(leaf.parent().parent().data().toString(), QStringLiteral("0"));
+        QCOMPARE(leaf.siblingAtColumn(TensorTreeModel::ShapeColumn).data().toString(), QStringLiteral("[64, 128]"));
+        QCOMPARE(leaf.siblingAtColumn(TensorTreeModel::DTypeColumn).data().toString(), QStringLiteral("f32"));
+        QCOMPARE(leaf.data(TensorTreeModel::TensorNameRole).toString(),
+                 QStringLiteral("model.layers.0.mlp.down_proj.weight"));
+        QVERIFY(model.indexOfTensor("scalar").isValid());
+        QVERIFY(!model.indexOfTensor("model.layers").isValid()); // a prefix, not a tensor
+        QVERIFY(!model.indexOfTensor("missing").isValid());
+    }
+
+    void hdf5PathsSplitOnSlash() {
+        TensorTreeModel model;
+        model.setTensors({TensorInfo{"/dense/kernel:0", DType::F32, {4, 4}, 64, ""}});
+        const QModelIndex leaf = model.indexOfTensor("/dense/kernel:0");
+        QVERIFY(leaf.isValid());
+        QCOMPARE(leaf.data().toString(), QStringLiteral("kernel:0"));
+        QCOMPARE(leaf.parent().data().toString(), QStringLiteral("dense"));
+    }
+
+    void browserFilterKeepsParents() {
+        TensorBrowser browser;
+        ListingSource source(inventory());
+        QAbstractItemModelTester tester(browser.proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        browser.setSource(&source);
+        QTest::keyClicks(browser.filterEdit(), QStringLiteral("up_proj"));
+        QCOMPARE(browser.proxy()->rowCount(), 1); // "model" only
+        QVERIFY(browser.selectTensor("model.layers.0.mlp.up_proj.weight"));
+        QCOMPARE(browser.selectedTensor(), std::string("model.layers.0.mlp.up_proj.weight"));
+        // Selecting a tensor the filter hides clears the filter instead of failing.
+        QVERIFY(browser.selectTensor("lm_head.weight"));
+        QVERIFY(browser.filterEdit()->text().isEmpty());
+        QCOMPARE(browser.firstTensorOfRank(2), std::string("model.layers.0.mlp.down_proj.weight"));
+        QCOMPARE(browser.firstTensorOfRank(1), std::string()); // "step" is I64, not floating
+    }
+
+    void modelTablePassesTesterAndSortsWorstFirst() {
+        ModelTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setRows({row("good", 50, 0.01), row("bad", 20, 0.5), row("broken", 0, 0, "axis out of range"),
+                       row("mid", 35, 0.02)});
+        QCOMPARE(model.rowCount(), 4);
+        QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("broken")); // failures first
+        QCOMPARE(model.index(1, 0).data().toString(), QStringLiteral("bad"));
+        QCOMPARE(model.index(3, 0).data().toString(), QStringLiteral("good"));
+        QCOMPARE(model.index(0, ModelTableModel::SqnrColumn).data().toString(), QStringLiteral("—"));
+        QPersistentModelIndex good = model.index(3, 0);
+        model.sort(ModelTableModel::MaxErrorColumn, Qt::DescendingOrder); // best end first
+        QCOMPARE(good.data().toString(), QStringLiteral("good")); // persistent indexes follow their rows
+        model.sort(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
+        QCOMPARE(model.index(1, 0).data(ModelTableModel::TensorNameRole).toString(), QStringLiteral("bad"));
+        model.setRows({});
+        QCOMPARE(model.rowCount(), 0);
+    }
+};
+
+QTEST_MAIN(TestModels)
+#include "tst_models.moc"
