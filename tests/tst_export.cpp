@@ -61,7 +61,7 @@ class TestExport : public QObject {
 
 private:
     QTemporaryDir m_dir;
-    std::string path(const QString& name) const { return (m_dir.path() + QLatin1Char('/') + name).toStdString(); }
+    std::string path(const QString& name) const { return QString(m_dir.path() + QLatin1Char('/') + name).toStdString(); }
 
 private slots:
     void roundTrips_data() {

@@ -94,8 +94,8 @@ private slots:
 
     void bundledSample() {
         const QString dir = QStringLiteral(QUANTLENS_TEST_FIXTURES "/../../resources/sample/");
-        const auto src = openTensorSource((dir + QStringLiteral("sample_model.safetensors")).toStdString());
-        const auto inventory = nlohmann::json::parse(readFile((dir + QStringLiteral("sample_model.inventory.json")).toStdString()));
+        const auto src = openTensorSource(QString(dir + QStringLiteral("sample_model.safetensors")).toStdString());
+        const auto inventory = nlohmann::json::parse(readFile(QString(dir + QStringLiteral("sample_model.inventory.json")).toStdString()));
         checkAgainstInventory(*src, inventory);
         QVERIFY(src->find("conv2d_0.w_0") && src->find("conv2d_0.w_0")->shape.size() == 4);
     }
@@ -117,8 +117,8 @@ private slots:
                    QStringLiteral("--safetensors"), base + QStringLiteral(".safetensors"), QStringLiteral("--hdf5"),
                    base + QStringLiteral(".h5"), QStringLiteral("--inventory"), base + QStringLiteral(".json")}, &err);
         QVERIFY2(err.isEmpty(), qPrintable(err));
-        const auto src = openTensorSource((base + QLatin1Char('.') + format).toStdString());
-        checkAgainstInventory(*src, nlohmann::json::parse(readFile((base + QStringLiteral(".json")).toStdString())));
+        const auto src = openTensorSource(QString(base + QLatin1Char('.') + format).toStdString());
+        checkAgainstInventory(*src, nlohmann::json::parse(readFile(QString(base + QStringLiteral(".json")).toStdString())));
         for (const char* name : {"fc.weight", "conv.weight", "scale.floats", "axis.int", "gate/then_branch/then_w",
                                  "gate/else_branch/else_w"})
             QVERIFY2(src->find(name), name);
@@ -148,9 +148,9 @@ private slots:
                        QStringLiteral("--inventory"), base + QStringLiteral(".json")}, &err, 300000);
             QVERIFY2(err.isEmpty(), qPrintable(err));
         }
-        const auto inventory = nlohmann::json::parse(readFile((base + QStringLiteral(".json")).toStdString()));
+        const auto inventory = nlohmann::json::parse(readFile(QString(base + QStringLiteral(".json")).toStdString()));
         QVERIFY2(inventory.size() > 100, "the weights in Constant nodes were not all found");
-        const auto src = openTensorSource((base + QLatin1Char('.') + format).toStdString());
+        const auto src = openTensorSource(QString(base + QLatin1Char('.') + format).toStdString());
         checkAgainstInventory(*src, inventory);
     }
 };

@@ -22,7 +22,7 @@ private:
     QTemporaryDir m_dir;
     nlohmann::json m_expected;
     std::string m_pythonFile;
-    std::string path(const char* name) const { return (m_dir.path() + QLatin1Char('/')).toStdString() + name; }
+    std::string path(const char* name) const { return QString(m_dir.path() + QLatin1Char('/')).toStdString() + name; }
 
     static Tensor bytesTensor(DType dtype, Shape shape, const std::string& bytes) {
         Tensor t(dtype, std::move(shape));
