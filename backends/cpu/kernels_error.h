@@ -18,7 +18,7 @@ void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes,
     while (i + W <= n) {
         const std::int64_t blockEnd = n < i + 1024 ? n : i + 1024;
         vd sx{}, sh{}, sd{}, se{}, sa{};
-        vi o1{}, o5{};
+        vdl o1{}, o5{};
         for (; i + W <= blockEnd; i += W) {
             const vf x = load<In>(src + i);
             vi8 cb;
@@ -36,29 +36,32 @@ void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes,
             nanX -= xnan;
             infX -= xinf;
             badHat -= hatBad;
-            // In double, as ErrorStats: x² of a large weight must not overflow fp32.
-            const vd xd = __builtin_convertvector(sel(ok, x, vf{}), vd);
-            const vd hd = __builtin_convertvector(sel(ok, xhat, vf{}), vd);
-            const vd e = xd - hd;
-            const vd ae = (vdl)e < 0 ? -e : e;
-            sx += xd * xd;
-            sh += hd * hd;
-            sd += xd * hd;
-            se += e * e;
-            sa += ae;
-            const vf aef = __builtin_convertvector(ae, vf);
+            const vf xs = sel(ok, x, vf{}), hs = sel(ok, xhat, vf{});
+            // In double, as ErrorStats (x² of a large weight must not overflow fp32), in two halves
+            // of native width.
+            const vd xd[2] = {__builtin_convertvector(lowHalf(xs), vd), __builtin_convertvector(highHalf(xs), vd)};
+            const vd hd[2] = {__builtin_convertvector(lowHalf(hs), vd), __builtin_convertvector(highHalf(hs), vd)};
+            vd aeh[2];
+            for (int h = 0; h < 2; ++h) {
+                const vd e = xd[h] - hd[h];
+                const vd ae = dabs(e), axd = dabs(xd[h]);
+                aeh[h] = ae;
+                sx += xd[h] * xd[h];
+                sh += hd[h] * hd[h];
+                sd += xd[h] * hd[h];
+                se += e * e;
+                sa += ae;
+                // Ascend ratio: |e| > t|x|; x = 0 counts when x̂ differs at all (excluded lanes are 0, 0).
+                const vdl zeroX = axd == vd{};
+                o1 -= (zeroX & (ae != vd{})) | (~zeroX & (ae > 1e-3 * axd));
+                o5 -= (zeroX & (ae != vd{})) | (~zeroX & (ae > 5e-3 * axd));
+            }
+            const vf aef = joinHalves(__builtin_convertvector(aeh[0], vf8), __builtin_convertvector(aeh[1], vf8));
             const vi better = ok & (aef > maxAe);
             maxAe = sel(better, aef, maxAe);
             maxIdx = better ? lane + static_cast<std::int32_t>(i) : maxIdx;
-            // Ascend ratio: |e| > t|x|; x = 0 counts when x̂ differs at all (non-ok lanes have e = 0).
-            const vd axd = (vdl)xd < 0 ? -xd : xd;
-            const vdl zeroX = axd == vd{};
-            const vdl hit1 = (zeroX & (ae != vd{})) | (~zeroX & (ae > 1e-3 * axd));
-            const vdl hit5 = (zeroX & (ae != vd{})) | (~zeroX & (ae > 5e-3 * axd));
-            o1 -= __builtin_convertvector(hit1, vi);
-            o5 -= __builtin_convertvector(hit5, vi);
         }
-        for (int k = 0; k < W; ++k) {
+        for (int k = 0; k < W / 2; ++k) {
             s.sumSqX += sx[k];
             s.sumSqXhat += sh[k];
             s.sumDot += sd[k];

@@ -23,8 +23,9 @@ using vi = std::int32_t __attribute__((vector_size(4 * W)));
 using vu = std::uint32_t __attribute__((vector_size(4 * W)));
 using vu16 = std::uint16_t __attribute__((vector_size(2 * W)));
 using vi8 = std::int8_t __attribute__((vector_size(W)));
-using vd = double __attribute__((vector_size(8 * W)));
-using vdl = std::int64_t __attribute__((vector_size(8 * W)));
+using vf8 = float __attribute__((vector_size(2 * W)));
+using vd = double __attribute__((vector_size(4 * W))); // W/2 doubles: one native register on AVX-512
+using vdl = std::int64_t __attribute__((vector_size(4 * W)));
 
 enum class Op { Div, Mul, Recip, Twice };
 enum class Mode { IntTorch, IntZero, Float };
@@ -74,6 +75,12 @@ inline float loadOne(const typename In::T* p) {
 }
 
 inline vf vabs(vf t) { return asF(asU(t) & 0x7FFFFFFFu); }
+inline vd dabs(vd t) { return (vd)((vdl)t & 0x7FFFFFFFFFFFFFFFll); }
+inline vf8 lowHalf(vf v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
+inline vf8 highHalf(vf v) { return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); }
+inline vf joinHalves(vf8 a, vf8 b) {
+    return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
 
 // std::nearbyint & co. for |t| < 2^23; larger magnitudes, Inf and NaN are already integral.
 template <Rounding R>

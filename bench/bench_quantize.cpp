@@ -1,0 +1,238 @@
+// bench_quantize: QuantLens cpu and cpu-reference against the machine's streaming limit and against
+// PyTorch and NumPy doing the same job, all in one run so the ratios cancel machine noise.
+//
+//   bench_quantize [--quick] [--no-peers] [--no-reference] [--markdown FILE]
+//
+// The limit is a plain loop that reads fp32 and writes int8 (best of N, same thread count). GB/s
+// counts the bytes a job must move: input bytes per pass over memory plus one code byte per element.
+// Peers run in bench/peers/quantize_peers.py under $QUANTLENS_PYTHON (default: the system python3,
+// which has Debian's python3-torch and python3-numpy).
+#include <malloc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cpu/cpu_backend.h"
+#include "cpu/cpu_reference_backend.h"
+#include "cpu/kernels.h"
+#include "tensor/float_formats.h"
+
+using namespace ql;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double bestMs(int repeat, const std::function<void()>& fn) {
+    fn(); // warm-up
+    double best = 1e300;
+    for (int r = 0; r < repeat; ++r) {
+        const auto s = Clock::now();
+        fn();
+        best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+    }
+    return best;
+}
+
+// The streaming limit: read fp32, write int8, nothing else; 16-lane vectors over `threads` threads.
+double limitMs(const std::vector<float>& x, std::vector<std::int8_t>& out, unsigned threads, int repeat) {
+    using vf = float __attribute__((vector_size(64)));
+    using vi = std::int32_t __attribute__((vector_size(64)));
+    using vb = std::int8_t __attribute__((vector_size(16)));
+    const std::size_t n = x.size();
+    auto part = [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i + 16 <= e; i += 16) {
+            vf v;
+            std::memcpy(&v, &x[i], 64);
+            const vb c = __builtin_convertvector(__builtin_convertvector(v, vi), vb);
+            std::memcpy(&out[i], &c, 16);
+        }
+    };
+    return bestMs(repeat, [&] {
+        std::vector<std::thread> pool;
+        const std::size_t step = (n / threads + 15) / 16 * 16;
+        for (unsigned t = 1; t < threads; ++t) pool.emplace_back(part, t * step, std::min(n, (t + 1) * step));
+        part(0, std::min(n, step));
+        for (auto& th : pool) th.join();
+    });
+}
+
+struct Bench {
+    std::string name;
+    QuantSpec spec;
+    bool given;   // scales supplied; else absmax calibration
+    bool measure; // error sums too
+};
+
+std::vector<Bench> benches() {
+    std::vector<Bench> b;
+    QuantSpec pt;
+    pt.scheme = Scheme::PerTensor;
+    pt.axes = {};
+    b.push_back({"per-tensor int8", pt, true, false});
+    QuantSpec pc; // torch per-channel(axis 0) int8
+    b.push_back({"per-channel int8", pc, true, false});
+    b.push_back({"full job (amax + quantize)", pc, false, false});
+    b.push_back({"full job (+ stats)", pc, false, true});
+    QuantSpec pg;
+    pg.preset = Preset::Custom;
+    pg.target = Target::Int4;
+    pg.scheme = Scheme::PerGroup;
+    pg.axes = {-1};
+    pg.groupSize = 128;
+    Convention c;
+    c.scaleOp = ScaleOp::Divide;
+    c.zeroPoint = ZeroPointStage::BeforeRounding;
+    pg.custom = c;
+    b.push_back({"per-group int4 g128", pg, false, false});
+    QuantSpec f8;
+    f8.preset = Preset::TensorRT;
+    f8.target = Target::Fp8E4M3;
+    f8.scheme = Scheme::PerTensor;
+    f8.axes = {};
+    b.push_back({"fp8 e4m3", f8, true, false});
+    return b;
+}
+
+std::string python() {
+    if (const char* p = std::getenv("QUANTLENS_PYTHON"); p && *p) return p;
+    return std::ifstream("/usr/bin/python3").good() ? "/usr/bin/python3" : "python3";
+}
+
+// {job: {"torch": ms, "numpy": ms}} from the peer script; a tiny parser for its flat JSON.
+std::map<std::string, std::map<std::string, double>> peers(std::int64_t rows, std::int64_t cols, const char* dtype,
+                                                           int repeat, unsigned threads) {
+    std::string dir = __FILE__;
+    dir = dir.substr(0, dir.find_last_of('/'));
+    const std::string cmd = python() + " " + dir + "/peers/quantize_peers.py " + std::to_string(rows) + " " +
+                            std::to_string(cols) + " " + dtype + " " + std::to_string(repeat) + " " +
+                            std::to_string(threads) + " 2>/dev/null";
+    std::map<std::string, std::map<std::string, double>> out;
+    FILE* f = popen(cmd.c_str(), "r");
+    if (!f) return out;
+    std::string json;
+    char buf[4096];
+    while (std::size_t k = fread(buf, 1, sizeof buf, f)) json.append(buf, k);
+    pclose(f);
+    for (const char* peer : {"torch", "numpy"}) {
+        const auto at = json.find(std::string("\"") + peer + "\": {");
+        if (at == std::string::npos) continue;
+        const auto end = json.find('}', at);
+        std::string body = json.substr(at, end - at);
+        for (std::size_t p = body.find('{') + 1; p < body.size();) {
+            const auto k0 = body.find('"', p), k1 = body.find('"', k0 + 1);
+            if (k0 == std::string::npos) break;
+            const std::string key = body.substr(k0 + 1, k1 - k0 - 1);
+            const auto v0 = body.find(':', k1) + 1;
+            const std::string val = body.substr(v0, body.find_first_of(",}", v0) - v0);
+            if (val.find("null") == std::string::npos) out[peer][key] = std::stod(val);
+            p = body.find_first_of(",", v0);
+            if (p == std::string::npos) break;
+            ++p;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    bool quick = false, withPeers = true, withReference = true;
+    std::string markdown;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--quick") quick = true;
+        else if (a == "--no-peers") withPeers = false;
+        else if (a == "--no-reference") withReference = false;
+        else if (a == "--markdown" && i + 1 < argc) markdown = argv[++i];
+    }
+    // A long-running GUI reuses its heap after the first job; without this every 16-45 MB code buffer
+    // would be a fresh mmap whose page faults dominate a 3 ms job. (Stated in RESULTS.md.)
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    const CpuBackend cpuBackend;
+    const CpuReferenceBackend reference;
+    std::ostringstream md;
+    md << "Machine: " << threads << " threads, cpu kernels: " << cpu::kernelIsa() << ". Best of N runs.\n\n"
+       << "| job | shape | input | impl | ms | ns/elem | GB/s | impl/limit | peer/QuantLens |\n"
+       << "|---|---|---|---|---:|---:|---:|---:|---:|\n";
+    const std::vector<std::pair<std::int64_t, std::int64_t>> shapes =
+        quick ? std::vector<std::pair<std::int64_t, std::int64_t>>{{4096, 4096}}
+              : std::vector<std::pair<std::int64_t, std::int64_t>>{{4096, 4096}, {11008, 4096}};
+    for (auto [rows, cols] : shapes) {
+        const std::int64_t n = rows * cols;
+        const int repeat = n > (1 << 25) ? 5 : 10;
+        std::vector<float> x(static_cast<std::size_t>(n));
+        std::mt19937 rng(1);
+        std::normal_distribution<float> d(0.0f, 1.0f);
+        for (auto& v : x) v = d(rng);
+        std::vector<std::int8_t> sink(static_cast<std::size_t>(n));
+        const double limit = limitMs(x, sink, threads, repeat);
+        const double limitGBs = static_cast<double>(n) * 5.0 / limit / 1e6;
+        const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+        char line[512];
+        std::snprintf(line, sizeof line, "| streaming limit (read f32, write i8) | %s | f32 | plain loop | %.2f | %.3f | %.1f | 1.00 | |\n",
+                      shape.c_str(), limit, limit * 1e6 / static_cast<double>(n), limitGBs);
+        md << line;
+        std::fputs(line, stdout);
+        std::fflush(stdout);
+        for (const char* dtype : {"f32", "bf16"}) {
+            const bool bf16 = std::strcmp(dtype, "bf16") == 0;
+            Job base;
+            base.tensor = Tensor::fromFloats({rows, cols}, x);
+            if (bf16) {
+                Tensor t(DType::BF16, {rows, cols});
+                auto* p = reinterpret_cast<std::uint16_t*>(t.mutableData());
+                for (std::int64_t i = 0; i < n; ++i) p[i] = floatToBf16(x[static_cast<std::size_t>(i)]);
+                base.tensor = t;
+            }
+            const double inBytes = bf16 ? 2.0 : 4.0;
+            const auto peerTimes = withPeers ? peers(rows, cols, dtype, repeat / 2, threads)
+                                             : std::map<std::string, std::map<std::string, double>>{};
+            for (const Bench& b : benches()) {
+                Job job = base;
+                job.plan = planQuantization(b.spec, {rows, cols});
+                if (b.given) job.params = cpuBackend.run(job).params;
+                const int passes = cpuBackend.runMeasured(job).passes; // reads of the input from memory
+                const double qlOnly = bestMs(repeat, [&] {
+                    if (b.measure) (void)cpuBackend.runMeasured(job);
+                    else (void)cpuBackend.run(job);
+                });
+                const double bytes = static_cast<double>(n) * (inBytes * passes + 1.0);
+                auto row = [&](const char* impl, double ms, bool isPeer) {
+                    const double gbs = bytes / ms / 1e6;
+                    char ratio[32] = "";
+                    if (isPeer) std::snprintf(ratio, sizeof ratio, "%.1fx", ms / qlOnly);
+                    std::snprintf(line, sizeof line, "| %s | %s | %s | %s | %.2f | %.3f | %.1f | %.2f | %s |\n",
+                                  b.name.c_str(), shape.c_str(), dtype, impl, ms,
+                                  ms * 1e6 / static_cast<double>(n), gbs, gbs / limitGBs, ratio);
+                    md << line;
+                    std::fputs(line, stdout);
+                    std::fflush(stdout);
+                };
+                row(passes == 1 ? "QuantLens cpu (1 pass)" : "QuantLens cpu (2 passes)", qlOnly, false);
+                if (withReference && n <= (1 << 24) && !b.measure)
+                    row("cpu-reference", bestMs(1, [&] { (void)reference.run(job); }), true);
+                for (const char* peer : {"torch", "numpy"}) {
+                    auto p = peerTimes.find(peer);
+                    if (p == peerTimes.end()) continue;
+                    auto t = p->second.find(b.name);
+                    if (t != p->second.end()) row(peer, t->second, true);
+                }
+            }
+        }
+    }
+    if (!markdown.empty()) std::ofstream(markdown) << md.str();
+    return 0;
+}
