@@ -1,5 +1,6 @@
 #include "cpu/builtin.h"
 
+#include "ascend/ascend_registration.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_reference_backend.h"
 #include "quantlens/config.h"
@@ -7,7 +8,8 @@
 namespace ql {
 
 void registerBuiltinBackends(BackendRegistry& registry) {
-    // Device backends register here, guarded by their config flags (QUANTLENS_HAVE_CUDA, ...).
+    // Device backends first, guarded by their config flags where they are optional; CPU last.
+    registerAscendBackend(registry);
     registry.add(std::make_unique<CpuBackend>());
     registry.add(std::make_unique<CpuReferenceBackend>());
 }

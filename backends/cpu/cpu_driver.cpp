@@ -57,7 +57,17 @@ bool fastCalibration(const QuantPlan& plan) {
 }
 
 // ql::calibrate's last step, group by group: range -> step -> operator scale (and zero point).
+// The symmetric divide / reciprocal case is stepForRange + operatorScaleFromStep inlined (the same
+// double operations), since per-group jobs do this once per 128 elements.
 void paramsFromRange(const QuantPlan& plan, float lo, float hi, std::int64_t g, QuantParams& p) {
+    const ScaleOp op = plan.convention.scaleOp;
+    if (plan.spec.symmetric && (op == ScaleOp::Divide || op == ScaleOp::MultiplyReciprocal)) {
+        const double amax = std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
+        const double top = isFloatTarget(plan.codeTarget) ? static_cast<double>(maxFinite(miniFloatOf(plan.codeTarget)))
+                                                          : static_cast<double>(plan.qmax());
+        p.scales[static_cast<std::size_t>(g)] = static_cast<float>(amax > 0 ? amax / top : 1.0);
+        return;
+    }
     const auto [step, zp] = stepForRange(ClipRange(lo, hi), plan);
     p.scales[static_cast<std::size_t>(g)] = operatorScaleFromStep(step, plan.convention);
     if (!plan.spec.symmetric) p.zeroPoints[static_cast<std::size_t>(g)] = zp;

@@ -1,6 +1,6 @@
 // Fused error sums (included inside kernels_impl.h's ISA namespace). Per element this is
 // ErrorStats::addElement: NaN / Inf inputs and non-finite reconstructions are counted apart; the
-// products and sums run in double lanes, as ErrorStats does them.
+// products run in fp32 lanes, block sums are carried in double (see the block loop).
 
 template <class In, Op O>
 void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes, std::int64_t n, float scale,
@@ -16,9 +16,13 @@ void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes,
     std::int64_t i = 0;
     vi nanX{}, infX{}, badHat{};
     while (i + W <= n) {
+        const std::int64_t blockStart = i;
         const std::int64_t blockEnd = n < i + 1024 ? n : i + 1024;
-        vd sx{}, sh{}, sd{}, se{}, sa{};
-        vdl o1{}, o5{};
+        // fp32 lanes over a block of at most 1024 elements (64 adds per lane), then double: within
+        // 1e-5 of ErrorStats' all-double sums. A block whose squares overflow fp32 (|x| > 1e19) is
+        // summed again in double below.
+        vf sx{}, sh{}, sd{}, se{}, sa{};
+        vi o1{}, o5{};
         for (; i + W <= blockEnd; i += W) {
             const vf x = load<In>(src + i);
             vi8 cb;
@@ -37,39 +41,52 @@ void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes,
             infX -= xinf;
             badHat -= hatBad;
             const vf xs = sel(ok, x, vf{}), hs = sel(ok, xhat, vf{});
-            // In double, as ErrorStats (x² of a large weight must not overflow fp32), in two halves
-            // of native width.
-            const vd xd[2] = {__builtin_convertvector(lowHalf(xs), vd), __builtin_convertvector(highHalf(xs), vd)};
-            const vd hd[2] = {__builtin_convertvector(lowHalf(hs), vd), __builtin_convertvector(highHalf(hs), vd)};
-            vd aeh[2];
-            for (int h = 0; h < 2; ++h) {
-                const vd e = xd[h] - hd[h];
-                const vd ae = dabs(e), axd = dabs(xd[h]);
-                aeh[h] = ae;
-                sx += xd[h] * xd[h];
-                sh += hd[h] * hd[h];
-                sd += xd[h] * hd[h];
-                se += e * e;
-                sa += ae;
-                // Ascend ratio: |e| > t|x|; x = 0 counts when x̂ differs at all (excluded lanes are 0, 0).
-                const vdl zeroX = axd == vd{};
-                o1 -= (zeroX & (ae != vd{})) | (~zeroX & (ae > 1e-3 * axd));
-                o5 -= (zeroX & (ae != vd{})) | (~zeroX & (ae > 5e-3 * axd));
-            }
-            const vf aef = joinHalves(__builtin_convertvector(aeh[0], vf8), __builtin_convertvector(aeh[1], vf8));
-            const vi better = ok & (aef > maxAe);
-            maxAe = sel(better, aef, maxAe);
+            const vf e = xs - hs, ae = vabs(e);
+            sx += xs * xs;
+            sh += hs * hs;
+            sd += xs * hs;
+            se += e * e;
+            sa += ae;
+            const vi better = ok & (ae > maxAe);
+            maxAe = sel(better, ae, maxAe);
             maxIdx = better ? lane + static_cast<std::int32_t>(i) : maxIdx;
+            // Ascend ratio: |e| > t|x|; x = 0 counts when x̂ differs at all (excluded lanes are 0, 0).
+            const vf axs = sel(ok, ax, vf{});
+            const vi zeroX = axs == vf{};
+            const vi zeroHit = zeroX & (ae != vf{});
+            o1 -= zeroHit | (~zeroX & (ae > splat(1e-3f) * axs));
+            o5 -= zeroHit | (~zeroX & (ae > splat(5e-3f) * axs));
         }
-        for (int k = 0; k < W / 2; ++k) {
-            s.sumSqX += sx[k];
-            s.sumSqXhat += sh[k];
-            s.sumDot += sd[k];
-            s.sumSqErr += se[k];
-            s.sumAbsErr += sa[k];
+        double bx = 0, bh = 0, bd = 0, be = 0, ba = 0;
+        for (int k = 0; k < W; ++k) {
+            bx += sx[k];
+            bh += sh[k];
+            bd += sd[k];
+            be += se[k];
+            ba += sa[k];
             s.over1e3 += o1[k];
             s.over5e3 += o5[k];
         }
+        if (!__builtin_isfinite(bx + bh + be + ba) || !__builtin_isfinite(bd)) {
+            bx = bh = bd = be = ba = 0;
+            for (std::int64_t j = blockStart; j < i; ++j) {
+                const float x = loadOne<In>(src + j);
+                const std::int32_t q = a.signedCodes ? static_cast<std::int8_t>(codes[j]) : codes[j];
+                const float xhat = dequantizeValue(q, scale, zp, *a.plan);
+                if (!__builtin_isfinite(x) || !__builtin_isfinite(xhat)) continue;
+                const double xd = x, hd = xhat, e = xd - hd;
+                bx += xd * xd;
+                bh += hd * hd;
+                bd += xd * hd;
+                be += e * e;
+                ba += __builtin_fabs(e);
+            }
+        }
+        s.sumSqX += bx;
+        s.sumSqXhat += bh;
+        s.sumDot += bd;
+        s.sumSqErr += be;
+        s.sumAbsErr += ba;
     }
     std::int64_t excluded = 0;
     for (int k = 0; k < W; ++k) {

@@ -209,6 +209,9 @@ void quantPerElem(const QuantArgs& a, const void* srcv, std::int64_t n, const fl
         out[i] = static_cast<std::uint8_t>(quantizeValue(loadOne<In>(src + i), scales[i], zps[i], *a.plan));
 }
 
+inline vf minV(vf a, vf b) { return a < b ? a : b; }
+inline vf maxV(vf a, vf b) { return a > b ? a : b; }
+
 // Finite range, as ql::calibrate's groupRanges: Inf never widens it, NaN is only flagged.
 template <class In>
 void rangeConst(const void* srcv, std::int64_t n, float* lo, float* hi, bool* nan) {
@@ -224,11 +227,20 @@ void rangeConst(const void* srcv, std::int64_t n, float* lo, float* hi, bool* na
         vlo = v < vlo ? v : vlo;
         vhi = v > vhi ? v : vhi;
     }
-    for (int k = 0; k < W; ++k) {
-        *lo = vlo[k] < *lo ? vlo[k] : *lo;
-        *hi = vhi[k] > *hi ? vhi[k] : *hi;
-        *nan = *nan || vnan[k];
-    }
+    // Tree reduction by halves: four shuffles instead of sixteen scalar steps (this runs once per
+    // group, so it matters for g128).
+    vlo = minV(vlo, __builtin_shufflevector(vlo, vlo, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+    vhi = maxV(vhi, __builtin_shufflevector(vhi, vhi, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+    vlo = minV(vlo, __builtin_shufflevector(vlo, vlo, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+    vhi = maxV(vhi, __builtin_shufflevector(vhi, vhi, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+    vlo = minV(vlo, __builtin_shufflevector(vlo, vlo, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+    vhi = maxV(vhi, __builtin_shufflevector(vhi, vhi, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+    *lo = vlo[0] < vlo[1] ? vlo[0] : vlo[1];
+    *hi = vhi[0] > vhi[1] ? vhi[0] : vhi[1];
+    vnan |= __builtin_shufflevector(vnan, vnan, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    vnan |= __builtin_shufflevector(vnan, vnan, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+    vnan |= __builtin_shufflevector(vnan, vnan, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    *nan = *nan || vnan[0] || vnan[1];
     for (; i < n; ++i) {
         const float v = loadOne<In>(src + i);
         if (__builtin_isnan(v)) *nan = true;
