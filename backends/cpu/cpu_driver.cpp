@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "cpu/parallel.h"
@@ -24,7 +25,11 @@ struct Source {
 
     const void* at(std::int64_t i) const { return data + static_cast<std::size_t>(i) * width; }
     float value(std::int64_t i) const {
-        if (dtype == DType::F32) return reinterpret_cast<const float*>(data)[i];
+        if (dtype == DType::F32) { // memcpy: a mapped file may place an f32 tensor at any offset
+            float f;
+            std::memcpy(&f, at(i), 4);
+            return f;
+        }
         std::uint16_t h;
         std::memcpy(&h, at(i), 2);
         return dtype == DType::BF16 ? bf16ToFloat(h) : halfToFloat(h);
@@ -149,10 +154,8 @@ void Engine::quantizeSegment(const Segment& s) {
 void Engine::errorSegment(const Segment& s, ErrorSums& sums) {
     const std::size_t g = static_cast<std::size_t>(s.scale);
     if (m_k.errorConst && !s.perElement && m_codes.width() == 1) {
-        ErrorSums part;
         m_k.errorConst(m_args, m_src.at(s.begin), m_codes.data() + s.begin, s.length, m_params.scales[g], m_zp[g],
-                       &part);
-        sums.merge(part, s.begin);
+                       &sums, s.begin);
         return;
     }
     for (std::int64_t i = 0; i < s.length; ++i) {
@@ -190,6 +193,12 @@ void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
             paramsFromRange(m_plan, lo[static_cast<std::size_t>(g)], hi[static_cast<std::size_t>(g)], first + g,
                             m_params);
         for (std::int64_t g = first; g < first + count; ++g) m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
+        // The next row streams in from memory while this one is quantized from cache.
+        if (r + 1 < r1) {
+            const auto* next = static_cast<const char*>(m_src.at((r + 1) * m_walk.inner()));
+            const std::size_t bytes = static_cast<std::size_t>(m_walk.inner()) * m_src.width;
+            for (std::size_t k = 0; k < bytes; k += 64) __builtin_prefetch(next + k);
+        }
         m_walk.forSegments(r * m_walk.inner(), (r + 1) * m_walk.inner(), [&](const Segment& s) {
             quantizeSegment(s);
             if (m_measure) errorSegment(s, sums);
@@ -248,15 +257,16 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
             quantSpan = span / 2;
             out.passes = 1;
         } else {
+            // Calibrations without a range kernel (percentile, MSE, entropy, MX, NVFP4) take f32.
             std::vector<float> values;
-            const std::span<const float> x =
-                m_src.dtype == DType::F32 ? std::span<const float>(reinterpret_cast<const float*>(m_src.data),
-                                                                   static_cast<std::size_t>(m_n))
-                                          : std::span<const float>(values = [&] {
-                                                std::vector<float> v(static_cast<std::size_t>(m_n));
-                                                for (std::int64_t i = 0; i < m_n; ++i) v[static_cast<std::size_t>(i)] = m_src.value(i);
-                                                return v;
-                                            }());
+            std::span<const float> x;
+            if (m_src.dtype == DType::F32 && reinterpret_cast<std::uintptr_t>(m_src.data) % alignof(float) == 0) {
+                x = {reinterpret_cast<const float*>(m_src.data), static_cast<std::size_t>(m_n)};
+            } else {
+                values.resize(static_cast<std::size_t>(m_n));
+                for (std::int64_t i = 0; i < m_n; ++i) values[static_cast<std::size_t>(i)] = m_src.value(i);
+                x = values;
+            }
             m_params = calibrate(m_plan, x);
             out.passes = 1;
         }

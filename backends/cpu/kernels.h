@@ -40,12 +40,14 @@ struct ErrorSums {
     double sumSqX = 0, sumSqXhat = 0, sumDot = 0, sumSqErr = 0, sumAbsErr = 0;
     float maxAbsErr = 0;
     std::int64_t count = 0, finite = 0, nanX = 0, infX = 0, nonFiniteXhat = 0, over1e3 = 0, over5e3 = 0;
-    std::int64_t worstIndex = -1; // relative to the run's first element
+    std::int64_t worstIndex = -1; // flat index
     void merge(const ErrorSums& o, std::int64_t offset);
 };
 /// Dequantize as the reference does ((q - zp) then the scale) and accumulate the error sums.
+/// Adds to `sums` (whose worst element so far spares most blocks a rescan); element 0 has flat index
+/// `firstIndex`.
 using ErrorConstFn = void (*)(const QuantArgs&, const void* src, const std::uint8_t* codes, std::int64_t n,
-                              float scale, float zp, ErrorSums* sums);
+                              float scale, float zp, ErrorSums* sums, std::int64_t firstIndex);
 
 struct KernelSet {
     QuantConstFn quantConst = nullptr;     // null: no vector path for this plan/dtype (use the scalar one)

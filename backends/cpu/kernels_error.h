@@ -1,28 +1,67 @@
 // Fused error sums (included inside kernels_impl.h's ISA namespace). Per element this is
-// ErrorStats::addElement: NaN / Inf inputs and non-finite reconstructions are counted apart; the
-// products run in fp32 lanes, block sums are carried in double (see the block loop).
+// ErrorStats::addElement: NaN / Inf inputs and non-finite reconstructions are counted apart. The
+// products run in fp32 lanes over blocks of at most 1024 elements whose sums are carried in double
+// (within 1e-5 of ErrorStats' all-double sums). The lanes only track what is common; the rare
+// cases (a non-finite element, a new worst element, fp32 overflow) rescan their block in scalar.
+
+inline float hmaxV(vf v) {
+    v = maxV(v, __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+    v = maxV(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+    v = maxV(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+    return v[0] > v[1] ? v[0] : v[1];
+}
+
+template <class In>
+void errorBlockScalar(const QuantArgs& a, const typename In::T* src, const std::uint8_t* codes, std::int64_t b,
+                      std::int64_t e, float scale, float zp, ErrorSums& s, bool counts, bool sums, float worst,
+                      std::int64_t firstIndex) {
+    double bx = 0, bh = 0, bd = 0, be = 0, ba = 0;
+    for (std::int64_t j = b; j < e; ++j) {
+        const float x = loadOne<In>(src + j);
+        const std::int32_t q = a.signedCodes ? static_cast<std::int8_t>(codes[j]) : codes[j];
+        const float xhat = dequantizeValue(q, scale, zp, *a.plan);
+        const bool ok = __builtin_isfinite(x) && __builtin_isfinite(xhat);
+        if (counts) {
+            s.nanX += __builtin_isnan(x);
+            s.infX += __builtin_isinf(x);
+            s.nonFiniteXhat += __builtin_isfinite(x) && !__builtin_isfinite(xhat);
+            s.finite += ok;
+        }
+        if (!ok) continue;
+        if (worst >= 0 && __builtin_fabsf(x - xhat) == worst) {
+            s.maxAbsErr = worst;
+            s.worstIndex = firstIndex + j;
+            worst = -1; // the first one: ties keep the lowest index
+        }
+        if (sums) {
+            const double xd = x, hd = xhat, d = xd - hd;
+            bx += xd * xd;
+            bh += hd * hd;
+            bd += xd * hd;
+            be += d * d;
+            ba += __builtin_fabs(d);
+        }
+    }
+    if (!sums) return;
+    s.sumSqX += bx;
+    s.sumSqXhat += bh;
+    s.sumDot += bd;
+    s.sumSqErr += be;
+    s.sumAbsErr += ba;
+}
 
 template <class In, Op O>
 void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes, std::int64_t n, float scale,
-                float zp, ErrorSums* out) {
+                float zp, ErrorSums* out, std::int64_t firstIndex) {
     const auto* src = static_cast<const typename In::T*>(srcv);
     ErrorSums& s = *out;
     const vf vs = splat(scale), vzp = splat(zp);
-    const vf inf = splat(__builtin_inff());
-    vf maxAe = splat(-1.0f);
-    vi maxIdx{};
-    vi lane{};
-    for (int k = 0; k < W; ++k) lane[k] = k;
     std::int64_t i = 0;
-    vi nanX{}, infX{}, badHat{};
     while (i + W <= n) {
         const std::int64_t blockStart = i;
         const std::int64_t blockEnd = n < i + 1024 ? n : i + 1024;
-        // fp32 lanes over a block of at most 1024 elements (64 adds per lane), then double: within
-        // 1e-5 of ErrorStats' all-double sums. A block whose squares overflow fp32 (|x| > 1e19) is
-        // summed again in double below.
-        vf sx{}, sh{}, sd{}, se{}, sa{};
-        vi o1{}, o5{};
+        vf sx{}, sh{}, sd{}, se{}, sa{}, maxAe{};
+        vi o1{}, o5{}, bad{};
         for (; i + W <= blockEnd; i += W) {
             const vf x = load<In>(src + i);
             vi8 cb;
@@ -33,31 +72,22 @@ void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes,
             if constexpr (O == Op::Div || O == Op::Recip) xhat = value * vs;
             else if constexpr (O == Op::Mul) xhat = value / vs;
             else xhat = value / vs / vs;
-            const vf ax = vabs(x);
-            const vi xnan = x != x, xinf = ax == inf;
-            const vi hatBad = ~(vabs(xhat) < inf) & ~(xnan | xinf);
-            const vi ok = ~(xnan | xinf | hatBad);
-            nanX -= xnan;
-            infX -= xinf;
-            badHat -= hatBad;
+            const vi ok = ((asU(x) & 0x7F800000u) != 0x7F800000u) & ((asU(xhat) & 0x7F800000u) != 0x7F800000u);
+            bad |= ~ok;
             const vf xs = sel(ok, x, vf{}), hs = sel(ok, xhat, vf{});
-            const vf e = xs - hs, ae = vabs(e);
+            const vf d = xs - hs, ae = vabs(d), ax = vabs(xs);
             sx += xs * xs;
             sh += hs * hs;
             sd += xs * hs;
-            se += e * e;
+            se += d * d;
             sa += ae;
-            const vi better = ok & (ae > maxAe);
-            maxAe = sel(better, ae, maxAe);
-            maxIdx = better ? lane + static_cast<std::int32_t>(i) : maxIdx;
-            // Ascend ratio: |e| > t|x|; x = 0 counts when x̂ differs at all (excluded lanes are 0, 0).
-            const vf axs = sel(ok, ax, vf{});
-            const vi zeroX = axs == vf{};
-            const vi zeroHit = zeroX & (ae != vf{});
-            o1 -= zeroHit | (~zeroX & (ae > splat(1e-3f) * axs));
-            o5 -= zeroHit | (~zeroX & (ae > splat(5e-3f) * axs));
+            maxAe = maxV(maxAe, ae);
+            // Ascend ratio |e| > t|x|; at x = 0 this is "x̂ differs at all", as ErrorStats defines it.
+            o1 -= ae > splat(1e-3f) * ax;
+            o5 -= ae > splat(5e-3f) * ax;
         }
         double bx = 0, bh = 0, bd = 0, be = 0, ba = 0;
+        bool anyBad = false;
         for (int k = 0; k < W; ++k) {
             bx += sx[k];
             bh += sh[k];
@@ -66,43 +96,24 @@ void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes,
             ba += sa[k];
             s.over1e3 += o1[k];
             s.over5e3 += o5[k];
+            anyBad = anyBad || bad[k];
         }
-        if (!__builtin_isfinite(bx + bh + be + ba) || !__builtin_isfinite(bd)) {
-            bx = bh = bd = be = ba = 0;
-            for (std::int64_t j = blockStart; j < i; ++j) {
-                const float x = loadOne<In>(src + j);
-                const std::int32_t q = a.signedCodes ? static_cast<std::int8_t>(codes[j]) : codes[j];
-                const float xhat = dequantizeValue(q, scale, zp, *a.plan);
-                if (!__builtin_isfinite(x) || !__builtin_isfinite(xhat)) continue;
-                const double xd = x, hd = xhat, e = xd - hd;
-                bx += xd * xd;
-                bh += hd * hd;
-                bd += xd * hd;
-                be += e * e;
-                ba += __builtin_fabs(e);
-            }
-        }
-        s.sumSqX += bx;
-        s.sumSqXhat += bh;
-        s.sumDot += bd;
-        s.sumSqErr += be;
-        s.sumAbsErr += ba;
-    }
-    std::int64_t excluded = 0;
-    for (int k = 0; k < W; ++k) {
-        s.nanX += nanX[k];
-        s.infX += infX[k];
-        s.nonFiniteXhat += badHat[k];
-        excluded += nanX[k] + infX[k] + badHat[k];
-        if (maxAe[k] < 0) continue;
-        if (maxAe[k] > s.maxAbsErr || s.worstIndex < 0 || (maxAe[k] == s.maxAbsErr && maxIdx[k] < s.worstIndex)) {
-            s.maxAbsErr = maxAe[k];
-            s.worstIndex = maxIdx[k];
+        s.count += i - blockStart;
+        if (!anyBad) s.finite += i - blockStart;
+        const float blockMax = hmaxV(maxAe);
+        const bool newWorst = s.worstIndex < 0 || blockMax > s.maxAbsErr;
+        const bool overflow = !__builtin_isfinite(bx + bh + be + ba) || !__builtin_isfinite(bd);
+        if (anyBad || newWorst || overflow)
+            errorBlockScalar<In>(a, src, codes, blockStart, i, scale, zp, s, anyBad, overflow,
+                                 newWorst ? blockMax : -1.0f, firstIndex);
+        if (!overflow) {
+            s.sumSqX += bx;
+            s.sumSqXhat += bh;
+            s.sumDot += bd;
+            s.sumSqErr += be;
+            s.sumAbsErr += ba;
         }
     }
-    const std::int64_t vectorPart = i;
-    s.count += vectorPart;
-    s.finite += vectorPart - excluded;
     for (; i < n; ++i) {
         const float x = loadOne<In>(src + i);
         const std::int32_t q = a.signedCodes ? static_cast<std::int8_t>(codes[i]) : codes[i];
@@ -118,12 +129,13 @@ void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes,
         s.sumDot += xd * hd;
         s.sumSqErr += e * e;
         s.sumAbsErr += ae;
-        if (static_cast<float>(ae) > s.maxAbsErr || s.worstIndex < 0) {
-            s.maxAbsErr = static_cast<float>(ae);
-            s.worstIndex = i;
+        const float aef = __builtin_fabsf(x - xhat);
+        if (aef > s.maxAbsErr || s.worstIndex < 0) {
+            s.maxAbsErr = aef;
+            s.worstIndex = firstIndex + i;
         }
         const double absX = __builtin_fabs(xd);
-        s.over1e3 += absX == 0.0 ? ae != 0.0 : ae > 1e-3 * absX;
-        s.over5e3 += absX == 0.0 ? ae != 0.0 : ae > 5e-3 * absX;
+        s.over1e3 += ae > 1e-3 * absX;
+        s.over5e3 += ae > 5e-3 * absX;
     }
 }
