@@ -2,16 +2,19 @@
 // the sample is missing) to <build>/screenshots/quantlens_sample.png, so anyone can look at it.
 #include <cmath>
 
+#include <QComboBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTabWidget>
 #include <QTest>
 
 #include "gui/mainwindow.h"
 #include "io/safetensors_writer.h"
+#include "widgets/configpanel.h"
 #include "widgets/tensorbrowser.h"
 
 using namespace ql;
@@ -52,6 +55,22 @@ private slots:
             for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
         QVERIFY2(colours.size() > 50, qPrintable(QStringLiteral("only %1 colours").arg(colours.size())));
         qInfo("screenshot: %s", qPrintable(out));
+
+        // The same tensor compared against TensorRT's arithmetic, with the A-vs-B page in front,
+        // and the whole-model table: the pages the first picture cannot show at once.
+        const int b = window.config()->compareBox()->findData(QStringLiteral("preset:tensorrt"));
+        QVERIFY(b >= 0);
+        window.config()->compareBox()->setCurrentIndex(b);
+        window.quantizeSelected();
+        QVERIFY(shown.wait(60000));
+        window.tabs()->setCurrentIndex(2);
+        QTest::qWait(50);
+        QVERIFY(window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_compare.png")));
+        QSignalSpy model(&window, &MainWindow::modelShown);
+        window.quantizeAll();
+        QVERIFY(model.wait(120000));
+        QTest::qWait(50);
+        QVERIFY(window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_model.png")));
     }
 };
 

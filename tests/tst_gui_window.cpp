@@ -1,7 +1,255 @@
-// placeholder, filled in below
+// Drives the real main window under the offscreen platform: open a fixture, select a tensor,
+// change scheme and dtype, run, and check what the pages hold; compare two presets; invalid
+// combinations explained inline; Quantize all and the model table; cancel a long run; stale
+// results dropped; malformed files; exports and sessions.
+#include <cmath>
+
+#include <QComboBox>
+#include <QFile>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
+
+#include "gui/mainwindow.h"
+#include "io/safetensors_writer.h"
+#include "io/tensor_source.h"
+#include "widgets/configpanel.h"
+#include "widgets/headlinestrip.h"
+#include "widgets/histogrampages.h"
+#include "widgets/jobrunner.h"
+#include "widgets/modeltablemodel.h"
+#include "widgets/modeltablepage.h"
+#include "widgets/qcp.h"
+#include "widgets/tensorbrowser.h"
+
+using namespace ql;
+
+namespace {
+
+Tensor wave(Shape shape, double phase) {
+    std::vector<float> v(static_cast<std::size_t>(elementCount(shape)));
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = static_cast<float>(std::sin(phase + 0.61 * i) * (0.2 + (i % 13) * 0.05) + (i % 97 == 0 ? 3.0 : 0.0));
+    return Tensor::fromFloats(std::move(shape), v);
+}
+
+void chooseData(QComboBox* box, const QVariant& data) {
+    const int i = box->findData(data);
+    QVERIFY2(i >= 0, qPrintable(data.toString()));
+    box->setCurrentIndex(i);
+}
+
+} // namespace
+
 class TestGuiWindow : public QObject {
     Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    QString m_file;
+    QString m_bigFile;
+
+    QString path(const char* name) const { return m_dir.filePath(QLatin1String(name)); }
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QVERIFY(m_dir.isValid());
+        m_file = path("fixture.safetensors");
+        writeSafetensors(m_file.toStdString(), {{"layers.0.mlp.weight", wave({64, 128}, 0.0)},
+                                                {"layers.0.mlp.bias", wave({64}, 1.0)},
+                                                {"layers.1.attn.weight", wave({32, 96}, 2.0)}});
+        // Many large tensors with an expensive calibration: a run long enough to cancel.
+        m_bigFile = path("big.safetensors");
+        std::vector<NamedTensor> big;
+        for (int i = 0; i < 24; ++i) big.push_back({"block." + std::to_string(i) + ".weight", wave({512, 1024}, i)});
+        writeSafetensors(m_bigFile.toStdString(), big);
+    }
+
+    void malformedFileShowsMessage() {
+        MainWindow w;
+        const QString bad = path("bad.safetensors");
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("\xff\xff\xff\xff\xff\xff\xff\x7fnot a header");
+        f.close();
+        QVERIFY(!w.openFile(bad));
+        QVERIFY2(w.errorText().contains(QStringLiteral("bad.safetensors")), qPrintable(w.errorText()));
+        QVERIFY(!w.openFile(path("missing.safetensors")));
+        QVERIFY(w.errorText().contains(QStringLiteral("missing.safetensors")));
+        QCOMPARE(w.source(), nullptr);
+    }
+
+    void selectChangeSchemeAndDtypeRun() {
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(m_file));
+        QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight")));
+        ConfigPanel* c = w.config();
+        chooseData(c->presetBox(), static_cast<int>(Preset::Custom)); // torch has no int4
+        chooseData(c->schemeBox(), static_cast<int>(Scheme::PerGroup));
+        QCOMPARE(c->axisBox()->currentData().toInt(), 1); // groups run along the last axis
+        c->groupSizeBox()->setValue(32);
+        chooseData(c->targetBox(), static_cast<int>(Target::Int4));
+        QVERIFY2(c->plan().has_value(), qPrintable(c->problem()));
+        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QTest::keyClick(&w, Qt::Key_R, Qt::ControlModifier); // Run ▸ Quantize selected
+        QVERIFY(shown.wait(30000));
+
+        const auto o = w.lastOutcome();
+        QVERIFY(o);
+        QCOMPARE(o->a.report.name, std::string("layers.0.mlp.weight"));
+        QCOMPARE(o->a.report.plan.spec.target, Target::Int4);
+        QCOMPARE(o->a.report.plan.scaleCount, std::int64_t(64 * 128 / 32));
+        QVERIFY(w.headline()->sqnrText().contains(QStringLiteral("dB")));
+        // Clipping page: one bar per group; SQNR page: one point per group.
+        const auto& clipping = w.pages()[2]->plots();
+        QCOMPARE(clipping.size(), std::size_t(2));
+        auto* bars = qobject_cast<QCPBars*>(clipping[0]->plottable(0));
+        QVERIFY(bars);
+        QCOMPARE(bars->data()->size(), 64 * 128 / 32);
+        QCOMPARE(clipping[1]->graph(0)->data()->size(), 64 * 128 / 32);
+        // Value page: the 16 int4 levels drawn as the grid.
+        auto* values = static_cast<ValueHistogramPage*>(w.pages()[0]);
+        QCOMPARE(values->gridLineCount(), 16);
+        QVERIFY(values->plots()[0]->graph(0)->data()->size() > 100);
+        // Error page: a histogram whose counts sum to the element count.
+        double sum = 0;
+        auto* err = w.pages()[1]->plots()[0]->graph(0);
+        for (int i = 0; i + 1 < err->data()->size(); ++i) sum += std::isnan(err->data()->at(i)->value) ? 0 : err->data()->at(i)->value;
+        QCOMPARE(sum, 64.0 * 128.0);
+    }
+
+    void invalidComboExplainsItself() {
+        MainWindow w;
+        QVERIFY(w.openFile(m_file));
+        QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight")));
+        chooseData(w.config()->presetBox(), static_cast<int>(Preset::MX));
+        chooseData(w.config()->targetBox(), static_cast<int>(Target::UInt8));
+        QVERIFY(!w.config()->plan());
+        QVERIFY(!w.config()->problem().isEmpty());
+        QCOMPARE(w.config()->statusLabel()->text(), w.config()->problem());
+        QSignalSpy busy(w.runner(), &JobRunner::busyChanged);
+        w.quantizeSelected();
+        QVERIFY(w.errorText().contains(w.config()->problem()));
+        QCOMPARE(busy.count(), 0); // nothing started
+    }
+
+    void compareTwoPresets() {
+        MainWindow w;
+        QVERIFY(w.openFile(m_file));
+        QVERIFY(w.selectTensor(QStringLiteral("layers.1.attn.weight")));
+        chooseData(w.config()->compareBox(), QStringLiteral("preset:tensorrt"));
+        QSignalSpy shown(&w, &MainWindow::resultShown);
+        w.quantizeSelected();
+        QVERIFY(shown.wait(30000));
+        const auto o = w.lastOutcome();
+        QVERIFY(o->b && o->comparison);
+        QCOMPARE(o->comparison->labelA, std::string("torch"));
+        QCOMPARE(o->comparison->labelB, std::string("tensorrt"));
+        QCOMPARE(o->comparison->count, std::int64_t(32 * 96));
+        PlotPage* cmp = w.pages()[4];
+        QVERIFY(cmp->note()->text().contains(QStringLiteral("tensorrt")));
+        QCOMPARE(cmp->plots()[0]->plottableCount(), 1);
+        // Timing has a bar set per side.
+        QCOMPARE(w.pages()[3]->plots()[0]->plottableCount(), 2);
+    }
+
+    void quantizeAllFillsTableAndOpensRow() {
+        MainWindow w;
+        QVERIFY(w.openFile(m_file));
+        QSignalSpy model(&w, &MainWindow::modelShown);
+        w.quantizeAll();
+        QVERIFY2(model.wait(30000), qPrintable(w.errorText()));
+        ModelTableModel* table = w.modelTable()->model();
+        QCOMPARE(table->rowCount(), 3);
+        for (int r = 1; r < 3; ++r) // worst first: SQNR ascending
+            QVERIFY(table->rows()[r - 1].sqnrDb <= table->rows()[r].sqnrDb);
+        QTableView* view = w.modelTable()->view();
+        const QModelIndex first = table->index(0, 0);
+        QSignalSpy shown(&w, &MainWindow::resultShown);
+        emit view->doubleClicked(first); // what a double-click delivers
+        QVERIFY2(shown.wait(30000), qPrintable(w.errorText()));
+        QCOMPARE(w.lastOutcome()->a.report.name, table->rows()[0].name);
+        QCOMPARE(w.browser()->selectedTensor(), table->rows()[0].name);
+    }
+
+    void cancelLongRun() {
+        MainWindow w;
+        w.show(); // shortcuts reach only a visible window
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(m_bigFile));
+        chooseData(w.config()->backendBox(), QStringLiteral("cpu"));
+        QuantSpec spec = w.config()->spec();
+        spec.calibration.method = CalibMethod::Mse;
+        w.config()->setSpec(spec);
+        QSignalSpy progress(w.runner(), &JobRunner::progress);
+        QSignalSpy cancelled(w.runner(), &JobRunner::cancelled);
+        QSignalSpy model(&w, &MainWindow::modelShown);
+        w.quantizeAll();
+        QVERIFY(w.runner()->isBusy());
+        QTRY_VERIFY_WITH_TIMEOUT(progress.count() >= 2, 30000); // it works, and the GUI thread is free
+        QTest::keyClick(&w, Qt::Key_Escape);
+        QCOMPARE(cancelled.count(), 1);
+        QVERIFY(!w.runner()->isBusy());
+        QTest::qWait(1500); // the worker stops within a chunk; nothing it still delivers lands
+        QCOMPARE(model.count(), 0);
+        QCOMPARE(w.modelTable()->model()->rowCount(), 0);
+    }
+
+    void staleResultsNeverLand() {
+        MainWindow w;
+        QVERIFY(w.openFile(m_file));
+        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight")));
+        w.quantizeSelected();
+        QVERIFY(w.selectTensor(QStringLiteral("layers.1.attn.weight")));
+        w.quantizeSelected(); // supersedes the first
+        QVERIFY(shown.wait(30000));
+        QTest::qWait(500);
+        QCOMPARE(shown.count(), 1);
+        QCOMPARE(w.lastOutcome()->a.report.name, std::string("layers.1.attn.weight"));
+    }
+
+    void exportsAndSession() {
+        MainWindow w;
+        QVERIFY(w.openFile(m_file));
+        QVERIFY(!w.exportReport(path("early.json"))); // nothing run yet: a message, no file
+        QVERIFY(!QFile::exists(path("early.json")));
+        QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight")));
+        chooseData(w.config()->targetBox(), static_cast<int>(Target::Fp8E4M3));
+        chooseData(w.config()->presetBox(), static_cast<int>(Preset::TensorRT));
+        QSignalSpy shown(&w, &MainWindow::resultShown);
+        w.quantizeSelected();
+        QVERIFY2(shown.wait(30000), qPrintable(w.errorText()));
+
+        QVERIFY(w.exportReport(path("report.json")));
+        QFile report(path("report.json"));
+        QVERIFY(report.open(QIODevice::ReadOnly));
+        QVERIFY(report.readAll().contains("layers.0.mlp.weight"));
+        QVERIFY(w.exportReport(path("report.csv")));
+        QVERIFY(w.exportPlot(path("plot.png")));
+        QVERIFY(w.exportPlot(path("plot.pdf")));
+        QVERIFY(QFileInfo(path("plot.png")).size() > 1000);
+        QVERIFY(w.exportWeights(path("quantized.safetensors")));
+        const auto out = openTensorSource(path("quantized.safetensors").toStdString());
+        QVERIFY(out->find("layers.0.mlp.weight"));
+        QVERIFY(out->find("layers.0.mlp.weight_scale"));
+        QVERIFY(!w.exportWeights(m_file)); // never over the input
+        QVERIFY(!w.errorText().isEmpty());
+
+        QVERIFY(w.saveSessionTo(path("s.json")));
+        MainWindow restored;
+        QVERIFY(restored.loadSessionFrom(path("s.json")));
+        QCOMPARE(restored.browser()->selectedTensor(), std::string("layers.0.mlp.weight"));
+        QCOMPARE(restored.config()->spec(), w.config()->spec());
+        QVERIFY(!restored.loadSessionFrom(m_file)); // not a session: a message
+        QVERIFY(restored.errorText().contains(QStringLiteral("session")));
+    }
 };
+
 QTEST_MAIN(TestGuiWindow)
 #include "tst_gui_window.moc"

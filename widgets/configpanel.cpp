@@ -99,6 +99,13 @@ void ConfigPanel::buildControls() {
             m_compare->addItem(tr("backend B: %1").arg(name), QString(QStringLiteral("backend:") + name));
         }
     }
+    // Device backends come first in the registry; start on the first one that can run now (CPU
+    // at worst), never on an unavailable one.
+    for (int i = 0; i < m_backend->count(); ++i)
+        if (backends->item(i)->isEnabled()) {
+            m_backend->setCurrentIndex(i);
+            break;
+        }
     for (int p = 0; p < 9; ++p)
         m_compare->addItem(tr("preset B: %1").arg(qs(nameOf(static_cast<Preset>(p)))),
                            QString(QStringLiteral("preset:") + qs(nameOf(static_cast<Preset>(p)))));

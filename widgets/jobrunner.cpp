@@ -1,6 +1,7 @@
 #include "widgets/jobrunner.h"
 
 #include <QPointer>
+#include <QUnhandledException>
 #include <QtConcurrent>
 
 #include "tensor/error.h"
@@ -58,13 +59,23 @@ void JobRunner::launch(const quint64* counter, Work work, Done done) {
     QtConcurrent::run(std::move(work)).then(this, [this, counter, generation, isRun, done](QFuture<T> f) {
         if (generation != *counter) return; // superseded: a newer job owns the pages
         if (isRun) setBusy(false);
+        std::shared_ptr<const T> result;
         try {
-            done(std::make_shared<const T>(f.result()));
+            try {
+                result = std::make_shared<const T>(f.result());
+            } catch (const QUnhandledException& wrapped) {
+                // QtConcurrent wraps exceptions that are not QExceptions; unwrap to see the real one.
+                if (wrapped.exception()) std::rethrow_exception(wrapped.exception());
+                throw;
+            }
         } catch (const Cancelled&) {
             emit cancelled();
+            return;
         } catch (const std::exception& e) {
             emit failed(qs(e.what()));
+            return;
         }
+        done(std::move(result));
     });
 }
 

@@ -147,6 +147,7 @@ void MainWindow::buildPages() {
 }
 
 void MainWindow::showMessage(const QString& text, bool error) {
+    m_errorText = error ? text : QString();
     m_message->setText(text);
     m_message->setStyleSheet(error ? QStringLiteral("background: #fde7e9; color: #8a0010; padding: 4px;")
                                    : QStringLiteral("background: #eef3fb; padding: 4px;"));
@@ -155,7 +156,7 @@ void MainWindow::showMessage(const QString& text, bool error) {
     statusBar()->showMessage(text.section(QLatin1Char('\n'), 0, 0), 10000);
 }
 
-QString MainWindow::errorText() const { return m_message->isVisible() ? m_message->text() : QString(); }
+QString MainWindow::errorText() const { return m_errorText; }
 
 bool MainWindow::openFile(const QString& path) {
     std::shared_ptr<const TensorSource> source;

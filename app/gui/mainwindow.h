@@ -56,6 +56,7 @@ public:
     ModelTablePage* modelTable() const { return m_modelTable; }
     QTabWidget* tabs() const { return m_tabs; }
     const std::vector<PlotPage*>& pages() const { return m_pages; }
+    /// The error the message bar shows; empty when it shows none.
     QString errorText() const;
     std::shared_ptr<const TensorOutcome> lastOutcome() const { return m_outcome; }
     const TensorSource* source() const { return m_source.get(); }
@@ -95,6 +96,7 @@ private:
     std::vector<PlotPage*> m_pages; // values, error, then the tabbed ones
     ModelTablePage* m_modelTable = nullptr;
     QLabel* m_message = nullptr;
+    QString m_errorText; // the message bar's text while it shows an error
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancelButton = nullptr;
     QMenu* m_recentMenu = nullptr;
