@@ -104,7 +104,11 @@ std::vector<float> testValues(std::int64_t n, unsigned seed) {
     std::vector<float> v(static_cast<std::size_t>(n));
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = i % 2 ? d(rng) : std::round(d(rng) * 32.0f) / 32.0f;
     const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
-                              -std::numeric_limits<float>::infinity(), -0.0f, 1e30f, -1e30f, 3e-39f, 1e-8f};
+                              -std::numeric_limits<float>::infinity(), -0.0f, 1e30f, -1e30f, 3e-39f, 1e-8f,
+                              // Around 2^22 and 2^63 once scaled: where rounding tricks and torch's
+                              // int64 cast could part from the reference.
+                              524287.5f, 1048576.5f, -2097151.0f, 0x1p60f, -0x1p60f, 0x1.fffffep59f,
+                              0x1p63f, 0x1.fffffep62f, -0x1p63f};
     for (std::size_t k = 0; k < std::size(specials) && 5 * k + 3 < v.size(); ++k) v[5 * k + 3] = specials[k];
     return v;
 }

@@ -50,6 +50,30 @@ void errorBlockScalar(const QuantArgs& a, const typename In::T* src, const std::
     s.sumAbsErr += ba;
 }
 
+// The first element of a block whose error equals `worst` (the lanes' own arithmetic, so equality
+// is exact); vector compares, so a new worst element costs a fraction of the block's first pass.
+template <class In, Op O>
+std::int64_t findWorst(const QuantArgs& a, const typename In::T* src, const std::uint8_t* codes, std::int64_t b,
+                       std::int64_t e, float scale, float zp, float worst) {
+    const vf vs = splat(scale), vzp = splat(zp), target = splat(worst);
+    for (std::int64_t j = b; j + W <= e; j += W) {
+        const vf x = load<In>(src + j);
+        vi8 cb;
+        std::memcpy(&cb, codes + j, W);
+        const vi q = a.signedCodes ? __builtin_convertvector(cb, vi) : __builtin_convertvector(cb, vi) & 0xFF;
+        const vf value = __builtin_convertvector(q, vf) - vzp;
+        vf xhat;
+        if constexpr (O == Op::Div || O == Op::Recip) xhat = value * vs;
+        else if constexpr (O == Op::Mul) xhat = value / vs;
+        else xhat = value / vs / vs;
+        const vi ok = ((asU(x) & 0x7F800000u) != 0x7F800000u) & ((asU(xhat) & 0x7F800000u) != 0x7F800000u);
+        const vi hit = ok & (vabs(x - xhat) == target);
+        for (int k = 0; k < W; ++k)
+            if (hit[k]) return j + k;
+    }
+    return -1;
+}
+
 template <class In, Op O>
 void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes, std::int64_t n, float scale,
                 float zp, ErrorSums* out, std::int64_t firstIndex) {
@@ -103,9 +127,15 @@ void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes,
         const float blockMax = hmaxV(maxAe);
         const bool newWorst = s.worstIndex < 0 || blockMax > s.maxAbsErr;
         const bool overflow = !__builtin_isfinite(bx + bh + be + ba) || !__builtin_isfinite(bd);
-        if (anyBad || newWorst || overflow)
-            errorBlockScalar<In>(a, src, codes, blockStart, i, scale, zp, s, anyBad, overflow,
-                                 newWorst ? blockMax : -1.0f, firstIndex);
+        if (anyBad || overflow)
+            errorBlockScalar<In>(a, src, codes, blockStart, i, scale, zp, s, anyBad, overflow, -1.0f, firstIndex);
+        if (newWorst) {
+            const std::int64_t j = findWorst<In, O>(a, src, codes, blockStart, i, scale, zp, blockMax);
+            if (j >= 0) {
+                s.maxAbsErr = blockMax;
+                s.worstIndex = firstIndex + j;
+            }
+        }
         if (!overflow) {
             s.sumSqX += bx;
             s.sumSqXhat += bh;

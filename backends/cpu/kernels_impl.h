@@ -75,6 +75,8 @@ inline float loadOne(const typename In::T* p) {
 }
 
 inline vf vabs(vf t) { return asF(asU(t) & 0x7FFFFFFFu); }
+inline vf minV(vf a, vf b) { return a < b ? a : b; }
+inline vf maxV(vf a, vf b) { return a > b ? a : b; } // NaN a gives b: NaN lanes are overridden later
 inline vd dabs(vd t) { return (vd)((vdl)t & 0x7FFFFFFFFFFFFFFFll); }
 inline vf8 lowHalf(vf v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
 inline vf8 highHalf(vf v) { return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); }
@@ -117,19 +119,26 @@ inline vf scaledV(vf x, vf s) {
 // (the other one is 0, which changes no code: only the sign of a zero).
 template <Rounding R, Mode M>
 inline vi intCodes(vf t, vf zpB, vf zpA, const QuantArgs& a) {
-    const vf r = roundV<R>(t + zpB);
+    vf r;
+    if constexpr (R == Rounding::HalfToEven) {
+        // (t + 1.5*2^23) - 1.5*2^23 is nearbyint for |t| < 2^22. Beyond that it stays within a few
+        // ulp of t: far outside every vector target's code range (|q| <= 255), and exact near the
+        // int64 limits torch's cast tests, so the clamped code is the reference's.
+        r = ((t + zpB) + splat(0x1.8p23f)) - splat(0x1.8p23f);
+    } else {
+        r = roundV<R>(t + zpB);
+    }
     const vf sum = r + zpA;
     const vf lo = splat(a.qmin), hi = splat(a.qmax);
+    const vf clamped = minV(maxV(sum, lo), hi);
     if constexpr (M == Mode::IntTorch) {
-        // torch: (int64)(zp + r); out of int64 range (NaN, ±Inf, huge) x86 gives INT64_MIN -> qmin.
-        const vi bad = !((sum >= splat(-0x1p63f)) & (sum < splat(0x1p63f)));
-        const vf c = sel(bad, lo, sel(sum < lo, lo, sel(sum > hi, hi, sum)));
-        return __builtin_convertvector(c, vi);
+        // torch: (int64)(zp + r); out of int64 range (NaN, ±Inf, |sum| >= 2^63) x86 gives INT64_MIN -> qmin.
+        const vi bad = !(vabs(sum) < splat(0x1p63f));
+        return __builtin_convertvector(sel(bad, lo, clamped), vi);
     } else {
         const vi nan = r != r;
         const float zeroCode = 0.0f < a.qmin ? a.qmin : (0.0f > a.qmax ? a.qmax : 0.0f);
-        const vf c = sel(nan, splat(zeroCode), sel(sum < lo, lo, sel(sum > hi, hi, sum)));
-        return __builtin_convertvector(c, vi); // truncates like the reference's static_cast
+        return __builtin_convertvector(sel(nan, splat(zeroCode), clamped), vi); // truncates like static_cast
     }
 }
 
@@ -208,9 +217,6 @@ void quantPerElem(const QuantArgs& a, const void* srcv, std::int64_t n, const fl
     for (; i < n; ++i)
         out[i] = static_cast<std::uint8_t>(quantizeValue(loadOne<In>(src + i), scales[i], zps[i], *a.plan));
 }
-
-inline vf minV(vf a, vf b) { return a < b ? a : b; }
-inline vf maxV(vf a, vf b) { return a > b ? a : b; }
 
 // Finite range, as ql::calibrate's groupRanges: Inf never widens it, NaN is only flagged.
 template <class In>
