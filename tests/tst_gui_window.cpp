@@ -153,7 +153,8 @@ private slots:
         QCOMPARE(o->comparison->count, std::int64_t(32 * 96));
         PlotPage* cmp = w.pages()[4];
         QVERIFY(cmp->note()->text().contains(QStringLiteral("tensorrt")));
-        QCOMPARE(cmp->plots()[0]->plottableCount(), 1);
+        QCOMPARE(cmp->plots()[0]->plottableCount(), 2); // same code, different code
+        QCOMPARE(cmp->plots()[1]->plottableCount(), o->comparison->mismatched > 0 ? 1 : 0); // the map
         // Timing has a bar set per side.
         QCOMPARE(w.pages()[3]->plots()[0]->plottableCount(), 2);
     }

@@ -28,22 +28,35 @@ void ComparisonPage::setOutcome(const TensorOutcome& o) {
         return;
     }
     const Comparison& c = *o.comparison;
-    QVector<double> keys, values;
+    // Agreeing codes (difference 0) get their own colour and a log axis keeps a handful of
+    // mismatches visible next to thousands of matches.
+    QVector<double> keys, values, zeroKey, zeroValue;
     for (const auto& [d, n] : c.codeDiff) {
-        if (d == 0) continue; // the matching codes would dwarf every difference
-        keys << d;
-        values << static_cast<double>(n);
+        (d == 0 ? zeroKey : keys) << d;
+        (d == 0 ? zeroValue : values) << static_cast<double>(n);
     }
-    auto* bars = new QCPBars(m_diff->xAxis, m_diff->yAxis);
-    bars->setName(tr("mismatched"));
-    bars->setWidth(0.8);
-    bars->setPen(Qt::NoPen);
-    bars->setBrush(colors::b());
-    bars->setData(keys, values, true);
+    if (zeroKey.isEmpty() && c.count > c.mismatched) {
+        zeroKey << 0;
+        zeroValue << static_cast<double>(c.count - c.mismatched);
+    }
+    auto addBars = [this](const QVector<double>& k, const QVector<double>& v, const QColor& color, const QString& name) {
+        auto* bars = new QCPBars(m_diff->xAxis, m_diff->yAxis);
+        bars->setName(name);
+        bars->setWidth(0.8);
+        bars->setPen(Qt::NoPen);
+        bars->setBrush(color);
+        bars->setBaseValue(0.5);
+        bars->setData(k, v, true);
+    };
+    addBars(zeroKey, zeroValue, QColor(44, 160, 44), tr("same code"));
+    addBars(keys, values, colors::b(), tr("different code"));
+    m_diff->legend->setVisible(true);
+    m_diff->yAxis->setScaleType(QCPAxis::stLogarithmic);
+    m_diff->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
     m_diff->rescaleAxes();
     const QCPRange r = m_diff->xAxis->range();
     m_diff->xAxis->setRange(std::min(r.lower, -1.0) - 1, std::max(r.upper, 1.0) + 1);
-    m_diff->yAxis->setRange(0, std::max(1.0, m_diff->yAxis->range().upper * 1.1));
+    m_diff->yAxis->setRange(0.5, std::max(2.0, m_diff->yAxis->range().upper * 3));
 
     if (!o.mismatchMap.empty()) {
         auto* map = new QCPColorMap(m_map->xAxis, m_map->yAxis);
@@ -57,6 +70,9 @@ void ComparisonPage::setOutcome(const TensorOutcome& o) {
         map->setInterpolate(false);
         map->rescaleDataRange(true);
         m_map->rescaleAxes();
+        setTitle(m_map, tr("Where codes differ (mismatches per cell)"));
+    } else {
+        setTitle(m_map, tr("Where codes differ: nowhere, every code agrees"));
     }
 
     QString text = tr("<b>%1</b> vs <b>%2</b>: %3 of %4 codes differ (%5%).")

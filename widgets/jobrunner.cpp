@@ -57,25 +57,32 @@ void JobRunner::launch(const quint64* counter, Work work, Done done) {
     const quint64 generation = *counter;
     const bool isRun = counter == &m_generation;
     QtConcurrent::run(std::move(work)).then(this, [this, counter, generation, isRun, done](QFuture<T> f) {
-        if (generation != *counter) return; // superseded: a newer job owns the pages
-        if (isRun) setBusy(false);
-        std::shared_ptr<const T> result;
-        try {
-            try {
-                result = std::make_shared<const T>(f.result());
-            } catch (const QUnhandledException& wrapped) {
-                // QtConcurrent wraps exceptions that are not QExceptions; unwrap to see the real one.
-                if (wrapped.exception()) std::rethrow_exception(wrapped.exception());
-                throw;
-            }
-        } catch (const Cancelled&) {
-            emit cancelled();
-            return;
-        } catch (const std::exception& e) {
-            emit failed(qs(e.what()));
-            return;
-        }
-        done(std::move(result));
+        // A job that finishes before then() is attached would run this synchronously inside
+        // start*(); queue it so results always arrive from the event loop, after start*() returns.
+        QMetaObject::invokeMethod(
+            this,
+            [this, counter, generation, isRun, done, f]() mutable {
+                if (generation != *counter) return; // superseded: a newer job owns the pages
+                if (isRun) setBusy(false);
+                std::shared_ptr<const T> result;
+                try {
+                    try {
+                        result = std::make_shared<const T>(f.result());
+                    } catch (const QUnhandledException& wrapped) {
+                        // QtConcurrent wraps exceptions that are not QExceptions; unwrap the real one.
+                        if (wrapped.exception()) std::rethrow_exception(wrapped.exception());
+                        throw;
+                    }
+                } catch (const Cancelled&) {
+                    emit cancelled();
+                    return;
+                } catch (const std::exception& e) {
+                    emit failed(qs(e.what()));
+                    return;
+                }
+                done(std::move(result));
+            },
+            Qt::QueuedConnection);
     });
 }
 

@@ -19,6 +19,10 @@ ModelTablePage::ModelTablePage(QWidget* parent)
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setAlternatingRowColors(true);
     m_view->verticalHeader()->setVisible(false);
+    // One line per tensor: the reason a tensor failed is in its tooltip, not in a tall row.
+    m_view->setWordWrap(false);
+    m_view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
     m_view->setToolTip(tr("Every tensor quantized with the current spec, worst SQNR first; double-click a row to "
                           "open that tensor"));
     connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
