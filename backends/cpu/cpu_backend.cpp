@@ -33,7 +33,7 @@ CpuBackend::Measured CpuBackend::runImpl(const Job& job, bool measure, const Pro
         PhaseTimes t;
         t.totalMs = msSince(start);
         t.prepareMs = out.prepareMs;
-        t.kernelMs = t.totalMs - t.prepareMs;
+        t.kernelMs = out.kernelMs;
         runs.push_back(t);
         m.result.params = std::move(out.params);
         m.result.codes = std::move(out.codes);

@@ -18,7 +18,7 @@ struct DriverOutput {
     QuantParams params;
     Codes codes;
     ErrorSums errors; // filled when measuring
-    double prepareMs = 0; // calibration passes that run before quantizing (0 when fused)
+    double prepareMs = 0; // code-buffer allocation, and calibration passes that run before quantizing
     double kernelMs = 0;
     int passes = 0;       // reads of the input from memory
 };
