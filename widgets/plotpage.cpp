@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <QAction>
+#include <QFileDialog>
 #include <QLabel>
 #include <QPainter>
 #include <QPdfWriter>
@@ -17,6 +19,16 @@ PlotPage::PlotPage(QWidget* parent) : QWidget(parent), m_layout(new QVBoxLayout(
     m_note->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_layout->setContentsMargins(2, 2, 2, 2);
     m_layout->addWidget(m_note);
+    // Every page exports itself from its context menu, not only the current tab from File ▸ Export.
+    auto* exportAction = new QAction(tr("Export this plot…"), this);
+    exportAction->setToolTip(tr("Save this page as PNG, PDF or JPEG"));
+    connect(exportAction, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export plot"), {},
+                                                          tr("PNG (*.png);;PDF (*.pdf);;JPEG (*.jpg)"));
+        if (!path.isEmpty() && !exportTo(path)) setNote(tr("Could not write %1.").arg(path));
+    });
+    addAction(exportAction);
+    setContextMenuPolicy(Qt::ActionsContextMenu);
 }
 
 QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
