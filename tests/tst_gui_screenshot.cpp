@@ -55,6 +55,9 @@ private slots:
             for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
         QVERIFY2(colours.size() > 50, qPrintable(QStringLiteral("only %1 colours").arg(colours.size())));
         qInfo("screenshot: %s", qPrintable(out));
+        window.tabs()->setCurrentIndex(1); // timing
+        QTest::qWait(50);
+        QVERIFY(window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_timing.png")));
 
         // The same tensor compared against TensorRT's arithmetic, with the A-vs-B page in front,
         // and the whole-model table: the pages the first picture cannot show at once.

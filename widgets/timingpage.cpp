@@ -42,7 +42,7 @@ void TimingPage::setOutcome(const TensorOutcome& o) {
         bars->setBrush(i == 0 ? colors::a() : colors::b());
         bars->setData({1, 2, 3, 4, 5}, phases(t.median), true);
         bars->setBarsGroup(group);
-        lines << tr("%1 (%2 runs): total %3 ms (min %4, max %5), kernel %6 ms, %7 GB/s")
+        lines << tr("%1 (runs: %2): total %3 ms (min %4, max %5), kernel %6 ms, %7 GB/s")
                      .arg(qs(s.label))
                      .arg(t.runs)
                      .arg(fmtNumber(t.median.totalMs), fmtNumber(t.min.totalMs), fmtNumber(t.max.totalMs),
