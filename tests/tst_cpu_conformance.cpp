@@ -126,6 +126,7 @@ Tensor tensorOf(const std::vector<float>& v, const Shape& shape, DType dtype) {
 class TestCpuConformance : public QObject {
     Q_OBJECT
 private slots:
+    void initTestCase() { qInfo("cpu kernels: %s", cpu::kernelIsa()); }
     void matchesReference_data();
     void matchesReference();
     void measuredErrorsMatchErrorStats();

@@ -1,6 +1,8 @@
 // Picks the kernel build for the running CPU, and resolves a plan's convention for the kernels.
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "cpu/kernels.h"
 #include "tensor/float_formats.h"
@@ -25,10 +27,15 @@ struct Choice {
 Choice choose() {
 #if QL_CPU_MULTI_ISA
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-        return {&pick_avx512, "avx512"};
-    if (__builtin_cpu_supports("avx2")) return {&pick_avx2, "avx2"};
+    // QUANTLENS_CPU_ISA=sse2|avx2 caps the choice, so tests and benchmarks can run every build on
+    // one machine; it never selects an ISA the CPU lacks.
+    const char* cap = std::getenv("QUANTLENS_CPU_ISA");
+    const std::string want = cap ? cap : "";
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    const bool avx2 = __builtin_cpu_supports("avx2");
+    if (avx512 && (want.empty() || want == "avx512")) return {&pick_avx512, "avx512"};
+    if (avx2 && want != "sse2") return {&pick_avx2, "avx2"};
     return {&pick_sse2, "sse2"};
 #else
     return {&pick_sse2, "generic"};
