@@ -63,20 +63,32 @@ bool fastCalibration(const QuantPlan& plan) {
 
 // ql::calibrate's last step, group by group: range -> step -> operator scale (and zero point).
 // The symmetric divide / reciprocal case is stepForRange + operatorScaleFromStep inlined (the same
-// double operations), since per-group jobs do this once per 128 elements.
-void paramsFromRange(const QuantPlan& plan, float lo, float hi, std::int64_t g, QuantParams& p) {
-    const ScaleOp op = plan.convention.scaleOp;
-    if (plan.spec.symmetric && (op == ScaleOp::Divide || op == ScaleOp::MultiplyReciprocal)) {
-        const double amax = std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
-        const double top = isFloatTarget(plan.codeTarget) ? static_cast<double>(maxFinite(miniFloatOf(plan.codeTarget)))
-                                                          : static_cast<double>(plan.qmax());
-        p.scales[static_cast<std::size_t>(g)] = static_cast<float>(amax > 0 ? amax / top : 1.0);
-        return;
+// double operations, with the plan's constants looked up once), since per-group jobs do this once
+// per 128 elements.
+struct ScaleRule {
+    explicit ScaleRule(const QuantPlan& plan)
+        : m_plan(plan)
+        , m_inline(plan.spec.symmetric && (plan.convention.scaleOp == ScaleOp::Divide ||
+                                           plan.convention.scaleOp == ScaleOp::MultiplyReciprocal))
+        , m_top(isFloatTarget(plan.codeTarget) ? static_cast<double>(maxFinite(miniFloatOf(plan.codeTarget)))
+                                               : static_cast<double>(plan.qmax())) {}
+
+    void apply(float lo, float hi, std::int64_t g, QuantParams& p) const {
+        if (m_inline) {
+            const double amax = std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
+            p.scales[static_cast<std::size_t>(g)] = static_cast<float>(amax > 0 ? amax / m_top : 1.0);
+            return;
+        }
+        const auto [step, zp] = stepForRange(ClipRange(lo, hi), m_plan);
+        p.scales[static_cast<std::size_t>(g)] = operatorScaleFromStep(step, m_plan.convention);
+        if (!m_plan.spec.symmetric) p.zeroPoints[static_cast<std::size_t>(g)] = zp;
     }
-    const auto [step, zp] = stepForRange(ClipRange(lo, hi), plan);
-    p.scales[static_cast<std::size_t>(g)] = operatorScaleFromStep(step, plan.convention);
-    if (!plan.spec.symmetric) p.zeroPoints[static_cast<std::size_t>(g)] = zp;
-}
+
+private:
+    const QuantPlan& m_plan;
+    bool m_inline;
+    double m_top;
+};
 
 void scalarError(ErrorSums& s, float x, float xhat, std::int64_t index) {
     ++s.count;
@@ -101,7 +113,8 @@ void scalarError(ErrorSums& s, float x, float xhat, std::int64_t index) {
 class Engine {
 public:
     Engine(const Job& job, const DriverOptions& o, bool measure)
-        : m_plan(job.plan), m_opt(o), m_measure(measure), m_walk(job.plan), m_args(resolveArgs(job.plan)) {
+        : m_plan(job.plan), m_opt(o), m_measure(measure), m_walk(job.plan), m_args(resolveArgs(job.plan)),
+          m_rule(job.plan) {
         openSource(job, m_src);
         m_k = kernelsFor(m_plan, m_src.dtype);
         m_n = elementCount(m_plan.shape);
@@ -124,6 +137,7 @@ private:
     bool m_measure;
     RowWalker m_walk;
     QuantArgs m_args;
+    ScaleRule m_rule;
     KernelSet m_k;
     Source m_src;
     std::int64_t m_n = 0;
@@ -193,8 +207,7 @@ void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
             rangeSegment({s.begin, s.length, s.scale - first, s.perElement}, lo.data(), hi.data(), nan.data());
         });
         for (std::int64_t g = 0; g < count; ++g)
-            paramsFromRange(m_plan, lo[static_cast<std::size_t>(g)], hi[static_cast<std::size_t>(g)], first + g,
-                            m_params);
+            m_rule.apply(lo[static_cast<std::size_t>(g)], hi[static_cast<std::size_t>(g)], first + g, m_params);
         for (std::int64_t g = first; g < first + count; ++g) m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
         // The next row streams in from memory while this one is quantized from cache.
         if (r + 1 < r1) {
@@ -254,7 +267,7 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
                     l = std::min(l, lo[w][g]);
                     h = std::max(h, hi[w][g]);
                 }
-                paramsFromRange(m_plan, l, h, static_cast<std::int64_t>(g), m_params);
+                m_rule.apply(l, h, static_cast<std::int64_t>(g), m_params);
             }
             quantBase = base + span / 2;
             quantSpan = span / 2;
