@@ -10,6 +10,7 @@
 #include <random>
 
 #include "analysis/analyzer.h"
+#include "analysis/comparison.h"
 #include "analysis/error_stats.h"
 #include "analysis/histogram.h"
 #include "quant/reference.h"
@@ -92,6 +93,8 @@ private slots:
     void analyzeHandWorked();
     void clippingDirectedRounding();
     void fpFlushToZero();
+    void mismatchMapCells();
+    void valueHistogramOfFiniteRange();
 };
 
 void TestAnalysis::metricsAgainstNumpy_data() {
@@ -303,6 +306,33 @@ void TestAnalysis::fpFlushToZero() {
     QCOMPARE(a.clipping.total().flushedToZero, 1);
     QCOMPARE(a.clipping.total().clippedHigh, 1);
     QCOMPARE(a.gridEdges.high, 448.0);
+}
+
+void TestAnalysis::mismatchMapCells() {
+    // A [4, 6] tensor on a 2 x 3 grid: each cell covers 2 x 2 elements.
+    Codes a(Target::Int8, 24), b(Target::Int8, 24);
+    b.set(0, 1);      // row 0, col 0 -> cell (0, 0)
+    b.set(6 + 1, 1);  // row 1, col 1 -> cell (0, 0)
+    b.set(23, 5);     // row 3, col 5 -> cell (1, 2)
+    const auto map = mismatchMap(a, b, {4, 6}, 3);
+    QCOMPARE(map.rows, 3); // min(4, 3)
+    QCOMPARE(map.cols, 3); // min(6, 3)
+    double total = 0;
+    for (double c : map.counts) total += c;
+    QCOMPARE(total, 3.0);
+    QCOMPARE(map.counts[0], 2.0);
+    QCOMPARE(map.counts[8], 1.0);
+    QVERIFY(mismatchMap(a, a, {4, 6}).counts.empty());
+}
+
+void TestAnalysis::valueHistogramOfFiniteRange() {
+    const std::vector<float> v{-1.0f, 3.0f, kNaN, kInf, 1.0f};
+    const Histogram h = valueHistogram(v, 4);
+    QCOMPARE(h.lo(), -1.0);
+    QCOMPARE(h.hi(), 3.0);
+    QCOMPARE(h.nanCount(), std::int64_t(1));
+    QCOMPARE(h.overflow(), std::int64_t(1)); // +Inf lies above the finite range
+    QCOMPARE(h.total() - h.nanCount() - h.overflow(), std::int64_t(3));
 }
 
 QTEST_GUILESS_MAIN(TestAnalysis)

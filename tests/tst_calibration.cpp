@@ -1,6 +1,7 @@
 // Calibration methods: absmax, min-max, percentile, MSE search, entropy (KL); zero ranges; NaN/Inf.
 #include <QTest>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "quant/calibration.h"
@@ -42,6 +43,7 @@ private slots:
     void absmaxMultiplyConventions();
     void minMaxAsymmetric();
     void zeroRangeNeverDividesByZero();
+    void subnormalRangeGetsANormalStep();
     void nonFiniteValuesAreIgnored();
     void percentile();
     void mseBeatsAbsmaxWithOutliers();
@@ -94,6 +96,19 @@ void TestCalibration::zeroRangeNeverDividesByZero() {
     QCOMPARE(p.scales[0], 1.0f);
     QCOMPARE(dequantizeReference(asym, p, quantizeReference(asym, p, std::vector<float>(4, 0.0f))),
              std::vector<float>(4, 0.0f));
+}
+
+void TestCalibration::subnormalRangeGetsANormalStep() {
+    // 3e-39 / 2^31 underflows fp32; the step must stay a usable (normal) scale.
+    for (auto t : {Target::Int32, Target::Int8}) {
+        const auto plan = planQuantization(
+            calibrated(Preset::Torch, t, Scheme::PerChannel, {0}, true, CalibMethod::AbsMax), {2, 2});
+        const std::vector<float> x{3e-39f, -1e-39f, 1.0f, 0.5f};
+        const auto p = calibrate(plan, x);
+        QCOMPARE(p.scales[0], std::numeric_limits<float>::min());
+        checkParams(plan, p);
+        QCOMPARE(qltest::toInts(quantizeReference(plan, p, x))[0], 0); // 0.255 steps rounds to 0
+    }
 }
 
 void TestCalibration::nonFiniteValuesAreIgnored() {

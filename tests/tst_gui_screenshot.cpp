@@ -25,7 +25,7 @@ private slots:
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
 
     void sampleModelWithResults() {
-        QString file = QStringLiteral(QUANTLENS_TEST_FIXTURES "/../../resources/sample/sample_model.safetensors");
+        QString file = QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
         QTemporaryDir dir;
         if (!QFileInfo::exists(file)) {
             std::vector<float> v(96 * 64);

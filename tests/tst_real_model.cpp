@@ -93,7 +93,7 @@ private slots:
     }
 
     void bundledSample() {
-        const QString dir = QStringLiteral(QUANTLENS_TEST_FIXTURES "/../../resources/sample/");
+        const QString dir = QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/");
         const auto src = openTensorSource(QString(dir + QStringLiteral("sample_model.safetensors")).toStdString());
         const auto inventory = nlohmann::json::parse(readFile(QString(dir + QStringLiteral("sample_model.inventory.json")).toStdString()));
         checkAgainstInventory(*src, inventory);

@@ -39,6 +39,7 @@ private slots:
         row("header-absurdly-large", std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8) + "{}", "", "absurdly large");
         row("header-length-zero", safetensorsBytes(""), "", "too small");
         row("invalid-json", st(R"({"w": {"dtype": "F32",)"), "", "not valid JSON");
+        row("number-beyond-double", st(R"({"w":{"dtype":"F32","shape":[3E31466747],"data_offsets":[0,8]}})"), "", "not valid JSON");
         row("invalid-utf8-name", st("{\"w\xff\xfe\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}"), "", "UTF-8");
         row("header-not-object", st("[1,2,3]"), "", "must be a JSON object");
         row("entry-not-object", st(R"({"w": 5})"), "w", "must be a JSON object");

@@ -58,14 +58,15 @@ void ComparisonPage::setOutcome(const TensorOutcome& o) {
     m_diff->xAxis->setRange(std::min(r.lower, -1.0) - 1, std::max(r.upper, 1.0) + 1);
     m_diff->yAxis->setRange(0.5, std::max(2.0, m_diff->yAxis->range().upper * 3));
 
-    if (!o.mismatchMap.empty()) {
+    const MismatchMap& mm = o.mismatches;
+    if (!mm.counts.empty()) {
         auto* map = new QCPColorMap(m_map->xAxis, m_map->yAxis);
         const auto [rows, cols] = matrixView(o.a.report.shape);
-        map->data()->setSize(o.mapCols, o.mapRows);
+        map->data()->setSize(mm.cols, mm.rows);
         map->data()->setRange(QCPRange(0, static_cast<double>(cols)), QCPRange(0, static_cast<double>(rows)));
-        for (int r0 = 0; r0 < o.mapRows; ++r0)
-            for (int c0 = 0; c0 < o.mapCols; ++c0)
-                map->data()->setCell(c0, r0, o.mismatchMap[static_cast<std::size_t>(r0 * o.mapCols + c0)]);
+        for (int r0 = 0; r0 < mm.rows; ++r0)
+            for (int c0 = 0; c0 < mm.cols; ++c0)
+                map->data()->setCell(c0, r0, mm.counts[static_cast<std::size_t>(r0 * mm.cols + c0)]);
         map->setGradient(QCPColorGradient::gpHot);
         map->setInterpolate(false);
         map->rescaleDataRange(true);

@@ -107,27 +107,14 @@ TensorOutcome runTensorJob(const JobRequest& request, const ProgressFn& progress
     out.comparison = compareResults(out.a.label, out.a.report.plan, out.a.report.params, out.a.codes, out.b->label,
                                     out.b->report.plan, out.b->report.params, out.b->codes, values);
 
-    // Where the mismatches sit: counts over at most 64 x 64 cells of the [rows, cols] view, so a
-    // large tensor still fits the map widget.
-    if (out.comparison->mismatched > 0) {
-        const auto [rows, cols] = matrixView(info->shape);
-        out.mapRows = static_cast<int>(std::min<std::int64_t>(rows, 64));
-        out.mapCols = static_cast<int>(std::min<std::int64_t>(cols, 64));
-        out.mismatchMap.assign(static_cast<std::size_t>(out.mapRows) * out.mapCols, 0.0);
-        for (std::int64_t i = 0; i < out.a.codes.size(); ++i) {
-            if (out.a.codes.at(i) == out.b->codes.at(i)) continue;
-            const std::int64_t r = i / cols * out.mapRows / rows;
-            const std::int64_t c = i % cols * out.mapCols / cols;
-            out.mismatchMap[static_cast<std::size_t>(r * out.mapCols + c)] += 1;
-        }
-    }
+    out.mismatches = mismatchMap(out.a.codes, out.b->codes, info->shape);
     return out;
 }
 
 ModelOutcome runModelJob(const JobRequest& request, const ProgressFn& progress) {
     std::vector<const TensorInfo*> todo;
     for (const auto& t : request.source->tensors())
-        if (isFloating(t.dtype) && elementCount(t.shape) > 0) todo.push_back(&t);
+        if (isWeightTensor(t)) todo.push_back(&t);
     const Backend& backend = pickBackend(*request.registry, request.backend);
     ModelOutcome out;
     const int steps = static_cast<int>(todo.size());
@@ -157,19 +144,7 @@ ModelOutcome runModelJob(const JobRequest& request, const ProgressFn& progress) 
 
 ValuePreview previewValues(const TensorSource& source, const std::string& tensor, int bins) {
     const std::vector<float> values = loadValues(source, tensor);
-    float lo = std::numeric_limits<float>::infinity();
-    float hi = -lo;
-    for (float v : values)
-        if (std::isfinite(v)) {
-            lo = std::min(lo, v);
-            hi = std::max(hi, v);
-        }
-    ValuePreview p;
-    p.tensor = tensor;
-    p.count = static_cast<std::int64_t>(values.size());
-    p.values = lo <= hi ? Histogram(lo, hi, bins) : Histogram(0, 1, bins);
-    for (float v : values) p.values.add(v);
-    return p;
+    return {tensor, valueHistogram(values, bins), static_cast<std::int64_t>(values.size())};
 }
 
 } // namespace ql

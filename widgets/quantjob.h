@@ -44,10 +44,8 @@ struct TensorOutcome {
     SideOutcome a;
     std::optional<SideOutcome> b;
     std::optional<Comparison> comparison;
-    /// Mismatch density over a coarse grid of the tensor viewed as rows x cols (empty when equal).
-    std::vector<double> mismatchMap;
-    int mapRows = 0;
-    int mapCols = 0;
+    /// Where A and B differ, over a coarse grid of the tensor (empty when they agree).
+    MismatchMap mismatches;
 };
 
 struct ModelOutcome {

@@ -36,7 +36,7 @@ std::vector<std::string> selectTensors(const QuantizeOptions& o, const TensorSou
     int skipped = 0;
     for (const auto& t : source.tensors()) {
         if (!std::regex_search(t.name, re)) continue;
-        if (isFloating(t.dtype) && !t.shape.empty())
+        if (isWeightTensor(t))
             names.push_back(t.name);
         else
             ++skipped;

@@ -97,4 +97,24 @@ Comparison compareResults(const std::string& labelA, const QuantPlan& planA, con
     return c;
 }
 
+MismatchMap mismatchMap(const Codes& a, const Codes& b, const Shape& shape, int maxCells) {
+    MismatchMap map;
+    const std::int64_t rows = shape.empty() ? 1 : shape[0];
+    const std::int64_t cols = rows ? elementCount(shape) / rows : 0;
+    if (a.size() != b.size() || a.size() != rows * cols || cols == 0) return map;
+    map.rows = static_cast<int>(std::min<std::int64_t>(rows, maxCells));
+    map.cols = static_cast<int>(std::min<std::int64_t>(cols, maxCells));
+    bool any = false;
+    map.counts.assign(static_cast<std::size_t>(map.rows) * map.cols, 0.0);
+    for (std::int64_t i = 0; i < a.size(); ++i) {
+        if (a.at(i) == b.at(i)) continue;
+        const std::int64_t r = i / cols * map.rows / rows;
+        const std::int64_t c = i % cols * map.cols / cols;
+        map.counts[static_cast<std::size_t>(r * map.cols + c)] += 1;
+        any = true;
+    }
+    if (!any) map = {};
+    return map;
+}
+
 } // namespace ql

@@ -58,4 +58,13 @@ Comparison compareResults(const std::string& labelA, const QuantPlan& planA, con
 /// Distance in units in the last place between two floats (0 when equal, also +0 vs −0).
 std::int64_t ulpDistance(float a, float b);
 
+/// Where two code arrays differ: counts over a grid of at most maxCells x maxCells cells of the
+/// tensor viewed as [shape[0], rest], so a large tensor still fits one picture.
+struct MismatchMap {
+    int rows = 0;
+    int cols = 0;
+    std::vector<double> counts; // rows * cols, row-major; empty when the codes agree
+};
+MismatchMap mismatchMap(const Codes& a, const Codes& b, const Shape& shape, int maxCells = 64);
+
 } // namespace ql

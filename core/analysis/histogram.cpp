@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "tensor/error.h"
@@ -78,6 +79,19 @@ std::vector<double> Histogram::edges() const {
 
 std::int64_t Histogram::total() const {
     return std::accumulate(m_counts.begin(), m_counts.end(), std::int64_t{0}) + m_under + m_over + m_nan;
+}
+
+Histogram valueHistogram(std::span<const float> values, int bins) {
+    float lo = std::numeric_limits<float>::infinity();
+    float hi = -lo;
+    for (float v : values)
+        if (std::isfinite(v)) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    Histogram h = lo <= hi ? Histogram(lo, hi, bins) : Histogram(0, 1, bins);
+    for (float v : values) h.add(v);
+    return h;
 }
 
 } // namespace ql

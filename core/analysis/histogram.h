@@ -2,6 +2,7 @@
 // Fixed-edge histograms. Two histograms with the same edges merge by adding counts, so chunks
 // (or threads) can each fill their own and combine.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace ql {
@@ -47,5 +48,8 @@ private:
     std::int64_t m_over = 0;
     std::int64_t m_nan = 0;
 };
+
+/// Linear histogram of the finite values over their own [min, max] (NaN counted apart).
+Histogram valueHistogram(std::span<const float> values, int bins);
 
 } // namespace ql

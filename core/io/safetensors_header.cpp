@@ -120,8 +120,8 @@ SafetensorsHeader parseSafetensorsHeader(std::string_view text, std::uint64_t da
     json root;
     try {
         root = json::parse(text.begin(), text.end(), onEvent);
-    } catch (const json::parse_error& e) {
-        // nlohmann reports ill-formed UTF-8 as a parse error too; its text says which.
+    } catch (const json::exception& e) {
+        // Ill-formed UTF-8 is a parse error, a number beyond double an out_of_range; the text says which.
         fail(fileName, std::string("header is not valid JSON/UTF-8: ") + e.what());
     }
     if (!duplicate.empty()) fail(fileName, "tensor '" + duplicate + "' appears twice in the header");

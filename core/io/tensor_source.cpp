@@ -15,6 +15,10 @@ namespace fs = std::filesystem;
 
 namespace ql {
 
+bool isWeightTensor(const TensorInfo& info) {
+    return isFloating(info.dtype) && !info.shape.empty() && elementCount(info.shape) > 0;
+}
+
 const TensorInfo* TensorSource::find(const std::string& name) const {
     for (const auto& t : tensors())
         if (t.name == name) return &t;

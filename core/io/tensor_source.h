@@ -17,6 +17,10 @@ struct TensorInfo {
     std::string location; // file (shard) and offset or dataset path, for display
 };
 
+/// Whole-model runs quantize these: floating tensors of rank 1 or more with elements. Integer
+/// buffers (position ids, masks) and scalar constants are not weights.
+bool isWeightTensor(const TensorInfo& info);
+
 class TensorSource {
 public:
     virtual ~TensorSource() = default;

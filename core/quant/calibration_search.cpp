@@ -13,15 +13,15 @@ StepAndZero stepForRange(ClipRange range, const QuantPlan& plan) {
     const Target t = plan.codeTarget;
     if (isFloatTarget(t)) {
         const double amax = std::max(std::fabs(range.first), std::fabs(range.second));
-        return {amax > 0 ? amax / maxFinite(miniFloatOf(t)) : 1.0, 0.0f};
+        return {amax > 0 ? normalStep(amax / maxFinite(miniFloatOf(t))) : 1.0, 0.0f};
     }
     const double qmin = static_cast<double>(plan.qmin()), qmax = static_cast<double>(plan.qmax());
     if (plan.spec.symmetric) {
         const double amax = std::max(std::fabs(range.first), std::fabs(range.second));
-        return {amax > 0 ? amax / qmax : 1.0, 0.0f}; // a zero range never divides by zero
+        return {amax > 0 ? normalStep(amax / qmax) : 1.0, 0.0f}; // a zero range never divides by zero
     }
     const double lo = std::min(range.first, 0.0), hi = std::max(range.second, 0.0);
-    const double step = hi > lo ? (hi - lo) / (qmax - qmin) : 1.0;
+    const double step = hi > lo ? normalStep((hi - lo) / (qmax - qmin)) : 1.0;
     const double zp = std::clamp(qmin - std::nearbyint(lo / step), qmin, qmax);
     return {step, static_cast<float>(zp)};
 }
