@@ -119,7 +119,7 @@ public:
         m_k = kernelsFor(m_plan, m_src.dtype);
         m_n = elementCount(m_plan.shape);
         const auto start = std::chrono::steady_clock::now();
-        m_codes = Codes(m_plan.codeTarget, m_n); // zero-filled by ql::Codes: one extra write of the codes
+        m_codes = Codes(m_plan.codeTarget, m_n, Codes::Uninitialized{}); // the kernels write every code
         m_allocMs = msSince(start);
     }
 

@@ -2,6 +2,8 @@
 // Scales and zero points as the operator takes them, and the codes it produces.
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "quant/target.h"
@@ -25,12 +27,39 @@ struct QuantParams {
     }
 };
 
+/// An allocator whose value-less construct() leaves bytes uninitialised, so a code buffer that a
+/// kernel overwrites whole is not zero-filled first (one write of every code saved).
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+        using other = DefaultInitAllocator<U>;
+    };
+    using std::allocator<T>::allocator;
+    template <typename U>
+    void construct(U* p) noexcept {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
+
 /// Unpacked codes, one per element: 1 byte for 8-bit and sub-byte targets, 4 bytes for int32.
 /// Integer codes hold their value; floating targets hold the raw format bits.
 class Codes {
 public:
+    /// For kernels that write every code: the buffer starts uninitialised.
+    struct Uninitialized {};
+
     Codes() = default;
+    /// Zero-filled codes.
     Codes(Target target, std::int64_t count)
+        : m_target(target)
+        , m_count(count)
+        , m_bytes(static_cast<std::size_t>(count) * width(), 0) {}
+    Codes(Target target, std::int64_t count, Uninitialized)
         : m_target(target)
         , m_count(count)
         , m_bytes(static_cast<std::size_t>(count) * width()) {}
@@ -66,7 +95,7 @@ public:
 private:
     Target m_target = Target::Int8;
     std::int64_t m_count = 0;
-    std::vector<std::uint8_t> m_bytes;
+    std::vector<std::uint8_t, DefaultInitAllocator<std::uint8_t>> m_bytes;
 };
 
 } // namespace ql

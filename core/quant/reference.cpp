@@ -132,7 +132,7 @@ Codes quantizeReference(const QuantPlan& plan, const QuantParams& params, std::s
         throw QuantError("input has " + std::to_string(x.size()) + " elements but the plan's shape " +
                          toString(plan.shape) + " needs " + std::to_string(elementCount(plan.shape)));
     checkParams(plan, params);
-    Codes codes(plan.codeTarget, static_cast<std::int64_t>(x.size()));
+    Codes codes(plan.codeTarget, static_cast<std::int64_t>(x.size()), Codes::Uninitialized{});
     ScaleIndexer indexer(plan.layout, plan.shape);
     indexer.forEach([&](std::int64_t i, std::int64_t s) {
         const float scale = params.scales[static_cast<std::size_t>(s)];
