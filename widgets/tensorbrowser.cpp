@@ -1,5 +1,6 @@
 #include "widgets/tensorbrowser.h"
 
+#include <QCollator>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
@@ -10,11 +11,38 @@
 #include "widgets/tensortreemodel.h"
 
 namespace ql {
+namespace {
+
+// Names sort as people count: conv2d_2 before conv2d_11, layers.9 before layers.10.
+class NaturalSortProxy : public QSortFilterProxyModel {
+public:
+    using QSortFilterProxyModel::QSortFilterProxyModel;
+
+protected:
+    bool lessThan(const QModelIndex& left, const QModelIndex& right) const override {
+        const QVariant l = left.data(sortRole()), r = right.data(sortRole());
+        if (l.typeId() == QMetaType::QString && r.typeId() == QMetaType::QString)
+            return m_collator.compare(l.toString(), r.toString()) < 0;
+        return QSortFilterProxyModel::lessThan(left, right);
+    }
+
+private:
+    QCollator m_collator = [] {
+        QCollator c(QLocale(QLocale::English)); // the C locale would ignore numeric mode
+        c.setNumericMode(true);
+        return c;
+    }();
+};
+
+} // namespace
+} // namespace ql
+
+namespace ql {
 
 TensorBrowser::TensorBrowser(QWidget* parent)
     : QWidget(parent)
     , m_model(new TensorTreeModel(this))
-    , m_proxy(new QSortFilterProxyModel(this))
+    , m_proxy(new NaturalSortProxy(this))
     , m_filter(new QLineEdit(this))
     , m_view(new QTreeView(this)) {
     m_proxy->setSourceModel(m_model);
@@ -35,7 +63,8 @@ TensorBrowser::TensorBrowser(QWidget* parent)
     m_view->setModel(m_proxy);
     m_view->setToolTip(tr("Tensors of the open file, grouped by name prefix; select one to see its values"));
     m_view->setUniformRowHeights(true);
-    m_view->setSortingEnabled(false);
+    m_view->setSortingEnabled(true);
+    m_view->sortByColumn(TensorTreeModel::NameColumn, Qt::AscendingOrder);
     m_view->setAlternatingRowColors(true);
     m_view->header()->setStretchLastSection(false);
     m_view->header()->setSectionResizeMode(TensorTreeModel::NameColumn, QHeaderView::Stretch);
