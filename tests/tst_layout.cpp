@@ -12,6 +12,7 @@ private slots:
     void perChannelAndBlocks();
     void ragged();
     void forEachMatchesScaleIndexOf();
+    void slicesCoverTheWhole();
     void errors();
 };
 
@@ -47,6 +48,23 @@ void TestLayout::forEachMatchesScaleIndexOf() {
         QCOMPARE(s, idx.scaleIndexOf(flat));
     });
     QCOMPARE(expectedFlat, std::int64_t(30));
+}
+
+void TestLayout::slicesCoverTheWhole() {
+    const Layout l{{DimMapping::blocked(2), DimMapping::full(), DimMapping::ragged({3, 3, 7})}};
+    const Shape shape{5, 3, 7};
+    ScaleIndexer idx(l, shape);
+    std::vector<std::pair<std::int64_t, std::int64_t>> whole, sliced;
+    idx.forEach([&](std::int64_t i, std::int64_t s) { whole.emplace_back(i, s); });
+    for (std::int64_t cut : {1, 6, 7, 8, 20, 104}) {
+        sliced.clear();
+        idx.forEachIn(0, cut, [&](std::int64_t i, std::int64_t s) { sliced.emplace_back(i, s); });
+        idx.forEachIn(cut, 105, [&](std::int64_t i, std::int64_t s) { sliced.emplace_back(i, s); });
+        QCOMPARE(sliced, whole);
+    }
+    sliced.clear();
+    idx.forEachIn(9, 9, [&](std::int64_t i, std::int64_t s) { sliced.emplace_back(i, s); });
+    QVERIFY(sliced.empty());
 }
 
 void TestLayout::errors() {

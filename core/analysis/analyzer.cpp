@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <thread>
 
 #include "quant/reference.h"
 #include "tensor/error.h"
@@ -54,6 +55,23 @@ struct Ranges {
     double minNonZeroAbsErr = std::numeric_limits<double>::infinity();
 };
 
+// Runs fn(part, begin, end) over `parts` contiguous slices of [0, n) on their own threads.
+template <typename Fn>
+void forSlices(std::int64_t n, int parts, Fn&& fn) {
+    std::vector<std::thread> threads;
+    for (int p = 1; p < parts; ++p) threads.emplace_back(fn, p, n * p / parts, n * (p + 1) / parts);
+    fn(0, std::int64_t{0}, n / parts);
+    for (auto& t : threads) t.join();
+}
+
+// Slices of at least 64K elements, one per hardware thread: small tensors stay on one thread
+// (and so give exactly the sums of a sequential pass).
+int slicesFor(std::int64_t n) {
+    constexpr std::int64_t kMinSlice = 1 << 16;
+    const auto hw = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+    return static_cast<int>(std::clamp<std::int64_t>(n / kMinSlice, 1, hw));
+}
+
 Histogram scaleHistogram(const QuantParams& params, int bins) {
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     for (float s : params.scales)
@@ -100,19 +118,39 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
         return dequantizeValue(codes.at(i), params.scales[static_cast<std::size_t>(g)], params.zeroPointOf(g), plan);
     };
 
-    Ranges r;
-    indexer.forEach([&](std::int64_t i, std::int64_t g) {
-        const float xi = x[static_cast<std::size_t>(i)];
-        const float xh = xhatOf(i, g);
-        a.stats.addElement(xi, xh, i);
-        a.codes.add(codes.at(i));
-        if (!std::isfinite(xi) || !std::isfinite(xh)) return;
-        a.clipping.add(g, xi, xh);
-        r.xMin = std::min<double>(r.xMin, xi);
-        r.xMax = std::max<double>(r.xMax, xi);
-        const double ae = std::fabs(static_cast<double>(xi) - xh);
-        if (ae > 0) r.minNonZeroAbsErr = std::min(r.minNonZeroAbsErr, ae);
+    // Pass 1, per slice: error sums, codes used, clipping and the ranges pass 2 needs.
+    const int slices = slicesFor(n);
+    struct alignas(64) Pass1 { // own cache lines: slices write these per element
+        ErrorStats stats;
+        CodeStats codes;
+        ClippingStats clipping;
+        Ranges r;
+    };
+    std::vector<Pass1> part(static_cast<std::size_t>(slices), Pass1{{}, a.codes, a.clipping, {}});
+    forSlices(n, slices, [&](int s, std::int64_t begin, std::int64_t end) {
+        Pass1& p = part[static_cast<std::size_t>(s)];
+        indexer.forEachIn(begin, end, [&](std::int64_t i, std::int64_t g) {
+            const float xi = x[static_cast<std::size_t>(i)];
+            const float xh = xhatOf(i, g);
+            p.stats.addElement(xi, xh, i);
+            p.codes.add(codes.at(i));
+            if (!std::isfinite(xi) || !std::isfinite(xh)) return;
+            p.clipping.add(g, xi, xh);
+            p.r.xMin = std::min<double>(p.r.xMin, xi);
+            p.r.xMax = std::max<double>(p.r.xMax, xi);
+            const double ae = std::fabs(static_cast<double>(xi) - xh);
+            if (ae > 0) p.r.minNonZeroAbsErr = std::min(p.r.minNonZeroAbsErr, ae);
+        });
     });
+    Ranges r;
+    for (const Pass1& p : part) { // merged in slice order: the result does not depend on timing
+        a.stats.merge(p.stats);
+        a.codes.merge(p.codes);
+        a.clipping.merge(p.clipping);
+        r.xMin = std::min(r.xMin, p.r.xMin);
+        r.xMax = std::max(r.xMax, p.r.xMax);
+        r.minNonZeroAbsErr = std::min(r.minNonZeroAbsErr, p.r.minNonZeroAbsErr);
+    }
 
     const bool any = a.stats.finiteCount() > 0;
     const double maxErr = any ? a.stats.maxAbsError() : 0.0;
@@ -120,15 +158,28 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
     a.absErrorLog = Histogram(std::isfinite(r.minNonZeroAbsErr) ? r.minNonZeroAbsErr : 1.0,
                               maxErr > 0 ? maxErr : 1.0, opt.absErrorBins, Histogram::Scale::Log10);
     a.values = Histogram(any ? r.xMin : 0.0, any ? r.xMax : 0.0, opt.valueBins);
-    indexer.forEach([&](std::int64_t i, std::int64_t g) {
-        const float xi = x[static_cast<std::size_t>(i)];
-        const float xh = xhatOf(i, g);
-        if (!std::isfinite(xi) || !std::isfinite(xh)) return;
-        const double e = static_cast<double>(xi) - xh;
-        a.error.add(e);
-        a.absErrorLog.add(std::fabs(e));
-        a.values.add(xi);
+    // Pass 2, per slice: the histograms, whose edges pass 1 fixed.
+    struct alignas(64) Pass2 {
+        Histogram error, absErrorLog, values;
+    };
+    std::vector<Pass2> hist(static_cast<std::size_t>(slices), Pass2{a.error, a.absErrorLog, a.values});
+    forSlices(n, slices, [&](int s, std::int64_t begin, std::int64_t end) {
+        Pass2& h = hist[static_cast<std::size_t>(s)];
+        indexer.forEachIn(begin, end, [&](std::int64_t i, std::int64_t g) {
+            const float xi = x[static_cast<std::size_t>(i)];
+            const float xh = xhatOf(i, g);
+            if (!std::isfinite(xi) || !std::isfinite(xh)) return;
+            const double e = static_cast<double>(xi) - xh;
+            h.error.add(e);
+            h.absErrorLog.add(std::fabs(e));
+            h.values.add(xi);
+        });
     });
+    for (const Pass2& h : hist) {
+        a.error.merge(h.error);
+        a.absErrorLog.merge(h.absErrorLog);
+        a.values.merge(h.values);
+    }
 
     const auto& edges = a.clipping.edges();
     for (std::size_t g = 1; g < edges.size(); ++g)

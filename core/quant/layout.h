@@ -45,7 +45,12 @@ public:
     std::int64_t scaleIndexOf(std::int64_t flatElement) const;
     /// Calls fn(flatElement, scaleIndex) for every element in row-major order.
     template <typename Fn>
-    void forEach(Fn&& fn) const;
+    void forEach(Fn&& fn) const {
+        forEachIn(0, elementCount(m_shape), fn);
+    }
+    /// The same for the elements [begin, end) only, so chunks can run on separate threads.
+    template <typename Fn>
+    void forEachIn(std::int64_t begin, std::int64_t end, Fn&& fn) const;
 
 private:
     Shape m_shape;
@@ -54,27 +59,36 @@ private:
 };
 
 template <typename Fn>
-void ScaleIndexer::forEach(Fn&& fn) const {
+void ScaleIndexer::forEachIn(std::int64_t begin, std::int64_t end, Fn&& fn) const {
     const int rank = static_cast<int>(m_shape.size());
-    if (elementCount(m_shape) == 0) return;
+    if (begin >= end) return;
     if (rank == 0) {
         fn(std::int64_t{0}, std::int64_t{0});
         return;
     }
-    std::vector<std::int64_t> idx(rank, 0);
     const std::int64_t inner = m_shape[rank - 1];
     const auto& last = m_offset[rank - 1];
-    std::int64_t flat = 0;
+    std::vector<std::int64_t> idx(rank, 0); // the row of `begin`, in every dimension but the last
+    for (std::int64_t rest = begin / inner, d = rank - 2; d >= 0; --d) {
+        idx[d] = rest % m_shape[d];
+        rest /= m_shape[d];
+    }
+    std::int64_t flat = begin;
+    std::int64_t col = begin % inner;
     for (;;) {
         std::int64_t base = 0;
         for (int d = 0; d < rank - 1; ++d) base += m_offset[d][idx[d]];
-        for (std::int64_t i = 0; i < inner; ++i) fn(flat++, base + last[i]);
+        for (; col < inner; ++col) {
+            if (flat == end) return;
+            fn(flat++, base + last[col]);
+        }
+        col = 0;
         int d = rank - 2;
         for (; d >= 0; --d) {
             if (++idx[d] < m_shape[d]) break;
             idx[d] = 0;
         }
-        if (d < 0) return;
+        if (d < 0 || flat == end) return;
     }
 }
 

@@ -29,6 +29,7 @@ inline int finishFirstPhase(const std::string& op, std::function<int()> work, st
     ex->work = std::move(work);
     std::lock_guard lock(state().mutex);
     ++state().liveExecutors;
+    state().pendingExecutors.insert(ex);
     *workspaceSize = ex->workspaceSize;
     *executor = ex;
     return 0;
@@ -44,6 +45,7 @@ inline int launch(const std::string& op, void* workspace, std::uint64_t size, ac
     {
         std::lock_guard lock(state().mutex);
         --state().liveExecutors;
+        state().pendingExecutors.erase(consumed.get());
     }
     if (size != consumed->workspaceSize)
         return refuse(ErrNnParamInvalid, op + ": workspace size " + std::to_string(size) + " but " +

@@ -34,6 +34,9 @@ struct State {
     std::map<void*, std::vector<std::function<int()>>> streams;         // stream -> queued work
     long liveTensors = 0;
     long liveExecutors = 0;
+    // Executors handed out and not yet launched. CANN's ABI has no call to release one whose
+    // launch never happens (an error in between), so the stand-in keeps them reachable here.
+    std::set<const void*> pendingExecutors;
 };
 
 /// The process-wide state; never destroyed, so calls made during process exit still work.
