@@ -4,7 +4,7 @@
 set -euo pipefail
 
 build_pkgs=(cmake g++ ninja-build pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev
-            libbenchmark-dev libhdf5-dev qt6-base-dev libqcustomplot-dev)
+            libbenchmark-dev libhdf5-dev qt6-base-dev qt6-svg-dev libqcustomplot-dev)
 test_pkgs=(python3 python3-numpy python3-h5py python3-torch python3-onnx xvfb xauth)
 
 want=("${build_pkgs[@]}")

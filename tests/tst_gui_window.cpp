@@ -235,6 +235,11 @@ private slots:
         QVERIFY(w.exportPlot(path("plot.png")));
         QVERIFY(w.exportPlot(path("plot.pdf")));
         QVERIFY(QFileInfo(path("plot.png")).size() > 1000);
+        QVERIFY(w.exportPlot(path("plot.svg")));
+        QFile svg(path("plot.svg"));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        const QByteArray svgText = svg.readAll();
+        QVERIFY(svgText.contains("<svg") && svgText.contains("<path")); // vector paths, not one bitmap
         QVERIFY(w.exportWeights(path("quantized.safetensors")));
         const auto out = openTensorSource(path("quantized.safetensors").toStdString());
         QVERIFY(out->find("layers.0.mlp.weight"));

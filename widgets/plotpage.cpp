@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QSvgGenerator>
 #include <QVBoxLayout>
 
 #include "analysis/histogram.h"
@@ -21,10 +22,10 @@ PlotPage::PlotPage(QWidget* parent) : QWidget(parent), m_layout(new QVBoxLayout(
     m_layout->addWidget(m_note);
     // Every page exports itself from its context menu, not only the current tab from File ▸ Export.
     auto* exportAction = new QAction(tr("Export this plot…"), this);
-    exportAction->setToolTip(tr("Save this page as PNG, PDF or JPEG"));
+    exportAction->setToolTip(tr("Save this page as PNG, SVG, PDF or JPEG"));
     connect(exportAction, &QAction::triggered, this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Export plot"), {},
-                                                          tr("PNG (*.png);;PDF (*.pdf);;JPEG (*.jpg)"));
+                                                          tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
         if (!path.isEmpty() && !exportTo(path)) setNote(tr("Could not write %1.").arg(path));
     });
     addAction(exportAction);
@@ -92,6 +93,23 @@ void PlotPage::clear(const QString& message) {
 
 bool PlotPage::exportTo(const QString& path) const {
     const QString lower = path.toLower();
+    if (lower.endsWith(QStringLiteral(".svg"))) {
+        // Vector output: each plot paints itself through QCustomPlot's own painter, at its place.
+        QSvgGenerator svg;
+        svg.setFileName(path);
+        svg.setSize(size());
+        svg.setViewBox(rect());
+        svg.setTitle(QStringLiteral("QuantLens"));
+        QCPPainter painter;
+        if (!painter.begin(&svg)) return false;
+        for (QCustomPlot* p : m_plots) {
+            painter.save();
+            painter.translate(p->mapTo(const_cast<PlotPage*>(this), QPoint(0, 0)));
+            p->toPainter(&painter, p->width(), p->height());
+            painter.restore();
+        }
+        return painter.end();
+    }
     if (lower.endsWith(QStringLiteral(".pdf"))) {
         if (m_plots.size() == 1) return m_plots.front()->savePdf(path);
         QPdfWriter pdf(path);

@@ -78,11 +78,10 @@ void MainWindow::buildActions() {
         if (!p.isEmpty()) exportReport(p);
     });
     QAction* exPlot = action(this, tr("&Plot…"), QKeySequence(tr("Ctrl+Alt+E")),
-                             tr("Save the current result tab as PNG, PDF or JPEG (SVG needs Qt SVG, which this "
-                                "build does not use)"));
+                             tr("Save the current result tab as PNG, SVG, PDF or JPEG"));
     connect(exPlot, &QAction::triggered, this, [this] {
         const QString p = QFileDialog::getSaveFileName(this, tr("Export plot"), {},
-                                                       tr("PNG (*.png);;PDF (*.pdf);;JPEG (*.jpg)"));
+                                                       tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
         if (!p.isEmpty()) exportPlot(p);
     });
     exportMenu->addActions({exWeights, exReport, exPlot});
@@ -178,7 +177,7 @@ bool MainWindow::exportPlot(const QString& path) {
         ok = page->exportTo(path);
     else
         ok = m_modelTable->exportTo(path);
-    if (!ok) showMessage(tr("Could not write %1 (PNG, PDF and JPEG are supported).").arg(path), true);
+    if (!ok) showMessage(tr("Could not write %1 (PNG, SVG, PDF and JPEG are supported).").arg(path), true);
     return ok;
 }
 
