@@ -88,32 +88,32 @@ std::shared_ptr<AscendRuntime> AscendRuntime::load(const std::vector<std::string
 }
 
 void AscendRuntime::open(const std::vector<std::string>& dirs) {
+    // Opens the first library of `names` found, or records why none was and returns no handle.
+    auto require = [&](std::initializer_list<const char*> names) {
+        Opened lib;
+        std::string tried;
+        for (const char* name : names) {
+            lib = openFirst(dirs, name, RTLD_NOW | RTLD_GLOBAL);
+            if (lib.handle) break;
+            tried += std::string(tried.empty() ? "" : " nor ") + name;
+        }
+        if (lib.handle)
+            m_libraries.push_back(lib.path);
+        else
+            m_loadError = (names.size() > 1 ? "neither " + tried + " found" : tried + " not found") + " (searched " +
+                          describeDirs(dirs) + ")" + (lib.error.empty() ? "" : ": " + lib.error);
+        return lib;
+    };
     // Load order from spec/ascend_abi.md: ascendcl and nnopbase GLOBAL so that opapi's own
     // dependencies on them resolve to the copies we opened.
-    const Opened acl = openFirst(dirs, "libascendcl.so", RTLD_NOW | RTLD_GLOBAL);
-    if (!acl.handle) {
-        m_loadError = "libascendcl.so not found (searched " + describeDirs(dirs) + ")" +
-                      (acl.error.empty() ? "" : ": " + acl.error);
-        return;
-    }
-    m_libraries.push_back(acl.path);
-    const Opened base = openFirst(dirs, "libnnopbase.so", RTLD_NOW | RTLD_GLOBAL);
-    if (!base.handle) {
-        m_loadError = "libnnopbase.so not found (searched " + describeDirs(dirs) + ")" +
-                      (base.error.empty() ? "" : ": " + base.error);
-        return;
-    }
-    m_libraries.push_back(base.path);
+    const Opened acl = require({"libascendcl.so"});
+    if (!acl.handle) return;
+    const Opened base = require({"libnnopbase.so"});
+    if (!base.handle) return;
     // Split op repositories ship libopapi_nn.so; CANN <= 8 has the monolithic libopapi.so. The two
     // must not be mixed (ops-nn op_api_list.md), so the first found is the only one used.
-    Opened ops = openFirst(dirs, "libopapi_nn.so", RTLD_NOW | RTLD_GLOBAL);
-    if (!ops.handle) ops = openFirst(dirs, "libopapi.so", RTLD_NOW | RTLD_GLOBAL);
-    if (!ops.handle) {
-        m_loadError = "neither libopapi_nn.so nor libopapi.so found (searched " + describeDirs(dirs) + ")" +
-                      (ops.error.empty() ? "" : ": " + ops.error);
-        return;
-    }
-    m_libraries.push_back(ops.path);
+    const Opened ops = require({"libopapi_nn.so", "libopapi.so"});
+    if (!ops.handle) return;
 
     m_standIn = dlsym(acl.handle, "quantlens_ascend_standin") != nullptr;
     if (m_standIn && envOr("QUANTLENS_ASCEND_ALLOW_STANDIN") != "1") {

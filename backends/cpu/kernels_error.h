@@ -42,6 +42,18 @@ void errorScalar(const QuantArgs& a, const typename In::T* src, const std::uint8
     }
 }
 
+// W one-byte codes back to values, in dequantizeValue's order: (q - zp) * s, or / s (/ s again).
+template <Op O>
+inline vf reconstruct(const QuantArgs& a, const std::uint8_t* codes, vf vzp, vf vs) {
+    vi8 cb;
+    std::memcpy(&cb, codes, W);
+    const vi q = a.signedCodes ? __builtin_convertvector(cb, vi) : __builtin_convertvector(cb, vi) & 0xFF;
+    const vf value = __builtin_convertvector(q, vf) - vzp;
+    if constexpr (O == Op::Div || O == Op::Recip) return value * vs;
+    else if constexpr (O == Op::Mul) return value / vs;
+    else return value / vs / vs;
+}
+
 // The first element of a block whose error equals `worst` (the lanes' own arithmetic, so equality
 // is exact); vector compares, so a new worst element costs a fraction of the block's first pass.
 template <class In, Op O>
@@ -50,14 +62,7 @@ std::int64_t findWorst(const QuantArgs& a, const typename In::T* src, const std:
     const vf vs = splat(scale), vzp = splat(zp), target = splat(worst);
     for (std::int64_t j = b; j + W <= e; j += W) {
         const vf x = load<In>(src + j);
-        vi8 cb;
-        std::memcpy(&cb, codes + j, W);
-        const vi q = a.signedCodes ? __builtin_convertvector(cb, vi) : __builtin_convertvector(cb, vi) & 0xFF;
-        const vf value = __builtin_convertvector(q, vf) - vzp;
-        vf xhat;
-        if constexpr (O == Op::Div || O == Op::Recip) xhat = value * vs;
-        else if constexpr (O == Op::Mul) xhat = value / vs;
-        else xhat = value / vs / vs;
+        const vf xhat = reconstruct<O>(a, codes + j, vzp, vs);
         const vi ok = ((asU(x) & 0x7F800000u) != 0x7F800000u) & ((asU(xhat) & 0x7F800000u) != 0x7F800000u);
         const vi hit = ok & (vabs(x - xhat) == target);
         for (int k = 0; k < W; ++k)
@@ -82,14 +87,7 @@ void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes,
         vi o1{}, o5{};
         for (; i + W <= blockEnd; i += W) {
             const vf x = load<In>(src + i);
-            vi8 cb;
-            std::memcpy(&cb, codes + i, W);
-            const vi q = a.signedCodes ? __builtin_convertvector(cb, vi) : __builtin_convertvector(cb, vi) & 0xFF;
-            const vf value = __builtin_convertvector(q, vf) - vzp;
-            vf xhat;
-            if constexpr (O == Op::Div || O == Op::Recip) xhat = value * vs;
-            else if constexpr (O == Op::Mul) xhat = value / vs;
-            else xhat = value / vs / vs;
+            const vf xhat = reconstruct<O>(a, codes + i, vzp, vs);
             const vf d = x - xhat, ae = vabs(d), ax = vabs(x);
             sx += x * x;
             sh += xhat * xhat;
