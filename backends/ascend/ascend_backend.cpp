@@ -95,10 +95,7 @@ Result AscendBackend::run(const Job& job, const ProgressFn& progress) const {
     const AclApi& api = m_runtime->api();
     Result result;
     result.plan = job.plan;
-    std::vector<PhaseTimes> runs;
-    const int repeat = std::max(job.repeat, 1);
-    reportProgress(progress, 0.0);
-    for (int r = 0; r < repeat; ++r) {
+    result.timing = timeRepeats(job.repeat, progress, [&] {
         PhaseTimes t;
         const auto start = std::chrono::steady_clock::now();
         {
@@ -115,10 +112,8 @@ Result AscendBackend::run(const Job& job, const ProgressFn& progress) const {
             t.downloadMs += msSince(unpackStart);
         } // stream destroyed and device reset before the time is taken and progress reported
         t.totalMs = msSince(start);
-        runs.push_back(t);
-        reportProgress(progress, static_cast<double>(r + 1) / repeat);
-    }
-    result.timing = Timing::fromRuns(runs);
+        return t;
+    });
     return result;
 }
 

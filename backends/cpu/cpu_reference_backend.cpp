@@ -18,10 +18,7 @@ Result CpuReferenceBackend::run(const Job& job, const ProgressFn& progress) cons
     const std::span<const float> x = jobValues(job, storage);
     Result result;
     result.plan = job.plan;
-    std::vector<PhaseTimes> runs;
-    const int repeat = std::max(job.repeat, 1);
-    reportProgress(progress, 0.0);
-    for (int r = 0; r < repeat; ++r) {
+    result.timing = timeRepeats(job.repeat, progress, [&] {
         PhaseTimes t;
         const auto start = std::chrono::steady_clock::now();
         result.params = job.params ? *job.params : calibrate(job.plan, x);
@@ -30,10 +27,8 @@ Result CpuReferenceBackend::run(const Job& job, const ProgressFn& progress) cons
         result.codes = quantizeReference(job.plan, result.params, x);
         t.kernelMs = msSince(kernelStart);
         t.totalMs = msSince(start);
-        runs.push_back(t);
-        reportProgress(progress, static_cast<double>(r + 1) / repeat);
-    }
-    result.timing = Timing::fromRuns(runs);
+        return t;
+    });
     return result;
 }
 

@@ -66,4 +66,8 @@ std::span<const float> jobValues(const Job& job, std::vector<float>& storage);
 /// Calls `progress` (when set) and throws Cancelled when it returns false.
 bool reportProgress(const ProgressFn& progress, double done);
 
+/// The repeat loop of Job::repeat: runs `once` max(repeat, 1) times, reporting progress after each
+/// run, and returns the median and spread of the phases each run measured.
+Timing timeRepeats(int repeat, const ProgressFn& progress, const std::function<PhaseTimes()>& once);
+
 } // namespace ql

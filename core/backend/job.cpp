@@ -1,5 +1,6 @@
 #include "backend/backend.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "tensor/error.h"
@@ -28,6 +29,17 @@ std::span<const float> jobValues(const Job& job, std::vector<float>& storage) {
 bool reportProgress(const ProgressFn& progress, double done) {
     if (progress && !progress(done)) throw Cancelled();
     return true;
+}
+
+Timing timeRepeats(int repeat, const ProgressFn& progress, const std::function<PhaseTimes()>& once) {
+    const int runs = std::max(repeat, 1);
+    std::vector<PhaseTimes> times;
+    reportProgress(progress, 0.0);
+    for (int r = 0; r < runs; ++r) {
+        times.push_back(once());
+        reportProgress(progress, static_cast<double>(r + 1) / runs);
+    }
+    return Timing::fromRuns(times);
 }
 
 } // namespace ql
