@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -74,6 +75,36 @@ private slots:
         QVERIFY(model.wait(120000));
         QTest::qWait(50);
         QVERIFY(window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_model.png")));
+    }
+
+    // torch against aclnnQuantize on values that sit on x.5 steps: the A-vs-B page must show the
+    // mismatches, where they are, and name reciprocal-vs-division as the cause.
+    void reciprocalVersusDivisionOnScreen() {
+        const float s = 1.0f / 127.0f;
+        std::vector<float> v(64 * 256);
+        for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = static_cast<float>((static_cast<double>(i * 37 % 253) - 126.5) * static_cast<double>(s));
+        v[0] = 1.0f; // amax 1: the calibrated scale is fl32(1/127)
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("ties.safetensors"));
+        writeSafetensors(file.toStdString(), {{"layers.0.weight", Tensor::fromFloats({64, 256}, v)}});
+        MainWindow window;
+        window.show();
+        QVERIFY(window.openFile(file));
+        QVERIFY(window.selectTensor(QStringLiteral("layers.0.weight")));
+        const int b = window.config()->compareBox()->findData(QStringLiteral("preset:aclnn-quantize"));
+        QVERIFY(b >= 0);
+        window.config()->compareBox()->setCurrentIndex(b);
+        QSignalSpy shown(&window, &MainWindow::resultShown);
+        window.quantizeSelected();
+        QVERIFY(shown.wait(60000));
+        window.tabs()->setCurrentIndex(2);
+        QTest::qWait(50);
+        QString text;
+        for (const QLabel* l : window.tabs()->currentWidget()->findChildren<QLabel*>()) text += l->text();
+        QVERIFY2(text.contains(QStringLiteral("codes differ")) && text.contains(QStringLiteral("reciprocal")),
+                 qPrintable(text));
+        QVERIFY(window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_mismatch.png")));
     }
 };
 

@@ -67,7 +67,12 @@ void ComparisonPage::setOutcome(const TensorOutcome& o) {
         for (int r0 = 0; r0 < mm.rows; ++r0)
             for (int c0 = 0; c0 < mm.cols; ++c0)
                 map->data()->setCell(c0, r0, mm.counts[static_cast<std::size_t>(r0 * mm.cols + c0)]);
-        map->setGradient(QCPColorGradient::gpHot);
+        // White where every code agrees, so a handful of mismatches stands out in red.
+        QCPColorGradient gradient;
+        gradient.setColorStopAt(0.0, Qt::white);
+        gradient.setColorStopAt(1e-6, QColor(255, 190, 120));
+        gradient.setColorStopAt(1.0, QColor(180, 0, 0));
+        map->setGradient(gradient);
         map->setInterpolate(false);
         map->rescaleDataRange(true);
         m_map->rescaleAxes();
