@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <mutex>
 
-#include "analysis/analyzer.h"
+#include "backend/tensor_run.h"
 #include "tensor/error.h"
 
 namespace ql {
@@ -20,23 +19,11 @@ const Backend& pickBackend(const BackendRegistry& registry, const std::string& n
 
 SideOutcome runSide(const TensorInfo& info, const std::vector<float>& values, const QuantSpec& spec,
                     const Backend& backend, const ProgressFn& progress) {
-    Job job;
-    job.plan = planQuantization(spec, info.shape);
-    if (auto why = backend.supports(job.plan)) throw QuantError("backend " + backend.name() + " cannot run it: " + *why);
-    job.values = values;
-    Result result = backend.run(job, progress);
+    TensorRun run = runTensor(info, values, spec, backend, std::nullopt, 1, progress);
     SideOutcome side;
     side.label = backend.name();
-    TensorReport& r = side.report;
-    r.name = info.name;
-    r.shape = info.shape;
-    r.dtype = info.dtype;
-    r.plan = result.plan;
-    r.backend = backend.name();
-    r.params = result.params;
-    r.timing = result.timing;
-    r.analysis = analyze(r.plan, r.params, result.codes, values);
-    side.codes = std::move(result.codes);
+    side.report = std::move(run.report);
+    side.codes = std::move(run.result.codes);
     side.bytesIn = static_cast<double>(values.size()) * sizeof(float);
     return side;
 }
@@ -47,11 +34,9 @@ ProgressFn subProgress(const ProgressFn& progress, int index, int steps) {
     return [progress, index, steps](double done) { return progress((index + done) / steps); };
 }
 
-/// A superseded job may still be loading while the next one starts; HDF5 is not thread-safe, so
-/// loads take turns (safetensors loads are mmap views and cost nothing here).
+// A superseded job may still be loading while the next one starts: the HDF5 reader serialises
+// its own library calls (core/io), so loads need no lock here.
 std::vector<float> loadValues(const TensorSource& source, const std::string& name) {
-    static std::mutex mutex;
-    std::lock_guard lock(mutex);
     return source.load(name).toFloatVector();
 }
 

@@ -69,7 +69,7 @@ int runCompare(const CompareOptions& o) {
     auto runSide = [&](const QuantSpec& spec, const Backend& backend, std::optional<QuantParams> params, int index) {
         progress.begin(index, 2, info->name);
         try {
-            return quantizeTensor(*info, values, spec, backend, params, 1, progress.callback());
+            return runTensor(*info, values, spec, backend, params, 1, progress.callback());
         } catch (const QuantError& e) {
             throw QuantError(where(o.file, o.tensor, std::string(index ? "B" : "A") + " (" + describe(spec) + "): " + e.what()));
         }

@@ -125,7 +125,7 @@ int runQuantize(const QuantizeOptions& o) {
         progress.begin(static_cast<int>(i), static_cast<int>(names.size()), info.name);
         try {
             const auto values = loadValues(*source, info.name);
-            TensorRun run = quantizeTensor(info, values, spec, backend, params, o.repeat, progress.callback());
+            TensorRun run = runTensor(info, values, spec, backend, params, o.repeat, progress.callback());
             if (!o.out.empty())
                 exported.push_back({info.name, run.result.plan, run.result.params, std::move(run.result.codes)});
             reports.push_back(std::move(run.report));

@@ -72,7 +72,7 @@ int runSweep(const SweepOptions& o) {
         spec.block = {sizes[i]};
         progress.begin(static_cast<int>(i), static_cast<int>(sizes.size()), "group size " + std::to_string(sizes[i]));
         try {
-            reports.push_back(quantizeTensor(*info, values, spec, backend, std::nullopt, 1, progress.callback()).report);
+            reports.push_back(runTensor(*info, values, spec, backend, std::nullopt, 1, progress.callback()).report);
         } catch (const QuantError& e) {
             throw QuantError(where(o.file, o.tensor, "group size " + std::to_string(sizes[i]) + ": " + e.what()));
         }

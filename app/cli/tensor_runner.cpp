@@ -10,29 +10,6 @@ std::vector<float> loadValues(const TensorSource& source, const std::string& nam
     return source.load(name).toFloatVector();
 }
 
-TensorRun quantizeTensor(const TensorInfo& info, const std::vector<float>& values, const QuantSpec& spec,
-                         const Backend& backend, const std::optional<QuantParams>& params, int repeat,
-                         const ProgressFn& progress) {
-    Job job;
-    job.plan = planQuantization(spec, info.shape);
-    if (auto why = backend.supports(job.plan)) throw QuantError("backend " + backend.name() + " cannot run it: " + *why);
-    job.values = values;
-    job.params = params;
-    job.repeat = repeat;
-    TensorRun run;
-    run.result = backend.run(job, progress);
-    TensorReport& r = run.report;
-    r.name = info.name;
-    r.shape = info.shape;
-    r.dtype = info.dtype;
-    r.plan = run.result.plan;
-    r.backend = backend.name();
-    r.params = run.result.params;
-    r.timing = run.result.timing;
-    r.analysis = analyze(r.plan, r.params, run.result.codes, values);
-    return run;
-}
-
 const Backend& pickBackend(const BackendRegistry& registry, const std::string& name) {
     const Backend* b = registry.find(name);
     if (!b) throw UsageError("unknown backend '" + name + "' (this build has: " + registry.names() + ")");

@@ -1,4 +1,5 @@
 target_sources(quantlens_core PRIVATE
     backend/job.cpp
     backend/timing.cpp
-    backend/registry.cpp)
+    backend/registry.cpp
+    backend/tensor_run.cpp)
