@@ -121,6 +121,42 @@ Tensor tensorOf(const std::vector<float>& v, const Shape& shape, DType dtype) {
     return t;
 }
 
+// a and b within a relative tolerance; equal infinities and two NaNs count as agreeing.
+bool close(double a, double b, double tol) {
+    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+    if (std::isinf(a) || std::isinf(b)) return a == b;
+    return std::fabs(a - b) <= tol * std::max(std::fabs(b), 1e-30);
+}
+
+// CpuBackend::runMeasured quantizes with the fused quantize + error kernels: its codes must be the
+// reference's, and its error sums must agree with ErrorStats over the reference's reconstruction.
+void checkMeasured(const Job& job, const Result& ref) {
+    const auto m = CpuBackend(2, 999).runMeasured(job);
+    QCOMPARE(m.result.codes.size(), ref.codes.size());
+    for (std::int64_t i = 0; i < ref.codes.size(); ++i)
+        if (m.result.codes.at(i) != ref.codes.at(i))
+            QFAIL(qPrintable(QStringLiteral("runMeasured: code %1 is %2, want %3").arg(i).arg(m.result.codes.at(i)).arg(ref.codes.at(i))));
+    const std::vector<float> x = job.tensor.toFloatVector();
+    ErrorStats want;
+    want.add(x, dequantizeReference(job.plan, ref.params, ref.codes));
+    const cpu::ErrorSums& e = m.errors;
+    QCOMPARE(e.count, want.count());
+    QCOMPARE(e.finite, want.finiteCount());
+    QCOMPARE(e.nanX, want.nanCount());
+    QCOMPARE(e.infX, want.infCount());
+    QCOMPARE(e.nonFiniteXhat, want.nonFiniteOutputCount());
+    QVERIFY2(close(cpu::mse(e), want.mse(), 1e-4), qPrintable(QStringLiteral("mse %1 vs %2").arg(cpu::mse(e)).arg(want.mse())));
+    QVERIFY(close(e.sumAbsErr / std::max<double>(e.finite, 1), want.meanAbsError(), 1e-4) || e.finite == 0);
+    QVERIFY(close(cpu::sqnrDb(e), want.sqnrDb(), 1e-4));
+    QVERIFY(std::fabs(cpu::cosine(e) - want.cosine()) < 1e-6 || (std::isnan(cpu::cosine(e)) && std::isnan(want.cosine())));
+    QVERIFY(close(e.maxAbsErr, want.maxAbsError(), 1e-6));
+    QCOMPARE(e.worstIndex, want.worstIndex());
+    // fp32 thresholds in the lanes, double in ErrorStats: a few elements on the boundary may part.
+    const auto counted = [&](double ratio) { return static_cast<std::int64_t>(std::llround(ratio * static_cast<double>(want.finiteCount()))); };
+    QVERIFY(std::abs(e.over1e3 - counted(want.ratioOver1e3())) <= 2);
+    QVERIFY(std::abs(e.over5e3 - counted(want.ratioOver5e3())) <= 2);
+}
+
 } // namespace
 
 class TestCpuConformance : public QObject {
@@ -221,6 +257,7 @@ void TestCpuConformance::matchesReference() {
                              .arg(double(job.tensor.toFloatVector()[static_cast<std::size_t>(first)]), 0, 'g', 9)
                              .arg(got.codes.at(first))
                              .arg(ref.codes.at(first))));
+    if (backend == QLatin1String("cpu")) checkMeasured(job, ref);
 }
 
 // The fused error sums agree with ErrorStats over the reference reconstruction.

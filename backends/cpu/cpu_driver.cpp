@@ -129,6 +129,7 @@ private:
     void prepareParams();
     void quantizeSegment(const Segment& s);
     void errorSegment(const Segment& s, ErrorSums& sums);
+    void measuredSegment(const Segment& s, ErrorSums& sums); // quantize and measure, fused where a kernel can
     void rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* nan);
     void fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums);
 
@@ -166,6 +167,17 @@ void Engine::quantizeSegment(const Segment& s) {
             m_codes.set(s.begin + i, quantizeValue(m_src.value(s.begin + i), m_params.scales[gi], m_zp[gi], m_plan));
         }
     }
+}
+
+void Engine::measuredSegment(const Segment& s, ErrorSums& sums) {
+    const std::size_t g = static_cast<std::size_t>(s.scale);
+    if (m_k.quantMeasuredConst && !s.perElement && m_codes.width() == 1) {
+        m_k.quantMeasuredConst(m_args, m_src.at(s.begin), s.length, m_params.scales[g], m_zp[g],
+                               m_codes.data() + s.begin, &sums, s.begin);
+        return;
+    }
+    quantizeSegment(s);
+    errorSegment(s, sums);
 }
 
 void Engine::errorSegment(const Segment& s, ErrorSums& sums) {
@@ -216,8 +228,8 @@ void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
             for (std::size_t k = 0; k < bytes; k += 64) __builtin_prefetch(next + k);
         }
         m_walk.forSegments(r * m_walk.inner(), (r + 1) * m_walk.inner(), [&](const Segment& s) {
-            quantizeSegment(s);
-            if (m_measure) errorSegment(s, sums);
+            if (m_measure) measuredSegment(s, sums);
+            else quantizeSegment(s);
         });
     }
 }
@@ -292,8 +304,8 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
         partial.resize(static_cast<std::size_t>(chunks));
         parallelChunks(m_opt.threads, chunks, [&](std::int64_t c, unsigned) {
             m_walk.forSegments(c * chunk, std::min(m_n, (c + 1) * chunk), [&](const Segment& s) {
-                quantizeSegment(s);
-                if (m_measure) errorSegment(s, partial[static_cast<std::size_t>(c)]);
+                if (m_measure) measuredSegment(s, partial[static_cast<std::size_t>(c)]);
+                else quantizeSegment(s);
             });
         }, progress, quantBase, quantSpan);
         out.passes += 1;

@@ -49,12 +49,17 @@ struct ErrorSums {
 using ErrorConstFn = void (*)(const QuantArgs&, const void* src, const std::uint8_t* codes, std::int64_t n,
                               float scale, float zp, ErrorSums* sums, std::int64_t firstIndex);
 
+/// quantConst and errorConst in one pass: each vector of codes is measured while still in registers.
+using QuantMeasuredConstFn = void (*)(const QuantArgs&, const void* src, std::int64_t n, float scale, float zp,
+                                      std::uint8_t* out, ErrorSums* sums, std::int64_t firstIndex);
+
 struct KernelSet {
     QuantConstFn quantConst = nullptr;     // null: no vector path for this plan/dtype (use the scalar one)
     QuantPerElemFn quantPerElem = nullptr;
     RangeConstFn rangeConst = nullptr;
     RangePerElemFn rangePerElem = nullptr;
     ErrorConstFn errorConst = nullptr;      // integer targets only
+    QuantMeasuredConstFn quantMeasuredConst = nullptr; // integer targets only
     const char* isa = "";
 };
 

@@ -33,7 +33,8 @@ Choice choose() {
     const std::string want = cap ? cap : "";
     const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-    const bool avx2 = __builtin_cpu_supports("avx2");
+    // The avx2 build also uses FMA (error sums) and F16C (half inputs): every AVX2 CPU has both.
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
     if (avx512 && (want.empty() || want == "avx512")) return {&pick_avx512, "avx512"};
     if (avx2 && want != "sse2") return {&pick_avx2, "avx2"};
     return {&pick_sse2, "sse2"};

@@ -1,4 +1,5 @@
-// Fused error sums (included inside kernels_impl.h's ISA namespace). Per element this is
+// Error sums (included inside kernels_impl.h's ISA namespace), from codes already written
+// (errorConst) or fused into quantization (quantMeasuredConst). Per element this is
 // ErrorStats::addElement: NaN / Inf inputs and non-finite reconstructions are counted apart. The
 // products run in fp32 lanes over blocks of at most 1024 elements whose sums are carried in double
 // (within 1e-5 of ErrorStats' all-double sums). The lanes only do the common case; a block with a
@@ -10,6 +11,22 @@ inline float hmaxV(vf v) {
     v = maxV(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
     v = maxV(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
     return v[0] > v[1] ? v[0] : v[1];
+}
+
+// The W lanes' sum, carried in double: both halves widened, then halved three times.
+inline double hsumD(vf v) {
+    using vd8 = double __attribute__((vector_size(8 * W / 2)));
+    const vd8 a = __builtin_convertvector(lowHalf(v), vd8) + __builtin_convertvector(highHalf(v), vd8);
+    const auto b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+    const auto c = __builtin_shufflevector(b, b, 0, 1) + __builtin_shufflevector(b, b, 2, 3);
+    return c[0] + c[1];
+}
+
+inline std::int64_t hsumI(vi v) {
+    v += __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    v += __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+    v += __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    return static_cast<std::int64_t>(v[0]) + v[1]; // counts of at most kErrorBlock: no overflow
 }
 
 // ErrorStats::addElement for elements [b, e): the tail, and blocks the lanes cannot take (a NaN or
@@ -42,16 +59,21 @@ void errorScalar(const QuantArgs& a, const typename In::T* src, const std::uint8
     }
 }
 
-// W one-byte codes back to values, in dequantizeValue's order: (q - zp) * s, or / s (/ s again).
+// Code values back to x̂, in dequantizeValue's order: value = q - zp, then * s, or / s (/ s again).
+template <Op O>
+inline vf fromCodeValue(vf value, vf vs) {
+    if constexpr (O == Op::Div || O == Op::Recip) return value * vs;
+    else if constexpr (O == Op::Mul) return value / vs;
+    else return value / vs / vs;
+}
+
+// W one-byte codes back to values.
 template <Op O>
 inline vf reconstruct(const QuantArgs& a, const std::uint8_t* codes, vf vzp, vf vs) {
     vi8 cb;
     std::memcpy(&cb, codes, W);
     const vi q = a.signedCodes ? __builtin_convertvector(cb, vi) : __builtin_convertvector(cb, vi) & 0xFF;
-    const vf value = __builtin_convertvector(q, vf) - vzp;
-    if constexpr (O == Op::Div || O == Op::Recip) return value * vs;
-    else if constexpr (O == Op::Mul) return value / vs;
-    else return value / vs / vs;
+    return fromCodeValue<O>(__builtin_convertvector(q, vf) - vzp, vs);
 }
 
 // The first element of a block whose error equals `worst` (the lanes' own arithmetic, so equality
@@ -71,66 +93,127 @@ std::int64_t findWorst(const QuantArgs& a, const typename In::T* src, const std:
     return -1;
 }
 
+constexpr std::int64_t kErrorBlock = 1024; // elements per fp32 lane sum before it is carried in double
+
+// One block's sums in fp32 lanes. No per-lane finiteness masks: a NaN or Inf anywhere makes the
+// block's sums non-finite, and such a block is redone by errorScalar.
+struct BlockLanes {
+    vf sx{}, sh{}, sd{}, se{}, sa{}, maxAe{};
+    vi o1{}, o5{};
+
+    void add(vf x, vf xhat) {
+        const vf d = x - xhat, ae = vabs(d), ax = vabs(x);
+        sx = fmaV(x, x, sx);
+        sh = fmaV(xhat, xhat, sh);
+        sd = fmaV(x, xhat, sd);
+        se = fmaV(d, d, se);
+        sa += ae;
+        maxAe = maxV(ae, maxAe);
+        // Ascend ratio |e| > t|x|; at x = 0 this is "x̂ differs at all", as ErrorStats defines it.
+        // Written as a select so AVX-512 adds under the compare's mask.
+        o1 = ae > splat(1e-3f) * ax ? o1 + 1 : o1;
+        o5 = ae > splat(5e-3f) * ax ? o5 + 1 : o5;
+    }
+};
+
+// Adds the finished block [b, e) to `s`; false when the lanes cannot take it (a NaN or Inf input, a
+// non-finite reconstruction, squares beyond fp32), and the caller redoes it with errorScalar.
+template <class In, Op O>
+bool commitBlock(const BlockLanes& l, const QuantArgs& a, const typename In::T* src, const std::uint8_t* codes,
+                 std::int64_t b, std::int64_t e, float scale, float zp, ErrorSums& s, std::int64_t firstIndex) {
+    const double bx = hsumD(l.sx), bh = hsumD(l.sh), bd = hsumD(l.sd), be = hsumD(l.se), ba = hsumD(l.sa);
+    const std::int64_t c1 = hsumI(l.o1), c5 = hsumI(l.o5);
+    const float blockMax = hmaxV(l.maxAe);
+    if (!__builtin_isfinite(bx + bh + be + ba + blockMax) || !__builtin_isfinite(bd)) return false;
+    s.count += e - b;
+    s.finite += e - b;
+    s.sumSqX += bx;
+    s.sumSqXhat += bh;
+    s.sumDot += bd;
+    s.sumSqErr += be;
+    s.sumAbsErr += ba;
+    s.over1e3 += c1;
+    s.over5e3 += c5;
+    if (s.worstIndex < 0 || blockMax > s.maxAbsErr) {
+        const std::int64_t j = findWorst<In, O>(a, src, codes, b, e, scale, zp, blockMax);
+        if (j >= 0) { // always found: the same lanes produced blockMax
+            s.maxAbsErr = blockMax;
+            s.worstIndex = firstIndex + j;
+        }
+    }
+    return true;
+}
+
 template <class In, Op O>
 void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes, std::int64_t n, float scale,
                 float zp, ErrorSums* out, std::int64_t firstIndex) {
     const auto* src = static_cast<const typename In::T*>(srcv);
-    ErrorSums& s = *out;
     const vf vs = splat(scale), vzp = splat(zp);
     std::int64_t i = 0;
     while (i + W <= n) {
-        const std::int64_t blockStart = i;
-        const std::int64_t blockEnd = n < i + 1024 ? n : i + 1024;
-        // No per-lane finiteness masks: a NaN or Inf anywhere makes the block's sums non-finite,
-        // and such a block is redone by errorScalar.
-        vf sx{}, sh{}, sd{}, se{}, sa{}, maxAe{};
-        vi o1{}, o5{};
-        for (; i + W <= blockEnd; i += W) {
-            const vf x = load<In>(src + i);
-            const vf xhat = reconstruct<O>(a, codes + i, vzp, vs);
-            const vf d = x - xhat, ae = vabs(d), ax = vabs(x);
-            sx += x * x;
-            sh += xhat * xhat;
-            sd += x * xhat;
-            se += d * d;
-            sa += ae;
-            maxAe = maxV(ae, maxAe);
-            // Ascend ratio |e| > t|x|; at x = 0 this is "x̂ differs at all", as ErrorStats defines it.
-            o1 -= ae > splat(1e-3f) * ax;
-            o5 -= ae > splat(5e-3f) * ax;
-        }
-        double bx = 0, bh = 0, bd = 0, be = 0, ba = 0;
-        std::int64_t c1 = 0, c5 = 0;
-        for (int k = 0; k < W; ++k) {
-            bx += sx[k];
-            bh += sh[k];
-            bd += sd[k];
-            be += se[k];
-            ba += sa[k];
-            c1 += o1[k];
-            c5 += o5[k];
-        }
-        const float blockMax = hmaxV(maxAe);
-        if (!__builtin_isfinite(bx + bh + be + ba + blockMax) || !__builtin_isfinite(bd)) {
-            errorScalar<In>(a, src, codes, blockStart, i, scale, zp, s, firstIndex);
-            continue;
-        }
-        s.count += i - blockStart;
-        s.finite += i - blockStart;
-        s.sumSqX += bx;
-        s.sumSqXhat += bh;
-        s.sumDot += bd;
-        s.sumSqErr += be;
-        s.sumAbsErr += ba;
-        s.over1e3 += c1;
-        s.over5e3 += c5;
-        if (s.worstIndex < 0 || blockMax > s.maxAbsErr) {
-            const std::int64_t j = findWorst<In, O>(a, src, codes, blockStart, i, scale, zp, blockMax);
-            if (j >= 0) { // always found: the same lanes produced blockMax
-                s.maxAbsErr = blockMax;
-                s.worstIndex = firstIndex + j;
-            }
-        }
+        const std::int64_t blockStart = i, blockEnd = n < i + kErrorBlock ? n : i + kErrorBlock;
+        BlockLanes lanes;
+        for (; i + W <= blockEnd; i += W) lanes.add(load<In>(src + i), reconstruct<O>(a, codes + i, vzp, vs));
+        if (!commitBlock<In, O>(lanes, a, src, codes, blockStart, i, scale, zp, *out, firstIndex))
+            errorScalar<In>(a, src, codes, blockStart, i, scale, zp, *out, firstIndex);
     }
-    errorScalar<In>(a, src, codes, i, n, scale, zp, s, firstIndex);
+    errorScalar<In>(a, src, codes, i, n, scale, zp, *out, firstIndex);
+}
+
+// One block of quantMeasuredConst's vector loop, [i, end) in steps of W; returns where it stopped.
+// Zp = false: a zero point of 0, whose additions are left out (only a zero's sign could change).
+template <class In, Op O, Rounding R, Mode M, bool Zp>
+std::int64_t quantMeasuredBlock(const QuantArgs& a, const typename In::T* src, std::int64_t i, std::int64_t end,
+                                vf s, vf vs, float zp, std::uint8_t* out, BlockLanes& lanes) {
+    const vf zpB = splat(a.zpBefore ? zp : 0.0f), zpA = splat(a.zpBefore ? 0.0f : zp), vzp = splat(zp);
+    for (; i + W <= end; i += W) {
+        const vf x = load<In>(src + i);
+        const vf q = intCodeValues<R, M, Zp>(scaledV<O>(x, s), zpB, zpA, a);
+        storeCodes(__builtin_convertvector(q, vi), out + i);
+        lanes.add(x, fromCodeValue<O>(Zp ? q - vzp : q, vs));
+    }
+    return i;
+}
+
+// quantConst with the error sums taken from each vector while it is in registers: x̂ comes from the
+// clamped code values before they are narrowed to bytes, so the codes are never read back.
+template <class In, Op O, Rounding R, Mode M>
+void quantMeasuredConst(const QuantArgs& a, const void* srcv, std::int64_t n, float scale, float zp,
+                        std::uint8_t* out, ErrorSums* sums, std::int64_t firstIndex) {
+    const auto* src = static_cast<const typename In::T*>(srcv);
+    if (a.zeroScaleGivesZero && scale == 0.0f) {
+        quantConst<In, O, R, M>(a, srcv, n, scale, zp, out);
+        errorScalar<In>(a, src, out, 0, n, scale, zp, *sums, firstIndex);
+        return;
+    }
+    // A local copy: the code stores are bytes, which may alias `a`, and would force its constants to
+    // be reloaded on every vector.
+    const QuantArgs args = a;
+    float mult = scale;
+    if constexpr (O == Op::Recip) mult = (a.zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
+    const vf s = splat(mult), vs = splat(scale);
+    std::int64_t i = 0;
+    while (i + W <= n) {
+        const std::int64_t blockStart = i, blockEnd = n < i + kErrorBlock ? n : i + kErrorBlock;
+        BlockLanes lanes;
+        i = zp == 0.0f ? quantMeasuredBlock<In, O, R, M, false>(args, src, i, blockEnd, s, vs, zp, out, lanes)
+                       : quantMeasuredBlock<In, O, R, M, true>(args, src, i, blockEnd, s, vs, zp, out, lanes);
+        if (!commitBlock<In, O>(lanes, a, src, out, blockStart, i, scale, zp, *sums, firstIndex))
+            errorScalar<In>(a, src, out, blockStart, i, scale, zp, *sums, firstIndex);
+    }
+    for (std::int64_t j = i; j < n; ++j)
+        out[j] = static_cast<std::uint8_t>(quantizeValue(loadOne<In>(src + j), scale, zp, *a.plan));
+    errorScalar<In>(a, src, out, i, n, scale, zp, *sums, firstIndex);
+}
+
+template <class In, Op O, Mode M>
+QuantMeasuredConstFn pickMeasured(Rounding r) {
+    switch (r) {
+    case Rounding::HalfToEven: return &quantMeasuredConst<In, O, Rounding::HalfToEven, M>;
+    case Rounding::HalfAwayFromZero: return &quantMeasuredConst<In, O, Rounding::HalfAwayFromZero, M>;
+    case Rounding::Floor: return &quantMeasuredConst<In, O, Rounding::Floor, M>;
+    case Rounding::Ceil: return &quantMeasuredConst<In, O, Rounding::Ceil, M>;
+    case Rounding::Trunc: return &quantMeasuredConst<In, O, Rounding::Trunc, M>;
+    }
+    return nullptr;
 }

@@ -1,11 +1,15 @@
 // The vector kernels, written once and compiled per ISA: the including file defines QL_KERNEL_NS
 // (a distinct namespace per ISA, so the copies never meet under the one-definition rule) and is
-// built with that ISA's -m flags. No intrinsics: 16-lane GCC vectors lower to whatever registers
-// the flags allow. Every step is the reference's fp32 operation in the reference's order.
+// built with that ISA's -m flags. 16-lane GCC vectors lower to whatever registers the flags allow;
+// the one intrinsic is the FMA of the error sums (fmaV). Every step of code arithmetic is the
+// reference's fp32 operation in the reference's order.
 // Only out-of-line core functions and builtins are called from here: an inline function or template
 // emitted by an AVX-512 file could be the copy the linker keeps for a baseline caller.
 #include <cstring>
 #include <type_traits>
+#if defined(__AVX512F__) || defined(__FMA__)
+#include <immintrin.h>
+#endif
 
 #include "cpu/kernels.h"
 #include "quant/reference.h"
@@ -84,6 +88,19 @@ inline vf joinHalves(vf8 a, vf8 b) {
     return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
 
+// a * b + c in one rounding where the ISA has FMA. Only the error sums (kernels_error.h) use it: they
+// are statistics, held to ErrorStats within a tolerance. Code arithmetic never contracts.
+inline vf fmaV(vf a, vf b, vf c) {
+#if defined(__AVX512F__)
+    return (vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#elif defined(__FMA__)
+    const auto half = [](vf8 x, vf8 y, vf8 z) { return (vf8)_mm256_fmadd_ps((__m256)x, (__m256)y, (__m256)z); };
+    return joinHalves(half(lowHalf(a), lowHalf(b), lowHalf(c)), half(highHalf(a), highHalf(b), highHalf(c)));
+#else
+    return a * b + c;
+#endif
+}
+
 // std::nearbyint & co. for |t| < 2^23; larger magnitudes, Inf and NaN are already integral.
 template <Rounding R>
 inline vf roundV(vf t) {
@@ -115,31 +132,39 @@ inline vf scaledV(vf x, vf s) {
     else return x * s;                                     // Mul and Recip (s is already 1/scale)
 }
 
-// Integer codes from t (already scaled); zpB / zpA are the zero point before / after rounding
-// (the other one is 0, which changes no code: only the sign of a zero).
-template <Rounding R, Mode M>
-inline vi intCodes(vf t, vf zpB, vf zpA, const QuantArgs& a) {
+// Integer codes from t (already scaled), as exact fp32 values; zpB / zpA are the zero point before
+// / after rounding (the other one is 0, which changes no code: only the sign of a zero). Zp = false
+// leaves both additions out, for a zero point of 0 (again only a zero's sign could change).
+template <Rounding R, Mode M, bool Zp = true>
+inline vf intCodeValues(vf t, vf zpB, vf zpA, const QuantArgs& a) {
+    if constexpr (Zp) t = t + zpB;
     vf r;
     if constexpr (R == Rounding::HalfToEven) {
         // (t + 1.5*2^23) - 1.5*2^23 is nearbyint for |t| < 2^22. Beyond that it stays within a few
         // ulp of t: far outside every vector target's code range (|q| <= 255), and exact near the
         // int64 limits torch's cast tests, so the clamped code is the reference's.
-        r = ((t + zpB) + splat(0x1.8p23f)) - splat(0x1.8p23f);
+        r = (t + splat(0x1.8p23f)) - splat(0x1.8p23f);
     } else {
-        r = roundV<R>(t + zpB);
+        r = roundV<R>(t);
     }
-    const vf sum = r + zpA;
+    vf sum = r;
+    if constexpr (Zp) sum = r + zpA;
     const vf lo = splat(a.qmin), hi = splat(a.qmax);
     const vf clamped = minV(maxV(sum, lo), hi);
     if constexpr (M == Mode::IntTorch) {
         // torch: (int64)(zp + r); out of int64 range (NaN, ±Inf, |sum| >= 2^63) x86 gives INT64_MIN -> qmin.
-        const vi bad = !(vabs(sum) < splat(0x1p63f));
-        return __builtin_convertvector(sel(bad, lo, clamped), vi);
+        // NaN and the negatives already clamp to qmin (maxV(NaN, lo) is lo): only the positives remain.
+        return sel(sum >= splat(0x1p63f), lo, clamped);
     } else {
         const vi nan = r != r;
         const float zeroCode = 0.0f < a.qmin ? a.qmin : (0.0f > a.qmax ? a.qmax : 0.0f);
-        return __builtin_convertvector(sel(nan, splat(zeroCode), clamped), vi); // truncates like static_cast
+        return sel(nan, splat(zeroCode), clamped);
     }
+}
+
+template <Rounding R, Mode M>
+inline vi intCodes(vf t, vf zpB, vf zpA, const QuantArgs& a) {
+    return __builtin_convertvector(intCodeValues<R, M>(t, zpB, zpA, a), vi); // integral: exact
 }
 
 // OCP mini-float encode (RNE, subnormals kept): y = |t| / quantum is exact, rounded by the 2^23
@@ -294,6 +319,7 @@ KernelSet pickRounding(Rounding r) {
 #undef QL_ROUNDING_CASE
         }
         k.errorConst = &errorConst<In, O>;
+        k.quantMeasuredConst = pickMeasured<In, O, M>(r);
     }
     return k;
 }
