@@ -1,0 +1,21 @@
+#pragma once
+// Device-side measurements for bench/bench_cuda, without CUDA types: the copy bandwidth the GPU's
+// memory gives, and the quantize kernel alone on data already in device memory. Both use the
+// device the cuda backend uses (QUANTLENS_CUDA_DEVICE) and time with CUDA events.
+#include <cstddef>
+
+#include "quant/params.h"
+#include "quant/plan.h"
+#include "tensor/tensor.h"
+
+namespace ql::cuda {
+
+/// Best of `repeat` device-to-device cudaMemcpy of `bytes`, in milliseconds.
+double bestCopyMs(std::size_t bytes, int repeat);
+
+/// Best of `repeat` launches of the quantize kernel over `input` (F32, BF16 or F16), in ms.
+/// The first launch's codes are checked against `expected` (pass empty Codes to skip).
+double bestKernelMs(const QuantPlan& plan, const QuantParams& params, const Tensor& input, int repeat,
+                    const Codes& expected);
+
+} // namespace ql::cuda

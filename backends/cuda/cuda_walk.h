@@ -1,0 +1,145 @@
+#pragma once
+// The quantize kernel's body, as a function of (thread, thread count) so that tst_cuda_element can
+// run it on the host for a few emulated grids and compare the codes with quantizeReference. Each
+// thread takes every `threads`-th vector of V elements (16 bytes of input: four floats or eight
+// 16-bit values in one load), coalesced across a warp; thread 0 also does the scalar tail of
+// count % V elements.
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "cuda/cuda_element.h"
+#include "cuda/cuda_scale_map.h"
+
+namespace ql::cuda {
+
+enum class ZeroPointMode : std::uint8_t {
+    None,     // symmetric: 0
+    Scalar,   // one value for the whole tensor (npu_group_quant offset)
+    PerGroup, // one per scale
+};
+
+/// Everything one launch reads besides the input and code pointers; trivially copyable.
+struct QuantizeArgs {
+    ElementOp op;
+    ScaleMapView map;
+    const float* scales;
+    const float* zeroPoints;
+    ZeroPointMode zeroPointMode;
+    std::int64_t count;
+    // One grid stride (threads * V elements) as whole rows plus columns: set by strideFor().
+    std::int64_t strideRows;
+    std::int64_t strideCols;
+};
+
+/// Input elements per vector: 16 bytes.
+template <class In>
+constexpr int kVectorWidth = static_cast<int>(16 / sizeof(In));
+
+/// Fills the grid stride of a launch with `threads` threads over vectors of `width` elements.
+inline void setStride(QuantizeArgs& a, std::int64_t threads, int width) {
+    const std::int64_t elements = threads * width;
+    a.strideRows = elements / a.map.inner;
+    a.strideCols = elements % a.map.inner;
+}
+
+template <class T, int N>
+struct alignas(sizeof(T) * N >= 16 ? 16 : sizeof(T) * N) Pack {
+    T v[N];
+};
+
+template <class P, class T>
+QL_HD inline P loadPack(const T* p) {
+#if defined(__CUDA_ARCH__)
+    return *reinterpret_cast<const P*>(p); // one 16-byte load: the buffer is cudaMalloc-aligned
+#else
+    P out;
+    std::memcpy(&out, p, sizeof out);
+    return out;
+#endif
+}
+
+template <class P, class T>
+QL_HD inline void storePack(T* p, const P& v) {
+#if defined(__CUDA_ARCH__)
+    *reinterpret_cast<P*>(p) = v;
+#else
+    std::memcpy(p, &v, sizeof v);
+#endif
+}
+
+/// 16 bytes of input as loaded: four words, read out as V elements without going through memory.
+using RawVector = Pack<std::uint32_t, 4>;
+
+template <class In>
+QL_HD inline In elementOf(const RawVector& raw, int k) {
+    if constexpr (std::is_same_v<In, float>) {
+        return floatOf(raw.v[k]);
+    } else { // little-endian: element 2j is the low half of word j
+        return In{static_cast<std::uint16_t>(raw.v[k >> 1] >> ((k & 1) * 16))};
+    }
+}
+
+template <ScaleOp Op, class Code, class In>
+QL_HD inline Code codeAt(In x, const Cursor& c, const QuantizeArgs& a) {
+    const std::int64_t s = c.scaleIndex(a.map);
+    const float zp = a.zeroPointMode == ZeroPointMode::None     ? 0.0f
+                     : a.zeroPointMode == ZeroPointMode::Scalar ? a.zeroPoints[0]
+                                                                : a.zeroPoints[s];
+    // int8 codes are stored as their byte, as Codes::set does.
+    return static_cast<Code>(quantizeElementAs<Op>(widen(x), a.scales[s], zp, a.op));
+}
+
+/// The work of thread `thread` of `threads`; `Code` is std::uint8_t, or std::int32_t for int32 codes.
+/// The next vector is loaded before the current one is computed, so two loads per thread are in
+/// flight: streaming needs the bytes in flight more than it needs occupancy.
+template <ScaleOp Op, class In, class Code>
+QL_HD inline void quantizeStrided(const In* x, Code* out, const QuantizeArgs& a, std::int64_t thread,
+                                  std::int64_t threads) {
+    constexpr int V = kVectorWidth<In>;
+    const std::int64_t vectors = a.count / V;
+    if (thread < vectors) {
+        std::int64_t v = thread;
+        Cursor c = Cursor::at(v * V, a.map);
+        RawVector in = loadPack<RawVector>(x + v * V);
+        for (;;) {
+            const bool more = v + threads < vectors;
+            RawVector ahead{};
+            if (more) ahead = loadPack<RawVector>(x + (v + threads) * V);
+            Pack<Code, V> q;
+            Cursor e = c; // vectors may cross rows: step element by element
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+            for (int k = 0; k < V; ++k) {
+                q.v[k] = codeAt<Op, Code>(elementOf<In>(in, k), e, a);
+                e.next(a.map);
+            }
+            storePack(out + v * V, q);
+            if (!more) break;
+            v += threads;
+            in = ahead;
+            c.jump(a.strideRows, a.strideCols, a.map);
+            c.base = a.map.rowStart(c.row);
+        }
+    }
+    if (thread != 0 || vectors * V == a.count) return;
+    Cursor e = Cursor::at(vectors * V, a.map);
+    for (std::int64_t i = vectors * V; i < a.count; ++i) {
+        out[i] = codeAt<Op, Code>(x[i], e, a);
+        e.next(a.map);
+    }
+}
+
+/// Calls fn(std::integral_constant<ScaleOp, op>{}): one instantiation per scale operation.
+template <class Fn>
+inline void withScaleOp(ScaleOp op, Fn&& fn) {
+    switch (op) {
+    case ScaleOp::Divide: return fn(std::integral_constant<ScaleOp, ScaleOp::Divide>{});
+    case ScaleOp::MultiplyReciprocal: return fn(std::integral_constant<ScaleOp, ScaleOp::MultiplyReciprocal>{});
+    case ScaleOp::Multiply: return fn(std::integral_constant<ScaleOp, ScaleOp::Multiply>{});
+    case ScaleOp::MultiplyTwice: return fn(std::integral_constant<ScaleOp, ScaleOp::MultiplyTwice>{});
+    }
+}
+
+} // namespace ql::cuda

@@ -1,0 +1,321 @@
+// The cuda backend itself: registration, availability and its reasons on every machine; on a
+// machine with an NVIDIA GPU, codes and parameters equal to cpu-reference on every kernel path
+// (vector body and scalar tail, f32 / bf16 / f16 input, 1- and 4-byte codes, every mapping rule,
+// pinned staging of large tensors), event timings, progress, cancel and clean-up. Device rows skip
+// with the reason when no GPU is present. (tst_cpu_conformance runs the full preset grid on it too.)
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "backend/registry.h"
+#include "cpu/builtin.h"
+#include "cpu/cpu_reference_backend.h"
+#include "cuda/cuda_backend.h"
+#include "tensor/error.h"
+#include "tensor/float_formats.h"
+
+using namespace ql;
+
+Q_DECLARE_METATYPE(ql::QuantSpec)
+Q_DECLARE_METATYPE(ql::Shape)
+
+namespace {
+
+QuantSpec specOf(Preset p, Target t, Scheme s, std::vector<int> axes, bool symmetric = true) {
+    QuantSpec q;
+    q.preset = p;
+    q.target = t;
+    q.scheme = s;
+    q.axes = std::move(axes);
+    q.symmetric = symmetric;
+    if (!symmetric) q.calibration.method = CalibMethod::MinMax;
+    return q;
+}
+
+std::vector<float> testValues(std::int64_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d(0.0f, 2.0f);
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = i % 2 ? d(rng) : std::round(d(rng) * 32.0f) / 32.0f;
+    const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(), -0.0f, 1e30f, 3e-39f, 0x1p60f};
+    for (std::size_t k = 0; k < std::size(specials) && 11 * k + 3 < v.size(); ++k) v[11 * k + 3] = specials[k];
+    return v;
+}
+
+Tensor tensorOf(const std::vector<float>& v, const Shape& shape, DType dtype) {
+    if (dtype == DType::F32) return Tensor::fromFloats(shape, v);
+    Tensor t(dtype, shape);
+    auto* p = reinterpret_cast<std::uint16_t*>(t.mutableData());
+    for (std::size_t i = 0; i < v.size(); ++i) p[i] = dtype == DType::BF16 ? floatToBf16(v[i]) : floatToHalf(v[i]);
+    return t;
+}
+
+// Restores an environment variable when the test ends, however it ends.
+class EnvGuard {
+public:
+    EnvGuard(const char* name, const QByteArray& value) : m_name(name), m_had(qEnvironmentVariableIsSet(name)) {
+        m_old = qgetenv(name);
+        qputenv(name, value);
+    }
+    ~EnvGuard() {
+        if (m_had)
+            qputenv(m_name, m_old);
+        else
+            qunsetenv(m_name);
+    }
+
+private:
+    const char* m_name;
+    bool m_had;
+    QByteArray m_old;
+};
+
+Job smallJob() {
+    Job job;
+    job.plan = planQuantization(specOf(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {33, 129});
+    job.tensor = tensorOf(testValues(33 * 129, 3), {33, 129}, DType::F32);
+    return job;
+}
+
+#define SKIP_WITHOUT_DEVICE(backend)                                                                          \
+    if (auto why = (backend).unavailableReason()) QSKIP(why->c_str())
+
+} // namespace
+
+class TestCudaBackend : public QObject {
+    Q_OBJECT
+private slots:
+    void init() { qunsetenv("QUANTLENS_CUDA_DEVICE"); }
+    void registeredBetweenAscendAndCpu();
+    void availabilityIsExplained();
+    void badDeviceNumbers_data();
+    void badDeviceNumbers();
+    void unavailableRefusesToRun();
+    void matchesReference_data();
+    void matchesReference();
+    void explicitParamsAndBadParams();
+    void eventTimingsAndRepeats();
+    void progressCancelAndCleanUp();
+    void emptyTensor();
+};
+
+void TestCudaBackend::registeredBetweenAscendAndCpu() {
+    BackendRegistry registry;
+    registerBuiltinBackends(registry);
+    std::vector<std::string> names;
+    for (const auto& b : registry.backends()) names.push_back(b->name());
+    const auto at = [&](const char* n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
+    QVERIFY(registry.find("cuda"));
+    QVERIFY(at("ascend") < at("cuda"));
+    QVERIFY(at("cuda") < at("cpu"));
+    QVERIFY(at("cpu") < at("cpu-reference"));
+}
+
+// Either a GPU is there and described (name, device number, sm_XY, memory), or the reason says
+// which of driver / device / kernel image is missing; both answers stay the same on a second ask.
+void TestCudaBackend::availabilityIsExplained() {
+    const CudaBackend backend;
+    const auto why = backend.unavailableReason();
+    const QString description = QString::fromStdString(backend.deviceDescription());
+    qInfo("cuda: %s", why ? why->c_str() : qPrintable(description));
+    QCOMPARE(CudaBackend().unavailableReason(), why);
+    if (why) {
+        QVERIFY(why->rfind("no CUDA device: ", 0) == 0 || why->find("cannot run this build's kernels") != std::string::npos);
+        QCOMPARE(description, QStringLiteral("NVIDIA GPU (not available)"));
+    } else {
+        QVERIFY2(description.contains(QLatin1String("(device 0, sm_")), qPrintable(description));
+        QVERIFY2(description.contains(QLatin1String("GiB)")), qPrintable(description));
+    }
+}
+
+void TestCudaBackend::badDeviceNumbers_data() {
+    QTest::addColumn<QByteArray>("value");
+    QTest::addColumn<QString>("reason");
+    QTest::addRow("not-a-number") << QByteArray("gpu1") << QStringLiteral("QUANTLENS_CUDA_DEVICE=gpu1 is not a device number");
+    QTest::addRow("negative") << QByteArray("-1") << QStringLiteral("QUANTLENS_CUDA_DEVICE=-1 is not a device number");
+    QTest::addRow("trailing-text") << QByteArray("0x") << QStringLiteral("QUANTLENS_CUDA_DEVICE=0x is not a device number");
+    // A number no machine has: "does not exist" with a GPU, the no-device reason without one.
+    QTest::addRow("absent") << QByteArray("999") << QString();
+}
+
+void TestCudaBackend::badDeviceNumbers() {
+    QFETCH(QByteArray, value);
+    QFETCH(QString, reason);
+    const EnvGuard env("QUANTLENS_CUDA_DEVICE", value);
+    const CudaBackend backend;
+    const auto why = backend.unavailableReason();
+    QVERIFY(why);
+    if (!reason.isEmpty()) {
+        QCOMPARE(QString::fromStdString(*why), reason);
+    } else {
+        const bool noDevice = why->rfind("no CUDA device: ", 0) == 0;
+        QVERIFY2(noDevice || why->rfind("device 999 (QUANTLENS_CUDA_DEVICE) does not exist: CUDA finds ", 0) == 0,
+                 why->c_str());
+    }
+    QCOMPARE(backend.supports(smallJob().plan), why);
+}
+
+void TestCudaBackend::unavailableRefusesToRun() {
+    const EnvGuard env("QUANTLENS_CUDA_DEVICE", "nope");
+    const CudaBackend backend;
+    try {
+        backend.run(smallJob());
+        QFAIL("run() on an unavailable backend returned");
+    } catch (const QuantError& e) {
+        QCOMPARE(QString::fromUtf8(e.what()), QStringLiteral("cuda: QUANTLENS_CUDA_DEVICE=nope is not a device number"));
+    }
+}
+
+void TestCudaBackend::matchesReference_data() {
+    QTest::addColumn<QuantSpec>("spec");
+    QTest::addColumn<Shape>("shape");
+    QTest::addColumn<int>("dtype");
+    using P = Preset;
+    using T = Target;
+    using S = Scheme;
+    QuantSpec pg = specOf(P::Custom, T::Int4, S::PerGroup, {-1});
+    pg.groupSize = 128;
+    Convention divide;
+    divide.scaleOp = ScaleOp::Divide;
+    divide.zeroPoint = ZeroPointStage::BeforeRounding;
+    pg.custom = divide;
+    QuantSpec ragged = specOf(P::NpuGroupQuant, T::Int8, S::Ragged, {});
+    ragged.groupEnds = {0, 100, 100, 257, 301};
+    QuantSpec raggedLast = specOf(P::Custom, T::UInt8, S::Ragged, {-1}, false);
+    raggedLast.groupEnds = {0, 7, 7, 300, 1031};
+    QuantSpec sqrt = specOf(P::AscendQuant, T::Int8, S::PerChannel, {-1});
+    sqrt.sqrtMode = true;
+    const struct {
+        const char* name;
+        QuantSpec spec;
+        Shape shape;
+    } rows[] = {
+        {"torch/per-tensor/int8", specOf(P::Torch, T::Int8, S::PerTensor, {}), {4096, 4096}}, // 64 MB: staged
+        {"torch/per-channel0/uint8-asym", specOf(P::Torch, T::UInt8, S::PerChannel, {0}, false), {33, 129}},
+        {"torch/per-channel-last/int32", specOf(P::Torch, T::Int32, S::PerChannel, {-1}), {2048, 2049}}, // 16 MB codes
+        {"torch/per-channel-middle/int8", specOf(P::Torch, T::Int8, S::PerChannel, {1}), {3, 5, 67}},
+        {"tensorrt/per-tensor/fp8", specOf(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}), {1, 1031}},
+        {"custom/per-group-g128/int4-divide", pg, {64, 1000}},
+        {"ascend-quant/sqrt-mode/int8", sqrt, {7, 17}},
+        {"npu-group-quant/ragged-rows/int8", ragged, {301, 64}},
+        {"custom/ragged-columns/uint8-asym", raggedLast, {9, 1031}},
+        {"mx/fp4", specOf(P::MX, T::Fp4E2M1, S::Block, {}), {40, 100}},
+        {"nvfp4/fp4", specOf(P::NVFP4, T::Fp4E2M1, S::Block, {}), {12, 64}},
+        {"scalar", specOf(P::Torch, T::Int8, S::PerTensor, {}), {}},
+    };
+    for (const auto& r : rows)
+        for (DType dt : {DType::F32, DType::BF16, DType::F16})
+            QTest::addRow("%s/%s/%s", r.name, toString(r.shape).c_str(), std::string(nameOf(dt)).c_str())
+                << r.spec << r.shape << int(dt);
+}
+
+void TestCudaBackend::matchesReference() {
+    QFETCH(QuantSpec, spec);
+    QFETCH(Shape, shape);
+    QFETCH(int, dtype);
+    const CudaBackend backend;
+    SKIP_WITHOUT_DEVICE(backend);
+    Job job;
+    job.plan = planQuantization(spec, shape);
+    job.tensor = tensorOf(testValues(elementCount(shape), 9), shape, static_cast<DType>(dtype));
+    QVERIFY(!backend.supports(job.plan));
+    const Result want = CpuReferenceBackend().run(job);
+    const Result got = backend.run(job);
+    QCOMPARE(got.params.scales.size(), want.params.scales.size());
+    QVERIFY(std::memcmp(got.params.scales.data(), want.params.scales.data(), want.params.scales.size() * 4) == 0);
+    QCOMPARE(got.params.zeroPoints, want.params.zeroPoints);
+    QCOMPARE(got.codes.target(), want.codes.target());
+    QCOMPARE(got.codes.size(), want.codes.size());
+    for (std::int64_t i = 0; i < want.codes.size(); ++i)
+        if (got.codes.at(i) != want.codes.at(i))
+            QFAIL(qPrintable(QStringLiteral("element %1: got %2, reference %3").arg(i).arg(got.codes.at(i)).arg(want.codes.at(i))));
+}
+
+// Given parameters are used as given (one scalar offset included); ones the oracle refuses are
+// refused before the device is touched, with checkParams' message.
+void TestCudaBackend::explicitParamsAndBadParams() {
+    const CudaBackend backend;
+    SKIP_WITHOUT_DEVICE(backend);
+    QuantSpec spec = specOf(Preset::NpuGroupQuant, Target::Int8, Scheme::Ragged, {});
+    spec.groupEnds = {3, 8};
+    spec.symmetric = false;
+    Job job;
+    job.plan = planQuantization(spec, {8, 40});
+    const auto values = testValues(8 * 40, 4);
+    job.values = values;
+    QuantParams p;
+    p.scales.assign(80, 0.75f);
+    p.zeroPoints = {-1.5f};
+    job.params = p;
+    const Result got = backend.run(job);
+    QCOMPARE(got.params.scales, p.scales);
+    QCOMPARE(got.codes, CpuReferenceBackend().run(job).codes);
+    p.scales.pop_back();
+    job.params = p;
+    try {
+        backend.run(job);
+        QFAIL("a wrong scale count was accepted");
+    } catch (const QuantError& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).startsWith(QLatin1String("expected 80 scales")), e.what());
+    }
+}
+
+void TestCudaBackend::eventTimingsAndRepeats() {
+    const CudaBackend backend;
+    SKIP_WITHOUT_DEVICE(backend);
+    Job job;
+    job.plan = planQuantization(specOf(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4096, 2048});
+    job.tensor = tensorOf(testValues(4096 * 2048, 5), {4096, 2048}, DType::F32);
+    job.repeat = 3;
+    const Result r = backend.run(job);
+    QCOMPARE(r.timing.runs, 3);
+    const PhaseTimes& m = r.timing.median;
+    QVERIFY(m.uploadMs > 0 && m.kernelMs > 0 && m.downloadMs > 0 && m.prepareMs > 0);
+    // The phases are disjoint parts of the run.
+    QVERIFY2(m.prepareMs + m.uploadMs + m.kernelMs + m.downloadMs <= m.totalMs * 1.05 + 0.1,
+             qPrintable(QStringLiteral("%1 + %2 + %3 + %4 > %5")
+                            .arg(m.prepareMs).arg(m.uploadMs).arg(m.kernelMs).arg(m.downloadMs).arg(m.totalMs)));
+    QVERIFY(r.timing.min.kernelMs <= m.kernelMs && m.kernelMs <= r.timing.max.kernelMs);
+}
+
+// Progress rises to 1 through every phase of every run; a cancel at any point throws Cancelled
+// and leaves the backend usable (each run releases its stream, events and buffers).
+void TestCudaBackend::progressCancelAndCleanUp() {
+    const CudaBackend backend;
+    SKIP_WITHOUT_DEVICE(backend);
+    Job job = smallJob();
+    job.repeat = 2;
+    std::vector<double> seen;
+    backend.run(job, [&](double d) {
+        seen.push_back(d);
+        return true;
+    });
+    QVERIFY(seen.size() >= 8); // start, 3 phases and the end of each run
+    QVERIFY(std::is_sorted(seen.begin(), seen.end()));
+    QCOMPARE(seen.front(), 0.0);
+    QCOMPARE(seen.back(), 1.0);
+    for (std::size_t stopAt = 0; stopAt < seen.size(); ++stopAt) {
+        std::size_t calls = 0;
+        QVERIFY_THROWS_EXCEPTION(Cancelled, backend.run(job, [&](double) { return calls++ < stopAt; }));
+    }
+    for (int i = 0; i < 50; ++i) // leaks would show as an allocation failure long before this ends
+        QVERIFY_THROWS_EXCEPTION(Cancelled, backend.run(job, [&](double d) { return d < 0.2; }));
+    QCOMPARE(backend.run(job).codes, CpuReferenceBackend().run(job).codes);
+}
+
+void TestCudaBackend::emptyTensor() {
+    const CudaBackend backend;
+    SKIP_WITHOUT_DEVICE(backend);
+    Job job;
+    job.plan = planQuantization(specOf(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4, 0});
+    job.tensor = Tensor(DType::F32, {4, 0});
+    const Result r = backend.run(job);
+    QCOMPARE(r.codes.size(), 0);
+    QCOMPARE(r.params.scales.size(), std::size_t{4});
+}
+
+QTEST_GUILESS_MAIN(TestCudaBackend)
+#include "tst_cuda_backend.moc"
