@@ -166,6 +166,8 @@ private slots:
     void matchesReference_data();
     void matchesReference();
     void measuredErrorsMatchErrorStats();
+    void floatKernelsSweep_data();
+    void floatKernelsSweep();
 };
 
 void TestCpuConformance::matchesReference_data() {
@@ -285,6 +287,57 @@ void TestCpuConformance::measuredErrorsMatchErrorStats() {
         QCOMPARE(m.errors.worstIndex, want.worstIndex());
         QVERIFY(std::abs(m.errors.over1e3 - static_cast<std::int64_t>(want.ratioOver1e3() * want.finiteCount())) <= 2);
     }
+}
+
+void TestCpuConformance::floatKernelsSweep_data() {
+    QTest::addColumn<int>("target");
+    QTest::addColumn<int>("overflow");
+    for (Target t : {Target::Fp8E4M3, Target::Fp8E5M2, Target::Fp4E2M1})
+        for (Overflow o : {Overflow::Saturate, Overflow::NonSaturating})
+            QTest::addRow("%s/%s", std::string(nameOf(t)).c_str(), o == Overflow::Saturate ? "saturate" : "non-saturating")
+                << int(t) << int(o);
+}
+
+// The vector mini-float encoder against the oracle's, value for value (scale 1, so t = x): a
+// stride through every fp32 bit pattern, and around every code of the format its value, the
+// midpoints to its neighbours, and the floats either side of each.
+void TestCpuConformance::floatKernelsSweep() {
+    QFETCH(int, target);
+    QFETCH(int, overflow);
+    QuantSpec spec;
+    spec.preset = Preset::Custom;
+    spec.target = static_cast<Target>(target);
+    spec.scheme = Scheme::PerTensor;
+    Convention c;
+    c.scaleOp = ScaleOp::Divide;
+    c.zeroPoint = ZeroPointStage::BeforeRounding;
+    c.overflow = static_cast<Overflow>(overflow);
+    spec.custom = c;
+    std::vector<float> x;
+    for (std::uint64_t u = 0; u < (1ull << 32); u += 4093) x.push_back(floatFromBits(static_cast<std::uint32_t>(u)));
+    const MiniFloat f = miniFloatOf(spec.target);
+    const int codes = f == MiniFloat::E2M1 ? 16 : 256;
+    for (int code = 0; code < codes; ++code) {
+        const float v = decodeMiniFloat(static_cast<std::uint8_t>(code), f);
+        const float next = decodeMiniFloat(static_cast<std::uint8_t>(code + 1), f);
+        for (float p : {v, (v + next) / 2, 2 * v - next / 2})
+            for (float q : {p, std::nextafter(p, 1e30f), std::nextafter(p, -1e30f)}) x.push_back(q);
+    }
+    Job job;
+    job.plan = planQuantization(spec, {static_cast<std::int64_t>(x.size())});
+    job.values = x;
+    QuantParams params;
+    params.scales = {1.0f};
+    job.params = params;
+    const Codes want = quantizeReference(job.plan, params, x);
+    const Codes got = CpuBackend(2).run(job).codes;
+    for (std::int64_t i = 0; i < want.size(); ++i)
+        if (got.at(i) != want.at(i))
+            QFAIL(qPrintable(QStringLiteral("x=%1 (bits %2): got code %3, want %4")
+                                 .arg(double(x[static_cast<std::size_t>(i)]), 0, 'g', 9)
+                                 .arg(floatBits(x[static_cast<std::size_t>(i)]), 8, 16, QLatin1Char('0'))
+                                 .arg(got.at(i))
+                                 .arg(want.at(i))));
 }
 
 QTEST_GUILESS_MAIN(TestCpuConformance)

@@ -1,6 +1,6 @@
 #pragma once
 // Vector kernels of the cpu backend: quantize a contiguous run of elements and find a run's finite
-// range. Each kernel is the reference arithmetic (core/quant/reference.cpp) written over 16-lane
+// range. Each kernel is the reference arithmetic (core/quant/reference.cpp) written over native-width
 // GCC vectors, compiled with -ffp-contract=off, and finishes its tail with ql::quantizeValue.
 // One source (kernels_impl.h) is built for baseline x86-64, AVX2 and AVX-512; kernelsFor() picks
 // the widest the running CPU has.
@@ -21,8 +21,8 @@ struct QuantArgs {
     bool signedCodes = false;        // int8 / int4 codes are read back sign-extended
     // Floating targets: every special code comes from the oracle encoder, so the kernels cannot drift.
     int mantBits = 0, bias = 0;
-    float maxValue = 0;
-    std::uint8_t signMask = 0, nanPos = 0, nanNeg = 0, ovfPos = 0, ovfNeg = 0;
+    std::int32_t maxMag = 0; // magnitude code of the largest finite value
+    std::uint8_t signMask = 0, nanPos = 0, nanNeg = 0, ovfPos = 0; // ovfPos: +overflow; the sign is or-ed in
 };
 
 /// Quantizes n elements that share one scale; `scale` and `zp` are the operator's own values.

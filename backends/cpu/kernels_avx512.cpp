@@ -1,5 +1,6 @@
 // The vector kernels built for avx512 (flags set in CMakeLists.txt; see kernels_impl.h).
 #define QL_KERNEL_NS avx512
+#define QL_KERNEL_WIDTH 16
 #include "cpu/kernels_impl.h"
 
 namespace ql::cpu {

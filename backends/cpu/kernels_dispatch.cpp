@@ -87,13 +87,12 @@ QuantArgs resolveArgs(const QuantPlan& plan) {
         a.mantBits = f == MiniFloat::E4M3FN ? 3 : (f == MiniFloat::E5M2 ? 2 : 1);
         a.bias = f == MiniFloat::E4M3FN ? 7 : (f == MiniFloat::E5M2 ? 15 : 1);
         a.signMask = f == MiniFloat::E2M1 ? 0x08 : 0x80;
-        a.maxValue = maxFinite(f);
+        a.maxMag = encodeMiniFloat(maxFinite(f), f, c.overflow);
         // The special codes are the oracle's own answers.
         const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
         a.nanPos = encodeMiniFloat(nan, f, c.overflow);
         a.nanNeg = encodeMiniFloat(-nan, f, c.overflow);
         a.ovfPos = encodeMiniFloat(inf, f, c.overflow);
-        a.ovfNeg = encodeMiniFloat(-inf, f, c.overflow);
     } else {
         a.qmin = static_cast<float>(plan.qmin());
         a.qmax = static_cast<float>(plan.qmax());

@@ -6,28 +6,12 @@
 // non-finite element or fp32 overflow is redone in scalar, and a new worst element is located by
 // a second vector look at its block.
 
-inline float hmaxV(vf v) {
-    v = maxV(v, __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
-    v = maxV(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
-    v = maxV(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
-    return v[0] > v[1] ? v[0] : v[1];
-}
+inline float hmaxV(vf v) { return treeReduce(v, maxOp); }
 
-// The W lanes' sum, carried in double: both halves widened, then halved three times.
-inline double hsumD(vf v) {
-    using vd8 = double __attribute__((vector_size(8 * W / 2)));
-    const vd8 a = __builtin_convertvector(lowHalf(v), vd8) + __builtin_convertvector(highHalf(v), vd8);
-    const auto b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
-    const auto c = __builtin_shufflevector(b, b, 0, 1) + __builtin_shufflevector(b, b, 2, 3);
-    return c[0] + c[1];
-}
+// The W lanes' sum, carried in double.
+inline double hsumD(vf v) { return treeReduce(__builtin_convertvector(v, vdW), addOp); }
 
-inline std::int64_t hsumI(vi v) {
-    v += __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    v += __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
-    v += __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-    return static_cast<std::int64_t>(v[0]) + v[1]; // counts of at most kErrorBlock: no overflow
-}
+inline std::int64_t hsumI(vi v) { return treeReduce(v, addOp); } // counts of at most kErrorBlock
 
 // ErrorStats::addElement for elements [b, e): the tail, and blocks the lanes cannot take (a NaN or
 // Inf input, a non-finite reconstruction, squares beyond fp32).
@@ -186,9 +170,7 @@ void quantMeasuredConst(const QuantArgs& a, const void* srcv, std::int64_t n, fl
         errorScalar<In>(a, src, out, 0, n, scale, zp, *sums, firstIndex);
         return;
     }
-    // A local copy: the code stores are bytes, which may alias `a`, and would force its constants to
-    // be reloaded on every vector.
-    const QuantArgs args = a;
+    const QuantArgs args = a; // as in quantConst
     float mult = scale;
     if constexpr (O == Op::Recip) mult = (a.zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
     const vf s = splat(mult), vs = splat(scale);

@@ -1,12 +1,13 @@
 // The vector kernels, written once and compiled per ISA: the including file defines QL_KERNEL_NS
 // (a distinct namespace per ISA, so the copies never meet under the one-definition rule) and is
-// built with that ISA's -m flags. 16-lane GCC vectors lower to whatever registers the flags allow;
+// built with that ISA's -m flags. GCC vectors of the ISA's native width lower to its registers;
 // the one intrinsic is the FMA of the error sums (fmaV). Every step of code arithmetic is the
 // reference's fp32 operation in the reference's order.
 // Only out-of-line core functions and builtins are called from here: an inline function or template
 // emitted by an AVX-512 file could be the copy the linker keeps for a baseline caller.
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #if defined(__AVX512F__) || defined(__FMA__)
 #include <immintrin.h>
 #endif
@@ -21,15 +22,18 @@
 
 namespace ql::cpu::QL_KERNEL_NS {
 
-constexpr int W = 16;
+#ifndef QL_KERNEL_WIDTH
+#error "define QL_KERNEL_WIDTH (fp32 lanes of the ISA's widest register) before including kernels_impl.h"
+#endif
+// One native register per vector: wider GCC vectors would be split, and their compares and
+// selects scalarised, by ISAs that lack the width.
+constexpr int W = QL_KERNEL_WIDTH;
 using vf = float __attribute__((vector_size(4 * W)));
 using vi = std::int32_t __attribute__((vector_size(4 * W)));
 using vu = std::uint32_t __attribute__((vector_size(4 * W)));
 using vu16 = std::uint16_t __attribute__((vector_size(2 * W)));
 using vi8 = std::int8_t __attribute__((vector_size(W)));
-using vf8 = float __attribute__((vector_size(2 * W)));
-using vd = double __attribute__((vector_size(4 * W))); // W/2 doubles: one native register on AVX-512
-using vdl = std::int64_t __attribute__((vector_size(4 * W)));
+using vdW = double __attribute__((vector_size(8 * W)));
 
 enum class Op { Div, Mul, Recip, Twice };
 enum class Mode { IntTorch, IntZero, Float };
@@ -81,21 +85,36 @@ inline float loadOne(const typename In::T* p) {
 inline vf vabs(vf t) { return asF(asU(t) & 0x7FFFFFFFu); }
 inline vf minV(vf a, vf b) { return a < b ? a : b; }
 inline vf maxV(vf a, vf b) { return a > b ? a : b; } // NaN a gives b: NaN lanes are overridden later
-inline vd dabs(vd t) { return (vd)((vdl)t & 0x7FFFFFFFFFFFFFFFll); }
-inline vf8 lowHalf(vf v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
-inline vf8 highHalf(vf v) { return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); }
-inline vf joinHalves(vf8 a, vf8 b) {
-    return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+// Lanes [Off, Off + N) of v, as an N-lane vector.
+template <std::size_t Off, class V, std::size_t... I>
+inline auto lanes(V v, std::index_sequence<I...>) {
+    return __builtin_shufflevector(v, v, (Off + I)...);
 }
+
+// Combines v's lanes pairwise, halving the width each step: log2(W) vector steps.
+template <class V, class Op>
+inline auto treeReduce(V v, Op op) {
+    constexpr std::size_t n = sizeof(V) / sizeof(v[0]);
+    if constexpr (n == 1) {
+        return v[0];
+    } else {
+        constexpr auto half = std::make_index_sequence<n / 2>{};
+        return treeReduce(op(lanes<0>(v, half), lanes<n / 2>(v, half)), op);
+    }
+}
+constexpr auto minOp = [](auto a, auto b) { return a < b ? a : b; };
+constexpr auto maxOp = [](auto a, auto b) { return a > b ? a : b; };
+constexpr auto addOp = [](auto a, auto b) { return a + b; };
 
 // a * b + c in one rounding where the ISA has FMA. Only the error sums (kernels_error.h) use it: they
 // are statistics, held to ErrorStats within a tolerance. Code arithmetic never contracts.
 inline vf fmaV(vf a, vf b, vf c) {
 #if defined(__AVX512F__)
+    static_assert(W == 16);
     return (vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
 #elif defined(__FMA__)
-    const auto half = [](vf8 x, vf8 y, vf8 z) { return (vf8)_mm256_fmadd_ps((__m256)x, (__m256)y, (__m256)z); };
-    return joinHalves(half(lowHalf(a), lowHalf(b), lowHalf(c)), half(highHalf(a), highHalf(b), highHalf(c)));
+    static_assert(W == 8);
+    return (vf)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
 #else
     return a * b + c;
 #endif
@@ -167,39 +186,46 @@ inline vi intCodes(vf t, vf zpB, vf zpA, const QuantArgs& a) {
     return __builtin_convertvector(intCodeValues<R, M>(t, zpB, zpA, a), vi); // integral: exact
 }
 
-// OCP mini-float encode (RNE, subnormals kept): y = |t| / quantum is exact, rounded by the 2^23
-// trick; the code is ((E + bias - 1) << m) + n, which also covers the carry into the next binade.
+// OCP mini-float encode (RNE, subnormals kept). |t| is first clamped to 2^20, above every format's
+// overflow (Inf and NaN land there too), so all exponents below stay in range. y = |t| / quantum is
+// exact and rounded by the 2^23 trick; the magnitude code is ((E + bias - 1) << m) + n, which also
+// covers the carry into the next binade. Codes grow with the value, so "rounded value > max finite"
+// is "magnitude code > the max finite's code".
 inline vi floatCodes(vf t, const QuantArgs& a) {
-    const vu u = asU(t);
-    const vi neg = asI(u) < 0;
-    const vf ab = vabs(t);
+    const vi neg = asI(asU(t)) < 0;
     const vi nan = t != t;
-    const vi inf = ab == splat(__builtin_inff());
-    const vi e = asI((u >> 23) & 0xFFu) - 127;
-    const vi emin = splati(1 - a.bias);
-    const vi E = e > emin ? e : emin;
-    const vi qe = E - a.mantBits;
-    const vi okLane = ~(nan | inf);
-    const vf up = asF(asUi((127 - qe) << 23));
-    const vf y = sel(okLane, ab * up, vf{});
-    const vf n = (y + splat(0x1p23f)) - splat(0x1p23f);
-    const vf value = n * asF(asUi((127 + (okLane ? qe : vi{})) << 23));
-    const vi ovf = inf | (value > splat(a.maxValue));
-    const vi mag = ((E + a.bias - 1) << a.mantBits) + __builtin_convertvector(n, vi);
-    const vi code = mag | (neg & static_cast<std::int32_t>(a.signMask));
-    const vi ovfCode = neg ? splati(a.ovfNeg) : splati(a.ovfPos);
-    const vi nanCode = neg ? splati(a.nanNeg) : splati(a.nanPos);
-    return nan ? nanCode : (ovf ? ovfCode : code);
+    const vf ab = minV(vabs(t), splat(0x1p20f)); // NaN -> 2^20: replaced by the NaN code at the end
+    const vi eb = asI(asU(ab) >> 23);             // biased exponent, sign already cleared
+    const vi E = eb > splati(128 - a.bias) ? eb : splati(128 - a.bias);
+    const vf up = asF(asUi((254 + a.mantBits - E) << 23)); // 2^-(quantum exponent)
+    const vf n = ((ab * up) + splat(0x1p23f)) - splat(0x1p23f);
+    const vi mag = ((E + (a.bias - 128)) << a.mantBits) + __builtin_convertvector(n, vi);
+    const vi clipped = mag > splati(a.maxMag) ? splati(a.ovfPos) : mag;
+    const vi code = clipped | (neg & static_cast<std::int32_t>(a.signMask));
+    return nan ? (neg ? splati(a.nanNeg) : splati(a.nanPos)) : code;
 }
 
+template <std::size_t... I>
+inline vi8 lowBytes(vi c, std::index_sequence<I...>) {
+    using vb = std::int8_t __attribute__((vector_size(4 * W)));
+    return __builtin_shufflevector((vb)c, (vb)c, (4 * I)...);
+}
+
+// Each lane's low byte (a truncation, as static_cast to a byte). AVX-512 narrows in one instruction;
+// elsewhere GCC would scalarise a narrowing convert, so the bytes are picked by one shuffle.
 inline void storeCodes(vi c, std::uint8_t* out) {
+#if defined(__AVX512F__)
     const vi8 b = __builtin_convertvector(c, vi8);
+#else
+    const vi8 b = lowBytes(c, std::make_index_sequence<W>{});
+#endif
     std::memcpy(out, &b, W);
 }
 
 template <class In, Op O, Rounding R, Mode M>
-void quantConst(const QuantArgs& a, const void* srcv, std::int64_t n, float scale, float zp, std::uint8_t* out) {
+void quantConst(const QuantArgs& args, const void* srcv, std::int64_t n, float scale, float zp, std::uint8_t* out) {
     const auto* src = static_cast<const typename In::T*>(srcv);
+    const QuantArgs a = args; // a local copy: byte stores may alias `args`, forcing reloads per vector
     if (a.zeroScaleGivesZero && scale == 0.0f) {
         std::memset(out, 0, static_cast<std::size_t>(n));
         return;
@@ -219,9 +245,10 @@ void quantConst(const QuantArgs& a, const void* srcv, std::int64_t n, float scal
 }
 
 template <class In, Op O, Rounding R, Mode M>
-void quantPerElem(const QuantArgs& a, const void* srcv, std::int64_t n, const float* scales, const float* zps,
+void quantPerElem(const QuantArgs& args, const void* srcv, std::int64_t n, const float* scales, const float* zps,
                   std::uint8_t* out) {
     const auto* src = static_cast<const typename In::T*>(srcv);
+    const QuantArgs a = args; // as in quantConst
     std::int64_t i = 0;
     for (; i + W <= n; i += W) {
         vf s, zp;
@@ -258,20 +285,11 @@ void rangeConst(const void* srcv, std::int64_t n, float* lo, float* hi, bool* na
         vlo = v < vlo ? v : vlo;
         vhi = v > vhi ? v : vhi;
     }
-    // Tree reduction by halves: four shuffles instead of sixteen scalar steps (this runs once per
-    // group, so it matters for g128).
-    vlo = minV(vlo, __builtin_shufflevector(vlo, vlo, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
-    vhi = maxV(vhi, __builtin_shufflevector(vhi, vhi, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
-    vlo = minV(vlo, __builtin_shufflevector(vlo, vlo, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
-    vhi = maxV(vhi, __builtin_shufflevector(vhi, vhi, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
-    vlo = minV(vlo, __builtin_shufflevector(vlo, vlo, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
-    vhi = maxV(vhi, __builtin_shufflevector(vhi, vhi, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
-    *lo = vlo[0] < vlo[1] ? vlo[0] : vlo[1];
-    *hi = vhi[0] > vhi[1] ? vhi[0] : vhi[1];
-    vnan |= __builtin_shufflevector(vnan, vnan, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    vnan |= __builtin_shufflevector(vnan, vnan, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
-    vnan |= __builtin_shufflevector(vnan, vnan, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-    *nan = *nan || vnan[0] || vnan[1];
+    // Tree reductions: log2(W) vector steps instead of W scalar ones (this runs once per group, so
+    // it matters for g128).
+    *lo = treeReduce(vlo, minOp);
+    *hi = treeReduce(vhi, maxOp);
+    *nan = *nan || treeReduce(vnan, [](auto a, auto b) { return a | b; });
     for (; i < n; ++i) {
         const float v = loadOne<In>(src + i);
         if (__builtin_isnan(v)) *nan = true;
