@@ -10,13 +10,6 @@
 namespace ql {
 namespace {
 
-const Backend& pickBackend(const BackendRegistry& registry, const std::string& name) {
-    const Backend* b = registry.find(name);
-    if (!b) throw QuantError("no backend named '" + name + "' (this build has: " + registry.names() + ")");
-    if (auto why = b->unavailableReason()) throw QuantError("backend " + name + " is unavailable: " + *why);
-    return *b;
-}
-
 SideOutcome runSide(const TensorInfo& info, const std::vector<float>& values, const QuantSpec& spec,
                     const Backend& backend, const ProgressFn& progress) {
     TensorRun run = runTensor(info, values, spec, backend, std::nullopt, 1, progress);
@@ -68,7 +61,7 @@ TensorOutcome runTensorJob(const JobRequest& request, const ProgressFn& progress
 
     TensorOutcome out;
     try {
-        out.a = runSide(*info, values, request.spec, pickBackend(registry, request.backend),
+        out.a = runSide(*info, values, request.spec, registry.require(request.backend),
                         subProgress(progress, 0, steps));
     } catch (const QuantError& e) {
         throw QuantError(where(request, info->name, e.what()));
@@ -79,7 +72,7 @@ TensorOutcome runTensorJob(const JobRequest& request, const ProgressFn& progress
         request.compare.kind == CompareWith::Kind::Backend ? request.compare.backend : request.backend;
     const QuantSpec specB = specOfB(request);
     try {
-        out.b = runSide(*info, values, specB, pickBackend(registry, nameB), subProgress(progress, 1, steps));
+        out.b = runSide(*info, values, specB, registry.require(nameB), subProgress(progress, 1, steps));
     } catch (const QuantError& e) {
         throw QuantError(where(request, info->name, std::string("B: ") + e.what()));
     }
@@ -100,7 +93,7 @@ ModelOutcome runModelJob(const JobRequest& request, const ProgressFn& progress) 
     std::vector<const TensorInfo*> todo;
     for (const auto& t : request.source->tensors())
         if (isWeightTensor(t)) todo.push_back(&t);
-    const Backend& backend = pickBackend(*request.registry, request.backend);
+    const Backend& backend = request.registry->require(request.backend);
     ModelOutcome out;
     const int steps = static_cast<int>(todo.size());
     for (int i = 0; i < steps; ++i) {

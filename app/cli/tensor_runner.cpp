@@ -11,10 +11,11 @@ std::vector<float> loadValues(const TensorSource& source, const std::string& nam
 }
 
 const Backend& pickBackend(const BackendRegistry& registry, const std::string& name) {
-    const Backend* b = registry.find(name);
-    if (!b) throw UsageError("unknown backend '" + name + "' (this build has: " + registry.names() + ")");
-    if (auto why = b->unavailableReason()) throw QuantError("backend " + name + " is unavailable: " + *why);
-    return *b;
+    try {
+        return registry.require(name);
+    } catch (const UnknownBackend& e) {
+        throw UsageError(e.what()); // a name the user typed: exit code 2, as for any bad option
+    }
 }
 
 QuantParams convertParams(const QuantParams& p, const Convention& from, const Convention& to) {

@@ -15,6 +15,13 @@ const Backend* BackendRegistry::find(const std::string& name) const {
     return nullptr;
 }
 
+const Backend& BackendRegistry::require(const std::string& name) const {
+    const Backend* b = find(name);
+    if (!b) throw UnknownBackend("unknown backend '" + name + "' (this build has: " + names() + ")");
+    if (auto why = b->unavailableReason()) throw QuantError("backend " + name + " is unavailable: " + *why);
+    return *b;
+}
+
 std::string BackendRegistry::names() const {
     std::string out;
     for (const auto& b : m_backends) out += (out.empty() ? "" : ", ") + b->name();

@@ -6,8 +6,15 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "tensor/error.h"
 
 namespace ql {
+
+/// A backend name this build does not have (the CLI reports it as a usage error).
+class UnknownBackend : public QuantError {
+public:
+    using QuantError::QuantError;
+};
 
 class BackendRegistry {
 public:
@@ -16,6 +23,9 @@ public:
     const std::vector<std::unique_ptr<Backend>>& backends() const { return m_backends; }
     /// nullptr when no backend has this name.
     const Backend* find(const std::string& name) const;
+    /// The named backend, ready to run: UnknownBackend when no backend has this name, QuantError
+    /// (with the backend's reason) when it is unavailable.
+    const Backend& require(const std::string& name) const;
     /// "cpu, cpu-reference" — for error messages listing the choices.
     std::string names() const;
 
