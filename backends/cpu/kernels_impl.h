@@ -60,6 +60,20 @@ inline vf halfToFloatV(vu h) {
     return asI(em) >= 0x7C00 ? asF(special) : asF(asU(finite) | sign);
 }
 
+// 16-bit lanes widened to 32: into the high half (bf16 -> f32 bits) or zero-extended. From 8 lanes up
+// this is one interleave with zeros; GCC's widening convert would split, widen and reinsert halves.
+template <bool High, std::size_t... I>
+inline vu widen16(vu16 h, std::index_sequence<I...>) {
+    if constexpr (W < 8) {
+        const vu w = __builtin_convertvector(h, vu);
+        return High ? w << 16 : w;
+    } else if constexpr (High) {
+        return (vu)__builtin_shufflevector(vu16{}, h, (I % 2 ? W + I / 2 : 0)...);
+    } else {
+        return (vu)__builtin_shufflevector(h, vu16{}, (I % 2 ? W : I / 2)...);
+    }
+}
+
 template <class In>
 inline vf load(const typename In::T* p) {
     if constexpr (std::is_same_v<In, F32In>) {
@@ -69,8 +83,9 @@ inline vf load(const typename In::T* p) {
     } else {
         vu16 h;
         std::memcpy(&h, p, sizeof h);
-        const vu w = __builtin_convertvector(h, vu);
-        if constexpr (std::is_same_v<In, Bf16In>) return asF(w << 16);
+        constexpr bool bf16 = std::is_same_v<In, Bf16In>;
+        const vu w = widen16<bf16>(h, std::make_index_sequence<2 * W>{});
+        if constexpr (bf16) return asF(w);
         else return halfToFloatV(w);
     }
 }
