@@ -193,9 +193,11 @@ void TestCudaBackend::matchesReference_data() {
         QuantSpec spec;
         Shape shape;
     } rows[] = {
-        {"torch/per-tensor/int8", specOf(P::Torch, T::Int8, S::PerTensor, {}), {4096, 4096}}, // 64 MB: staged
+        // 64 MB of f32 (32 MB of bf16 / f16) input: staged upload; 16 MB of codes: direct download.
+        {"torch/per-tensor/int8", specOf(P::Torch, T::Int8, S::PerTensor, {}), {4096, 4096}},
         {"torch/per-channel0/uint8-asym", specOf(P::Torch, T::UInt8, S::PerChannel, {0}, false), {33, 129}},
-        {"torch/per-channel-last/int32", specOf(P::Torch, T::Int32, S::PerChannel, {-1}), {2048, 2049}}, // 16 MB codes
+        // 34 MB of int32 codes: staged download; f32 input staged too, 16-bit input not.
+        {"torch/per-channel-last/int32", specOf(P::Torch, T::Int32, S::PerChannel, {-1}), {2048, 4097}},
         {"torch/per-channel-middle/int8", specOf(P::Torch, T::Int8, S::PerChannel, {1}), {3, 5, 67}},
         {"tensorrt/per-tensor/fp8", specOf(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}), {1, 1031}},
         {"custom/per-group-g128/int4-divide", pg, {64, 1000}},
