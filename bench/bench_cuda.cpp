@@ -161,7 +161,8 @@ int main(int argc, char** argv) {
                 const auto copyBytes = static_cast<std::size_t>(static_cast<double>(n) * inBytes);
                 const double copyMs = cuda::bestCopyMs(copyBytes, repeat);
                 const double copyGBs = 2.0 * static_cast<double>(copyBytes) / copyMs / 1e6;
-                std::snprintf(line, sizeof line, "| device copy (read + write) | %s | %s | cudaMemcpy D2D | %.3f | %.0f | 1.00 |\n",
+                std::snprintf(line, sizeof line,
+                              "| device copy (read + write) | %s | %s | cudaMemcpy D2D | %.3f | %.0f | 1.00 |\n",
                               shape.c_str(), dtype, copyMs, copyGBs);
                 emit(line);
                 for (const Bench& b : benches()) {
@@ -181,7 +182,8 @@ int main(int argc, char** argv) {
                 if (peer.ms > 0) {
                     const double gbs = static_cast<double>(n) * (inBytes + 1.0) / peer.ms / 1e6;
                     std::snprintf(line, sizeof line,
-                                  "| per-channel int8 | %s | %s | torch.quantize_per_channel (CUDA) | %.3f | %.0f | %.2f |\n",
+                                  "| per-channel int8 | %s | %s | torch.quantize_per_channel (CUDA) | %.3f | %.0f "
+                                  "| %.2f |\n",
                                   shape.c_str(), dtype, peer.ms, gbs, gbs / copyGBs);
                     emit(line);
                 } else {

@@ -194,12 +194,22 @@ QL_HD inline std::int32_t clampFloatCode(float q, const ElementOp& op) {
     return clampCode(static_cast<std::int64_t>(q), op);
 }
 
+// The NaN a scaled value is when it is one. IEEE 754 leaves a NaN result's sign to the machine:
+// x86, where the oracle runs, passes the NaN operand through (x when both are, as in x / s) and
+// gives -NaN for an invalid operation (0 * inf, inf / inf); NVIDIA GPUs give one canonical +NaN.
+// The sign reaches FP8 codes (0x7F / 0xFF), so it is chosen here as x86 chooses it.
+QL_HD inline float x86NaN(float x, float scale) {
+    if (x != x) return x;
+    if (scale != scale) return scale;
+    return floatOf(0xFFC00000u);
+}
+
 /// quantizeValue with the scale operation fixed at compile time (the kernels are built per Op).
 template <ScaleOp Op>
 QL_HD inline std::int32_t quantizeElementAs(float x, float scale, float zeroPoint, const ElementOp& op) {
     if (op.zeroScaleGivesZero && scale == 0.0f) return 0;
     float t = applyScale<Op>(x, scale, op.zeroScaleMeansOne);
-    if (op.floatTarget) return encodeMiniFloatBits(t, op.fmt, op.saturate);
+    if (op.floatTarget) return encodeMiniFloatBits(t == t ? t : x86NaN(x, scale), op.fmt, op.saturate);
     const bool after = op.zeroPoint == ZeroPointStage::AfterRounding;
     if (!after) t = t + zeroPoint;
     const float r = roundTo(t, op.rounding);

@@ -53,8 +53,8 @@ double bestKernelMs(const QuantPlan& plan, const QuantParams& params, const Tens
     const DType dt = input.dtype();
     if (dt != DType::F32 && dt != DType::BF16 && dt != DType::F16)
         throw QuantError("bestKernelMs takes f32, bf16 or f16 input");
-    const HostInput host{input.data(), dt == DType::F32 ? InputKind::F32 : dt == DType::BF16 ? InputKind::Bf16 : InputKind::F16,
-                         input.elementCount()};
+    const InputKind kind = dt == DType::F32 ? InputKind::F32 : dt == DType::BF16 ? InputKind::Bf16 : InputKind::F16;
+    const HostInput host{input.data(), kind, input.elementCount()};
     const HostScaleMap map = buildScaleMap(plan);
     const Stream stream;
     DeviceJob job(plan, params, map, host, stream.get());
