@@ -141,7 +141,7 @@ Codes emulateKernel(const QuantPlan& plan, const QuantParams& params, const std:
     a.zeroPoints = params.zeroPoints.data();
     a.zeroPointMode = zeroPointModeOf(params);
     a.count = static_cast<std::int64_t>(x.size());
-    if (a.count > 0) setStride(a, threads, kVectorWidth<In>);
+    if (a.count > 0) configureLaunch(a, threads, kVectorWidth<In>);
     Codes codes(plan.codeTarget, a.count, Codes::Uninitialized{});
     if (a.count == 0) return codes; // the backend launches nothing either
     auto* out = reinterpret_cast<Code*>(codes.data());
@@ -191,6 +191,7 @@ private slots:
     void cursorMatchesScaleIndexer();
     void kernelBodyMatchesReference_data();
     void kernelBodyMatchesReference();
+    void vectorsShareScaleWhereTheyCan();
 };
 
 void TestCudaWalk::fastDivide() {
@@ -243,7 +244,7 @@ void TestCudaWalk::cursorMatchesScaleIndexer() {
     for (std::int64_t stride : {std::int64_t{1}, std::int64_t{3}, map.inner, map.inner + 5, 4 * map.inner - 1}) {
         QuantizeArgs a{};
         a.map = view;
-        setStride(a, stride, 1);
+        configureLaunch(a, stride, 1);
         for (std::int64_t start = 0; start < std::min<std::int64_t>(n, stride); ++start) {
             Cursor c = Cursor::at(start, view);
             for (std::int64_t i = start + stride; i < n; i += stride) {
@@ -284,6 +285,40 @@ void TestCudaWalk::kernelBodyMatchesReference() {
     default: mismatch = walkMismatch<float>(plan, values, threads); break;
     }
     QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+}
+
+// The one-lookup-per-vector path is taken exactly where every vector lies in one scale group (the
+// codes of both paths are checked above; this checks which one the common layouts get).
+void TestCudaWalk::vectorsShareScaleWhereTheyCan() {
+    using P = Preset;
+    using T = Target;
+    using S = Scheme;
+    QuantSpec g16 = walkSpec(P::Custom, T::Int4, S::PerGroup, {-1});
+    g16.groupSize = 16;
+    QuantSpec g6 = g16;
+    g6.groupSize = 6;
+    const struct {
+        const char* name;
+        QuantSpec spec;
+        Shape shape;
+        int width;
+        bool shares;
+    } cases[] = {
+        {"per-tensor, ragged rows", walkSpec(P::Torch, T::Int8, S::PerTensor, {}), {33, 129}, 4, true},
+        {"per-row", walkSpec(P::Torch, T::Int8, S::PerChannel, {0}), {8, 64}, 8, true},
+        {"per-row, rows not whole vectors", walkSpec(P::Torch, T::Int8, S::PerChannel, {0}), {8, 66}, 4, false},
+        {"per-group 16", g16, {8, 64}, 8, true},
+        {"per-group 6", g6, {8, 60}, 4, false},
+        {"mx blocks of 32", walkSpec(P::MX, T::Fp8E4M3, S::Block, {}), {4, 96}, 8, true},
+        {"per-column", walkSpec(P::Torch, T::Int8, S::PerChannel, {-1}), {8, 64}, 4, false},
+    };
+    for (const auto& c : cases) {
+        const HostScaleMap map = buildScaleMap(planQuantization(c.spec, c.shape));
+        QuantizeArgs a{};
+        a.map = map.hostView();
+        configureLaunch(a, 256, c.width);
+        QVERIFY2(a.vectorsShareScale == c.shares, c.name);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCudaWalk)

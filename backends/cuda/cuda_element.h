@@ -148,18 +148,23 @@ struct ElementOp {
     std::int64_t qmax;
 };
 
+/// What the scale becomes before it meets x: 1/s for the reciprocal convention, s itself otherwise.
+/// Depends on the scale alone, so a vector of elements sharing a scale computes it once.
 template <ScaleOp Op>
-QL_HD inline float applyScale(float x, float scale, bool zeroScaleMeansOne) {
+QL_HD inline float scaleOperand(float scale, bool zeroScaleMeansOne) {
+    if constexpr (Op == ScaleOp::MultiplyReciprocal) return (zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
+    return scale;
+}
+
+template <ScaleOp Op>
+QL_HD inline float applyOperand(float x, float operand) {
     if constexpr (Op == ScaleOp::Divide) {
-        return x / scale;
-    } else if constexpr (Op == ScaleOp::MultiplyReciprocal) {
-        const float inv = (zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
-        return x * inv;
-    } else if constexpr (Op == ScaleOp::Multiply) {
-        return x * scale;
+        return x / operand;
+    } else if constexpr (Op == ScaleOp::MultiplyTwice) {
+        const float once = x * operand; // A2/A3 kernel order (x*s)*s, not x*(s*s)
+        return once * operand;
     } else {
-        const float once = x * scale; // A2/A3 kernel order (x*s)*s, not x*(s*s)
-        return once * scale;
+        return x * operand; // the reciprocal, or the inverse step itself
     }
 }
 
@@ -204,11 +209,12 @@ QL_HD inline float x86NaN(float x, float scale) {
     return floatOf(0xFFC00000u);
 }
 
-/// quantizeValue with the scale operation fixed at compile time (the kernels are built per Op).
+/// quantizeValue with the scale operation fixed at compile time (the kernels are built per Op),
+/// given the scale and its operand (scaleOperand<Op>(scale, op.zeroScaleMeansOne)).
 template <ScaleOp Op>
-QL_HD inline std::int32_t quantizeElementAs(float x, float scale, float zeroPoint, const ElementOp& op) {
+QL_HD inline std::int32_t quantizePrepared(float x, float scale, float operand, float zeroPoint, const ElementOp& op) {
     if (op.zeroScaleGivesZero && scale == 0.0f) return 0;
-    float t = applyScale<Op>(x, scale, op.zeroScaleMeansOne);
+    float t = applyOperand<Op>(x, operand);
     if (op.floatTarget) return encodeMiniFloatBits(t == t ? t : x86NaN(x, scale), op.fmt, op.saturate);
     const bool after = op.zeroPoint == ZeroPointStage::AfterRounding;
     if (!after) t = t + zeroPoint;
@@ -217,6 +223,11 @@ QL_HD inline std::int32_t quantizeElementAs(float x, float scale, float zeroPoin
     if (op.nan == NanPolicy::X86IntCast) return clampCode(x86CastToInt64(after ? zeroPoint + r : r), op);
     if (r != r) return clampCode(0, op);
     return clampFloatCode(after ? r + zeroPoint : r, op);
+}
+
+template <ScaleOp Op>
+QL_HD inline std::int32_t quantizeElementAs(float x, float scale, float zeroPoint, const ElementOp& op) {
+    return quantizePrepared<Op>(x, scale, scaleOperand<Op>(scale, op.zeroScaleMeansOne), zeroPoint, op);
 }
 
 /// The same with the scale operation read at run time.

@@ -32,7 +32,7 @@ cudaError_t launchTyped(const KernelLaunch& l, cudaStream_t stream) {
     const std::int64_t resident = static_cast<std::int64_t>(sms) * (perSm > 0 ? perSm : 1);
     const auto blocks = static_cast<unsigned>(wanted < 1 ? 1 : (wanted < resident ? wanted : resident));
     QuantizeArgs args = l.args;
-    setStride(args, static_cast<std::int64_t>(blocks) * kThreadsPerBlock, kVectorWidth<In>);
+    configureLaunch(args, static_cast<std::int64_t>(blocks) * kThreadsPerBlock, kVectorWidth<In>);
     kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(static_cast<const In*>(l.input), static_cast<Code*>(l.codes),
                                                     args);
     return cudaGetLastError();

@@ -16,7 +16,7 @@ struct KernelLaunch {
     void* codes;        // 1 byte per code, or 4 for int32 codes (as ql::Codes)
     InputKind kind;
     bool wideCodes;     // int32 codes
-    QuantizeArgs args;  // the stride is filled in by the launch
+    QuantizeArgs args;  // configureLaunch() is applied by the launch
 };
 
 /// Enqueues the quantize kernel on `stream` with a grid that fills the device once (the kernel

@@ -27,20 +27,29 @@ struct QuantizeArgs {
     const float* zeroPoints;
     ZeroPointMode zeroPointMode;
     std::int64_t count;
-    // One grid stride (threads * V elements) as whole rows plus columns: set by strideFor().
+    // Set by configureLaunch(): one grid stride (threads * V elements) as whole rows plus columns,
+    // and whether every vector lies in one scale group (then its scale is looked up once).
     std::int64_t strideRows;
     std::int64_t strideCols;
+    bool vectorsShareScale;
 };
 
 /// Input elements per vector: 16 bytes.
 template <class In>
 constexpr int kVectorWidth = static_cast<int>(16 / sizeof(In));
 
-/// Fills the grid stride of a launch with `threads` threads over vectors of `width` elements.
-inline void setStride(QuantizeArgs& a, std::int64_t threads, int width) {
+/// Fills in what depends on the grid (`threads` threads) and the vector width.
+inline void configureLaunch(QuantizeArgs& a, std::int64_t threads, int width) {
+    const ScaleMapView& m = a.map;
     const std::int64_t elements = threads * width;
-    a.strideRows = elements / a.map.inner;
-    a.strideCols = elements % a.map.inner;
+    a.strideRows = elements / m.inner;
+    a.strideCols = elements % m.inner;
+    const bool oneScale = m.rowRule == RowRule::Zero && m.columnRule == ColumnRule::Shared;
+    // Rows of whole vectors, and a column rule that is constant over each aligned vector.
+    const bool rowAligned = m.inner % width == 0;
+    const bool columnsShare = m.columnRule == ColumnRule::Shared ||
+                              (m.columnRule == ColumnRule::Block && m.block.divisor % width == 0);
+    a.vectorsShareScale = oneScale || (rowAligned && columnsShare);
 }
 
 template <class T, int N>
@@ -80,14 +89,17 @@ QL_HD inline In elementOf(const RawVector& raw, int k) {
     }
 }
 
+QL_HD inline float zeroPointAt(std::int64_t s, const QuantizeArgs& a) {
+    return a.zeroPointMode == ZeroPointMode::None     ? 0.0f
+           : a.zeroPointMode == ZeroPointMode::Scalar ? a.zeroPoints[0]
+                                                      : a.zeroPoints[s];
+}
+
 template <ScaleOp Op, class Code, class In>
 QL_HD inline Code codeAt(In x, const Cursor& c, const QuantizeArgs& a) {
     const std::int64_t s = c.scaleIndex(a.map);
-    const float zp = a.zeroPointMode == ZeroPointMode::None     ? 0.0f
-                     : a.zeroPointMode == ZeroPointMode::Scalar ? a.zeroPoints[0]
-                                                                : a.zeroPoints[s];
     // int8 codes are stored as their byte, as Codes::set does.
-    return static_cast<Code>(quantizeElementAs<Op>(widen(x), a.scales[s], zp, a.op));
+    return static_cast<Code>(quantizeElementAs<Op>(widen(x), a.scales[s], zeroPointAt(s, a), a.op));
 }
 
 /// The work of thread `thread` of `threads`; `Code` is std::uint8_t, or std::int32_t for int32 codes.
@@ -107,13 +119,25 @@ QL_HD inline void quantizeStrided(const In* x, Code* out, const QuantizeArgs& a,
             RawVector ahead{};
             if (more) ahead = loadPack<RawVector>(x + (v + threads) * V);
             Pack<Code, V> q;
-            Cursor e = c; // vectors may cross rows: step element by element
+            if (a.vectorsShareScale) { // one lookup and one operand per vector
+                const std::int64_t s = c.scaleIndex(a.map);
+                const float scale = a.scales[s], zp = zeroPointAt(s, a);
+                const float operand = scaleOperand<Op>(scale, a.op.zeroScaleMeansOne);
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-            for (int k = 0; k < V; ++k) {
-                q.v[k] = codeAt<Op, Code>(elementOf<In>(in, k), e, a);
-                e.next(a.map);
+                for (int k = 0; k < V; ++k)
+                    q.v[k] = static_cast<Code>(
+                        quantizePrepared<Op>(widen(elementOf<In>(in, k)), scale, operand, zp, a.op));
+            } else {
+                Cursor e = c; // vectors may cross rows and groups: step element by element
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+                for (int k = 0; k < V; ++k) {
+                    q.v[k] = codeAt<Op, Code>(elementOf<In>(in, k), e, a);
+                    e.next(a.map);
+                }
             }
             storePack(out + v * V, q);
             if (!more) break;
