@@ -1,6 +1,7 @@
 #pragma once
 // Host side of the kernel arguments: what a QuantPlan and its parameters become before upload.
-// Header-only so that tst_cuda_element builds it with the host compiler, with or without CUDA.
+// Header-only so that the host suites (tst_cuda_element, tst_cuda_walk) build it with the host
+// compiler, with or without CUDA.
 #include <cstdint>
 #include <vector>
 

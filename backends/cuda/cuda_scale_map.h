@@ -3,7 +3,7 @@
 // as rows x inner (inner = last dimension): a row's first scale comes from a rule (zero, linear, or
 // a table built on the host), a column adds its offset (shared, full, block of b, or a table for
 // ragged groups). A cursor walks the elements and carries rows over, so only its starting point
-// needs a division. Host and device code alike (QL_HD); tst_cuda_element checks it against
+// needs a division. Host and device code alike (QL_HD); tst_cuda_walk checks it against
 // ScaleIndexer for every layout.
 #include <cstdint>
 

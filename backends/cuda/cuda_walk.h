@@ -1,5 +1,5 @@
 #pragma once
-// The quantize kernel's body, as a function of (thread, thread count) so that tst_cuda_element can
+// The quantize kernel's body, as a function of (thread, thread count) so that tst_cuda_walk can
 // run it on the host for a few emulated grids and compare the codes with quantizeReference. Each
 // thread takes every `threads`-th vector of V elements (16 bytes of input: four floats or eight
 // 16-bit values in one load), coalesced across a warp; thread 0 also does the scalar tail of
