@@ -47,6 +47,7 @@ private slots:
     void matchesTorchPerChannel_data();
     void matchesTorchPerChannel();
     void compareNamesReciprocalVersusDivision();
+    void compareBackendsSideBySide();
     void allPrintsSortedTableAndReport();
     void sweepAndInspect();
     void helpOnEveryCommand_data();
@@ -112,6 +113,9 @@ void TestCli::compareNamesReciprocalVersusDivision() {
     QVERIFY2(r.out.contains("mismatched codes: 1 of 4"), r.out.constData());
     QVERIFY2(r.out.contains("A 128, B 127"), r.out.constData());
     QVERIFY2(r.out.contains("reciprocal") && r.out.contains("division"), r.out.constData());
+    QVERIFY2(r.out.contains("timing (median of 1 run, ms)") && r.out.contains("  A torch ") &&
+                 r.out.contains("  B aclnn-quantize "),
+             r.out.constData());
     QFile f(m_dir.filePath(QStringLiteral("cmp.json")));
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QJsonObject c = QJsonDocument::fromJson(f.readAll()).object()[QLatin1String("comparison")].toObject();
@@ -120,6 +124,24 @@ void TestCli::compareNamesReciprocalVersusDivision() {
     QCOMPARE(e[QLatin1String("code_b")].toInt(), 127);
     QCOMPARE(c[QLatin1String("causes")].toArray().first().toObject()[QLatin1String("name")].toString(),
              QStringLiteral("scale-op"));
+}
+
+// The same spec on two backends: both error rows, the code comparison and each side's phases.
+void TestCli::compareBackendsSideBySide() {
+    const Run r = runCli({QStringLiteral("compare"), QStringLiteral("random.safetensors"), QStringLiteral("--tensor"),
+                          QStringLiteral("w"), QStringLiteral("--backend"), QStringLiteral("cpu"),
+                          QStringLiteral("--backend-b"), QStringLiteral("cpu-reference"), QStringLiteral("--repeat"),
+                          QStringLiteral("3"), QStringLiteral("-q")},
+                         m_dir.path());
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(r.out.contains("A cpu ") && r.out.contains("B cpu-reference "), r.out.constData());
+    QVERIFY2(r.out.contains("timing (median of 3 runs, ms)"), r.out.constData());
+    QVERIFY2(r.out.contains("mismatched codes: 0 of"), r.out.constData());
+    const Run bad = runCli({QStringLiteral("compare"), QStringLiteral("random.safetensors"), QStringLiteral("--tensor"),
+                            QStringLiteral("w"), QStringLiteral("--backend-b"), QStringLiteral("no-such-device")},
+                           m_dir.path());
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("unknown backend 'no-such-device'"), bad.err.constData());
 }
 
 void TestCli::allPrintsSortedTableAndReport() {

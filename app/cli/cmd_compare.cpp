@@ -1,4 +1,6 @@
 #include <cstdio>
+#include <string>
+#include <utility>
 
 #include "analysis/model_table.h"
 #include "cli/cli_error.h"
@@ -29,6 +31,15 @@ void printComparison(const Comparison& c) {
     std::printf("verdict: %s\n", c.verdict.c_str());
 }
 
+// Each side's phases (median of --repeat runs): where a device spends its time next to the CPU.
+void printTimings(const std::string& labelA, const Timing& a, const std::string& labelB, const Timing& b) {
+    const std::string title = "timing (median of " + std::to_string(a.runs) + (a.runs == 1 ? " run" : " runs") + ", ms)";
+    std::printf("%-32s %9s %9s %9s %9s %9s\n", title.c_str(), "prepare", "upload", "kernel", "download", "total");
+    for (const auto& [label, t] : {std::pair{"A " + labelA, a.median}, std::pair{"B " + labelB, b.median}})
+        std::printf("  %-30s %9.3f %9.3f %9.3f %9.3f %9.3f\n", label.c_str(), t.prepareMs, t.uploadMs, t.kernelMs,
+                    t.downloadMs, t.totalMs);
+}
+
 } // namespace
 
 CLI::App* addCompare(CLI::App& parent, CompareOptions& o) {
@@ -42,6 +53,9 @@ CLI::App* addCompare(CLI::App& parent, CompareOptions& o) {
     auto* pb = cmd->add_option("--preset-b", o.presetB, "Run B with this preset (same backend and flags)");
     bb->excludes(pb);
     cmd->add_option("--report", o.report, "Write a report (.json or .csv)");
+    cmd->add_option("--repeat", o.repeat, "Run each side N times; timings give the median")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
     cmd->add_flag("--quiet,-q", o.quiet, "No progress bar");
     return cmd;
 }
@@ -69,7 +83,7 @@ int runCompare(const CompareOptions& o) {
     auto runSide = [&](const QuantSpec& spec, const Backend& backend, std::optional<QuantParams> params, int index) {
         progress.begin(index, 2, info->name);
         try {
-            return runTensor(*info, values, spec, backend, params, 1, progress.callback());
+            return runTensor(*info, values, spec, backend, params, o.repeat, progress.callback());
         } catch (const QuantError& e) {
             throw QuantError(where(o.file, o.tensor, std::string(index ? "B" : "A") + " (" + describe(spec) + "): " + e.what()));
         }
@@ -89,6 +103,7 @@ int runCompare(const CompareOptions& o) {
     rows[0].name = "A " + labelA;
     rows[1].name = "B " + labelB;
     std::fputs(formatModelTable(rows).c_str(), stdout);
+    printTimings(labelA, a.result.timing, labelB, b.result.timing);
     printComparison(c);
     if (!o.report.empty()) writeReport(o.report, o.file, reports, &c);
     return 0;

@@ -41,6 +41,7 @@ struct CompareOptions {
     std::string backendB;
     std::string presetB;
     std::string report;
+    int repeat = 1;
     bool quiet = false;
 };
 CLI::App* addCompare(CLI::App& parent, CompareOptions& o);
