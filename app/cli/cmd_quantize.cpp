@@ -88,7 +88,7 @@ CLI::App* addQuantize(CLI::App& parent, QuantizeOptions& o) {
         ->group("TENSORS");
     cmd->add_flag("--all", o.all, "Every floating tensor in the file")->group("TENSORS");
     addSpecOptions(*cmd, o.spec);
-    cmd->add_option("--backend", o.backend, "cpu, cpu-reference (see `quantlens-cli backends`)")->capture_default_str();
+    cmd->add_option("--backend", o.backend, "Backend to run on (`quantlens-cli backends` lists this build's)")->capture_default_str();
     cmd->add_option("--out", o.out, "Write the codes, scales and zero points (.safetensors, .h5)");
     cmd->add_option("--export-layout", o.exportLayout, "compressed-tensors or native (safetensors only)")
         ->check(CLI::IsMember({"compressed-tensors", "native"}))

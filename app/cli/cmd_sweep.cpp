@@ -41,7 +41,7 @@ CLI::App* addSweep(CLI::App& parent, SweepOptions& o) {
     cmd->add_option("--tensor", o.tensor, "Tensor name")->required();
     cmd->add_option("--group-size", o.groupSizes, "Group sizes to try, e.g. 32,64,128")->required();
     addSpecOptions(*cmd, o.spec, false);
-    cmd->add_option("--backend", o.backend, "cpu, cpu-reference")->capture_default_str();
+    cmd->add_option("--backend", o.backend, "Backend to run on (`quantlens-cli backends` lists this build's)")->capture_default_str();
     cmd->add_option("--report", o.report, "Write a report (.json or .csv), one entry per group size");
     cmd->add_flag("--quiet,-q", o.quiet, "No progress bar");
     return cmd;
