@@ -17,8 +17,10 @@
 #include "quant/reference.h"
 #include "tensor/error.h"
 #include "tensor/float_formats.h"
+#include "backend_test_util.h"
 
 using namespace ql;
+using namespace qltest;
 
 namespace {
 
@@ -27,56 +29,45 @@ struct SpecRow {
     QuantSpec spec;
 };
 
-QuantSpec make(Preset p, Target t, Scheme s, std::vector<int> axes, bool symmetric = true) {
-    QuantSpec q;
-    q.preset = p;
-    q.target = t;
-    q.scheme = s;
-    q.axes = std::move(axes);
-    q.symmetric = symmetric;
-    if (!symmetric) q.calibration.method = CalibMethod::MinMax;
-    return q;
-}
-
 std::vector<SpecRow> specRows() {
     std::vector<SpecRow> rows;
     auto add = [&](const char* n, QuantSpec s) { rows.push_back({n, std::move(s)}); };
     using P = Preset;
     using T = Target;
     using S = Scheme;
-    add("torch/per-tensor/int8", make(P::Torch, T::Int8, S::PerTensor, {}));
-    add("torch/per-tensor/uint8-asym", make(P::Torch, T::UInt8, S::PerTensor, {}, false));
-    add("torch/per-channel0/int8", make(P::Torch, T::Int8, S::PerChannel, {0}));
-    add("torch/per-channel-last/int8", make(P::Torch, T::Int8, S::PerChannel, {-1}));
-    add("torch/per-channel0/uint8-asym", make(P::Torch, T::UInt8, S::PerChannel, {0}, false));
-    add("torch/per-channel0/uint4-asym", make(P::Torch, T::UInt4, S::PerChannel, {0}, false));
-    add("torch/per-channel0/int32", make(P::Torch, T::Int32, S::PerChannel, {0}));
-    add("tensorrt/per-tensor/int8", make(P::TensorRT, T::Int8, S::PerTensor, {}));
-    add("tensorrt/per-tensor/fp8", make(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}));
-    add("tensorrt/per-channel0/fp8", make(P::TensorRT, T::Fp8E4M3, S::PerChannel, {0}));
-    add("tensorrt/per-channel-last/fp4", make(P::TensorRT, T::Fp4E2M1, S::PerChannel, {-1}));
-    QuantSpec blk = make(P::TensorRT, T::Int4, S::Block, {});
+    add("torch/per-tensor/int8", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}));
+    add("torch/per-tensor/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerTensor, {}, false));
+    add("torch/per-channel0/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}));
+    add("torch/per-channel-last/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {-1}));
+    add("torch/per-channel0/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerChannel, {0}, false));
+    add("torch/per-channel0/uint4-asym", calibratedSpec(P::Torch, T::UInt4, S::PerChannel, {0}, false));
+    add("torch/per-channel0/int32", calibratedSpec(P::Torch, T::Int32, S::PerChannel, {0}));
+    add("tensorrt/per-tensor/int8", calibratedSpec(P::TensorRT, T::Int8, S::PerTensor, {}));
+    add("tensorrt/per-tensor/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}));
+    add("tensorrt/per-channel0/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerChannel, {0}));
+    add("tensorrt/per-channel-last/fp4", calibratedSpec(P::TensorRT, T::Fp4E2M1, S::PerChannel, {-1}));
+    QuantSpec blk = calibratedSpec(P::TensorRT, T::Int4, S::Block, {});
     blk.block = {1, 16};
     add("tensorrt/block-1x16/int4", blk);
     blk.block = {4, 16};
     add("tensorrt/block-4x16/int4", blk);
-    add("aclnn-quantize/per-channel0/int8", make(P::AclnnQuantize, T::Int8, S::PerChannel, {0}));
-    add("aclnn-quantize/per-tensor/uint8-asym", make(P::AclnnQuantize, T::UInt8, S::PerTensor, {}, false));
-    add("aclnn-quantize/per-channel-last/fp8-e5m2", make(P::AclnnQuantize, T::Fp8E5M2, S::PerChannel, {-1}));
-    add("ascend-quant/per-tensor/int8", make(P::AscendQuant, T::Int8, S::PerTensor, {}));
-    add("ascend-quant/per-channel-last/int8-asym", make(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false));
+    add("aclnn-quantize/per-channel0/int8", calibratedSpec(P::AclnnQuantize, T::Int8, S::PerChannel, {0}));
+    add("aclnn-quantize/per-tensor/uint8-asym", calibratedSpec(P::AclnnQuantize, T::UInt8, S::PerTensor, {}, false));
+    add("aclnn-quantize/per-channel-last/fp8-e5m2", calibratedSpec(P::AclnnQuantize, T::Fp8E5M2, S::PerChannel, {-1}));
+    add("ascend-quant/per-tensor/int8", calibratedSpec(P::AscendQuant, T::Int8, S::PerTensor, {}));
+    add("ascend-quant/per-channel-last/int8-asym", calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false));
     for (Rounding r : {Rounding::Floor, Rounding::Ceil, Rounding::Trunc}) {
-        QuantSpec s = make(P::AscendQuant, T::Int8, S::PerChannel, {-1});
+        QuantSpec s = calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1});
         s.rounding = r;
         rows.push_back({r == Rounding::Floor ? "ascend-quant/floor" : r == Rounding::Ceil ? "ascend-quant/ceil"
                                                                                           : "ascend-quant/trunc",
                         s});
     }
-    QuantSpec sq = make(P::AscendQuant, T::Int8, S::PerTensor, {});
+    QuantSpec sq = calibratedSpec(P::AscendQuant, T::Int8, S::PerTensor, {});
     sq.sqrtMode = true;
     add("ascend-quant/sqrt-mode/int8", sq);
-    add("ascend-quant/per-tensor/fp8-e5m2", make(P::AscendQuant, T::Fp8E5M2, S::PerTensor, {}));
-    QuantSpec pg = make(P::Custom, T::Int4, S::PerGroup, {-1});
+    add("ascend-quant/per-tensor/fp8-e5m2", calibratedSpec(P::AscendQuant, T::Fp8E5M2, S::PerTensor, {}));
+    QuantSpec pg = calibratedSpec(P::Custom, T::Int4, S::PerGroup, {-1});
     pg.groupSize = 32;
     Convention away;
     away.scaleOp = ScaleOp::Divide;
@@ -84,41 +75,17 @@ std::vector<SpecRow> specRows() {
     away.rounding = Rounding::HalfAwayFromZero;
     pg.custom = away;
     add("custom/per-group-g32/int4-half-away", pg);
-    QuantSpec pt = make(P::PyPTO, T::Int8, S::PerChannel, {0});
+    QuantSpec pt = calibratedSpec(P::PyPTO, T::Int8, S::PerChannel, {0});
     add("pypto/int8", pt);
-    add("mx/fp8-e4m3", make(P::MX, T::Fp8E4M3, S::Block, {}));
-    add("mx/fp4", make(P::MX, T::Fp4E2M1, S::Block, {}));
-    add("nvfp4/fp4", make(P::NVFP4, T::Fp4E2M1, S::Block, {}));
+    add("mx/fp8-e4m3", calibratedSpec(P::MX, T::Fp8E4M3, S::Block, {}));
+    add("mx/fp4", calibratedSpec(P::MX, T::Fp4E2M1, S::Block, {}));
+    add("nvfp4/fp4", calibratedSpec(P::NVFP4, T::Fp4E2M1, S::Block, {}));
     return rows;
 }
 
 const std::vector<Shape>& shapes() {
     static const std::vector<Shape> s{{64, 256}, {33, 129}, {7, 17}, {3, 5, 64}, {1, 1031}, {128, 32}, {1000}};
     return s;
-}
-
-// Normal values with exact binary fractions (ties once divided by a power of two) and every special.
-std::vector<float> testValues(std::int64_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, 2.0f);
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = i % 2 ? d(rng) : std::round(d(rng) * 32.0f) / 32.0f;
-    const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
-                              -std::numeric_limits<float>::infinity(), -0.0f, 1e30f, -1e30f, 3e-39f, 1e-8f,
-                              // Around 2^22 and 2^63 once scaled: where rounding tricks and torch's
-                              // int64 cast could part from the reference.
-                              524287.5f, 1048576.5f, -2097151.0f, 0x1p60f, -0x1p60f, 0x1.fffffep59f,
-                              0x1p63f, 0x1.fffffep62f, -0x1p63f};
-    for (std::size_t k = 0; k < std::size(specials) && 5 * k + 3 < v.size(); ++k) v[5 * k + 3] = specials[k];
-    return v;
-}
-
-Tensor tensorOf(const std::vector<float>& v, const Shape& shape, DType dtype) {
-    if (dtype == DType::F32) return Tensor::fromFloats(shape, v);
-    Tensor t(dtype, shape);
-    auto* p = reinterpret_cast<std::uint16_t*>(t.mutableData());
-    for (std::size_t i = 0; i < v.size(); ++i) p[i] = dtype == DType::BF16 ? floatToBf16(v[i]) : floatToHalf(v[i]);
-    return t;
 }
 
 // a and b within a relative tolerance; equal infinities and two NaNs count as agreeing.
@@ -212,7 +179,7 @@ void TestCpuConformance::matchesReference() {
     Job job;
     job.plan = planQuantization(specRows()[static_cast<std::size_t>(spec)].spec, shapes()[static_cast<std::size_t>(shape)]);
     if (auto why = b->supports(job.plan)) QSKIP(("unsupported: " + *why).c_str());
-    const auto values = testValues(elementCount(job.plan.shape), 7u + static_cast<unsigned>(spec));
+    const auto values = conformanceValues(elementCount(job.plan.shape), 7u + static_cast<unsigned>(spec));
     job.tensor = tensorOf(values, job.plan.shape, static_cast<DType>(dtype));
     const CpuReferenceBackend reference;
     if (params != QLatin1String("calibrated")) {
@@ -270,7 +237,7 @@ void TestCpuConformance::measuredErrorsMatchErrorStats() {
         spec.axes = s == Scheme::PerTensor ? std::vector<int>{} : std::vector<int>{0};
         Job job;
         job.plan = planQuantization(spec, {37, 301});
-        const auto v = testValues(37 * 301, 5);
+        const auto v = conformanceValues(37 * 301, 5);
         job.values = v;
         const auto m = CpuBackend(2, 999).runMeasured(job);
         const auto xhat = dequantizeReference(job.plan, m.result.params, m.result.codes);

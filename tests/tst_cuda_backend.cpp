@@ -15,45 +15,13 @@
 #include "cuda/cuda_backend.h"
 #include "tensor/error.h"
 #include "tensor/float_formats.h"
+#include "backend_test_util.h"
 
 using namespace ql;
+using namespace qltest;
 
-Q_DECLARE_METATYPE(ql::QuantSpec)
-Q_DECLARE_METATYPE(ql::Shape)
 
 namespace {
-
-QuantSpec specOf(Preset p, Target t, Scheme s, std::vector<int> axes, bool symmetric = true) {
-    QuantSpec q;
-    q.preset = p;
-    q.target = t;
-    q.scheme = s;
-    q.axes = std::move(axes);
-    q.symmetric = symmetric;
-    if (!symmetric) q.calibration.method = CalibMethod::MinMax;
-    return q;
-}
-
-std::vector<float> testValues(std::int64_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, 2.0f);
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = i % 2 ? d(rng) : std::round(d(rng) * 32.0f) / 32.0f;
-    // -NaN as x86 makes it (0xFFC00000): a GPU's arithmetic would turn it into +NaN, and FP8 codes keep the sign.
-    const float specials[] = {std::numeric_limits<float>::quiet_NaN(), floatFromBits(0xFFC00000u),
-                              std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                              -0.0f, 1e30f, 3e-39f, 0x1p60f};
-    for (std::size_t k = 0; k < std::size(specials) && 11 * k + 3 < v.size(); ++k) v[11 * k + 3] = specials[k];
-    return v;
-}
-
-Tensor tensorOf(const std::vector<float>& v, const Shape& shape, DType dtype) {
-    if (dtype == DType::F32) return Tensor::fromFloats(shape, v);
-    Tensor t(dtype, shape);
-    auto* p = reinterpret_cast<std::uint16_t*>(t.mutableData());
-    for (std::size_t i = 0; i < v.size(); ++i) p[i] = dtype == DType::BF16 ? floatToBf16(v[i]) : floatToHalf(v[i]);
-    return t;
-}
 
 // Restores an environment variable when the test ends, however it ends.
 class EnvGuard {
@@ -77,8 +45,8 @@ private:
 
 Job smallJob() {
     Job job;
-    job.plan = planQuantization(specOf(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {33, 129});
-    job.tensor = tensorOf(testValues(33 * 129, 3), {33, 129}, DType::F32);
+    job.plan = planQuantization(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {33, 129});
+    job.tensor = tensorOf(conformanceValues(33 * 129, 3), {33, 129}, DType::F32);
     return job;
 }
 
@@ -181,17 +149,17 @@ void TestCudaBackend::matchesReference_data() {
     using P = Preset;
     using T = Target;
     using S = Scheme;
-    QuantSpec pg = specOf(P::Custom, T::Int4, S::PerGroup, {-1});
+    QuantSpec pg = calibratedSpec(P::Custom, T::Int4, S::PerGroup, {-1});
     pg.groupSize = 128;
     Convention divide;
     divide.scaleOp = ScaleOp::Divide;
     divide.zeroPoint = ZeroPointStage::BeforeRounding;
     pg.custom = divide;
-    QuantSpec ragged = specOf(P::NpuGroupQuant, T::Int8, S::Ragged, {});
+    QuantSpec ragged = calibratedSpec(P::NpuGroupQuant, T::Int8, S::Ragged, {});
     ragged.groupEnds = {0, 100, 100, 257, 301};
-    QuantSpec raggedLast = specOf(P::Custom, T::UInt8, S::Ragged, {-1}, false);
+    QuantSpec raggedLast = calibratedSpec(P::Custom, T::UInt8, S::Ragged, {-1}, false);
     raggedLast.groupEnds = {0, 7, 7, 300, 1031};
-    QuantSpec sqrt = specOf(P::AscendQuant, T::Int8, S::PerChannel, {-1});
+    QuantSpec sqrt = calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1});
     sqrt.sqrtMode = true;
     const struct {
         const char* name;
@@ -199,19 +167,19 @@ void TestCudaBackend::matchesReference_data() {
         Shape shape;
     } rows[] = {
         // 64 MB of f32 (32 MB of bf16 / f16) input: staged upload; 16 MB of codes: direct download.
-        {"torch/per-tensor/int8", specOf(P::Torch, T::Int8, S::PerTensor, {}), {4096, 4096}},
-        {"torch/per-channel0/uint8-asym", specOf(P::Torch, T::UInt8, S::PerChannel, {0}, false), {33, 129}},
+        {"torch/per-tensor/int8", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}), {4096, 4096}},
+        {"torch/per-channel0/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerChannel, {0}, false), {33, 129}},
         // 34 MB of int32 codes: staged download; f32 input staged too, 16-bit input not.
-        {"torch/per-channel-last/int32", specOf(P::Torch, T::Int32, S::PerChannel, {-1}), {2048, 4097}},
-        {"torch/per-channel-middle/int8", specOf(P::Torch, T::Int8, S::PerChannel, {1}), {3, 5, 67}},
-        {"tensorrt/per-tensor/fp8", specOf(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}), {1, 1031}},
+        {"torch/per-channel-last/int32", calibratedSpec(P::Torch, T::Int32, S::PerChannel, {-1}), {2048, 4097}},
+        {"torch/per-channel-middle/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {1}), {3, 5, 67}},
+        {"tensorrt/per-tensor/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}), {1, 1031}},
         {"custom/per-group-g128/int4-divide", pg, {64, 1000}},
         {"ascend-quant/sqrt-mode/int8", sqrt, {7, 17}},
         {"npu-group-quant/ragged-rows/int8", ragged, {301, 64}},
         {"custom/ragged-columns/uint8-asym", raggedLast, {9, 1031}},
-        {"mx/fp4", specOf(P::MX, T::Fp4E2M1, S::Block, {}), {40, 100}},
-        {"nvfp4/fp4", specOf(P::NVFP4, T::Fp4E2M1, S::Block, {}), {12, 64}},
-        {"scalar", specOf(P::Torch, T::Int8, S::PerTensor, {}), {}},
+        {"mx/fp4", calibratedSpec(P::MX, T::Fp4E2M1, S::Block, {}), {40, 100}},
+        {"nvfp4/fp4", calibratedSpec(P::NVFP4, T::Fp4E2M1, S::Block, {}), {12, 64}},
+        {"scalar", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}), {}},
     };
     for (const auto& r : rows)
         for (DType dt : {DType::F32, DType::BF16, DType::F16})
@@ -227,7 +195,7 @@ void TestCudaBackend::matchesReference() {
     SKIP_WITHOUT_DEVICE(backend);
     Job job;
     job.plan = planQuantization(spec, shape);
-    job.tensor = tensorOf(testValues(elementCount(shape), 9), shape, static_cast<DType>(dtype));
+    job.tensor = tensorOf(conformanceValues(elementCount(shape), 9), shape, static_cast<DType>(dtype));
     QVERIFY(!backend.supports(job.plan));
     const Result want = CpuReferenceBackend().run(job);
     const Result got = backend.run(job);
@@ -249,12 +217,12 @@ void TestCudaBackend::matchesReference() {
 void TestCudaBackend::explicitParamsAndBadParams() {
     const CudaBackend backend;
     SKIP_WITHOUT_DEVICE(backend);
-    QuantSpec spec = specOf(Preset::NpuGroupQuant, Target::Int8, Scheme::Ragged, {});
+    QuantSpec spec = calibratedSpec(Preset::NpuGroupQuant, Target::Int8, Scheme::Ragged, {});
     spec.groupEnds = {3, 8};
     spec.symmetric = false;
     Job job;
     job.plan = planQuantization(spec, {8, 40});
-    const auto values = testValues(8 * 40, 4);
+    const auto values = conformanceValues(8 * 40, 4);
     job.values = values;
     QuantParams p;
     p.scales.assign(80, 0.75f);
@@ -277,8 +245,8 @@ void TestCudaBackend::eventTimingsAndRepeats() {
     const CudaBackend backend;
     SKIP_WITHOUT_DEVICE(backend);
     Job job;
-    job.plan = planQuantization(specOf(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4096, 2048});
-    job.tensor = tensorOf(testValues(4096 * 2048, 5), {4096, 2048}, DType::F32);
+    job.plan = planQuantization(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4096, 2048});
+    job.tensor = tensorOf(conformanceValues(4096 * 2048, 5), {4096, 2048}, DType::F32);
     job.repeat = 3;
     const Result r = backend.run(job);
     QCOMPARE(r.timing.runs, 3);
@@ -320,7 +288,7 @@ void TestCudaBackend::emptyTensor() {
     const CudaBackend backend;
     SKIP_WITHOUT_DEVICE(backend);
     Job job;
-    job.plan = planQuantization(specOf(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4, 0});
+    job.plan = planQuantization(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4, 0});
     job.tensor = Tensor(DType::F32, {4, 0});
     const Result r = backend.run(job);
     QCOMPARE(r.codes.size(), 0);

@@ -13,12 +13,12 @@
 #include "quant/calibration.h"
 #include "quant/reference.h"
 #include "tensor/float_formats.h"
+#include "backend_test_util.h"
 
 using namespace ql;
 using namespace ql::cuda;
+using namespace qltest;
 
-Q_DECLARE_METATYPE(ql::QuantSpec)
-Q_DECLARE_METATYPE(ql::Shape)
 
 namespace {
 
@@ -29,17 +29,6 @@ struct WalkRow {
     QuantSpec spec;
     Shape shape;
 };
-
-QuantSpec walkSpec(Preset p, Target t, Scheme s, std::vector<int> axes, bool symmetric = true) {
-    QuantSpec q;
-    q.preset = p;
-    q.target = t;
-    q.scheme = s;
-    q.axes = std::move(axes);
-    q.symmetric = symmetric;
-    if (!symmetric) q.calibration.method = CalibMethod::MinMax;
-    return q;
-}
 
 // One row per mapping rule the kernel has (rows: zero, linear, table; columns: shared, full,
 // block, table), on shapes whose last dimension is and is not a multiple of the vector width.
@@ -57,44 +46,44 @@ std::vector<WalkRow> walkRows() {
         rows.push_back({n, std::move(s), std::move(shape)});
     };
     for (Shape shape : {Shape{33, 129}, Shape{8, 64}, Shape{7}, Shape{1, 1031}}) {
-        add("torch/per-tensor/int8", walkSpec(P::Torch, T::Int8, S::PerTensor, {}), shape);
-        add("torch/per-tensor/uint8-asym", walkSpec(P::Torch, T::UInt8, S::PerTensor, {}, false), shape);
-        add("torch/per-channel-last/int32", walkSpec(P::Torch, T::Int32, S::PerChannel, {-1}), shape);
-        add("tensorrt/per-tensor/fp8", walkSpec(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}), shape);
-        add("mx/fp4", walkSpec(P::MX, T::Fp4E2M1, S::Block, {}), shape);
+        add("torch/per-tensor/int8", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}), shape);
+        add("torch/per-tensor/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerTensor, {}, false), shape);
+        add("torch/per-channel-last/int32", calibratedSpec(P::Torch, T::Int32, S::PerChannel, {-1}), shape);
+        add("tensorrt/per-tensor/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}), shape);
+        add("mx/fp4", calibratedSpec(P::MX, T::Fp4E2M1, S::Block, {}), shape);
     }
     for (Shape shape : {Shape{33, 129}, Shape{8, 64}, Shape{3, 5, 64}, Shape{5, 3, 7, 9}}) {
-        add("torch/per-channel0/int8", walkSpec(P::Torch, T::Int8, S::PerChannel, {0}), shape);
+        add("torch/per-channel0/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}), shape);
         add("aclnn-quantize/per-channel-last/fp8-e5m2",
-            walkSpec(P::AclnnQuantize, T::Fp8E5M2, S::PerChannel, {-1}), shape);
-        add("ascend-quant/per-channel-last/int8-asym", walkSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false),
+            calibratedSpec(P::AclnnQuantize, T::Fp8E5M2, S::PerChannel, {-1}), shape);
+        add("ascend-quant/per-channel-last/int8-asym", calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false),
             shape);
-        QuantSpec pg = walkSpec(P::Custom, T::Int4, S::PerGroup, {-1});
+        QuantSpec pg = calibratedSpec(P::Custom, T::Int4, S::PerGroup, {-1});
         pg.groupSize = 16;
         add("custom/per-group-last-g16/int4", pg, shape);
         pg.axes = {0};
         pg.groupSize = 2;
         add("custom/per-group-axis0-g2/int4", pg, shape);
-        add("custom/per-channel-axes-0-and-last/uint8", walkSpec(P::Custom, T::UInt8, S::PerChannel, {0, -1}, false),
+        add("custom/per-channel-axes-0-and-last/uint8", calibratedSpec(P::Custom, T::UInt8, S::PerChannel, {0, -1}, false),
             shape);
-        add("nvfp4/fp4", walkSpec(P::NVFP4, T::Fp4E2M1, S::Block, {}), shape);
+        add("nvfp4/fp4", calibratedSpec(P::NVFP4, T::Fp4E2M1, S::Block, {}), shape);
     }
-    add("torch/per-channel-middle/int8", walkSpec(P::Torch, T::Int8, S::PerChannel, {1}), {3, 5, 64});
-    add("torch/per-channel-middle/int8", walkSpec(P::Torch, T::Int8, S::PerChannel, {1}), {5, 3, 7, 9});
-    QuantSpec blk = walkSpec(P::TensorRT, T::Int4, S::Block, {});
+    add("torch/per-channel-middle/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {1}), {3, 5, 64});
+    add("torch/per-channel-middle/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {1}), {5, 3, 7, 9});
+    QuantSpec blk = calibratedSpec(P::TensorRT, T::Int4, S::Block, {});
     blk.block = {4, 16};
     add("tensorrt/block-4x16/int4", blk, {12, 64});
-    QuantSpec ragged = walkSpec(P::NpuGroupQuant, T::Int8, S::Ragged, {});
+    QuantSpec ragged = calibratedSpec(P::NpuGroupQuant, T::Int8, S::Ragged, {});
     ragged.groupEnds = {0, 3, 3, 10, 11};
     ragged.symmetric = false;
     ragged.calibration.method = CalibMethod::MinMax;
     add("npu-group-quant/ragged-rows-empty-groups/int8", ragged, {11, 24});
-    QuantSpec raggedLast = walkSpec(P::Custom, T::Int8, S::Ragged, {-1});
+    QuantSpec raggedLast = calibratedSpec(P::Custom, T::Int8, S::Ragged, {-1});
     raggedLast.groupEnds = {0, 0, 5, 5, 17, 37};
     add("custom/ragged-last-empty-first-groups/int8", raggedLast, {6, 37});
     add("custom/ragged-last-empty-first-groups/int8", raggedLast, {37});
-    add("torch/per-tensor/scalar", walkSpec(P::Torch, T::Int8, S::PerTensor, {}), Shape{});
-    add("torch/per-channel0/empty", walkSpec(P::Torch, T::Int8, S::PerChannel, {0}), {4, 0});
+    add("torch/per-tensor/scalar", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}), Shape{});
+    add("torch/per-channel0/empty", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}), {4, 0});
     return rows;
 }
 
@@ -293,7 +282,7 @@ void TestCudaWalk::vectorsShareScaleWhereTheyCan() {
     using P = Preset;
     using T = Target;
     using S = Scheme;
-    QuantSpec g16 = walkSpec(P::Custom, T::Int4, S::PerGroup, {-1});
+    QuantSpec g16 = calibratedSpec(P::Custom, T::Int4, S::PerGroup, {-1});
     g16.groupSize = 16;
     QuantSpec g6 = g16;
     g6.groupSize = 6;
@@ -304,13 +293,13 @@ void TestCudaWalk::vectorsShareScaleWhereTheyCan() {
         int width;
         bool shares;
     } cases[] = {
-        {"per-tensor, ragged rows", walkSpec(P::Torch, T::Int8, S::PerTensor, {}), {33, 129}, 4, true},
-        {"per-row", walkSpec(P::Torch, T::Int8, S::PerChannel, {0}), {8, 64}, 8, true},
-        {"per-row, rows not whole vectors", walkSpec(P::Torch, T::Int8, S::PerChannel, {0}), {8, 66}, 4, false},
+        {"per-tensor, ragged rows", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}), {33, 129}, 4, true},
+        {"per-row", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}), {8, 64}, 8, true},
+        {"per-row, rows not whole vectors", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}), {8, 66}, 4, false},
         {"per-group 16", g16, {8, 64}, 8, true},
         {"per-group 6", g6, {8, 60}, 4, false},
-        {"mx blocks of 32", walkSpec(P::MX, T::Fp8E4M3, S::Block, {}), {4, 96}, 8, true},
-        {"per-column", walkSpec(P::Torch, T::Int8, S::PerChannel, {-1}), {8, 64}, 4, false},
+        {"mx blocks of 32", calibratedSpec(P::MX, T::Fp8E4M3, S::Block, {}), {4, 96}, 8, true},
+        {"per-column", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {-1}), {8, 64}, 4, false},
     };
     for (const auto& c : cases) {
         const HostScaleMap map = buildScaleMap(planQuantization(c.spec, c.shape));
