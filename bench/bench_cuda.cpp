@@ -25,6 +25,8 @@
 #include "quant/calibration.h"
 #include "tensor/float_formats.h"
 
+#include "bench_jobs.h"
+
 using namespace ql;
 
 namespace {
@@ -35,30 +37,10 @@ struct Bench {
 };
 
 std::vector<Bench> benches() {
-    std::vector<Bench> b;
-    QuantSpec pt; // torch per-tensor int8
-    pt.scheme = Scheme::PerTensor;
-    pt.axes = {};
-    b.push_back({"per-tensor int8", pt});
-    b.push_back({"per-channel int8", QuantSpec{}}); // torch per-channel(axis 0) int8
-    QuantSpec pg;
-    pg.preset = Preset::Custom;
-    pg.target = Target::Int4;
-    pg.scheme = Scheme::PerGroup;
-    pg.axes = {-1};
-    pg.groupSize = 128;
-    Convention c;
-    c.scaleOp = ScaleOp::Divide;
-    c.zeroPoint = ZeroPointStage::BeforeRounding;
-    pg.custom = c;
-    b.push_back({"per-group int4 g128", pg});
-    QuantSpec f8;
-    f8.preset = Preset::TensorRT;
-    f8.target = Target::Fp8E4M3;
-    f8.scheme = Scheme::PerTensor;
-    f8.axes = {};
-    b.push_back({"fp8 e4m3", f8});
-    return b;
+    return {{"per-tensor int8", bench::perTensorInt8()},
+            {"per-channel int8", bench::perChannelInt8()},
+            {"per-group int4 g128", bench::perGroupInt4G128()},
+            {"fp8 e4m3", bench::tensorRtFp8()}};
 }
 
 // $QUANTLENS_PYTHON alone when set; else the python3 on PATH (where a CUDA build of PyTorch is

@@ -27,6 +27,8 @@
 #include "cpu/kernels.h"
 #include "tensor/float_formats.h"
 
+#include "bench_jobs.h"
+
 using namespace ql;
 
 namespace {
@@ -87,33 +89,12 @@ struct Bench {
 };
 
 std::vector<Bench> benches() {
-    std::vector<Bench> b;
-    QuantSpec pt;
-    pt.scheme = Scheme::PerTensor;
-    pt.axes = {};
-    b.push_back({"per-tensor int8", pt, true, false});
-    QuantSpec pc; // torch per-channel(axis 0) int8
-    b.push_back({"per-channel int8", pc, true, false});
-    b.push_back({"full job (amax + quantize)", pc, false, false});
-    b.push_back({"full job (+ stats)", pc, false, true});
-    QuantSpec pg;
-    pg.preset = Preset::Custom;
-    pg.target = Target::Int4;
-    pg.scheme = Scheme::PerGroup;
-    pg.axes = {-1};
-    pg.groupSize = 128;
-    Convention c;
-    c.scaleOp = ScaleOp::Divide;
-    c.zeroPoint = ZeroPointStage::BeforeRounding;
-    pg.custom = c;
-    b.push_back({"per-group int4 g128", pg, false, false});
-    QuantSpec f8;
-    f8.preset = Preset::TensorRT;
-    f8.target = Target::Fp8E4M3;
-    f8.scheme = Scheme::PerTensor;
-    f8.axes = {};
-    b.push_back({"fp8 e4m3", f8, true, false});
-    return b;
+    return {{"per-tensor int8", bench::perTensorInt8(), true, false},
+            {"per-channel int8", bench::perChannelInt8(), true, false},
+            {"full job (amax + quantize)", bench::perChannelInt8(), false, false},
+            {"full job (+ stats)", bench::perChannelInt8(), false, true},
+            {"per-group int4 g128", bench::perGroupInt4G128(), false, false},
+            {"fp8 e4m3", bench::tensorRtFp8(), true, false}};
 }
 
 std::string python() {

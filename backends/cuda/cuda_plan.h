@@ -52,26 +52,6 @@ struct HostScaleMap {
     ScaleMapView hostView() const { return view(rowBase.data(), columnTable.data()); }
 };
 
-/// Index -> group * scale stride along one dimension, as ScaleIndexer builds it.
-inline std::vector<std::int64_t> dimOffsets(const DimMapping& m, std::int64_t dim, std::int64_t stride) {
-    std::vector<std::int64_t> out(static_cast<std::size_t>(dim));
-    std::size_t g = 0;
-    for (std::int64_t i = 0; i < dim; ++i) {
-        std::int64_t group = 0;
-        switch (m.kind) {
-        case DimMapping::Kind::Full: group = i; break;
-        case DimMapping::Kind::Shared: group = 0; break;
-        case DimMapping::Kind::Block: group = i / m.block; break;
-        case DimMapping::Kind::Ragged:
-            while (m.ends[g] <= i) ++g; // empty groups are skipped
-            group = static_cast<std::int64_t>(g);
-            break;
-        }
-        out[static_cast<std::size_t>(i)] = group * stride;
-    }
-    return out;
-}
-
 /// Throws QuantError when the layout does not fit the shape (as ScaleIndexer does).
 inline HostScaleMap buildScaleMap(const QuantPlan& plan) {
     HostScaleMap map;
@@ -91,7 +71,7 @@ inline HostScaleMap buildScaleMap(const QuantPlan& plan) {
         break;
     case DimMapping::Kind::Ragged: {
         map.columnRule = ColumnRule::Table;
-        for (std::int64_t v : dimOffsets(last, map.inner, 1)) map.columnTable.push_back(static_cast<std::int32_t>(v));
+        for (std::int64_t v : scaleOffsets(last, map.inner, 1)) map.columnTable.push_back(static_cast<std::int32_t>(v));
         break;
     }
     }
@@ -111,7 +91,7 @@ inline HostScaleMap buildScaleMap(const QuantPlan& plan) {
     map.rowRule = RowRule::Table;
     std::vector<std::int64_t> base{0};
     for (int d = 0; d + 1 < rank; ++d) { // the odometer over leading dimensions, as an outer sum
-        const auto off = dimOffsets(plan.layout.dims[d], shape[d], strides[d]);
+        const auto off = scaleOffsets(plan.layout.dims[d], shape[d], strides[d]);
         std::vector<std::int64_t> next;
         next.reserve(base.size() * off.size());
         for (std::int64_t b : base)

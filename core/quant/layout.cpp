@@ -55,25 +55,26 @@ ScaleIndexer::ScaleIndexer(const Layout& layout, const Shape& shape) : m_shape(s
     const Shape scaleStrides = rowMajorStrides(scaleShape);
     m_scaleCount = elementCount(scaleShape);
     m_offset.resize(shape.size());
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-        const auto& m = layout.dims[d];
-        auto& table = m_offset[d];
-        table.resize(static_cast<std::size_t>(shape[d]));
-        std::size_t g = 0;
-        for (std::int64_t i = 0; i < shape[d]; ++i) {
-            std::int64_t group = 0;
-            switch (m.kind) {
-            case DimMapping::Kind::Full: group = i; break;
-            case DimMapping::Kind::Shared: group = 0; break;
-            case DimMapping::Kind::Block: group = i / m.block; break;
-            case DimMapping::Kind::Ragged:
-                while (m.ends[g] <= i) ++g; // empty groups are skipped
-                group = static_cast<std::int64_t>(g);
-                break;
-            }
-            table[static_cast<std::size_t>(i)] = group * scaleStrides[d];
+    for (std::size_t d = 0; d < shape.size(); ++d) m_offset[d] = scaleOffsets(layout.dims[d], shape[d], scaleStrides[d]);
+}
+
+std::vector<std::int64_t> scaleOffsets(const DimMapping& m, std::int64_t size, std::int64_t stride) {
+    std::vector<std::int64_t> table(static_cast<std::size_t>(size));
+    std::size_t g = 0;
+    for (std::int64_t i = 0; i < size; ++i) {
+        std::int64_t group = 0;
+        switch (m.kind) {
+        case DimMapping::Kind::Full: group = i; break;
+        case DimMapping::Kind::Shared: group = 0; break;
+        case DimMapping::Kind::Block: group = i / m.block; break;
+        case DimMapping::Kind::Ragged:
+            while (m.ends[g] <= i) ++g; // empty groups are skipped
+            group = static_cast<std::int64_t>(g);
+            break;
         }
+        table[static_cast<std::size_t>(i)] = group * stride;
     }
+    return table;
 }
 
 std::int64_t ScaleIndexer::scaleIndexOf(std::int64_t flat) const {

@@ -35,6 +35,10 @@ struct Layout {
     bool operator==(const Layout&) const = default;
 };
 
+/// For one dimension of `size` indices: index -> (its group under `m`) * `stride`, the scale
+/// tensor's stride along that dimension. ScaleIndexer sums these over the dimensions.
+std::vector<std::int64_t> scaleOffsets(const DimMapping& m, std::int64_t size, std::int64_t stride);
+
 /// Maps a flat (row-major) element index to its flat scale index. One indexer serves every layout:
 /// each dimension gets a table from index to group, precomputed once (sum of dims entries).
 class ScaleIndexer {
