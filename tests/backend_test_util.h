@@ -1,7 +1,6 @@
 #pragma once
 // Helpers shared by the backend conformance suites (cpu, cuda): specs that calibrate, test values
 // with every special, and tensors in each input dtype.
-#include <QMetaType>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -12,21 +11,15 @@
 #include "tensor/float_formats.h"
 #include "tensor/tensor.h"
 
-Q_DECLARE_METATYPE(ql::QuantSpec)
-Q_DECLARE_METATYPE(ql::Shape)
+#include "quant_test_util.h"
 
 namespace qltest {
 
 /// A spec that calibrates from the data: absmax when symmetric, min-max otherwise.
 inline ql::QuantSpec calibratedSpec(ql::Preset p, ql::Target t, ql::Scheme s, std::vector<int> axes,
                                     bool symmetric = true) {
-    ql::QuantSpec q;
-    q.preset = p;
-    q.target = t;
-    q.scheme = s;
-    q.axes = std::move(axes);
-    q.symmetric = symmetric;
-    if (!symmetric) q.calibration.method = ql::CalibMethod::MinMax;
+    ql::QuantSpec q = spec(p, t, s, std::move(axes), symmetric);
+    q.calibration.method = symmetric ? ql::CalibMethod::AbsMax : ql::CalibMethod::MinMax;
     return q;
 }
 
