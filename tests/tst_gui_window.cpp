@@ -123,6 +123,38 @@ private slots:
         QCOMPARE(sum, 64.0 * 128.0);
     }
 
+    // Ragged groups (npu_group_quant's group_index): typed as cumulative ends, checked by the plan
+    // as they are typed, and run like any other scheme.
+    void raggedGroupsFromTheirEnds() {
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(m_file));
+        QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight"))); // [64, 128]
+        ConfigPanel* c = w.config();
+        chooseData(c->presetBox(), static_cast<int>(Preset::NpuGroupQuant));
+        QVERIFY(!c->groupEndsEdit()->isEnabled());
+        chooseData(c->schemeBox(), static_cast<int>(Scheme::Ragged));
+        QVERIFY(c->groupEndsEdit()->isEnabled());
+        QCOMPARE(c->groupEndsEdit()->text(), QStringLiteral("32,64")); // a starting point: two halves
+        QVERIFY2(c->plan().has_value(), qPrintable(c->problem()));
+
+        c->groupEndsEdit()->setText(QStringLiteral("10,70"));
+        emit c->groupEndsEdit()->editingFinished();
+        QVERIFY(!c->plan());
+        QVERIFY2(c->problem().contains(QStringLiteral("70")), qPrintable(c->problem()));
+
+        c->groupEndsEdit()->setText(QStringLiteral("10, 50, 64"));
+        emit c->groupEndsEdit()->editingFinished();
+        QVERIFY2(c->plan().has_value(), qPrintable(c->problem()));
+        QCOMPARE(c->spec().groupEnds, (std::vector<std::int64_t>{10, 50, 64}));
+        QCOMPARE(c->plan()->scaleShape.front(), std::int64_t(3));
+        QSignalSpy shown(&w, &MainWindow::resultShown);
+        w.quantizeSelected();
+        QVERIFY(shown.wait(30000));
+        QCOMPARE(w.lastOutcome()->a.report.plan.spec.groupEnds, (std::vector<std::int64_t>{10, 50, 64}));
+    }
+
     void invalidComboExplainsItself() {
         MainWindow w;
         QVERIFY(w.openFile(m_file));

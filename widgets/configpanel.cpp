@@ -51,8 +51,8 @@ void ConfigPanel::buildControls() {
                               "Ascend aclnn, torch_npu, PyPTO, OCP MX, NVFP4) or custom"));
     fillEnum<Preset>(m_preset, 9);
     m_scheme = combo(this, tr("How scales map onto the tensor: one per tensor, per channel along the axis, per "
-                              "group of N elements along the axis, or per block"));
-    fillEnum<Scheme>(m_scheme, 4); // ragged needs group ends from a file: CLI only
+                              "group of N elements along the axis, per block, or ragged groups of rows"));
+    fillEnum<Scheme>(m_scheme, 5);
     m_axis = combo(this, tr("The axis that gets its own scales (channel axis), or along which groups run"));
     m_target = combo(this, tr("Code type the weights are quantized to"));
     fillEnum<Target>(m_target, 8);
@@ -61,6 +61,10 @@ void ConfigPanel::buildControls() {
     m_groupSize->setToolTip(tr("Elements per group along the axis (per-group scheme), e.g. 128 for g128"));
     m_block = new QLineEdit(this);
     m_block->setToolTip(tr("Block scheme: N elements per block along the axis, or R,C for 2-D blocks (128,128)"));
+    m_groupEnds = new QLineEdit(this);
+    m_groupEnds->setToolTip(tr("Ragged scheme: where each group of indices along the axis ends, cumulative, "
+                               "as npu_group_quant's group_index (e.g. 3,7,8: groups [0,3) [3,7) [7,8)); the "
+                               "last equals the axis size"));
     m_symmetric = new QCheckBox(tr("Symmetric"), this);
     m_symmetric->setToolTip(tr("Symmetric: zero point 0 and range ±max; unchecked: asymmetric with a zero point"));
     m_narrow = new QCheckBox(tr("Narrow range"), this);
@@ -126,6 +130,7 @@ void ConfigPanel::buildControls() {
     form->addRow(tr("Axis"), m_axis);
     form->addRow(tr("Group size"), m_groupSize);
     form->addRow(tr("Block"), m_block);
+    form->addRow(tr("Group ends"), m_groupEnds);
     auto* flags = new QHBoxLayout;
     flags->addWidget(m_symmetric);
     flags->addWidget(m_narrow);
@@ -166,11 +171,17 @@ void ConfigPanel::buildControls() {
         const auto s = current<Scheme>(m_scheme);
         if (!m_shape.empty())
             m_axis->setCurrentIndex(s == Scheme::PerGroup || s == Scheme::Block ? m_axis->count() - 1 : 0);
+        if (s == Scheme::Ragged && m_groupEnds->text().isEmpty() && !m_shape.empty()) {
+            // A starting point to edit: the rows in two groups.
+            const std::int64_t rows = m_shape.front();
+            m_groupEnds->setText(rows > 1 ? QStringLiteral("%1,%2").arg(rows / 2).arg(rows) : QString::number(rows));
+        }
         revalidate();
     });
     connect(m_groupSize, &QSpinBox::valueChanged, this, changed);
     connect(m_percentile, &QDoubleSpinBox::valueChanged, this, changed);
     connect(m_block, &QLineEdit::editingFinished, this, changed);
+    connect(m_groupEnds, &QLineEdit::editingFinished, this, changed);
     connect(m_symmetric, &QCheckBox::toggled, this, changed);
     connect(m_narrow, &QCheckBox::toggled, this, changed);
 }
@@ -201,6 +212,13 @@ QuantSpec ConfigPanel::spec() const {
         const qlonglong n = part.trimmed().toLongLong(&ok);
         s.block.push_back(ok ? n : 0); // 0 is refused by the plan with a reason
     }
+    if (s.scheme == Scheme::Ragged) {
+        for (const QString& part : m_groupEnds->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            bool ok = false;
+            const qlonglong n = part.trimmed().toLongLong(&ok);
+            s.groupEnds.push_back(ok ? n : -1); // -1 is refused by the plan with a reason
+        }
+    }
     s.symmetric = m_symmetric->isChecked();
     s.narrowRange = m_narrow->isChecked();
     s.calibration.method = current<CalibMethod>(m_calibration);
@@ -228,6 +246,9 @@ void ConfigPanel::setSpec(const QuantSpec& s) {
     QStringList block;
     for (auto b : s.block) block << QString::number(b);
     m_block->setText(block.isEmpty() ? QStringLiteral("128") : block.join(QLatin1Char(',')));
+    QStringList ends;
+    for (auto e : s.groupEnds) ends << QString::number(e);
+    m_groupEnds->setText(ends.join(QLatin1Char(',')));
     m_symmetric->setChecked(s.symmetric);
     m_narrow->setChecked(s.narrowRange);
     select(m_calibration, static_cast<int>(s.calibration.method));
@@ -283,6 +304,7 @@ void ConfigPanel::updateEnabled() {
     m_axis->setEnabled(s != Scheme::PerTensor);
     m_groupSize->setEnabled(s == Scheme::PerGroup);
     m_block->setEnabled(s == Scheme::Block);
+    m_groupEnds->setEnabled(s == Scheme::Ragged);
     m_percentile->setEnabled(current<CalibMethod>(m_calibration) == CalibMethod::Percentile);
 }
 

@@ -46,6 +46,7 @@ public:
     QComboBox* compareBox() const { return m_compare; }
     QComboBox* backendBox() const { return m_backend; }
     QSpinBox* groupSizeBox() const { return m_groupSize; }
+    QLineEdit* groupEndsEdit() const { return m_groupEnds; }
     QLabel* statusLabel() const { return m_status; }
 
 signals:
@@ -70,6 +71,7 @@ private:
     QComboBox* m_target;
     QSpinBox* m_groupSize;
     QLineEdit* m_block;
+    QLineEdit* m_groupEnds;
     QCheckBox* m_symmetric;
     QCheckBox* m_narrow;
     QComboBox* m_calibration;
