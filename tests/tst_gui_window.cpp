@@ -16,6 +16,7 @@
 #include "gui/mainwindow.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
+#include "quant/reference.h"
 #include "widgets/configpanel.h"
 #include "widgets/headlinestrip.h"
 #include "widgets/histogrampages.h"
@@ -153,6 +154,45 @@ private slots:
         w.quantizeSelected();
         QVERIFY(shown.wait(30000));
         QCOMPARE(w.lastOutcome()->a.report.plan.spec.groupEnds, (std::vector<std::int64_t>{10, 50, 64}));
+    }
+
+    // Calibration "file": the operator's own scales from a tensor file, used as given by both sides
+    // of a preset comparison (re-expressed for B's convention), codes as the reference makes them.
+    void scalesFromAFile() {
+        const QString scaleFile = path("scales.safetensors");
+        std::vector<float> scales(64);
+        for (std::size_t i = 0; i < scales.size(); ++i) scales[i] = 0.004f + 0.0001f * static_cast<float>(i);
+        writeSafetensors(scaleFile.toStdString(), {{"mlp.scale", Tensor::fromFloats({64}, scales)}});
+        MainWindow w;
+        QVERIFY(w.openFile(m_file));
+        QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight")));
+        ConfigPanel* c = w.config();
+        QVERIFY(!c->scaleRefEdit()->isEnabled());
+        chooseData(c->calibrationBox(), static_cast<int>(CalibMethod::Explicit));
+        QVERIFY(c->scaleRefEdit()->isEnabled());
+        QVERIFY2(c->problem().contains(QStringLiteral("FILE:TENSOR")), qPrintable(c->problem()));
+
+        c->setParamFiles({scaleFile.toStdString() + ":mlp.scale", {}});
+        QVERIFY2(c->problem().isEmpty(), qPrintable(c->problem()));
+        chooseData(c->compareBox(), QStringLiteral("preset:ascend-quant"));
+        QSignalSpy shown(&w, &MainWindow::resultShown);
+        w.quantizeSelected();
+        QVERIFY2(shown.wait(30000), qPrintable(w.errorText()));
+        const auto o = w.lastOutcome();
+        QVERIFY(o && o->b);
+        QCOMPARE(o->a.report.params.scales, scales);
+        const QuantPlan plan = planQuantization(c->spec(), {64, 128});
+        QuantParams given;
+        given.scales = scales;
+        QCOMPARE(o->a.codes, quantizeReference(plan, given, openTensorSource(m_file.toStdString())
+                                                               ->load("layers.0.mlp.weight")
+                                                               .toFloatVector()));
+        // ascend-quant multiplies: the same steps arrive there as their inverses.
+        QCOMPARE(o->b->report.params.scales.front(), 1.0f / scales.front());
+
+        c->setParamFiles({scaleFile.toStdString() + ":no.such", {}});
+        w.quantizeSelected();
+        QTRY_VERIFY(w.errorText().contains(QStringLiteral("no.such")));
     }
 
     void invalidComboExplainsItself() {

@@ -70,12 +70,19 @@ void ConfigPanel::buildControls() {
     m_narrow = new QCheckBox(tr("Narrow range"), this);
     m_narrow->setToolTip(tr("Drop the most negative code of signed targets ([-127, 127] for int8)"));
     m_calibration = combo(this, tr("How scales come from the data: absmax, min-max, percentile clip, MSE-optimal "
-                                   "clip search, or entropy (KL) threshold"));
-    fillEnum<CalibMethod>(m_calibration, 5); // explicit scales come from files: CLI only
+                                   "clip search, entropy (KL) threshold, or scales read from a file"));
+    fillEnum<CalibMethod>(m_calibration, 6);
     m_percentile = new QDoubleSpinBox(this);
     m_percentile->setRange(50, 100);
     m_percentile->setDecimals(3);
     m_percentile->setToolTip(tr("Percentile of |x| to clip at (percentile calibration)"));
+    m_scaleRef = new QLineEdit(this);
+    m_scaleRef->setPlaceholderText(tr("FILE:TENSOR"));
+    m_scaleRef->setToolTip(tr("Calibration \"file\": the operator's own scales, one per scale group, as "
+                              "FILE:TENSOR (safetensors or HDF5), e.g. scales.safetensors:fc1.weight_scale"));
+    m_zeroPointRef = new QLineEdit(this);
+    m_zeroPointRef->setPlaceholderText(tr("FILE:TENSOR (optional)"));
+    m_zeroPointRef->setToolTip(tr("Calibration \"file\", asymmetric: the zero points as FILE:TENSOR"));
 
     m_scaleOp = combo(this, tr("How the scale is applied (fixed by the preset; editable for custom)"));
     fillEnum<ScaleOp>(m_scaleOp, 4);
@@ -137,6 +144,8 @@ void ConfigPanel::buildControls() {
     form->addRow(flags);
     form->addRow(tr("Calibration"), m_calibration);
     form->addRow(tr("Percentile"), m_percentile);
+    form->addRow(tr("Scales"), m_scaleRef);
+    form->addRow(tr("Zero points"), m_zeroPointRef);
 
     auto* conv = new QGroupBox(tr("Convention"), this);
     auto* cform = new QFormLayout(conv);
@@ -182,6 +191,8 @@ void ConfigPanel::buildControls() {
     connect(m_percentile, &QDoubleSpinBox::valueChanged, this, changed);
     connect(m_block, &QLineEdit::editingFinished, this, changed);
     connect(m_groupEnds, &QLineEdit::editingFinished, this, changed);
+    connect(m_scaleRef, &QLineEdit::editingFinished, this, changed);
+    connect(m_zeroPointRef, &QLineEdit::editingFinished, this, changed);
     connect(m_symmetric, &QCheckBox::toggled, this, changed);
     connect(m_narrow, &QCheckBox::toggled, this, changed);
 }
@@ -306,6 +317,9 @@ void ConfigPanel::updateEnabled() {
     m_block->setEnabled(s == Scheme::Block);
     m_groupEnds->setEnabled(s == Scheme::Ragged);
     m_percentile->setEnabled(current<CalibMethod>(m_calibration) == CalibMethod::Percentile);
+    const bool fromFile = current<CalibMethod>(m_calibration) == CalibMethod::Explicit;
+    m_scaleRef->setEnabled(fromFile);
+    m_zeroPointRef->setEnabled(fromFile && !m_symmetric->isChecked());
 }
 
 void ConfigPanel::revalidate() {
@@ -327,6 +341,8 @@ void ConfigPanel::revalidate() {
         const Backend* b = m_registry->find(backend());
         if (b)
             if (auto why = b->supports(*m_plan)) m_problem = tr("Backend %1 cannot run this: %2").arg(qs(b->name()), qs(*why));
+        if (s.calibration.method == CalibMethod::Explicit && !parseTensorRef(paramFiles().scales))
+            m_problem = tr("Calibration \"file\" needs the %1 scales as FILE:TENSOR.").arg(m_plan->scaleCount);
         QString packing = m_plan->convention.packing == Packing::None
                               ? tr("none")
                               : (m_plan->convention.packing == Packing::NibblesFlat ? tr("two per byte")
@@ -351,6 +367,18 @@ void ConfigPanel::revalidate() {
         m_status->setText(m_problem);
     }
     emit specChanged();
+}
+
+ParamFiles ConfigPanel::paramFiles() const {
+    if (current<CalibMethod>(m_calibration) != CalibMethod::Explicit) return {};
+    return {m_scaleRef->text().trimmed().toStdString(),
+            m_symmetric->isChecked() ? std::string() : m_zeroPointRef->text().trimmed().toStdString()};
+}
+
+void ConfigPanel::setParamFiles(const ParamFiles& files) {
+    m_scaleRef->setText(qs(files.scales));
+    m_zeroPointRef->setText(qs(files.zeroPoints));
+    revalidate();
 }
 
 } // namespace ql

@@ -33,6 +33,9 @@ public:
     void setBackend(const std::string& name);
     CompareWith compare() const;
     void setCompare(const CompareWith& compare);
+    /// The scale / zero-point tensors named for calibration "file" (empty otherwise).
+    ParamFiles paramFiles() const;
+    void setParamFiles(const ParamFiles& files);
 
     /// The plan for the current spec and shape, or nullopt with problem() saying why.
     const std::optional<QuantPlan>& plan() const { return m_plan; }
@@ -47,6 +50,8 @@ public:
     QComboBox* backendBox() const { return m_backend; }
     QSpinBox* groupSizeBox() const { return m_groupSize; }
     QLineEdit* groupEndsEdit() const { return m_groupEnds; }
+    QComboBox* calibrationBox() const { return m_calibration; }
+    QLineEdit* scaleRefEdit() const { return m_scaleRef; }
     QLabel* statusLabel() const { return m_status; }
 
 signals:
@@ -76,6 +81,8 @@ private:
     QCheckBox* m_narrow;
     QComboBox* m_calibration;
     QDoubleSpinBox* m_percentile;
+    QLineEdit* m_scaleRef;
+    QLineEdit* m_zeroPointRef;
     QComboBox* m_scaleOp;
     QComboBox* m_zeroStage;
     QComboBox* m_rounding;

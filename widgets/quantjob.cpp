@@ -5,14 +5,15 @@
 #include <limits>
 
 #include "backend/tensor_run.h"
+#include "quant/calibration.h"
 #include "tensor/error.h"
 
 namespace ql {
 namespace {
 
 SideOutcome runSide(const TensorInfo& info, const std::vector<float>& values, const QuantSpec& spec,
-                    const Backend& backend, const ProgressFn& progress) {
-    TensorRun run = runTensor(info, values, spec, backend, std::nullopt, 1, progress);
+                    const std::optional<QuantParams>& params, const Backend& backend, const ProgressFn& progress) {
+    TensorRun run = runTensor(info, values, spec, backend, params, 1, progress);
     SideOutcome side;
     side.label = backend.name();
     side.report = std::move(run.report);
@@ -37,6 +38,21 @@ std::string where(const JobRequest& r, const std::string& tensor, const std::str
     return r.source->path() + ": " + tensor + ": " + why;
 }
 
+std::vector<float> loadParamTensor(const std::string& text, const char* role) {
+    const auto ref = parseTensorRef(text);
+    if (!ref) throw QuantError(std::string(role) + " must be named as FILE:TENSOR, got '" + text + "'");
+    return loadTensorValues(*ref, role);
+}
+
+// Calibration "file": the scales (and zero points) the request names, as the operator takes them.
+std::optional<QuantParams> explicitParams(const JobRequest& r) {
+    if (r.spec.calibration.method != CalibMethod::Explicit) return std::nullopt;
+    QuantParams p;
+    p.scales = loadParamTensor(r.params.scales, "scales");
+    if (!r.params.zeroPoints.empty()) p.zeroPoints = loadParamTensor(r.params.zeroPoints, "zero points");
+    return p;
+}
+
 } // namespace
 
 QuantSpec specOfB(const JobRequest& request) {
@@ -59,9 +75,10 @@ TensorOutcome runTensorJob(const JobRequest& request, const ProgressFn& progress
     const int steps = twoSides ? 2 : 1;
     const BackendRegistry& registry = *request.registry;
 
+    const std::optional<QuantParams> paramsA = explicitParams(request);
     TensorOutcome out;
     try {
-        out.a = runSide(*info, values, request.spec, registry.require(request.backend),
+        out.a = runSide(*info, values, request.spec, paramsA, registry.require(request.backend),
                         subProgress(progress, 0, steps));
     } catch (const QuantError& e) {
         throw QuantError(where(request, info->name, e.what()));
@@ -71,8 +88,10 @@ TensorOutcome runTensorJob(const JobRequest& request, const ProgressFn& progress
     const std::string nameB =
         request.compare.kind == CompareWith::Kind::Backend ? request.compare.backend : request.backend;
     const QuantSpec specB = specOfB(request);
+    std::optional<QuantParams> paramsB = paramsA;
+    if (paramsA) paramsB = convertParams(*paramsA, out.a.report.plan.convention, conventionOf(specB));
     try {
-        out.b = runSide(*info, values, specB, registry.require(nameB), subProgress(progress, 1, steps));
+        out.b = runSide(*info, values, specB, paramsB, registry.require(nameB), subProgress(progress, 1, steps));
     } catch (const QuantError& e) {
         throw QuantError(where(request, info->name, std::string("B: ") + e.what()));
     }
@@ -94,6 +113,9 @@ ModelOutcome runModelJob(const JobRequest& request, const ProgressFn& progress) 
     for (const auto& t : request.source->tensors())
         if (isWeightTensor(t)) todo.push_back(&t);
     const Backend& backend = request.registry->require(request.backend);
+    if (request.spec.calibration.method == CalibMethod::Explicit)
+        throw QuantError("scales from a file belong to one tensor: quantize the whole model with a calibration "
+                         "method that measures each tensor");
     ModelOutcome out;
     const int steps = static_cast<int>(todo.size());
     for (int i = 0; i < steps; ++i) {
@@ -101,7 +123,7 @@ ModelOutcome runModelJob(const JobRequest& request, const ProgressFn& progress) 
         reportProgress(progress, static_cast<double>(i) / std::max(steps, 1));
         try {
             const std::vector<float> values = loadValues(*request.source, info.name);
-            SideOutcome side = runSide(info, values, request.spec, backend, subProgress(progress, i, steps));
+            SideOutcome side = runSide(info, values, request.spec, std::nullopt, backend, subProgress(progress, i, steps));
             out.quantized.push_back({info.name, side.report.plan, side.report.params, std::move(side.codes)});
             out.reports.push_back(std::move(side.report));
         } catch (const Cancelled&) {

@@ -23,6 +23,12 @@ struct CompareWith {
     Preset preset = Preset::Torch;
 };
 
+/// Calibration "file": the operator's scales (and zero points) as FILE:TENSOR references.
+struct ParamFiles {
+    std::string scales;
+    std::string zeroPoints; // empty: none (symmetric)
+};
+
 struct JobRequest {
     std::shared_ptr<const TensorSource> source;
     std::shared_ptr<const BackendRegistry> registry;
@@ -30,6 +36,7 @@ struct JobRequest {
     QuantSpec spec;
     std::string backend = "cpu";
     CompareWith compare;
+    ParamFiles params; // read when spec.calibration.method is Explicit
 };
 
 /// One side of a run: the report (analysis, timing) and the codes it produced.

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/tensor_runner.h"
+#include "quant/calibration.h"
 #include "cpu/builtin.h"
 #include "tensor/error.h"
 

@@ -167,14 +167,9 @@ std::optional<QuantParams> loadExplicitParams(const SpecOptions& o) {
 }
 
 std::vector<float> loadFileTensor(const std::string& arg, const char* flag) {
-    const auto colon = arg.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == arg.size())
-        throw UsageError(std::string(flag) + " expects FILE:TENSOR, got '" + arg + "'");
-    const std::string file = arg.substr(0, colon);
-    const std::string name = arg.substr(colon + 1);
-    const auto source = openTensorSource(file);
-    if (!source->find(name)) throw FileError(where(file, name, "no such tensor (named by " + std::string(flag) + ")"));
-    return source->load(name).toFloatVector();
+    const auto ref = parseTensorRef(arg);
+    if (!ref) throw UsageError(std::string(flag) + " expects FILE:TENSOR, got '" + arg + "'");
+    return loadTensorValues(*ref, flag);
 }
 
 } // namespace ql::cli

@@ -18,12 +18,6 @@ const Backend& pickBackend(const BackendRegistry& registry, const std::string& n
     }
 }
 
-QuantParams convertParams(const QuantParams& p, const Convention& from, const Convention& to) {
-    QuantParams out = p;
-    for (float& s : out.scales) s = operatorScaleFromStep(stepFromOperatorScale(s, from), to);
-    return out;
-}
-
 std::string oneLine(std::string s) {
     for (char& c : s)
         if (c == '\n' || c == '\r') c = ' ';

@@ -18,10 +18,6 @@ std::vector<float> loadValues(const TensorSource& source, const std::string& nam
 /// The named backend, or a UsageError listing the choices.
 const Backend& pickBackend(const BackendRegistry& registry, const std::string& name);
 
-/// Explicit scales given for one convention, re-expressed for another (same step): a torch scale
-/// file compared under ascend-quant means the inverse there.
-QuantParams convertParams(const QuantParams& p, const Convention& from, const Convention& to);
-
 /// Replaces newlines so an error stays on one line.
 std::string oneLine(std::string s);
 

@@ -210,6 +210,7 @@ JobRequest MainWindow::request() const {
     r.spec = m_config->spec();
     r.backend = m_config->backend();
     r.compare = m_config->compare();
+    r.params = m_config->paramFiles();
     return r;
 }
 

@@ -86,4 +86,16 @@ std::unique_ptr<TensorSource> openTensorSource(const std::string& path) {
     return SafetensorsSource::openFile(path);
 }
 
+std::optional<TensorRef> parseTensorRef(const std::string& text) {
+    const auto colon = text.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return std::nullopt;
+    return TensorRef{text.substr(0, colon), text.substr(colon + 1)};
+}
+
+std::vector<float> loadTensorValues(const TensorRef& ref, const std::string& role) {
+    const auto source = openTensorSource(ref.file);
+    if (!source->find(ref.tensor)) throw FileError(ref.file + ": " + ref.tensor + ": no such tensor (named as " + role + ")");
+    return source->load(ref.tensor).toFloatVector();
+}
+
 } // namespace ql

@@ -2,6 +2,7 @@
 // TensorSource: an inventory of a model file's tensors, loaded lazily one at a time.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,17 @@ public:
     /// nullptr when absent.
     const TensorInfo* find(const std::string& name) const;
 };
+
+/// A tensor named on a command line or in a form as FILE:TENSOR.
+struct TensorRef {
+    std::string file;
+    std::string tensor;
+};
+/// Splits at the last colon (so a path may hold colons); nullopt when either side is empty.
+std::optional<TensorRef> parseTensorRef(const std::string& text);
+/// The tensor's values as f32. Throws FileError naming the file and tensor when either is missing;
+/// `role` says what the tensor was named for ("--scale", "scales").
+std::vector<float> loadTensorValues(const TensorRef& ref, const std::string& role);
 
 /// Opens by content and extension: .safetensors, .safetensors.index.json (sharded), .h5/.hdf5/.keras.
 /// Throws FileError with the path and the reason.

@@ -140,4 +140,10 @@ QuantParams calibrate(const QuantPlan& plan, std::span<const float> x) {
     return p;
 }
 
+QuantParams convertParams(const QuantParams& p, const Convention& from, const Convention& to) {
+    QuantParams out = p;
+    for (float& s : out.scales) s = operatorScaleFromStep(stepFromOperatorScale(s, from), to);
+    return out;
+}
+
 } // namespace ql

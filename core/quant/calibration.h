@@ -17,4 +17,8 @@ float operatorScaleFromStep(double step, const Convention& c);
 /// The step (x ≈ q * step) an operator scale stands for.
 double stepFromOperatorScale(float scale, const Convention& c);
 
+/// Explicit scales given for one convention, re-expressed for another (same step): a torch scale
+/// file compared under ascend-quant means the inverse there.
+QuantParams convertParams(const QuantParams& p, const Convention& from, const Convention& to);
+
 } // namespace ql
