@@ -180,13 +180,9 @@ void Engine::measuredSegment(const Segment& s, ErrorSums& sums) {
     errorSegment(s, sums);
 }
 
+// The scalar path, for what the fused kernel does not take (one scale per element, int32 codes).
 void Engine::errorSegment(const Segment& s, ErrorSums& sums) {
     const std::size_t g = static_cast<std::size_t>(s.scale);
-    if (m_k.errorConst && !s.perElement && m_codes.width() == 1) {
-        m_k.errorConst(m_args, m_src.at(s.begin), m_codes.data() + s.begin, s.length, m_params.scales[g], m_zp[g],
-                       &sums, s.begin);
-        return;
-    }
     for (std::int64_t i = 0; i < s.length; ++i) {
         const std::size_t gi = s.perElement ? g + static_cast<std::size_t>(i) : g;
         const float xhat = dequantizeValue(m_codes.at(s.begin + i), m_params.scales[gi], m_zp[gi], m_plan);

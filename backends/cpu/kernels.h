@@ -43,13 +43,9 @@ struct ErrorSums {
     std::int64_t worstIndex = -1; // flat index
     void merge(const ErrorSums& o, std::int64_t offset);
 };
-/// Dequantize as the reference does ((q - zp) then the scale) and accumulate the error sums.
-/// Adds to `sums` (whose worst element so far spares most blocks a rescan); element 0 has flat index
-/// `firstIndex`.
-using ErrorConstFn = void (*)(const QuantArgs&, const void* src, const std::uint8_t* codes, std::int64_t n,
-                              float scale, float zp, ErrorSums* sums, std::int64_t firstIndex);
-
-/// quantConst and errorConst in one pass: each vector of codes is measured while still in registers.
+/// quantConst plus the error sums of its codes (x̂ as the reference dequantizes: (q - zp) then the
+/// scale), each vector measured while still in registers. Adds to `sums` (whose worst element so
+/// far spares most blocks a rescan); element 0 has flat index `firstIndex`.
 using QuantMeasuredConstFn = void (*)(const QuantArgs&, const void* src, std::int64_t n, float scale, float zp,
                                       std::uint8_t* out, ErrorSums* sums, std::int64_t firstIndex);
 
@@ -58,7 +54,6 @@ struct KernelSet {
     QuantPerElemFn quantPerElem = nullptr;
     RangeConstFn rangeConst = nullptr;
     RangePerElemFn rangePerElem = nullptr;
-    ErrorConstFn errorConst = nullptr;      // integer targets only
     QuantMeasuredConstFn quantMeasuredConst = nullptr; // integer targets only
     const char* isa = "";
 };

@@ -1,6 +1,5 @@
-// Error sums (included inside kernels_impl.h's ISA namespace), from codes already written
-// (errorConst) or fused into quantization (quantMeasuredConst). Per element this is
-// ErrorStats::addElement: NaN / Inf inputs and non-finite reconstructions are counted apart. The
+// Error sums fused into quantization (included inside kernels_impl.h's ISA namespace). Per element
+// this is ErrorStats::addElement: NaN / Inf inputs and non-finite reconstructions are counted apart. The
 // products run in fp32 lanes over blocks of at most 1024 elements whose sums are carried in double
 // (within 1e-5 of ErrorStats' all-double sums). The lanes only do the common case; a block with a
 // non-finite element or fp32 overflow is redone in scalar, and a new worst element is located by
@@ -126,22 +125,6 @@ bool commitBlock(const BlockLanes& l, const QuantArgs& a, const typename In::T* 
         }
     }
     return true;
-}
-
-template <class In, Op O>
-void errorConst(const QuantArgs& a, const void* srcv, const std::uint8_t* codes, std::int64_t n, float scale,
-                float zp, ErrorSums* out, std::int64_t firstIndex) {
-    const auto* src = static_cast<const typename In::T*>(srcv);
-    const vf vs = splat(scale), vzp = splat(zp);
-    std::int64_t i = 0;
-    while (i + W <= n) {
-        const std::int64_t blockStart = i, blockEnd = n < i + kErrorBlock ? n : i + kErrorBlock;
-        BlockLanes lanes;
-        for (; i + W <= blockEnd; i += W) lanes.add(load<In>(src + i), reconstruct<O>(a, codes + i, vzp, vs));
-        if (!commitBlock<In, O>(lanes, a, src, codes, blockStart, i, scale, zp, *out, firstIndex))
-            errorScalar<In>(a, src, codes, blockStart, i, scale, zp, *out, firstIndex);
-    }
-    errorScalar<In>(a, src, codes, i, n, scale, zp, *out, firstIndex);
 }
 
 // One block of quantMeasuredConst's vector loop, [i, end) in steps of W; returns where it stopped.

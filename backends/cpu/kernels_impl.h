@@ -351,7 +351,6 @@ KernelSet pickRounding(Rounding r) {
             QL_ROUNDING_CASE(Trunc)
 #undef QL_ROUNDING_CASE
         }
-        k.errorConst = &errorConst<In, O>;
         k.quantMeasuredConst = pickMeasured<In, O, M>(r);
     }
     return k;
