@@ -90,26 +90,6 @@ private:
     double m_top;
 };
 
-void scalarError(ErrorSums& s, float x, float xhat, std::int64_t index) {
-    ++s.count;
-    if (std::isnan(x)) { ++s.nanX; return; }
-    if (std::isinf(x)) { ++s.infX; return; }
-    if (!std::isfinite(xhat)) { ++s.nonFiniteXhat; return; }
-    ++s.finite;
-    const double xd = x, hd = xhat, e = xd - hd, ae = std::fabs(e), absX = std::fabs(xd);
-    s.sumSqX += xd * xd;
-    s.sumSqXhat += hd * hd;
-    s.sumDot += xd * hd;
-    s.sumSqErr += e * e;
-    s.sumAbsErr += ae;
-    if (s.worstIndex < 0 || static_cast<float>(ae) > s.maxAbsErr) {
-        s.maxAbsErr = static_cast<float>(ae);
-        s.worstIndex = index;
-    }
-    s.over1e3 += absX == 0.0 ? ae != 0.0 : ae > 1e-3 * absX;
-    s.over5e3 += absX == 0.0 ? ae != 0.0 : ae > 5e-3 * absX;
-}
-
 class Engine {
 public:
     Engine(const Job& job, const DriverOptions& o, bool measure)
@@ -186,7 +166,7 @@ void Engine::errorSegment(const Segment& s, ErrorSums& sums) {
     for (std::int64_t i = 0; i < s.length; ++i) {
         const std::size_t gi = s.perElement ? g + static_cast<std::size_t>(i) : g;
         const float xhat = dequantizeValue(m_codes.at(s.begin + i), m_params.scales[gi], m_zp[gi], m_plan);
-        scalarError(sums, m_src.value(s.begin + i), xhat, s.begin + i);
+        sums.addElement(m_src.value(s.begin + i), xhat, s.begin + i);
     }
 }
 
@@ -326,10 +306,10 @@ DriverOutput runJob(const Job& job, const DriverOptions& options, bool measure, 
         out.params = job.params ? *job.params : calibrate(job.plan, x);
         out.codes = quantizeReference(job.plan, out.params, x);
         for (std::size_t i = 0; measure && i < x.size(); ++i)
-            scalarError(out.errors, x[i],
-                        dequantizeValue(out.codes.at(static_cast<std::int64_t>(i)), out.params.scales[0],
-                                        out.params.zeroPointOf(0), job.plan),
-                        static_cast<std::int64_t>(i));
+            out.errors.addElement(x[i],
+                                  dequantizeValue(out.codes.at(static_cast<std::int64_t>(i)), out.params.scales[0],
+                                                  out.params.zeroPointOf(0), job.plan),
+                                  static_cast<std::int64_t>(i));
         reportProgress(progress, base + span);
         return out;
     }

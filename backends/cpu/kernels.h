@@ -41,6 +41,10 @@ struct ErrorSums {
     float maxAbsErr = 0;
     std::int64_t count = 0, finite = 0, nanX = 0, infX = 0, nonFiniteXhat = 0, over1e3 = 0, over5e3 = 0;
     std::int64_t worstIndex = -1; // flat index
+    /// ErrorStats::addElement for one element, in double; the worst element by the vector lanes'
+    /// fp32 measure |x - x̂|, so scalar and vector paths break ties alike. Out of line: the kernels
+    /// of every ISA call the one baseline copy.
+    void addElement(float x, float xhat, std::int64_t index);
     void merge(const ErrorSums& o, std::int64_t offset);
 };
 /// quantConst plus the error sums of its codes (x̂ as the reference dequantizes: (q - zp) then the

@@ -50,6 +50,28 @@ const Choice& choice() {
 
 } // namespace
 
+void ErrorSums::addElement(float x, float xhat, std::int64_t index) {
+    ++count;
+    if (std::isnan(x)) { ++nanX; return; }
+    if (std::isinf(x)) { ++infX; return; }
+    if (!std::isfinite(xhat)) { ++nonFiniteXhat; return; }
+    ++finite;
+    const double xd = x, hd = xhat, d = xd - hd, ae = std::fabs(d), absX = std::fabs(xd);
+    sumSqX += xd * xd;
+    sumSqXhat += hd * hd;
+    sumDot += xd * hd;
+    sumSqErr += d * d;
+    sumAbsErr += ae;
+    const float aef = std::fabs(x - xhat);
+    if (aef > maxAbsErr || worstIndex < 0) {
+        maxAbsErr = aef;
+        worstIndex = index;
+    }
+    // At x = 0 this is "x̂ differs at all", as ErrorStats defines the Ascend ratios.
+    over1e3 += ae > 1e-3 * absX;
+    over5e3 += ae > 5e-3 * absX;
+}
+
 void ErrorSums::merge(const ErrorSums& o, std::int64_t offset) {
     sumSqX += o.sumSqX;
     sumSqXhat += o.sumSqXhat;

@@ -20,25 +20,7 @@ void errorScalar(const QuantArgs& a, const typename In::T* src, const std::uint8
     for (std::int64_t j = b; j < e; ++j) {
         const float x = loadOne<In>(src + j);
         const std::int32_t q = a.signedCodes ? static_cast<std::int8_t>(codes[j]) : codes[j];
-        const float xhat = dequantizeValue(q, scale, zp, *a.plan);
-        ++s.count;
-        if (__builtin_isnan(x)) { ++s.nanX; continue; }
-        if (__builtin_isinf(x)) { ++s.infX; continue; }
-        if (!__builtin_isfinite(xhat)) { ++s.nonFiniteXhat; continue; }
-        ++s.finite;
-        const double xd = x, hd = xhat, d = xd - hd, ae = __builtin_fabs(d), absX = __builtin_fabs(xd);
-        s.sumSqX += xd * xd;
-        s.sumSqXhat += hd * hd;
-        s.sumDot += xd * hd;
-        s.sumSqErr += d * d;
-        s.sumAbsErr += ae;
-        const float aef = __builtin_fabsf(x - xhat); // the lanes' measure, so ties resolve alike
-        if (aef > s.maxAbsErr || s.worstIndex < 0) {
-            s.maxAbsErr = aef;
-            s.worstIndex = firstIndex + j;
-        }
-        s.over1e3 += ae > 1e-3 * absX;
-        s.over5e3 += ae > 5e-3 * absX;
+        s.addElement(x, dequantizeValue(q, scale, zp, *a.plan), firstIndex + j);
     }
 }
 
