@@ -127,15 +127,15 @@ std::int64_t quantMeasuredBlock(const QuantArgs& a, const typename In::T* src, s
 // quantConst with the error sums taken from each vector while it is in registers: x̂ comes from the
 // clamped code values before they are narrowed to bytes, so the codes are never read back.
 template <class In, Op O, Rounding R, Mode M>
-void quantMeasuredConst(const QuantArgs& a, const void* srcv, std::int64_t n, float scale, float zp,
+void quantMeasuredConst(const QuantArgs& args, const void* srcv, std::int64_t n, float scale, float zp,
                         std::uint8_t* out, ErrorSums* sums, std::int64_t firstIndex) {
     const auto* src = static_cast<const typename In::T*>(srcv);
+    const QuantArgs a = args; // as in quantConst
     if (a.zeroScaleGivesZero && scale == 0.0f) {
         quantConst<In, O, R, M>(a, srcv, n, scale, zp, out);
         errorScalar<In>(a, src, out, 0, n, scale, zp, *sums, firstIndex);
         return;
     }
-    const QuantArgs args = a; // as in quantConst
     float mult = scale;
     if constexpr (O == Op::Recip) mult = (a.zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
     const vf s = splat(mult), vs = splat(scale);
@@ -143,8 +143,8 @@ void quantMeasuredConst(const QuantArgs& a, const void* srcv, std::int64_t n, fl
     while (i + W <= n) {
         const std::int64_t blockStart = i, blockEnd = n < i + kErrorBlock ? n : i + kErrorBlock;
         BlockLanes lanes;
-        i = zp == 0.0f ? quantMeasuredBlock<In, O, R, M, false>(args, src, i, blockEnd, s, vs, zp, out, lanes)
-                       : quantMeasuredBlock<In, O, R, M, true>(args, src, i, blockEnd, s, vs, zp, out, lanes);
+        i = zp == 0.0f ? quantMeasuredBlock<In, O, R, M, false>(a, src, i, blockEnd, s, vs, zp, out, lanes)
+                       : quantMeasuredBlock<In, O, R, M, true>(a, src, i, blockEnd, s, vs, zp, out, lanes);
         if (!commitBlock<In, O>(lanes, a, src, out, blockStart, i, scale, zp, *sums, firstIndex))
             errorScalar<In>(a, src, out, blockStart, i, scale, zp, *sums, firstIndex);
     }
