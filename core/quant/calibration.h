@@ -4,13 +4,22 @@
 
 #include "quant/params.h"
 #include "quant/plan.h"
+#include "tensor/dtype.h"
 
 namespace ql {
 
-/// Computes operator-native scales (and zero points when asymmetric) for every scale group.
-/// MX and NVFP4 use their own block-scale rules. A zero range never divides by zero: its step is 1.
-/// Throws QuantError for CalibMethod::Explicit (the caller supplies those).
+/// The scalar oracle: computes operator-native scales (and zero points when asymmetric) for every
+/// scale group, one element at a time. MX and NVFP4 use their own block-scale rules (absmax) or
+/// search each block's code (mse). A zero range never divides by zero: its step is 1. Sets
+/// QuantParams::calibrationNote when the ranges clip far more than absmax would.
+/// Throws QuantError for CalibMethod::Explicit (the caller supplies those) and impossible requests.
 QuantParams calibrate(const QuantPlan& plan, std::span<const float> x);
+
+/// The same answer, bit for bit, read from the tensor in place: `data` holds elementCount(plan.shape)
+/// row-major values of `dtype` (F32, BF16 or F16; any alignment), widened on the fly, never copied.
+/// `threads` workers (0: one per hardware thread) split rows or groups; everything they merge is
+/// an integer count or a min / max, so the result does not depend on the thread count.
+QuantParams calibrateFast(const QuantPlan& plan, const void* data, DType dtype, unsigned threads);
 
 /// Converts a quantization step (x ≈ q * step) into the operator's scale value.
 float operatorScaleFromStep(double step, const Convention& c);

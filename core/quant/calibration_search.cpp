@@ -2,12 +2,42 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "quant/calibration.h"
 #include "quant/reference.h"
+#include "tensor/error.h"
 
 namespace ql {
+namespace {
+
+// log(k) for the small integers the entropy search takes logs of: counts of a histogram.
+double logCount(double k) {
+    constexpr int kTable = 1 << 16;
+    static const std::vector<double> table = [] {
+        std::vector<double> t(kTable);
+        for (int i = 1; i < kTable; ++i) t[static_cast<std::size_t>(i)] = std::log(static_cast<double>(i));
+        return t;
+    }();
+    return k < kTable ? table[static_cast<std::size_t>(k)] : std::log(k);
+}
+
+struct FloatGrid {
+    int mantissaBits;
+    int minExponent; // of the smallest normal: subnormals share its spacing
+};
+
+FloatGrid gridOf(MiniFloat f) {
+    switch (f) {
+    case MiniFloat::E4M3FN: return {3, -6};
+    case MiniFloat::E5M2: return {2, -14};
+    case MiniFloat::E2M1: return {1, 0};
+    }
+    return {3, -6};
+}
+
+} // namespace
 
 StepAndZero stepForRange(ClipRange range, const QuantPlan& plan) {
     const Target t = plan.codeTarget;
@@ -26,97 +56,285 @@ StepAndZero stepForRange(ClipRange range, const QuantPlan& plan) {
     return {step, static_cast<float>(zp)};
 }
 
-ClipRange percentileRange(std::vector<float>& values, double percentile, bool symmetric) {
-    if (values.empty()) return {0.0, 0.0};
+GroupClip percentileRange(std::vector<float>& values, double percentile, bool symmetric) {
+    GroupClip out;
+    if (values.empty()) return out;
     const auto at = [&](double p) {
-        const auto k = static_cast<std::size_t>(std::llround(p / 100.0 * static_cast<double>(values.size() - 1)));
+        const auto k = static_cast<std::size_t>(percentileRank(static_cast<std::int64_t>(values.size()), p));
         std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
         return static_cast<double>(values[k]);
     };
     if (symmetric) {
         for (auto& v : values) v = std::fabs(v);
         const double a = at(percentile);
-        return {-a, a};
+        out.range = {-a, a};
+        out.clipped = std::count_if(values.begin(), values.end(), [&](float v) { return v > a; });
+        return out;
     }
-    const double lo = at(100.0 - percentile);
-    return {lo, at(percentile)};
+    const double lo = at(100.0 - percentile), hi = at(percentile);
+    out.range = {lo, hi};
+    // Below lo plus above hi (a percentile under 50 crosses them: then at most every value).
+    out.clipped = std::min<std::int64_t>(static_cast<std::int64_t>(values.size()),
+                                         std::count_if(values.begin(), values.end(), [&](float v) { return v < lo; }) +
+                                             std::count_if(values.begin(), values.end(), [&](float v) { return v > hi; }));
+    return out;
 }
 
-ClipRange mseRange(std::span<const float> values, const QuantPlan& plan) {
-    float lo = 0.0f, hi = 0.0f;
-    for (float v : values) {
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-    }
-    if (plan.spec.symmetric) {
+HistogramGeometry mseGeometry(const GroupRange& g, bool symmetric) {
+    double lo = g.lo, hi = g.hi;
+    if (symmetric) {
         hi = std::max(-lo, hi);
         lo = -hi;
     }
-    ClipRange best{lo, hi};
+    if (!(hi > lo)) return {};
+    const int bins = static_cast<int>(std::clamp<std::uint64_t>(
+        std::bit_floor(static_cast<std::uint64_t>(g.finite / 16)), 64, 2048));
+    return {lo, bins / (hi - lo), bins};
+}
+
+GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, const QuantPlan& plan) {
+    const HistogramGeometry geo = mseGeometry(g, plan.spec.symmetric);
+    GroupClip best;
+    if (geo.bins == 0) return best; // all zero: every candidate is the zero range
+    const int bins = geo.bins;
+    const double lo = geo.origin, hi = geo.origin + bins / geo.factor, width = (hi - lo) / bins;
+    std::vector<double> centre(static_cast<std::size_t>(bins));
+    // Prefix sums over bins (counts exact as integers; moments summed in bin order).
+    std::vector<std::int64_t> n0(static_cast<std::size_t>(bins) + 1, 0);
+    std::vector<double> m1(static_cast<std::size_t>(bins) + 1, 0.0), m2 = m1;
+    for (int b = 0; b < bins; ++b) {
+        const auto k = static_cast<std::size_t>(b);
+        centre[k] = lo + (b + 0.5) * width;
+        const double h = hist[k];
+        n0[k + 1] = n0[k] + hist[k];
+        m1[k + 1] = m1[k] + h * centre[k];
+        m2[k + 1] = m2[k] + h * centre[k] * centre[k];
+    }
+    const bool floatTarget = isFloatTarget(plan.codeTarget);
+    const Rounding r = plan.convention.rounding;
+    const double noiseShare = (r == Rounding::HalfToEven || r == Rounding::HalfAwayFromZero) ? 1.0 / 12.0 : 1.0 / 3.0;
+    const FloatGrid grid = floatTarget ? gridOf(miniFloatOf(plan.codeTarget)) : FloatGrid{0, 0};
     double bestErr = std::numeric_limits<double>::infinity();
     for (int k = 100; k >= 20; --k) {
-        const ClipRange r{lo * k / 100.0, hi * k / 100.0};
-        const auto [step, zp] = stepForRange(r, plan);
-        const float scale = operatorScaleFromStep(step, plan.convention);
-        double err = 0.0;
-        for (float v : values) {
-            const float back = dequantizeValue(quantizeValue(v, scale, zp, plan), scale, zp, plan);
-            err += (static_cast<double>(v) - back) * (static_cast<double>(v) - back);
+        const ClipRange range{lo * k / 100.0, hi * k / 100.0};
+        const auto [step, zp] = stepForRange(range, plan);
+        double left, right; // the representable values' span
+        if (floatTarget) {
+            right = static_cast<double>(maxFinite(miniFloatOf(plan.codeTarget))) * step;
+            left = -right;
+        } else {
+            left = (static_cast<double>(plan.qmin()) - zp) * step;
+            right = (static_cast<double>(plan.qmax()) - zp) * step;
         }
+        const auto jl = static_cast<std::size_t>(std::lower_bound(centre.begin(), centre.end(), left) - centre.begin());
+        const auto jr = static_cast<std::size_t>(std::upper_bound(centre.begin(), centre.end(), right) - centre.begin());
+        const auto nb = static_cast<std::size_t>(bins);
+        const double low = std::max(0.0, left * left * static_cast<double>(n0[jl]) - 2.0 * left * m1[jl] + m2[jl]);
+        const double high = std::max(0.0, (m2[nb] - m2[jr]) - 2.0 * right * (m1[nb] - m1[jr]) +
+                                              right * right * static_cast<double>(n0[nb] - n0[jr]));
+        double noise = 0.0;
+        if (!floatTarget) {
+            noise = static_cast<double>(n0[jr] - n0[jl]) * step * step * noiseShare;
+        } else {
+            for (std::size_t b = jl; b < jr; ++b) {
+                const double t = std::fabs(centre[b]) / step;
+                if (hist[b] == 0 || t == 0.0) continue;
+                int e;
+                std::frexp(t, &e);
+                const double ulp = std::ldexp(step, std::max(e - 1, grid.minExponent) - grid.mantissaBits);
+                noise += hist[b] * ulp * ulp * noiseShare;
+            }
+        }
+        const double err = low + high + noise;
         if (err < bestErr) {
             bestErr = err;
-            best = r;
+            best.range = range;
+            best.clipped = n0[jl] + (n0[nb] - n0[jr]);
         }
     }
     return best;
 }
 
-ClipRange entropyRange(std::span<const float> values, const QuantPlan& plan) {
-    constexpr int kBins = 2048;
-    double amax = 0.0;
-    for (float v : values) amax = std::max(amax, static_cast<double>(std::fabs(v)));
-    if (amax == 0.0) return {0.0, 0.0};
-    std::vector<double> hist(kBins, 0.0);
-    const double width = amax / kBins;
-    for (float v : values) hist[std::min(kBins - 1, static_cast<int>(std::fabs(v) / width))] += 1.0;
+int entropyLevels(const QuantPlan& plan) {
+    return isFloatTarget(plan.codeTarget) ? 128 : static_cast<int>(std::min<std::int64_t>(plan.qmax(), 1 << 30)) + 1;
+}
 
-    const int levels = isFloatTarget(plan.codeTarget) ? 128 : static_cast<int>(plan.qmax()) + 1;
-    int bestI = kBins;
+HistogramGeometry entropyGeometry(const GroupRange& g, int levels) {
+    const double amax = g.absMax();
+    if (!(amax > 0.0)) return {};
+    const auto bins = static_cast<int>(std::min<std::uint64_t>(2048, std::bit_floor(static_cast<std::uint64_t>(g.finite / 16))));
+    if (bins < 2 * levels) return {};
+    return {0.0, bins / amax, bins};
+}
+
+GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist, int levels) {
+    GroupClip out;
+    const double amax = g.absMax();
+    if (!(amax > 0.0)) return out;
+    const int bins = static_cast<int>(hist.size());
+    if (bins < 2 * levels) { // too few values for a histogram: absmax (see entropyGeometry)
+        out.range = {-amax, amax};
+        out.fellBack = true;
+        return out;
+    }
+    // Prefix sums: C counts, Z non-empty bins, A sum of h*log(h), all in bin order.
+    const auto nb = static_cast<std::size_t>(bins);
+    std::vector<double> c(nb + 1, 0.0), a(nb + 1, 0.0);
+    std::vector<int> z(nb + 1, 0);
+    for (std::size_t j = 0; j < nb; ++j) {
+        const double h = hist[j];
+        c[j + 1] = c[j] + h;
+        z[j + 1] = z[j] + (hist[j] > 0);
+        a[j + 1] = a[j] + (hist[j] > 0 ? h * logCount(h) : 0.0);
+    }
+    const double n = c[nb], logN = std::log(n);
+    int bestI = bins;
     double bestKl = std::numeric_limits<double>::infinity();
-    std::vector<double> p, q;
-    for (int i = levels; i <= kBins; ++i) {
-        p.assign(hist.begin(), hist.begin() + i);
-        for (int j = i; j < kBins; ++j) p[i - 1] += hist[j]; // outliers fold into the last bin
-        q.assign(i, 0.0);
-        for (int l = 0; l < levels; ++l) { // merge into `levels` bins, spread back over non-empty ones
-            const int b = l * i / levels, e = (l + 1) * i / levels;
-            double sum = 0.0;
-            int nonEmpty = 0;
-            for (int j = b; j < e; ++j) {
-                sum += hist[j];
-                nonEmpty += hist[j] > 0;
-            }
-            for (int j = b; j < e; ++j)
-                if (hist[j] > 0) q[j] = sum / nonEmpty;
-        }
-        double ps = 0.0, qs = 0.0;
-        for (int j = 0; j < i; ++j) {
-            ps += p[j];
-            qs += q[j];
+    for (int i = levels; i <= bins; ++i) {
+        const auto last = static_cast<std::size_t>(i - 1);
+        // Bins below the last: each non-empty one holds p_j = h_j and q_j = H_l / ne_l of its level,
+        // so their KL terms sum per level from the prefix sums.
+        double sum = 0.0;
+        std::size_t b = 0;
+        for (int l = 0; l < levels; ++l) {
+            const auto e = static_cast<std::size_t>((static_cast<std::int64_t>(l) + 1) * i / levels);
+            const std::size_t ex = std::min(e, last);
+            const double hx = ex > b ? c[ex] - c[b] : 0.0;
+            if (hx > 0.0) sum += (a[ex] - a[b]) - hx * (logCount(c[e] - c[b]) - logCount(z[e] - z[b]));
+            b = e;
         }
         double kl = 0.0;
-        for (int j = 0; j < i; ++j) {
-            if (p[j] <= 0) continue;
-            const double pj = p[j] / ps, qj = q[j] > 0 ? q[j] / qs : 1e-12;
-            kl += pj * std::log(pj / qj);
+        if (c[last] > 0.0) kl = (sum - c[last] * (logN - std::log(c[static_cast<std::size_t>(i)]))) / n;
+        // The last bin also holds every outlier; Q sees only its own count.
+        const double p = hist[last] + (n - c[static_cast<std::size_t>(i)]);
+        if (p > 0.0) {
+            const double pn = p / n;
+            double qn = 1e-12;
+            if (hist[last] > 0) {
+                const auto lb = static_cast<std::size_t>(static_cast<std::int64_t>(levels - 1) * i / levels);
+                const auto li = static_cast<std::size_t>(i);
+                qn = (c[li] - c[lb]) / (z[li] - z[lb]) / c[li];
+            }
+            kl += pn * std::log(pn / qn);
         }
         if (kl < bestKl) {
             bestKl = kl;
             bestI = i;
         }
     }
-    const double threshold = std::min(amax, (bestI + 0.5) * width);
-    return {-threshold, threshold};
+    const double threshold = std::min(amax, (bestI + 0.5) * (amax / bins));
+    out.range = {-threshold, threshold};
+    out.clipped = static_cast<std::int64_t>(n - c[std::min(nb, static_cast<std::size_t>(bestI) + 1)]);
+    return out;
+}
+
+std::uint8_t mxScaleCode(const GroupRange& g, int emax) {
+    if (g.nan) return 0xFF;
+    const int biased = static_cast<int>((floatBits(g.absMax()) >> 23) & 0xFF);
+    return static_cast<std::uint8_t>(std::clamp(biased - emax, 0, 254));
+}
+
+std::uint8_t nvfp4ScaleCode(float blockAmax, float tensorScale) {
+    if (!(tensorScale > 0.0f)) return 0;
+    const float sb = blockAmax / 6.0f;
+    return encodeMiniFloat(sb / tensorScale, MiniFloat::E4M3FN, Overflow::Saturate);
+}
+
+float blockScale(const QuantPlan& plan, std::uint8_t code, float tensorScale) {
+    if (plan.spec.preset == Preset::MX) return decodeE8M0(code);
+    return decodeMiniFloat(code, MiniFloat::E4M3FN) * tensorScale;
+}
+
+std::uint8_t mseBlockCode(std::span<const float> finiteValues, std::uint8_t ruleCode, float tensorScale,
+                          const QuantPlan& plan) {
+    const bool mx = plan.spec.preset == Preset::MX;
+    if (finiteValues.empty() || (mx && ruleCode == 0xFF) || (!mx && !(tensorScale > 0.0f))) return ruleCode;
+    const auto errorOf = [&](int code) {
+        const float s = blockScale(plan, static_cast<std::uint8_t>(code), tensorScale);
+        double err = 0.0;
+        for (float v : finiteValues) {
+            const double d = static_cast<double>(v) - dequantizeValue(quantizeValue(v, s, 0.0f, plan), s, 0.0f, plan);
+            err += d * d;
+        }
+        return err;
+    };
+    const int reach = mx ? 1 : 2, top = mx ? 254 : 126; // E4M3FN 0x7F is NaN
+    int best = ruleCode;
+    double bestErr = errorOf(ruleCode);
+    for (int code = std::max(0, ruleCode - reach); code <= std::min(top, ruleCode + reach); ++code) {
+        if (code == ruleCode) continue;
+        const double err = errorOf(code);
+        if (err < bestErr) {
+            bestErr = err;
+            best = code;
+        }
+    }
+    return static_cast<std::uint8_t>(best);
+}
+
+void checkCalibrationRequest(const QuantPlan& plan) {
+    if (plan.spec.preset == Preset::MX || plan.spec.preset == Preset::NVFP4) return; // planQuantization checked
+    const Calibration& cal = plan.spec.calibration;
+    const bool symmetric = plan.spec.symmetric;
+    if (cal.method == CalibMethod::Explicit)
+        throw QuantError("explicit calibration: scales (and zero points) come from the caller, not the data");
+    if (cal.method == CalibMethod::MinMax && symmetric)
+        throw QuantError("min-max calibration gives an asymmetric range: use --asymmetric (or --calib absmax)");
+    if (cal.method == CalibMethod::Entropy && !symmetric)
+        throw QuantError("entropy calibration finds a symmetric threshold: use --symmetric");
+    if (!symmetric && plan.scalarZeroPoint)
+        throw QuantError(std::string(nameOf(plan.spec.preset)) +
+                         " takes one scalar offset for all groups: supply it with --zero-point");
+    if (cal.method == CalibMethod::Percentile && !(cal.percentile > 0.0 && cal.percentile <= 100.0))
+        throw QuantError("percentile must be in (0, 100]");
+}
+
+QuantParams paramsFromClips(const QuantPlan& plan, const std::vector<GroupClip>& clips,
+                            const std::vector<GroupRange>& ranges) {
+    QuantParams p;
+    p.scales.reserve(clips.size());
+    for (const auto& c : clips) {
+        const auto [step, zp] = stepForRange(c.range, plan);
+        p.scales.push_back(operatorScaleFromStep(step, plan.convention));
+        if (!plan.spec.symmetric) p.zeroPoints.push_back(zp);
+    }
+    p.calibrationNote = calibrationNote(plan, clips, ranges);
+    return p;
+}
+
+std::string calibrationNote(const QuantPlan& plan, const std::vector<GroupClip>& clips,
+                            const std::vector<GroupRange>& ranges) {
+    std::int64_t finite = 0, clipped = 0, heavy = 0, fellBack = 0, smallest = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t g = 0; g < clips.size(); ++g) {
+        finite += ranges[g].finite;
+        clipped += clips[g].clipped;
+        heavy += ranges[g].finite > 0 && 4 * clips[g].clipped > ranges[g].finite;
+        if (clips[g].fellBack) {
+            ++fellBack;
+            smallest = std::min(smallest, ranges[g].finite);
+        }
+    }
+    const std::string method(nameOf(plan.spec.calibration.method));
+    std::string note;
+    char buf[400];
+    if (finite > 0 && (50 * clipped > finite || heavy > 0)) {
+        std::snprintf(buf, sizeof buf,
+                      "%s calibration clips %.1f%% of the values, where absmax clips none; %lld of %zu scale "
+                      "groups lose more than a quarter of theirs. Expect a much larger error than absmax: "
+                      "--calib absmax or mse keeps the range.",
+                      method.c_str(), 100.0 * static_cast<double>(clipped) / static_cast<double>(finite),
+                      static_cast<long long>(heavy), clips.size());
+        note = buf;
+    }
+    if (fellBack > 0) {
+        std::snprintf(buf, sizeof buf,
+                      "%s calibration needs at least %d values per scale group for %s; %lld of %zu groups have "
+                      "fewer (smallest %lld) and use their absmax range instead.",
+                      method.c_str(), 32 * entropyLevels(plan), std::string(nameOf(plan.codeTarget)).c_str(),
+                      static_cast<long long>(fellBack), clips.size(), static_cast<long long>(smallest));
+        note += note.empty() ? std::string(buf) : " " + std::string(buf);
+    }
+    return note;
 }
 
 } // namespace ql

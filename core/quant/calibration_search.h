@@ -1,11 +1,19 @@
 #pragma once
-// Clip-range searches over one scale group's values: percentile, MSE-optimal and entropy (KL).
+// What a calibration method decides for one scale group, written once and shared by the scalar
+// oracle (calibration.cpp) and the fast path (calibration_fast.cpp): the two differ only in how
+// they read the data (counts, min / max, k-th values), never in the arithmetic that follows, so
+// their answers agree bit for bit whatever the thread count.
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "quant/params.h"
 #include "quant/plan.h"
 
 namespace ql {
@@ -13,12 +21,107 @@ namespace ql {
 /// A clip range [lo, hi] (lo <= 0 <= hi for asymmetric; lo = -hi for symmetric).
 using ClipRange = std::pair<double, double>;
 
-ClipRange percentileRange(std::vector<float>& values, double percentile, bool symmetric);
-/// Tries clip ratios 1.00, 0.99, ... 0.20 of the full range; picks the one with the least
-/// squared error after quantize + dequantize in the plan's own convention.
-ClipRange mseRange(std::span<const float> values, const QuantPlan& plan);
-/// TensorRT's legacy entropy calibration: 2048-bin |x| histogram, KL(P||Q) over candidate thresholds.
-ClipRange entropyRange(std::span<const float> values, const QuantPlan& plan);
+/// A group's finite range as absmax / min-max read it: min and max start at 0, Inf never widens
+/// it, NaN is only flagged. Merging is exact (min, max, sums of counts).
+struct GroupRange {
+    float lo = 0.0f;
+    float hi = 0.0f;
+    bool nan = false;
+    std::int64_t finite = 0;
+
+    void add(float v) {
+        if (std::isnan(v)) nan = true;
+        if (!std::isfinite(v)) return;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+        ++finite;
+    }
+    void merge(const GroupRange& o) {
+        lo = std::min(lo, o.lo);
+        hi = std::max(hi, o.hi);
+        nan = nan || o.nan;
+        finite += o.finite;
+    }
+    float absMax() const { return std::max(std::fabs(lo), std::fabs(hi)); }
+};
+
+/// A method's answer for one group, with what the note needs: how many values fall outside it.
+struct GroupClip {
+    ClipRange range{0.0, 0.0};
+    std::int64_t clipped = 0; // exact for percentile; counted on the histogram for MSE / entropy
+    bool fellBack = false;    // entropy on a group too small for its histogram: absmax instead
+};
+
+// ---- percentile: exact k-th value ------------------------------------------------------------
+
+/// The oracle's rank rule: k = round(p / 100 * (n - 1)), 0-based from the smallest (nth_element).
+inline std::int64_t percentileRank(std::int64_t n, double percentile) {
+    return std::llround(percentile / 100.0 * static_cast<double>(n - 1));
+}
+/// Keys whose unsigned order is the order of |v| (symmetric) or of v (asymmetric), finite v only.
+inline std::uint32_t magnitudeKey(float v) { return std::bit_cast<std::uint32_t>(v) << 1; }
+inline std::uint32_t orderedKey(float v) {
+    const std::uint32_t u = std::bit_cast<std::uint32_t>(v);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+inline float fromMagnitudeKey(std::uint32_t k) { return std::bit_cast<float>(k >> 1); }
+inline float fromOrderedKey(std::uint32_t k) {
+    return std::bit_cast<float>((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k);
+}
+
+/// The oracle: nth_element on the group's finite values (reordered in place).
+GroupClip percentileRange(std::vector<float>& values, double percentile, bool symmetric);
+
+// ---- histogram searches (MSE, entropy) -------------------------------------------------------
+
+/// Bins over [origin, origin + bins / factor): bin = min(bins - 1, int((v - origin) * factor)).
+/// bins == 0 means no histogram (a zero range, or a group too small for the method).
+struct HistogramGeometry {
+    double origin = 0.0;
+    double factor = 0.0;
+    int bins = 0;
+    int binOf(double v) const { return std::min(bins - 1, static_cast<int>((v - origin) * factor)); }
+};
+
+/// MSE histograms count v (not |v|) so that floor / ceil rounding and zero points are seen.
+HistogramGeometry mseGeometry(const GroupRange& g, bool symmetric);
+/// Clip ratios 1.00, 0.99, ... 0.20 of the group's range, each scored on the histogram as in
+/// ACIQ (Banner et al. 2019): values the candidate's representable range clips cost their squared
+/// distance to it (bin centres), the others the rounding noise of its step (step^2/12 for
+/// round-to-nearest, step^2/3 for floor / ceil / trunc; relative to the value for float targets).
+/// The first (widest) candidate wins ties.
+GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, const QuantPlan& plan);
+
+/// Quantized levels of the plan's target that entropy calibration merges into (TensorRT: 128).
+int entropyLevels(const QuantPlan& plan);
+/// |v| histograms over [0, amax]: the largest power of two <= n / 16 bins, at most TensorRT's 2048.
+/// A group needs at least 2 * levels bins (4096 values for int8, 256 for int4); smaller groups get
+/// bins == 0 and absmax, since a KL search over near-empty bins only measures sampling noise.
+HistogramGeometry entropyGeometry(const GroupRange& g, int levels);
+/// TensorRT's legacy entropy search: thresholds from `levels` bins to all of them; for each, P is
+/// the histogram below it with the outliers folded into its last bin, Q the same bins merged into
+/// `levels` and spread back over the non-empty ones; the least KL(P||Q) wins (first on ties).
+/// Prefix sums make each candidate O(levels), so the cost does not grow with the group.
+GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist, int levels);
+
+// ---- block formats ----------------------------------------------------------------------------
+
+/// OCP MX floor rule (spec §6.3): E8M0 code = biased exponent of amax - emax_elem, in [0, 254];
+/// a block holding a NaN gets 0xFF.
+std::uint8_t mxScaleCode(const GroupRange& g, int emax);
+/// NVFP4 (spec §6.4): S_b = e4m3(amax_b / 6 / s_g); 0 when s_g is 0.
+std::uint8_t nvfp4ScaleCode(float blockAmax, float tensorScale);
+/// NVFP4 s_g = amax / (448 * 6).
+inline float nvfp4TensorScale(float amax) { return amax / (448.0f * 6.0f); }
+/// The scale a block code stands for (MX: 2^e; NVFP4: E4M3(code) * s_g).
+float blockScale(const QuantPlan& plan, std::uint8_t code, float tensorScale);
+/// --calib mse for MX / NVFP4: the block's code and its neighbours (MX: e-1, e, e+1; NVFP4: the
+/// E4M3 codes within 2 of the rule's), scored by the block's squared error through the plan's own
+/// quantize / dequantize, finite values in element order. The rule's code wins ties.
+std::uint8_t mseBlockCode(std::span<const float> finiteValues, std::uint8_t ruleCode, float tensorScale,
+                          const QuantPlan& plan);
+
+// ---- ranges to parameters ---------------------------------------------------------------------
 
 /// A step below the smallest normal float would round to a zero (or subnormal) scale, which no
 /// operator accepts: ranges made of subnormals get the smallest normal step instead.
@@ -32,5 +135,18 @@ struct StepAndZero {
     float zeroPoint;
 };
 StepAndZero stepForRange(ClipRange range, const QuantPlan& plan);
+
+/// Throws QuantError for requests no data can answer (explicit scales, min-max symmetric, ...).
+void checkCalibrationRequest(const QuantPlan& plan);
+
+/// The last step of every range calibration: one range per group -> scales (and zero points), with
+/// calibrationNote set.
+QuantParams paramsFromClips(const QuantPlan& plan, const std::vector<GroupClip>& clips,
+                            const std::vector<GroupRange>& ranges);
+
+/// In words a user understands, when a calibrated range is far worse than absmax on the same groups
+/// (it clips more than 2% of all values, or more than a quarter of some group's); empty otherwise.
+std::string calibrationNote(const QuantPlan& plan, const std::vector<GroupClip>& clips,
+                            const std::vector<GroupRange>& ranges);
 
 } // namespace ql

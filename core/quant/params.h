@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct QuantParams {
     std::vector<std::uint8_t> scaleCodes;
     /// NVFP4 fp32 per-tensor scale s_g.
     float tensorScale = 0.0f;
+    /// Set by calibration when its ranges are far worse than absmax on the same groups (most of a
+    /// group clipped, or a method that had too few values to work with), in words for the user;
+    /// empty otherwise. Reports and the UI show it beside the results.
+    std::string calibrationNote = {};
 
     float zeroPointOf(std::int64_t group) const {
         if (zeroPoints.empty()) return 0.0f;

@@ -216,8 +216,9 @@ void checkBlockFormat(const QuantSpec& spec, const Shape& shape, QuantPlan& plan
         requireTarget(spec, {Target::Fp8E4M3, Target::Fp8E5M2, Target::Fp4E2M1}, "OCP MX");
     else
         requireTarget(spec, {Target::Fp4E2M1}, "NVFP4");
-    if (spec.calibration.method != CalibMethod::AbsMax)
-        reject(spec, "block scales follow the format's own rule from the block's max |x| (--calib absmax)");
+    if (spec.calibration.method != CalibMethod::AbsMax && spec.calibration.method != CalibMethod::Mse)
+        reject(spec, "block scales follow the format's own rule from the block's max |x| (--calib absmax), or "
+                     "search its neighbouring scale codes for the least error (--calib mse)");
     if (shape.empty()) reject(spec, "a block format needs a tensor of rank 1 or more");
     const int axis = blockAxis(spec, static_cast<int>(shape.size()));
     Layout l{std::vector<DimMapping>(shape.size(), DimMapping::full())};

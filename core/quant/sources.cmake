@@ -6,6 +6,8 @@ target_sources(quantlens_core PRIVATE
     quant/presets.cpp
     quant/calibration.cpp
     quant/calibration_search.cpp
+    quant/calibration_scan.cpp
+    quant/calibration_fast.cpp
     quant/reference.cpp
     quant/packing.cpp
     quant/spec_json.cpp)

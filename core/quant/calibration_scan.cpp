@@ -1,0 +1,107 @@
+#include "quant/calibration_scan.h"
+
+#include <cmath>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace ql::calib {
+
+void rangeOfRun(const float* v, std::int64_t n, GroupRange& g) {
+    std::int64_t i = 0;
+#if defined(__SSE2__)
+    // Non-finite lanes become 0, which never moves a range that starts at 0. min_ps(y, lo) is
+    // (y < lo ? y : lo), std::min's choice, so -0 never replaces +0 here either.
+    const __m128i expMask = _mm_set1_epi32(0x7F800000), absMask = _mm_set1_epi32(0x7FFFFFFF);
+    __m128 lo = _mm_setzero_ps(), hi = _mm_setzero_ps();
+    __m128i finite = _mm_setzero_si128(), nan = _mm_setzero_si128();
+    for (; i + 4 <= n; i += 4) {
+        const __m128 x = _mm_loadu_ps(v + i);
+        const __m128i u = _mm_castps_si128(x);
+        const __m128i inf = _mm_cmpeq_epi32(_mm_and_si128(u, expMask), expMask);
+        nan = _mm_or_si128(nan, _mm_cmpgt_epi32(_mm_and_si128(u, absMask), expMask));
+        const __m128 y = _mm_castsi128_ps(_mm_andnot_si128(inf, u));
+        lo = _mm_min_ps(y, lo);
+        hi = _mm_max_ps(y, hi);
+        finite = _mm_sub_epi32(finite, _mm_xor_si128(inf, _mm_set1_epi32(-1)));
+    }
+    alignas(16) float l[4], h[4];
+    alignas(16) std::int32_t f[4], q[4];
+    _mm_store_ps(l, lo);
+    _mm_store_ps(h, hi);
+    _mm_store_si128(reinterpret_cast<__m128i*>(f), finite);
+    _mm_store_si128(reinterpret_cast<__m128i*>(q), nan);
+    for (int k = 0; k < 4; ++k) {
+        g.lo = std::min(g.lo, l[k]);
+        g.hi = std::max(g.hi, h[k]);
+        g.finite += f[k];
+        g.nan = g.nan || q[k] != 0;
+    }
+#endif
+    for (; i < n; ++i) g.add(v[i]);
+}
+
+Scan::Scan(const QuantPlan& plan, Input in, unsigned threads)
+    : m_plan(plan), m_in(in), m_threads(std::max(1u, threads)), m_walk(plan), m_n(elementCount(plan.shape)) {
+    m_ownRows = m_walk.rowsOwnGroups();
+    m_runs = m_ownRows && plan.layout.dims.back().kind != DimMapping::Kind::Full;
+}
+
+std::vector<GroupRange> Scan::ranges() const {
+    const auto groups = static_cast<std::size_t>(m_plan.scaleCount);
+    std::vector<GroupRange> total(groups);
+    std::vector<std::vector<GroupRange>> own(m_ownRows ? 0 : m_threads);
+    forWorkers([&](unsigned w, std::int64_t b, std::int64_t e) {
+        GroupRange* r = total.data();
+        if (!m_ownRows) {
+            own[w].assign(groups, GroupRange{});
+            r = own[w].data();
+        }
+        segments(b, e, [&](std::int64_t group, const float* v, std::int64_t n, bool perElement) {
+            if (!perElement) {
+                rangeOfRun(v, n, r[group]);
+                return;
+            }
+            for (std::int64_t i = 0; i < n; ++i) r[group + i].add(v[i]);
+        });
+    });
+    for (const auto& o : own)
+        for (std::size_t g = 0; g < groups; ++g) total[g].merge(o[g]);
+    return total;
+}
+
+void Scan::forGroupValues(const std::function<void(std::int64_t, std::span<const float>)>& fn) const {
+    if (m_runs) {
+        forRuns([&](std::int64_t group, std::int64_t begin, std::int64_t length, Tile& tile) {
+            thread_local std::vector<float> finite;
+            finite.clear();
+            tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
+                for (std::int64_t i = 0; i < n; ++i)
+                    if (std::isfinite(v[i])) finite.push_back(v[i]);
+            });
+            fn(group, finite);
+        });
+        return;
+    }
+    // Groups spread over rows: gather each group's finite values, in order (a counting sort).
+    const auto groups = static_cast<std::size_t>(m_plan.scaleCount);
+    std::vector<std::size_t> offset(groups + 1, 0);
+    segments(0, m_n, [&](std::int64_t group, const float* v, std::int64_t n, bool perElement) {
+        for (std::int64_t i = 0; i < n; ++i)
+            if (std::isfinite(v[i])) ++offset[static_cast<std::size_t>(perElement ? group + i : group) + 1];
+    });
+    for (std::size_t g = 0; g < groups; ++g) offset[g + 1] += offset[g];
+    std::vector<float> values(offset[groups]);
+    std::vector<std::size_t> fill(offset.begin(), offset.end() - 1);
+    segments(0, m_n, [&](std::int64_t group, const float* v, std::int64_t n, bool perElement) {
+        for (std::int64_t i = 0; i < n; ++i)
+            if (std::isfinite(v[i])) values[fill[static_cast<std::size_t>(perElement ? group + i : group)]++] = v[i];
+    });
+    forSlices(static_cast<std::int64_t>(groups), [&](std::int64_t g0, std::int64_t g1) {
+        for (auto g = static_cast<std::size_t>(g0); g < static_cast<std::size_t>(g1); ++g)
+            fn(static_cast<std::int64_t>(g), {values.data() + offset[g], offset[g + 1] - offset[g]});
+    });
+}
+
+} // namespace ql::calib

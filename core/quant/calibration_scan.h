@@ -1,0 +1,173 @@
+#pragma once
+// How the fast calibrators read a tensor: its bytes in place (f32, bf16, f16), a tile at a time,
+// split over worker threads by rows (when rows own their scale groups) or by element slices (each
+// worker with its own counts, summed afterwards). Only integer counts and min / max are merged, so
+// the split never shows in a result.
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "quant/calibration_search.h"
+#include "quant/plan.h"
+#include "quant/row_walker.h"
+#include "tensor/dtype.h"
+
+namespace ql::calib {
+
+constexpr std::int64_t kTile = 512;
+
+/// IEEE half bits to f32, exactly (subnormals included), without a table or a call.
+inline float halfBitsToFloat(std::uint16_t h) {
+    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+    const std::uint32_t em = h & 0x7FFFu;
+    const float f = em >= 0x7C00u ? std::bit_cast<float>(0x7F800000u | ((em & 0x3FFu) << 13))
+                                  : std::bit_cast<float>(em << 13) * 0x1p112f;
+    return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) | sign);
+}
+
+/// The input: row-major elements of one of the three float dtypes, at any alignment.
+struct Input {
+    const std::byte* data = nullptr;
+    DType dtype = DType::F32;
+
+    float at(std::int64_t i) const {
+        float buf;
+        return *read(i, 1, &buf);
+    }
+    /// Elements [begin, begin + n), n <= kTile, as f32: in place when possible, else widened into buf.
+    const float* read(std::int64_t begin, std::int64_t n, float* buf) const {
+        const auto count = static_cast<std::size_t>(n);
+        if (dtype == DType::F32) {
+            const std::byte* p = data + static_cast<std::size_t>(begin) * 4;
+            if (reinterpret_cast<std::uintptr_t>(p) % alignof(float) == 0) return reinterpret_cast<const float*>(p);
+            std::memcpy(buf, p, count * 4);
+            return buf;
+        }
+        std::uint16_t h[kTile];
+        std::memcpy(h, data + static_cast<std::size_t>(begin) * 2, count * 2);
+        if (dtype == DType::BF16)
+            for (std::size_t i = 0; i < count; ++i) buf[i] = std::bit_cast<float>(static_cast<std::uint32_t>(h[i]) << 16);
+        else
+            for (std::size_t i = 0; i < count; ++i) buf[i] = halfBitsToFloat(h[i]);
+        return buf;
+    }
+};
+
+/// One worker's reader of contiguous runs, a tile at a time.
+class Tile {
+public:
+    explicit Tile(const Input& in) : m_in(in) {}
+    /// fn(const float* values, n) over [begin, begin + length) in order.
+    template <typename Fn>
+    void forEach(std::int64_t begin, std::int64_t length, Fn&& fn) {
+        for (std::int64_t b = begin, end = begin + length; b < end; b += kTile) {
+            const std::int64_t n = std::min(kTile, end - b);
+            fn(m_in.read(b, n, m_buf), n);
+        }
+    }
+
+private:
+    Input m_in;
+    float m_buf[kTile];
+};
+
+/// Finite min / max, NaN flag and finite count of a run (vectorised; the oracle's GroupRange::add).
+void rangeOfRun(const float* v, std::int64_t n, GroupRange& g);
+
+class Scan {
+public:
+    Scan(const QuantPlan& plan, Input in, unsigned threads);
+
+    /// True when each scale group is one contiguous run of one row (per-channel on axis 0, per-group
+    /// and blocks along the last axis): such groups can be finished one at a time, in cache.
+    bool groupsAreRuns() const { return m_runs; }
+    /// Every group's GroupRange, in one pass.
+    std::vector<GroupRange> ranges() const;
+
+    /// fn(group, begin, length, Tile&) for every run; only when groupsAreRuns(). Rows split over workers.
+    template <typename Fn>
+    void forRuns(Fn&& fn) const {
+        forWorkers([&](unsigned, std::int64_t b, std::int64_t e) {
+            Tile tile(m_in);
+            m_walk.forSegments(b, e, [&](const Segment& s) { fn(s.scale, s.begin, s.length, tile); });
+        });
+    }
+
+    /// Integer counts over the tensor: fn(counts, group, values, n, perElement) for each tile of a
+    /// segment (perElement: value i belongs to group + i). Workers own disjoint groups when rows own
+    /// them; otherwise each counts into its own array and the arrays are summed.
+    template <typename Fn>
+    std::vector<std::uint32_t> count(std::size_t size, Fn&& fn) const {
+        const bool shared = m_ownRows;
+        std::vector<std::vector<std::uint32_t>> own(shared ? 0 : m_threads);
+        std::vector<std::uint32_t> total(size, 0);
+        forWorkers([&](unsigned w, std::int64_t b, std::int64_t e) {
+            std::uint32_t* h = total.data();
+            if (!shared) {
+                own[w].assign(size, 0);
+                h = own[w].data();
+            }
+            segments(b, e, [&](std::int64_t group, const float* v, std::int64_t n, bool perElement) {
+                fn(h, group, v, n, perElement);
+            });
+        });
+        for (const auto& o : own)
+            for (std::size_t i = 0; i < o.size(); ++i) total[i] += o[i];
+        return total;
+    }
+
+    /// fn(begin, end) over [0, count) split into one slice per worker.
+    template <typename Fn>
+    void forSlices(std::int64_t count, Fn&& fn) const {
+        const unsigned t = static_cast<unsigned>(std::clamp<std::int64_t>(count, 1, m_threads));
+        run(t, [&](unsigned w) { fn(count * w / t, count * (w + 1) / t); });
+    }
+
+    /// fn(group, finite values in row-major order) for every group, groups split over workers.
+    /// Runs are widened a run at a time; other layouts are gathered group by group first.
+    void forGroupValues(const std::function<void(std::int64_t, std::span<const float>)>& fn) const;
+
+private:
+    template <typename Fn>
+    void run(unsigned workers, Fn&& fn) const {
+        std::vector<std::thread> pool;
+        for (unsigned w = 1; w < workers; ++w) pool.emplace_back([&fn, w] { fn(w); });
+        fn(0u);
+        for (auto& t : pool) t.join();
+    }
+    /// fn(worker, elementBegin, elementEnd): whole rows per worker when rows own their groups.
+    template <typename Fn>
+    void forWorkers(Fn&& fn) const {
+        const std::int64_t units = m_ownRows ? m_walk.rows() : m_n, width = m_ownRows ? m_walk.inner() : 1;
+        const unsigned t = static_cast<unsigned>(std::clamp<std::int64_t>(units, 1, m_threads));
+        run(t, [&](unsigned w) { fn(w, units * w / t * width, units * (w + 1) / t * width); });
+    }
+    /// fn(group, values, n, perElement) tile by tile over the segments of [begin, end).
+    template <typename Fn>
+    void segments(std::int64_t begin, std::int64_t end, Fn&& fn) const {
+        Tile tile(m_in);
+        m_walk.forSegments(begin, end, [&](const Segment& s) {
+            std::int64_t at = s.begin;
+            tile.forEach(s.begin, s.length, [&](const float* v, std::int64_t n) {
+                fn(s.perElement ? s.scale + (at - s.begin) : s.scale, v, n, s.perElement);
+                at += n;
+            });
+        });
+    }
+
+    const QuantPlan& m_plan;
+    Input m_in;
+    unsigned m_threads;
+    RowWalker m_walk;
+    std::int64_t m_n;
+    bool m_ownRows;
+    bool m_runs;
+};
+
+} // namespace ql::calib

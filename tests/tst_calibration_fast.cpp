@@ -1,0 +1,313 @@
+// The fast calibrators (calibrateFast) against the scalar oracle (calibrate): the same scales, zero
+// points, block codes and note bit for bit, over presets x layouts x methods x dtypes x data with
+// ties, NaN/Inf, zeros, subnormals and constant groups, for several thread counts.
+#include <QTest>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "quant/calibration.h"
+#include "quant/calibration_scan.h"
+#include "quant/calibration_search.h"
+#include "quant_test_util.h"
+
+using namespace ql;
+
+namespace {
+
+struct Case {
+    QuantSpec spec;
+    Shape shape;
+};
+
+std::vector<float> makeData(const QString& kind, std::int64_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (auto& v : x) v = normal(rng);
+    if (kind == QLatin1String("constant")) std::fill(x.begin(), x.end(), 0.5f);
+    if (kind == QLatin1String("zeros")) std::fill(x.begin(), x.end(), 0.0f);
+    if (kind == QLatin1String("subnormal"))
+        for (auto& v : x) v *= 1e-39f;
+    if (kind == QLatin1String("special")) {
+        // Ties (quarters), signed zeros, subnormals, NaN, Inf, a few large outliers.
+        std::uniform_int_distribution<int> pick(0, 19);
+        for (auto& v : x) {
+            switch (pick(rng)) {
+            case 0: v = std::nanf(""); break;
+            case 1: v = (rng() & 1) ? INFINITY : -INFINITY; break;
+            case 2: v = (rng() & 1) ? 0.0f : -0.0f; break;
+            case 3: v = 3e-41f; break;
+            case 4: v *= 30.0f; break;
+            default: v = std::round(v * 4.0f) / 4.0f;
+            }
+        }
+    }
+    return x;
+}
+
+// The input bytes of `dtype` and the values the oracle sees (the same numbers, widened).
+struct Encoded {
+    std::vector<std::byte> bytes;
+    std::vector<float> values;
+};
+
+Encoded encode(const std::vector<float>& x, DType dtype, bool misalign) {
+    Encoded e;
+    const std::size_t width = dtype == DType::F32 ? 4 : 2, shift = misalign ? 1 : 0;
+    e.bytes.resize(x.size() * width + shift);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        float v = x[i];
+        if (dtype == DType::F32) {
+            std::memcpy(e.bytes.data() + shift + 4 * i, &v, 4);
+        } else {
+            const std::uint16_t h = dtype == DType::BF16 ? floatToBf16(v) : floatToHalf(v);
+            std::memcpy(e.bytes.data() + shift + 2 * i, &h, 2);
+            v = dtype == DType::BF16 ? bf16ToFloat(h) : halfToFloat(h);
+        }
+        e.values.push_back(v);
+    }
+    return e;
+}
+
+std::vector<std::uint32_t> bitsOf(const std::vector<float>& v) {
+    std::vector<std::uint32_t> out;
+    for (float f : v) out.push_back(std::bit_cast<std::uint32_t>(f));
+    return out;
+}
+
+QuantSpec make(Preset p, Target t, Scheme s, std::vector<int> axes, bool symmetric) {
+    auto spec = qltest::spec(p, t, s, std::move(axes), symmetric);
+    spec.calibration.method = CalibMethod::AbsMax;
+    return spec;
+}
+
+std::vector<std::pair<QString, Case>> cases() {
+    std::vector<std::pair<QString, Case>> out;
+    const auto add = [&](const char* name, QuantSpec s, Shape shape) {
+        out.push_back({QString::fromLatin1(name), Case{std::move(s), std::move(shape)}});
+    };
+    add("torch/int8/per-tensor", make(Preset::Torch, Target::Int8, Scheme::PerTensor, {}, true), {48, 96});
+    add("torch/int8/axis0", make(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}, true), {48, 96});
+    add("torch/int8/axis1", make(Preset::Torch, Target::Int8, Scheme::PerChannel, {1}, true), {48, 96});
+    add("torch/uint8/per-tensor", make(Preset::Torch, Target::UInt8, Scheme::PerTensor, {}, false), {48, 96});
+    add("torch/uint8/axis1", make(Preset::Torch, Target::UInt8, Scheme::PerChannel, {1}, false), {48, 96});
+    add("torch/int8/3d-axis0", make(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}, true), {3, 8, 40});
+    add("torch/uint8/3d-axis1", make(Preset::Torch, Target::UInt8, Scheme::PerChannel, {1}, false), {3, 8, 40});
+    auto block2d = make(Preset::TensorRT, Target::Int8, Scheme::Block, {}, true);
+    block2d.block = {16, 32};
+    add("tensorrt/int8/block16x32", block2d, {48, 96});
+    auto blockRow = make(Preset::TensorRT, Target::Int4, Scheme::Block, {1}, true);
+    blockRow.block = {32};
+    add("tensorrt/int4/block32", blockRow, {48, 96});
+    add("tensorrt/int4/axis0-long", make(Preset::TensorRT, Target::Int4, Scheme::PerChannel, {0}, true), {4, 1024});
+    add("tensorrt/fp8/per-tensor", make(Preset::TensorRT, Target::Fp8E4M3, Scheme::PerTensor, {}, true), {48, 96});
+    add("tensorrt/int8/tiny", make(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, true), {1, 32});
+    add("ascend/int8/axis1", make(Preset::AscendQuant, Target::Int8, Scheme::PerChannel, {1}, true), {48, 96});
+    auto sqrt = make(Preset::AscendQuant, Target::Int8, Scheme::PerChannel, {1}, true);
+    sqrt.sqrtMode = true;
+    add("ascend/int8/sqrt", sqrt, {48, 96});
+    auto group = make(Preset::Custom, Target::Int8, Scheme::PerGroup, {0}, true);
+    group.groupSize = 7; // a short last group
+    group.rounding = Rounding::Floor;
+    add("custom/int8/group7-axis0-floor", group, {48, 96});
+    auto group1d = make(Preset::Custom, Target::UInt8, Scheme::PerGroup, {}, false);
+    group1d.groupSize = 64;
+    add("custom/uint8/1d-group64", group1d, {1000});
+    auto ragged = make(Preset::Custom, Target::UInt8, Scheme::Ragged, {0}, false);
+    ragged.groupEnds = {5, 5, 20, 48}; // an empty group
+    add("custom/uint8/ragged", ragged, {48, 96});
+    add("mx/fp8/last-axis", make(Preset::MX, Target::Fp8E4M3, Scheme::Block, {}, true), {48, 96});
+    add("mx/fp4/axis0-short", make(Preset::MX, Target::Fp4E2M1, Scheme::Block, {0}, true), {48, 96});
+    add("nvfp4/last-axis", make(Preset::NVFP4, Target::Fp4E2M1, Scheme::Block, {}, true), {48, 96});
+    return out;
+}
+
+} // namespace
+
+class TestCalibrationFast : public QObject {
+    Q_OBJECT
+private slots:
+    void fastEqualsOracle_data();
+    void fastEqualsOracle();
+    void percentileIsExactKthValue();
+    void entropySearchMatchesDirectKl();
+    void notesFlagWreckingRanges();
+    void halfWidening();
+};
+
+void TestCalibrationFast::fastEqualsOracle_data() {
+    QTest::addColumn<QuantSpec>("spec");
+    QTest::addColumn<std::vector<std::int64_t>>("shape");
+    QTest::addColumn<QString>("data");
+    QTest::addColumn<int>("dtype");
+    const std::vector<std::pair<const char*, DType>> dtypes{{"f32", DType::F32}, {"bf16", DType::BF16}, {"f16", DType::F16}};
+    for (const auto& [name, c] : cases()) {
+        const bool blocks = c.spec.preset == Preset::MX || c.spec.preset == Preset::NVFP4;
+        std::vector<std::pair<QString, Calibration>> methods;
+        const auto method = [&](const char* n, CalibMethod m, double p = 99.99) {
+            methods.push_back({QString::fromLatin1(n), Calibration{m, p}});
+        };
+        if (blocks) {
+            method("absmax", CalibMethod::AbsMax);
+            method("mse", CalibMethod::Mse);
+        } else if (c.spec.symmetric) {
+            method("absmax", CalibMethod::AbsMax);
+            method("p99.9", CalibMethod::Percentile, 99.9);
+            method("p50", CalibMethod::Percentile, 50.0);
+            method("p100", CalibMethod::Percentile, 100.0);
+            method("mse", CalibMethod::Mse);
+            method("entropy", CalibMethod::Entropy);
+        } else {
+            method("minmax", CalibMethod::MinMax);
+            method("p99", CalibMethod::Percentile, 99.0);
+            method("p37.5", CalibMethod::Percentile, 37.5);
+            method("mse", CalibMethod::Mse);
+        }
+        for (const auto& [mname, cal] : methods)
+            for (const char* data : {"gauss", "special", "constant", "zeros", "subnormal"})
+                for (const auto& [dname, dt] : dtypes) {
+                    QuantSpec s = c.spec;
+                    s.calibration = cal;
+                    QTest::addRow("%s/%s/%s/%s", qPrintable(name), qPrintable(mname), data, dname)
+                        << s << c.shape << QString::fromLatin1(data) << static_cast<int>(dt);
+                }
+    }
+}
+
+void TestCalibrationFast::fastEqualsOracle() {
+    QFETCH(QuantSpec, spec);
+    QFETCH(std::vector<std::int64_t>, shape);
+    QFETCH(QString, data);
+    QFETCH(int, dtype);
+    const QuantPlan plan = planQuantization(spec, shape);
+    const auto x = makeData(data, elementCount(shape), 7);
+    for (bool misalign : {false, true}) {
+        const Encoded in = encode(x, static_cast<DType>(dtype), misalign);
+        const QuantParams want = calibrate(plan, in.values);
+        for (unsigned threads : {1u, 2u, 5u}) {
+            const QuantParams got = calibrateFast(plan, in.bytes.data() + (misalign ? 1 : 0), static_cast<DType>(dtype), threads);
+            QCOMPARE(bitsOf(got.scales), bitsOf(want.scales));
+            QCOMPARE(bitsOf(got.zeroPoints), bitsOf(want.zeroPoints));
+            QCOMPARE(got.scaleCodes, want.scaleCodes);
+            QCOMPARE(std::bit_cast<std::uint32_t>(got.tensorScale), std::bit_cast<std::uint32_t>(want.tensorScale));
+            QCOMPARE(got.calibrationNote, want.calibrationNote);
+        }
+    }
+}
+
+void TestCalibrationFast::percentileIsExactKthValue() {
+    // Many duplicates and both signs; the k-th value by a full sort, per-tensor (streaming path) and
+    // per-channel (run path), symmetric and asymmetric.
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int> small(-300, 300);
+    std::vector<float> x(64 * 1024);
+    for (auto& v : x) v = static_cast<float>(small(rng)) / 8.0f;
+    for (double p : {0.1, 12.5, 50.0, 99.0, 99.9, 100.0}) {
+        auto s = make(Preset::Torch, Target::UInt8, Scheme::PerTensor, {}, false);
+        s.calibration = {CalibMethod::Percentile, p};
+        const auto plan = planQuantization(s, {64, 1024});
+        std::vector<float> sorted = x;
+        std::sort(sorted.begin(), sorted.end());
+        const auto k = [&](double q) { return sorted[static_cast<std::size_t>(percentileRank(static_cast<std::int64_t>(x.size()), q))]; };
+        const auto step = stepForRange({k(100.0 - p), k(p)}, plan);
+        const auto got = calibrateFast(plan, x.data(), DType::F32, 2);
+        QCOMPARE(got.scales[0], operatorScaleFromStep(step.step, plan.convention));
+        QCOMPARE(got.zeroPoints[0], step.zeroPoint);
+        s.scheme = Scheme::PerChannel;
+        s.axes = {0};
+        const auto perChannel = planQuantization(s, {64, 1024});
+        QCOMPARE(bitsOf(calibrateFast(perChannel, x.data(), DType::F32, 3).scales), bitsOf(calibrate(perChannel, x).scales));
+    }
+}
+
+void TestCalibrationFast::entropySearchMatchesDirectKl() {
+    // The prefix-sum search against TensorRT's loop written out bin by bin (the previous oracle).
+    const auto direct = [](const std::vector<std::uint32_t>& hist, int levels) {
+        const int bins = static_cast<int>(hist.size());
+        int bestI = bins;
+        double bestKl = std::numeric_limits<double>::infinity();
+        for (int i = levels; i <= bins; ++i) {
+            std::vector<double> p(hist.begin(), hist.begin() + i), q(i, 0.0);
+            for (int j = i; j < bins; ++j) p[i - 1] += hist[j];
+            for (int l = 0; l < levels; ++l) {
+                const int b = l * i / levels, e = (l + 1) * i / levels;
+                double sum = 0.0;
+                int nonEmpty = 0;
+                for (int j = b; j < e; ++j) {
+                    sum += hist[j];
+                    nonEmpty += hist[j] > 0;
+                }
+                for (int j = b; j < e; ++j)
+                    if (hist[j] > 0) q[j] = sum / nonEmpty;
+            }
+            double ps = 0.0, qs = 0.0;
+            for (int j = 0; j < i; ++j) {
+                ps += p[j];
+                qs += q[j];
+            }
+            double kl = 0.0;
+            for (int j = 0; j < i; ++j) {
+                if (p[j] <= 0) continue;
+                const double pj = p[j] / ps, qj = q[j] > 0 ? q[j] / qs : 1e-12;
+                kl += pj * std::log(pj / qj);
+            }
+            if (kl < bestKl - 1e-12) {
+                bestKl = kl;
+                bestI = i;
+            }
+        }
+        return bestI;
+    };
+    std::mt19937 rng(5);
+    for (int trial = 0; trial < 6; ++trial) {
+        const int levels = trial < 3 ? 8 : 128;
+        const int bins = trial < 3 ? 64 : 512;
+        std::normal_distribution<double> normal(0.0, bins / (3.0 + trial));
+        std::vector<std::uint32_t> hist(static_cast<std::size_t>(bins), 0);
+        for (int k = 0; k < 50 * bins; ++k)
+            ++hist[static_cast<std::size_t>(std::min<double>(bins - 1, std::fabs(normal(rng))))];
+        hist[static_cast<std::size_t>(bins - 1)] += 3; // outliers
+        GroupRange g;
+        g.hi = 1.0f;
+        g.finite = 50 * bins + 3;
+        const int want = direct(hist, levels);
+        const double threshold = entropySearch(g, hist, levels).range.second;
+        QCOMPARE(threshold, std::min(1.0, (want + 0.5) / bins));
+    }
+}
+
+void TestCalibrationFast::notesFlagWreckingRanges() {
+    const auto x = makeData(QStringLiteral("gauss"), 64 * 128, 3);
+    auto s = make(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, true);
+    s.calibration = {CalibMethod::Percentile, 99.9};
+    QVERIFY(calibrate(planQuantization(s, {64, 128}), x).calibrationNote.empty());
+    s.calibration = {CalibMethod::Percentile, 90.0};
+    const auto clipping = calibrate(planQuantization(s, {64, 128}), x).calibrationNote;
+    QVERIFY2(clipping.find("clips 10.0% of the values") != std::string::npos, clipping.c_str());
+    // Entropy on a [1, 32] tensor: too few values for a histogram, so absmax and a note saying why.
+    s.calibration = {CalibMethod::Entropy, 99.99};
+    const std::vector<float> tiny(x.begin(), x.begin() + 32);
+    const auto plan = planQuantization(s, {1, 32});
+    const auto p = calibrate(plan, tiny);
+    auto absmax = s;
+    absmax.calibration.method = CalibMethod::AbsMax;
+    QCOMPARE(p.scales, calibrate(planQuantization(absmax, {1, 32}), tiny).scales);
+    QVERIFY2(p.calibrationNote.find("at least 4096 values") != std::string::npos, p.calibrationNote.c_str());
+    QVERIFY(calibrate(planQuantization(absmax, {1, 32}), tiny).calibrationNote.empty());
+}
+
+void TestCalibrationFast::halfWidening() {
+    for (std::uint32_t h = 0; h < 0x10000; ++h) {
+        const float want = halfToFloat(static_cast<std::uint16_t>(h)), got = calib::halfBitsToFloat(static_cast<std::uint16_t>(h));
+        if (std::isnan(want)) {
+            QVERIFY(std::isnan(got));
+            continue;
+        }
+        QCOMPARE(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want));
+    }
+}
+
+QTEST_GUILESS_MAIN(TestCalibrationFast)
+#include "tst_calibration_fast.moc"
