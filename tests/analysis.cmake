@@ -1,4 +1,8 @@
-# core/analysis and core/backend suites (issue 4).
+# core/analysis, core/backend and core/job suites.
 ql_add_test(tst_analysis LIBS quantlens_backends)
 ql_add_test(tst_analysis_report LIBS quantlens_backends)
 ql_add_test(tst_backend LIBS quantlens_backends)
+# The fast analysis against its scalar oracle over the conformance grid.
+ql_add_test(tst_fast_analysis LIBS quantlens_backends)
+# core/job: the one pipeline the CLI and the GUI run.
+ql_add_test(tst_job LIBS quantlens_backends)

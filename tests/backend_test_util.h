@@ -1,6 +1,6 @@
 #pragma once
-// Helpers shared by the backend conformance suites (cpu, cuda): specs that calibrate, test values
-// with every special, and tensors in each input dtype.
+// Helpers shared by the conformance suites (backends, the fast analysis): the grid of specs and
+// shapes, specs that calibrate, test values with every special, and tensors in each input dtype.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -50,6 +50,72 @@ inline ql::Tensor tensorOf(const std::vector<float>& v, const ql::Shape& shape, 
     for (std::size_t i = 0; i < v.size(); ++i)
         p[i] = dtype == ql::DType::BF16 ? ql::floatToBf16(v[i]) : ql::floatToHalf(v[i]);
     return t;
+}
+
+/// One named spec of the conformance grid.
+struct SpecRow {
+    const char* name;
+    ql::QuantSpec spec;
+};
+
+inline std::vector<SpecRow> conformanceSpecs() {
+    std::vector<SpecRow> rows;
+    auto add = [&](const char* n, ql::QuantSpec s) { rows.push_back({n, std::move(s)}); };
+    using namespace ql;
+    using P = Preset;
+    using T = Target;
+    using S = Scheme;
+    add("torch/per-tensor/int8", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}));
+    add("torch/per-tensor/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerTensor, {}, false));
+    add("torch/per-channel0/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}));
+    add("torch/per-channel-last/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {-1}));
+    add("torch/per-channel0/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerChannel, {0}, false));
+    add("torch/per-channel0/uint4-asym", calibratedSpec(P::Torch, T::UInt4, S::PerChannel, {0}, false));
+    add("torch/per-channel0/int32", calibratedSpec(P::Torch, T::Int32, S::PerChannel, {0}));
+    add("tensorrt/per-tensor/int8", calibratedSpec(P::TensorRT, T::Int8, S::PerTensor, {}));
+    add("tensorrt/per-tensor/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}));
+    add("tensorrt/per-channel0/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerChannel, {0}));
+    add("tensorrt/per-channel-last/fp4", calibratedSpec(P::TensorRT, T::Fp4E2M1, S::PerChannel, {-1}));
+    QuantSpec blk = calibratedSpec(P::TensorRT, T::Int4, S::Block, {});
+    blk.block = {1, 16};
+    add("tensorrt/block-1x16/int4", blk);
+    blk.block = {4, 16};
+    add("tensorrt/block-4x16/int4", blk);
+    add("aclnn-quantize/per-channel0/int8", calibratedSpec(P::AclnnQuantize, T::Int8, S::PerChannel, {0}));
+    add("aclnn-quantize/per-tensor/uint8-asym", calibratedSpec(P::AclnnQuantize, T::UInt8, S::PerTensor, {}, false));
+    add("aclnn-quantize/per-channel-last/fp8-e5m2", calibratedSpec(P::AclnnQuantize, T::Fp8E5M2, S::PerChannel, {-1}));
+    add("ascend-quant/per-tensor/int8", calibratedSpec(P::AscendQuant, T::Int8, S::PerTensor, {}));
+    add("ascend-quant/per-channel-last/int8-asym", calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false));
+    for (Rounding r : {Rounding::Floor, Rounding::Ceil, Rounding::Trunc}) {
+        QuantSpec s = calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1});
+        s.rounding = r;
+        rows.push_back({r == Rounding::Floor ? "ascend-quant/floor" : r == Rounding::Ceil ? "ascend-quant/ceil"
+                                                                                          : "ascend-quant/trunc",
+                        s});
+    }
+    QuantSpec sq = calibratedSpec(P::AscendQuant, T::Int8, S::PerTensor, {});
+    sq.sqrtMode = true;
+    add("ascend-quant/sqrt-mode/int8", sq);
+    add("ascend-quant/per-tensor/fp8-e5m2", calibratedSpec(P::AscendQuant, T::Fp8E5M2, S::PerTensor, {}));
+    QuantSpec pg = calibratedSpec(P::Custom, T::Int4, S::PerGroup, {-1});
+    pg.groupSize = 32;
+    Convention away;
+    away.scaleOp = ScaleOp::Divide;
+    away.zeroPoint = ZeroPointStage::BeforeRounding;
+    away.rounding = Rounding::HalfAwayFromZero;
+    pg.custom = away;
+    add("custom/per-group-g32/int4-half-away", pg);
+    QuantSpec pt = calibratedSpec(P::PyPTO, T::Int8, S::PerChannel, {0});
+    add("pypto/int8", pt);
+    add("mx/fp8-e4m3", calibratedSpec(P::MX, T::Fp8E4M3, S::Block, {}));
+    add("mx/fp4", calibratedSpec(P::MX, T::Fp4E2M1, S::Block, {}));
+    add("nvfp4/fp4", calibratedSpec(P::NVFP4, T::Fp4E2M1, S::Block, {}));
+    return rows;
+}
+
+inline const std::vector<ql::Shape>& conformanceShapes() {
+    static const std::vector<ql::Shape> s{{64, 256}, {33, 129}, {7, 17}, {3, 5, 64}, {1, 1031}, {128, 32}, {1000}};
+    return s;
 }
 
 } // namespace qltest

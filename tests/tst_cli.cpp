@@ -159,7 +159,10 @@ void TestCli::allPrintsSortedTableAndReport() {
     const QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
     QCOMPARE(j[QLatin1String("file")].toString(), QStringLiteral("random.safetensors"));
     const QJsonArray tensors = j[QLatin1String("tensors")].toArray();
-    QCOMPARE(tensors.size(), 4); // every float tensor; the I64 ones are not weights
+    QCOMPARE(tensors.size(), 8); // every tensor: the four I64 ones are listed as passed through
+    int passed = 0;
+    for (const auto& t : tensors) passed += t.toObject().contains(QLatin1String("passed_through"));
+    QCOMPARE(passed, 4);
     const QJsonObject w = tensors.first().toObject();
     QCOMPARE(w[QLatin1String("name")].toString(), QStringLiteral("w"));
     QCOMPARE(w[QLatin1String("timing")].toObject()[QLatin1String("runs")].toInt(), 3);
@@ -220,6 +223,9 @@ void TestCli::mistakesGiveOneLine_data() {
     QTest::addRow("missing-tensor") << QStringList{QStringLiteral("quantize"), f, QStringLiteral("--tensor"),
                                                    QStringLiteral("nope")}
                                     << 1 << "nope";
+    QTest::addRow("integer-tensor-named") << QStringList{QStringLiteral("quantize"), f, QStringLiteral("--tensor"),
+                                                         QStringLiteral("ids")}
+                                          << 1 << "not a floating-point tensor";
     QTest::addRow("missing-file") << QStringList{QStringLiteral("quantize"), QStringLiteral("gone.safetensors"),
                                                  QStringLiteral("--all")}
                                   << 1 << "gone.safetensors";

@@ -24,70 +24,6 @@ using namespace qltest;
 
 namespace {
 
-struct SpecRow {
-    const char* name;
-    QuantSpec spec;
-};
-
-std::vector<SpecRow> specRows() {
-    std::vector<SpecRow> rows;
-    auto add = [&](const char* n, QuantSpec s) { rows.push_back({n, std::move(s)}); };
-    using P = Preset;
-    using T = Target;
-    using S = Scheme;
-    add("torch/per-tensor/int8", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}));
-    add("torch/per-tensor/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerTensor, {}, false));
-    add("torch/per-channel0/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}));
-    add("torch/per-channel-last/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {-1}));
-    add("torch/per-channel0/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerChannel, {0}, false));
-    add("torch/per-channel0/uint4-asym", calibratedSpec(P::Torch, T::UInt4, S::PerChannel, {0}, false));
-    add("torch/per-channel0/int32", calibratedSpec(P::Torch, T::Int32, S::PerChannel, {0}));
-    add("tensorrt/per-tensor/int8", calibratedSpec(P::TensorRT, T::Int8, S::PerTensor, {}));
-    add("tensorrt/per-tensor/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}));
-    add("tensorrt/per-channel0/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerChannel, {0}));
-    add("tensorrt/per-channel-last/fp4", calibratedSpec(P::TensorRT, T::Fp4E2M1, S::PerChannel, {-1}));
-    QuantSpec blk = calibratedSpec(P::TensorRT, T::Int4, S::Block, {});
-    blk.block = {1, 16};
-    add("tensorrt/block-1x16/int4", blk);
-    blk.block = {4, 16};
-    add("tensorrt/block-4x16/int4", blk);
-    add("aclnn-quantize/per-channel0/int8", calibratedSpec(P::AclnnQuantize, T::Int8, S::PerChannel, {0}));
-    add("aclnn-quantize/per-tensor/uint8-asym", calibratedSpec(P::AclnnQuantize, T::UInt8, S::PerTensor, {}, false));
-    add("aclnn-quantize/per-channel-last/fp8-e5m2", calibratedSpec(P::AclnnQuantize, T::Fp8E5M2, S::PerChannel, {-1}));
-    add("ascend-quant/per-tensor/int8", calibratedSpec(P::AscendQuant, T::Int8, S::PerTensor, {}));
-    add("ascend-quant/per-channel-last/int8-asym", calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false));
-    for (Rounding r : {Rounding::Floor, Rounding::Ceil, Rounding::Trunc}) {
-        QuantSpec s = calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1});
-        s.rounding = r;
-        rows.push_back({r == Rounding::Floor ? "ascend-quant/floor" : r == Rounding::Ceil ? "ascend-quant/ceil"
-                                                                                          : "ascend-quant/trunc",
-                        s});
-    }
-    QuantSpec sq = calibratedSpec(P::AscendQuant, T::Int8, S::PerTensor, {});
-    sq.sqrtMode = true;
-    add("ascend-quant/sqrt-mode/int8", sq);
-    add("ascend-quant/per-tensor/fp8-e5m2", calibratedSpec(P::AscendQuant, T::Fp8E5M2, S::PerTensor, {}));
-    QuantSpec pg = calibratedSpec(P::Custom, T::Int4, S::PerGroup, {-1});
-    pg.groupSize = 32;
-    Convention away;
-    away.scaleOp = ScaleOp::Divide;
-    away.zeroPoint = ZeroPointStage::BeforeRounding;
-    away.rounding = Rounding::HalfAwayFromZero;
-    pg.custom = away;
-    add("custom/per-group-g32/int4-half-away", pg);
-    QuantSpec pt = calibratedSpec(P::PyPTO, T::Int8, S::PerChannel, {0});
-    add("pypto/int8", pt);
-    add("mx/fp8-e4m3", calibratedSpec(P::MX, T::Fp8E4M3, S::Block, {}));
-    add("mx/fp4", calibratedSpec(P::MX, T::Fp4E2M1, S::Block, {}));
-    add("nvfp4/fp4", calibratedSpec(P::NVFP4, T::Fp4E2M1, S::Block, {}));
-    return rows;
-}
-
-const std::vector<Shape>& shapes() {
-    static const std::vector<Shape> s{{64, 256}, {33, 129}, {7, 17}, {3, 5, 64}, {1, 1031}, {128, 32}, {1000}};
-    return s;
-}
-
 // a and b within a relative tolerance; equal infinities and two NaNs count as agreeing.
 bool close(double a, double b, double tol) {
     if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
@@ -145,20 +81,20 @@ void TestCpuConformance::matchesReference_data() {
     QTest::addColumn<QString>("params");
     BackendRegistry registry;
     registerBuiltinBackends(registry);
-    const auto specs = specRows();
+    const auto specs = conformanceSpecs();
     for (const auto& b : registry.backends()) {
         if (b->name() == "cpu-reference") continue;
         for (std::size_t s = 0; s < specs.size(); ++s)
-            for (std::size_t sh = 0; sh < shapes().size(); ++sh) {
+            for (std::size_t sh = 0; sh < conformanceShapes().size(); ++sh) {
                 try {
-                    planQuantization(specs[s].spec, shapes()[sh]);
+                    planQuantization(specs[s].spec, conformanceShapes()[sh]);
                 } catch (const std::exception&) {
                     continue; // the operator refuses this shape: nothing to compare
                 }
                 for (DType dt : {DType::F32, DType::BF16, DType::F16})
                     for (const char* mode : {"calibrated", "perturbed", "pow2"})
                         QTest::addRow("%s/%s/%s/%s/%s", b->name().c_str(), specs[s].name,
-                                      toString(shapes()[sh]).c_str(), std::string(nameOf(dt)).c_str(), mode)
+                                      toString(conformanceShapes()[sh]).c_str(), std::string(nameOf(dt)).c_str(), mode)
                             << QString::fromStdString(b->name()) << int(s) << int(sh) << int(dt)
                             << QString::fromLatin1(mode);
             }
@@ -177,7 +113,7 @@ void TestCpuConformance::matchesReference() {
     QVERIFY(b);
     if (auto why = b->unavailableReason()) QSKIP(("unavailable: " + *why).c_str());
     Job job;
-    job.plan = planQuantization(specRows()[static_cast<std::size_t>(spec)].spec, shapes()[static_cast<std::size_t>(shape)]);
+    job.plan = planQuantization(conformanceSpecs()[static_cast<std::size_t>(spec)].spec, conformanceShapes()[static_cast<std::size_t>(shape)]);
     if (auto why = b->supports(job.plan)) QSKIP(("unsupported: " + *why).c_str());
     const auto values = conformanceValues(elementCount(job.plan.shape), 7u + static_cast<unsigned>(spec));
     job.tensor = tensorOf(values, job.plan.shape, static_cast<DType>(dtype));

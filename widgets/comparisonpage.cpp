@@ -4,7 +4,7 @@
 
 #include "widgets/qcp.h"
 #include "widgets/qtutil.h"
-#include "widgets/quantjob.h"
+#include "job/job.h"
 
 namespace ql {
 

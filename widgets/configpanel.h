@@ -9,7 +9,7 @@
 
 #include "backend/registry.h"
 #include "quant/plan.h"
-#include "widgets/quantjob.h"
+#include "job/job.h"
 
 class QCheckBox;
 class QComboBox;

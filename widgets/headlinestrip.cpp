@@ -4,7 +4,7 @@
 #include <QLabel>
 
 #include "widgets/qtutil.h"
-#include "widgets/quantjob.h"
+#include "job/job.h"
 
 namespace ql {
 namespace {

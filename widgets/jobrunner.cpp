@@ -86,12 +86,12 @@ void JobRunner::launch(const quint64* counter, Work work, Done done) {
     });
 }
 
-void JobRunner::startTensor(const JobRequest& request) {
+void JobRunner::startTensor(const JobRequest& request, const std::string& tensor) {
     const Flag cancel = beginJob();
     setBusy(true);
     emit progress(0);
     ProgressFn fn = progressFn(m_generation, cancel);
-    launch<TensorOutcome>(&m_generation, [request, fn] { return runTensorJob(request, fn); },
+    launch<TensorOutcome>(&m_generation, [request, tensor, fn] { return runTensorJob(request, tensor, fn); },
                           [this](std::shared_ptr<const TensorOutcome> o) { emit tensorFinished(std::move(o)); });
 }
 
@@ -100,7 +100,16 @@ void JobRunner::startModel(const JobRequest& request) {
     setBusy(true);
     emit progress(0);
     ProgressFn fn = progressFn(m_generation, cancel);
-    launch<ModelOutcome>(&m_generation, [request, fn] { return runModelJob(request, fn); },
+    auto work = [request, fn] {
+        const auto names = selectTensors(*request.source, {{}, {}, true});
+        const double total = static_cast<double>(names.size());
+        auto current = std::make_shared<int>(0);
+        ModelEvents events;
+        events.started = [current](int index, int, const std::string&) { *current = index; };
+        events.progress = [fn, current, total](double done) { return fn((*current + done) / total); };
+        return runModelJob(request, names, {true, true}, events);
+    };
+    launch<ModelOutcome>(&m_generation, work,
                          [this](std::shared_ptr<const ModelOutcome> o) { emit modelFinished(std::move(o)); });
 }
 

@@ -8,7 +8,7 @@
 #include <QObject>
 #include <QString>
 
-#include "widgets/quantjob.h"
+#include "job/job.h"
 
 namespace ql {
 
@@ -20,7 +20,8 @@ public:
     ~JobRunner() override;
 
     /// Each start supersedes (and cancels) the job before it.
-    void startTensor(const JobRequest& request);
+    void startTensor(const JobRequest& request, const std::string& tensor);
+    /// Every tensor of the file; the codes are kept for an export.
     void startModel(const JobRequest& request);
     void startPreview(std::shared_ptr<const TensorSource> source, const std::string& tensor);
     bool isBusy() const { return m_busy; }

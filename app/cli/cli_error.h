@@ -19,4 +19,11 @@ inline std::string where(const std::string& file, const std::string& tensor, con
     return s + ": " + reason;
 }
 
+/// Replaces newlines so an error stays on one line.
+inline std::string oneLine(std::string s) {
+    for (char& c : s)
+        if (c == '\n' || c == '\r') c = ' ';
+    return s;
+}
+
 } // namespace ql::cli

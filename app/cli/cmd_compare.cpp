@@ -6,9 +6,7 @@
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "cli/tensor_runner.h"
-#include "quant/calibration.h"
-#include "cpu/builtin.h"
+#include "cli/job_request.h"
 #include "tensor/error.h"
 
 namespace ql::cli {
@@ -63,48 +61,28 @@ CLI::App* addCompare(CLI::App& parent, CompareOptions& o) {
 
 int runCompare(const CompareOptions& o) {
     if (o.backendB.empty() == o.presetB.empty()) throw UsageError("compare needs one of --backend-b NAME or --preset-b NAME");
-    const QuantSpec specA = buildSpec(o.spec);
-    QuantSpec specB = specA;
+    JobRequest request = makeRequest(o.file, o.spec, o.backend, o.repeat);
     if (!o.presetB.empty()) {
         const auto p = presetFromName(o.presetB);
         if (!p) throw UsageError("unknown --preset-b '" + o.presetB + "'");
-        specB.preset = *p;
+        request.compare = {CompareWith::Kind::Preset, {}, *p};
+    } else {
+        pickBackend(*request.registry, o.backendB);
+        request.compare = {CompareWith::Kind::Backend, o.backendB, {}};
     }
-    BackendRegistry registry;
-    registerBuiltinBackends(registry);
-    const Backend& backendA = pickBackend(registry, o.backend);
-    const Backend& backendB = pickBackend(registry, o.backendB.empty() ? o.backend : o.backendB);
-    const auto source = openTensorSource(o.file);
-    const TensorInfo* info = source->find(o.tensor);
-    if (!info) throw FileError(where(o.file, o.tensor, "no such tensor in the file"));
-    const auto paramsA = loadExplicitParams(o.spec);
-    const auto values = loadValues(*source, o.tensor);
 
     ProgressPrinter progress(o.quiet);
-    auto runSide = [&](const QuantSpec& spec, const Backend& backend, std::optional<QuantParams> params, int index) {
-        progress.begin(index, 2, info->name);
-        try {
-            return runTensor(*info, values, spec, backend, params, o.repeat, progress.callback());
-        } catch (const QuantError& e) {
-            throw QuantError(where(o.file, o.tensor, std::string(index ? "B" : "A") + " (" + describe(spec) + "): " + e.what()));
-        }
-    };
-    TensorRun a = runSide(specA, backendA, paramsA, 0);
-    std::optional<QuantParams> paramsB = paramsA;
-    if (paramsA) paramsB = convertParams(*paramsA, a.result.plan.convention, conventionOf(specB));
-    TensorRun b = runSide(specB, backendB, paramsB, 1);
+    progress.begin(0, 1, o.tensor);
+    const TensorOutcome out = runTensorJob(request, o.tensor, progress.callback());
     progress.finish();
 
-    const std::string labelA = o.presetB.empty() ? backendA.name() : std::string(nameOf(specA.preset));
-    const std::string labelB = o.presetB.empty() ? backendB.name() : std::string(nameOf(specB.preset));
-    const Comparison c = compareResults(labelA, a.result.plan, a.result.params, a.result.codes, labelB, b.result.plan,
-                                        b.result.params, b.result.codes, values);
-    std::vector<TensorReport> reports{a.report, b.report};
+    const Comparison& c = *out.comparison;
+    std::vector<TensorReport> reports{out.a.report, out.b->report};
     auto rows = modelRows(reports);
-    rows[0].name = "A " + labelA;
-    rows[1].name = "B " + labelB;
+    rows[0].name = "A " + out.a.label;
+    rows[1].name = "B " + out.b->label;
     std::fputs(formatModelTable(rows).c_str(), stdout);
-    printTimings(labelA, a.result.timing, labelB, b.result.timing);
+    printTimings(out.a.label, out.a.report.timing, out.b->label, out.b->report.timing);
     printComparison(c);
     if (!o.report.empty()) writeReport(o.report, o.file, reports, &c);
     return 0;

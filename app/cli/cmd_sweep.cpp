@@ -4,8 +4,7 @@
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "cli/tensor_runner.h"
-#include "cpu/builtin.h"
+#include "cli/job_request.h"
 #include "tensor/error.h"
 
 namespace ql::cli {
@@ -49,39 +48,29 @@ CLI::App* addSweep(CLI::App& parent, SweepOptions& o) {
 
 int runSweep(const SweepOptions& o) {
     const auto sizes = parseSizes(o.groupSizes);
-    QuantSpec spec = buildSpec(o.spec);
+    if (!o.spec.scale.empty()) throw UsageError("sweep calibrates each group size; --scale does not apply");
+    JobRequest request = makeRequest(o.file, o.spec, o.backend);
+    QuantSpec& spec = request.spec;
     if (!o.spec.scheme.empty() && spec.scheme != Scheme::PerGroup && spec.scheme != Scheme::Block)
         throw UsageError("sweep varies the group size: use --scheme block or per-group (or leave --scheme out)");
-    if (!o.spec.scale.empty()) throw UsageError("sweep calibrates each group size; --scale does not apply");
     // Contiguous groups of G along one axis: the operators express it as 1-D block quantization
     // (TensorRT); per-group is the same layout for the custom preset.
     if (spec.scheme != Scheme::PerGroup) spec.scheme = Scheme::Block;
     if (o.spec.axis.empty()) spec.axes.clear(); // groups along the last axis, GPTQ style
-    BackendRegistry registry;
-    registerBuiltinBackends(registry);
-    const Backend& backend = pickBackend(registry, o.backend);
-    const auto source = openTensorSource(o.file);
-    const TensorInfo* info = source->find(o.tensor);
-    if (!info) throw FileError(where(o.file, o.tensor, "no such tensor in the file"));
-    const auto values = loadValues(*source, o.tensor);
 
-    std::vector<TensorReport> reports;
     ProgressPrinter progress(o.quiet);
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-        spec.groupSize = sizes[i];
-        spec.block = {sizes[i]};
-        progress.begin(static_cast<int>(i), static_cast<int>(sizes.size()), "group size " + std::to_string(sizes[i]));
-        try {
-            reports.push_back(runTensor(*info, values, spec, backend, std::nullopt, 1, progress.callback()).report);
-        } catch (const QuantError& e) {
-            throw QuantError(where(o.file, o.tensor, "group size " + std::to_string(sizes[i]) + ": " + e.what()));
-        }
-    }
+    const SweepOutcome out = runSweepJob(
+        request, o.tensor, sizes,
+        [&](int index, int total) { progress.begin(index, total, "group size " + std::to_string(sizes[static_cast<std::size_t>(index)])); },
+        progress.callback());
     progress.finish();
-    auto rows = modelRows(reports);
-    for (std::size_t i = 0; i < rows.size(); ++i) rows[i].name = "group " + std::to_string(sizes[i]);
+    for (const auto& [size, reason] : out.skipped)
+        std::fprintf(stderr, "quantlens-cli: note: %s\n",
+                     oneLine(where(o.file, o.tensor, "group size " + std::to_string(size) + " skipped: " + reason)).c_str());
+    auto rows = modelRows(out.reports);
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i].name = "group " + std::to_string(out.sizes[i]);
     std::fputs(formatModelTable(rows).c_str(), stdout);
-    if (!o.report.empty()) writeReport(o.report, o.file, reports);
+    if (!o.report.empty()) writeReport(o.report, o.file, out.reports);
     return 0;
 }
 

@@ -28,6 +28,7 @@ struct QuantizeOptions {
     std::string exportLayout = "compressed-tensors";
     std::string report;
     int repeat = 1;
+    bool strict = false;
     bool quiet = false;
 };
 CLI::App* addQuantize(CLI::App& parent, QuantizeOptions& o);

@@ -6,7 +6,6 @@
 #include "backend/backend.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
-#include "cli/tensor_runner.h"
 #include "quantlens/config.h"
 #include "tensor/error.h"
 

@@ -206,7 +206,6 @@ JobRequest MainWindow::request() const {
     JobRequest r;
     r.source = m_source;
     r.registry = m_registry;
-    r.tensor = m_browser->selectedTensor();
     r.spec = m_config->spec();
     r.backend = m_config->backend();
     r.compare = m_config->compare();
@@ -216,11 +215,11 @@ JobRequest MainWindow::request() const {
 
 void MainWindow::quantizeSelected() {
     if (!m_source) return showMessage(tr("Open a model file first (Ctrl+O)."), true);
-    const JobRequest r = request();
-    if (r.tensor.empty()) return showMessage(tr("Select a tensor in the browser first."), true);
-    if (!m_config->plan()) return showMessage(tr("Cannot quantize %1: %2").arg(qs(r.tensor), m_config->problem()), true);
+    const std::string tensor = m_browser->selectedTensor();
+    if (tensor.empty()) return showMessage(tr("Select a tensor in the browser first."), true);
+    if (!m_config->plan()) return showMessage(tr("Cannot quantize %1: %2").arg(qs(tensor), m_config->problem()), true);
     showMessage({}, false);
-    m_runner->startTensor(r);
+    m_runner->startTensor(request(), tensor);
 }
 
 void MainWindow::quantizeAll() {

@@ -7,7 +7,7 @@
 #include <QMainWindow>
 
 #include "gui/session.h"
-#include "widgets/quantjob.h"
+#include "job/job.h"
 
 class QAction;
 class QLabel;

@@ -7,7 +7,7 @@
 #include <QString>
 
 #include "quant/spec.h"
-#include "widgets/quantjob.h"
+#include "job/job.h"
 
 namespace ql {
 

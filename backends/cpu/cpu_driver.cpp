@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "cpu/parallel.h"
-#include "cpu/row_walker.h"
+#include "quant/row_walker.h"
 #include "quant/calibration.h"
 #include "quant/calibration_search.h"
 #include "quant/reference.h"

@@ -1,12 +1,17 @@
 #include "analysis/analyzer.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <thread>
 
+#include "analysis/analyzer_steps.h"
 #include "quant/reference.h"
+#include "quant/row_walker.h"
 #include "tensor/error.h"
 
 namespace ql {
@@ -49,29 +54,6 @@ std::vector<double> gridOf(const QuantPlan& plan, const QuantParams& params, std
     return grid;
 }
 
-struct Ranges {
-    double xMin = std::numeric_limits<double>::infinity();
-    double xMax = -std::numeric_limits<double>::infinity();
-    double minNonZeroAbsErr = std::numeric_limits<double>::infinity();
-};
-
-// Runs fn(part, begin, end) over `parts` contiguous slices of [0, n) on their own threads.
-template <typename Fn>
-void forSlices(std::int64_t n, int parts, Fn&& fn) {
-    std::vector<std::thread> threads;
-    for (int p = 1; p < parts; ++p) threads.emplace_back(fn, p, n * p / parts, n * (p + 1) / parts);
-    fn(0, std::int64_t{0}, n / parts);
-    for (auto& t : threads) t.join();
-}
-
-// Slices of at least 64K elements, one per hardware thread: small tensors stay on one thread
-// (and so give exactly the sums of a sequential pass).
-int slicesFor(std::int64_t n) {
-    constexpr std::int64_t kMinSlice = 1 << 16;
-    const auto hw = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
-    return static_cast<int>(std::clamp<std::int64_t>(n / kMinSlice, 1, hw));
-}
-
 Histogram scaleHistogram(const QuantParams& params, int bins) {
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     for (float s : params.scales)
@@ -100,12 +82,14 @@ std::vector<ClipEdges> clipEdges(const QuantPlan& plan, const QuantParams& param
     return edges;
 }
 
-TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
-                       std::span<const float> x, const AnalysisOptions& opt) {
-    const std::int64_t n = elementCount(plan.shape);
-    if (static_cast<std::int64_t>(x.size()) != n || codes.size() != n)
-        throw QuantError("analysis: " + std::to_string(x.size()) + " values and " + std::to_string(codes.size()) +
-                         " codes for a tensor of " + std::to_string(n) + " elements");
+namespace detail {
+
+TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, const Codes& codes, std::int64_t n,
+                             const AnalysisOptions& opt) {
+    const std::int64_t want = elementCount(plan.shape);
+    if (n != want || codes.size() != want)
+        throw QuantError("analysis: " + std::to_string(n) + " values and " + std::to_string(codes.size()) +
+                         " codes for a tensor of " + std::to_string(want) + " elements");
     if (static_cast<std::int64_t>(params.scales.size()) != plan.scaleCount)
         throw QuantError("analysis: " + std::to_string(params.scales.size()) + " scales for " +
                          std::to_string(plan.scaleCount) + " groups");
@@ -113,74 +97,19 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
     a.codes = CodeStats(plan.codeTarget);
     a.clipping = ClippingStats(clipEdges(plan, params), isFloatTarget(plan.codeTarget));
     a.scales = scaleHistogram(params, opt.scaleBins);
-    const ScaleIndexer indexer(plan.layout, plan.shape);
-    auto xhatOf = [&](std::int64_t i, std::int64_t g) {
-        return dequantizeValue(codes.at(i), params.scales[static_cast<std::size_t>(g)], params.zeroPointOf(g), plan);
-    };
+    return a;
+}
 
-    // Pass 1, per slice: error sums, codes used, clipping and the ranges pass 2 needs.
-    const int slices = slicesFor(n);
-    struct alignas(64) Pass1 { // own cache lines: slices write these per element
-        ErrorStats stats;
-        CodeStats codes;
-        ClippingStats clipping;
-        Ranges r;
-    };
-    std::vector<Pass1> part(static_cast<std::size_t>(slices), Pass1{{}, a.codes, a.clipping, {}});
-    forSlices(n, slices, [&](int s, std::int64_t begin, std::int64_t end) {
-        Pass1& p = part[static_cast<std::size_t>(s)];
-        indexer.forEachIn(begin, end, [&](std::int64_t i, std::int64_t g) {
-            const float xi = x[static_cast<std::size_t>(i)];
-            const float xh = xhatOf(i, g);
-            p.stats.addElement(xi, xh, i);
-            p.codes.add(codes.at(i));
-            if (!std::isfinite(xi) || !std::isfinite(xh)) return;
-            p.clipping.add(g, xi, xh);
-            p.r.xMin = std::min<double>(p.r.xMin, xi);
-            p.r.xMax = std::max<double>(p.r.xMax, xi);
-            const double ae = std::fabs(static_cast<double>(xi) - xh);
-            if (ae > 0) p.r.minNonZeroAbsErr = std::min(p.r.minNonZeroAbsErr, ae);
-        });
-    });
-    Ranges r;
-    for (const Pass1& p : part) { // merged in slice order: the result does not depend on timing
-        a.stats.merge(p.stats);
-        a.codes.merge(p.codes);
-        a.clipping.merge(p.clipping);
-        r.xMin = std::min(r.xMin, p.r.xMin);
-        r.xMax = std::max(r.xMax, p.r.xMax);
-        r.minNonZeroAbsErr = std::min(r.minNonZeroAbsErr, p.r.minNonZeroAbsErr);
-    }
-
+void openHistograms(TensorAnalysis& a, const AnalysisRanges& r, const AnalysisOptions& opt) {
     const bool any = a.stats.finiteCount() > 0;
     const double maxErr = any ? a.stats.maxAbsError() : 0.0;
     a.error = Histogram(-maxErr, maxErr, opt.errorBins);
     a.absErrorLog = Histogram(std::isfinite(r.minNonZeroAbsErr) ? r.minNonZeroAbsErr : 1.0,
                               maxErr > 0 ? maxErr : 1.0, opt.absErrorBins, Histogram::Scale::Log10);
     a.values = Histogram(any ? r.xMin : 0.0, any ? r.xMax : 0.0, opt.valueBins);
-    // Pass 2, per slice: the histograms, whose edges pass 1 fixed.
-    struct alignas(64) Pass2 {
-        Histogram error, absErrorLog, values;
-    };
-    std::vector<Pass2> hist(static_cast<std::size_t>(slices), Pass2{a.error, a.absErrorLog, a.values});
-    forSlices(n, slices, [&](int s, std::int64_t begin, std::int64_t end) {
-        Pass2& h = hist[static_cast<std::size_t>(s)];
-        indexer.forEachIn(begin, end, [&](std::int64_t i, std::int64_t g) {
-            const float xi = x[static_cast<std::size_t>(i)];
-            const float xh = xhatOf(i, g);
-            if (!std::isfinite(xi) || !std::isfinite(xh)) return;
-            const double e = static_cast<double>(xi) - xh;
-            h.error.add(e);
-            h.absErrorLog.add(std::fabs(e));
-            h.values.add(xi);
-        });
-    });
-    for (const Pass2& h : hist) {
-        a.error.merge(h.error);
-        a.absErrorLog.merge(h.absErrorLog);
-        a.values.merge(h.values);
-    }
+}
 
+void finishAnalysis(TensorAnalysis& a, const QuantPlan& plan, const QuantParams& params) {
     const auto& edges = a.clipping.edges();
     for (std::size_t g = 1; g < edges.size(); ++g)
         if (edges[g].high - edges[g].low > edges[a.gridGroup].high - edges[a.gridGroup].low)
@@ -189,7 +118,184 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
         a.gridEdges = edges[static_cast<std::size_t>(a.gridGroup)];
         a.grid = gridOf(plan, params, a.gridGroup);
     }
+}
+
+} // namespace detail
+
+namespace {
+
+// dequantizeValue with the plan's choices made once: float targets decode through a table of the
+// format's codes, the scale operation is chosen per call by a predictable branch.
+class Reconstruct {
+public:
+    explicit Reconstruct(const QuantPlan& plan) : m_op(plan.convention.scaleOp), m_float(isFloatTarget(plan.codeTarget)) {
+        if (m_float)
+            for (int c = 0; c < 256; ++c)
+                m_decoded[static_cast<std::size_t>(c)] =
+                    decodeMiniFloat(static_cast<std::uint8_t>(c), miniFloatOf(plan.codeTarget));
+    }
+    float operator()(std::int32_t code, float scale, float zp) const {
+        const float value = m_float ? m_decoded[static_cast<std::size_t>(code & 0xFF)] : static_cast<float>(code) - zp;
+        switch (m_op) {
+        case ScaleOp::Divide:
+        case ScaleOp::MultiplyReciprocal: return value * scale;
+        case ScaleOp::Multiply: return value / scale;
+        case ScaleOp::MultiplyTwice: return value / scale / scale;
+        }
+        return value;
+    }
+
+private:
+    ScaleOp m_op;
+    bool m_float;
+    std::array<float, 256> m_decoded{};
+};
+
+// Fixed slices, a function of the tensor alone (never of the thread count), so merging them in
+// order gives the same sums on every machine. Few enough that each slice's per-group clipping
+// table stays small.
+std::int64_t sliceCount(std::int64_t n, std::int64_t groups) {
+    constexpr std::int64_t kMinSlice = 1 << 16, kMaxSlices = 16, kGroupBudget = 1 << 21;
+    return std::clamp<std::int64_t>(std::min(n / kMinSlice, kGroupBudget / std::max<std::int64_t>(groups, 1)), 1,
+                                    kMaxSlices);
+}
+
+// Runs fn(slice) for every slice on up to `threads` threads.
+template <typename Fn>
+void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn) {
+    const auto workers = static_cast<std::int64_t>(
+        std::min<std::int64_t>(slices, threads ? threads : std::max(1u, std::thread::hardware_concurrency())));
+    std::atomic<std::int64_t> next{0};
+    auto work = [&] {
+        for (std::int64_t s; (s = next.fetch_add(1)) < slices;) fn(s);
+    };
+    std::vector<std::thread> pool;
+    for (std::int64_t w = 1; w < workers; ++w) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+}
+
+// fn(code(i)) readers per code width and signedness, decided once.
+template <typename Fn>
+decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
+    const std::uint8_t* p = codes.data();
+    switch (codes.target()) {
+    case Target::Int32:
+        return fn([p](std::int64_t i) {
+            std::int32_t v;
+            std::memcpy(&v, p + 4 * i, 4);
+            return v;
+        });
+    case Target::Int8:
+    case Target::Int4: return fn([p](std::int64_t i) { return static_cast<std::int32_t>(static_cast<std::int8_t>(p[i])); });
+    default: return fn([p](std::int64_t i) { return static_cast<std::int32_t>(p[i]); });
+    }
+}
+
+struct alignas(64) FirstPass {
+    ErrorStats stats;
+    ClippingStats clipping;
+    std::array<std::int64_t, 256> byteCodes{}; // 8-bit and smaller targets, by code & 0xFF
+    CodeStats wideCodes;                       // int32
+    detail::AnalysisRanges ranges;
+};
+
+struct alignas(64) SecondPass {
+    Histogram error, absErrorLog, values;
+};
+
+} // namespace
+
+TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes, const ValuesView& x,
+                       const AnalysisOptions& opt) {
+    const std::int64_t n = x.count;
+    constexpr std::int64_t kSmall = 1 << 12; // below this the oracle's single pass is as fast
+    if (n < kSmall || plan.shape.empty()) {
+        std::vector<float> values(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+        for (std::int64_t i = 0; i < n; ++i) values[static_cast<std::size_t>(i)] = x.at(i);
+        return analyzeReference(plan, params, codes, values, opt);
+    }
+    TensorAnalysis a = detail::beginAnalysis(plan, params, codes, n, opt);
+    const RowWalker walker(plan);
+    const Reconstruct xhatOf(plan);
+    const std::int64_t slices = sliceCount(n, plan.scaleCount);
+    auto sliceBegin = [&](std::int64_t s) { return n * s / slices; };
+    const bool wide = codes.target() == Target::Int32;
+    const std::vector<float>& scales = params.scales;
+
+    // Every element of slice s: fn(i, x, x̂, code, group), groups' constants hoisted per segment.
+    auto forElements = [&](std::int64_t s, auto&& fn) {
+        withLoader(x, [&](auto load) {
+            withCodes(codes, [&](auto codeAt) {
+                walker.forSegments(sliceBegin(s), sliceBegin(s + 1), [&](const Segment& seg) {
+                    if (seg.perElement) {
+                        for (std::int64_t k = 0; k < seg.length; ++k) {
+                            const std::int64_t i = seg.begin + k, g = seg.scale + k;
+                            const std::int32_t c = codeAt(i);
+                            fn(i, load(i), xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g)), c, g);
+                        }
+                        return;
+                    }
+                    const std::int64_t g = seg.scale;
+                    const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
+                    for (std::int64_t i = seg.begin; i < seg.begin + seg.length; ++i) {
+                        const std::int32_t c = codeAt(i);
+                        fn(i, load(i), xhatOf(c, sc, zp), c, g);
+                    }
+                });
+            });
+        });
+    };
+
+    std::vector<FirstPass> first(static_cast<std::size_t>(slices), FirstPass{{}, a.clipping, {}, a.codes, {}});
+    forEachSlice(slices, opt.threads, [&](std::int64_t s) {
+        FirstPass& p = first[static_cast<std::size_t>(s)];
+        forElements(s, [&](std::int64_t i, float xi, float xh, std::int32_t c, std::int64_t g) {
+            p.stats.addElement(xi, xh, i);
+            if (wide) p.wideCodes.add(c);
+            else ++p.byteCodes[static_cast<std::size_t>(c & 0xFF)];
+            if (!std::isfinite(xi) || !std::isfinite(xh)) return;
+            p.clipping.add(g, xi, xh);
+            p.ranges.add(xi, xh);
+        });
+    });
+    detail::AnalysisRanges r;
+    const bool signedBytes = codes.target() == Target::Int8 || codes.target() == Target::Int4;
+    for (const FirstPass& p : first) { // in slice order: the sums never depend on timing
+        a.stats.merge(p.stats);
+        a.clipping.merge(p.clipping);
+        r.merge(p.ranges);
+        if (wide) a.codes.merge(p.wideCodes);
+        for (int b = 0; b < 256 && !wide; ++b)
+            if (const std::int64_t count = p.byteCodes[static_cast<std::size_t>(b)])
+                a.codes.add(signedBytes ? static_cast<std::int8_t>(b) : b, count);
+    }
+    first.clear();
+
+    detail::openHistograms(a, r, opt);
+    std::vector<SecondPass> second(static_cast<std::size_t>(slices), SecondPass{a.error, a.absErrorLog, a.values});
+    forEachSlice(slices, opt.threads, [&](std::int64_t s) {
+        SecondPass& h = second[static_cast<std::size_t>(s)];
+        forElements(s, [&](std::int64_t, float xi, float xh, std::int32_t, std::int64_t) {
+            if (!std::isfinite(xi) || !std::isfinite(xh)) return;
+            const double e = static_cast<double>(xi) - xh;
+            h.error.add(e);
+            h.absErrorLog.add(std::fabs(e));
+            h.values.add(xi);
+        });
+    });
+    for (const SecondPass& h : second) {
+        a.error.merge(h.error);
+        a.absErrorLog.merge(h.absErrorLog);
+        a.values.merge(h.values);
+    }
+    detail::finishAnalysis(a, plan, params);
     return a;
+}
+
+TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                       std::span<const float> x, const AnalysisOptions& opt) {
+    return analyze(plan, params, codes, ValuesView::of(x), opt);
 }
 
 } // namespace ql

@@ -1,7 +1,8 @@
 #pragma once
-// Everything QuantLens measures about one quantized tensor, computed without a second full float
-// copy: reconstructions are made element by element while streaming over the data (two passes:
-// the first finds the ranges the histograms need).
+// Everything QuantLens measures about one quantized tensor, computed without a float copy of the
+// input: the values are read in place (f32, bf16 or f16), reconstructions are made element by element
+// with each group's constants hoisted, over fixed slices on every core (two passes: the first finds
+// the ranges the histograms need). analyzeReference is the plain sequential oracle it is tested against.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "analysis/histogram.h"
 #include "quant/params.h"
 #include "quant/plan.h"
+#include "tensor/values_view.h"
 
 namespace ql {
 
@@ -20,6 +22,7 @@ struct AnalysisOptions {
     int absErrorBins = 60; // log10 bins of |x − x̂|
     int valueBins = 256;
     int scaleBins = 64;
+    unsigned threads = 0; // 0: every hardware thread; the result never depends on it
 };
 
 struct TensorAnalysis {
@@ -36,9 +39,16 @@ struct TensorAnalysis {
 };
 
 /// Measures `codes` (produced by `plan` with `params`) against the original values `x`.
-/// Throws QuantError when the sizes do not match the plan.
+/// Throws QuantError when the sizes do not match the plan. Counts, extremes and histograms equal
+/// analyzeReference's exactly; floating sums are added in another order (slices of the tensor, merged
+/// in slice order), so they agree to within 1e-10 relative and never depend on the thread count.
+TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes, const ValuesView& x,
+                       const AnalysisOptions& options = {});
 TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
                        std::span<const float> x, const AnalysisOptions& options = {});
+/// The oracle: one element at a time, in order, through dequantizeValue and the accumulators' add().
+TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                                std::span<const float> x, const AnalysisOptions& options = {});
 
 /// The clip thresholds of every group (exposed for tests and the comparison page).
 std::vector<ClipEdges> clipEdges(const QuantPlan& plan, const QuantParams& params);

@@ -34,23 +34,6 @@ ClippingStats::ClippingStats(std::vector<ClipEdges> edges, bool floatTarget)
     , m_groups(m_edges.size())
     , m_float(floatTarget) {}
 
-void ClippingStats::add(std::int64_t group, float xf, float xhatf) {
-    const auto g = static_cast<std::size_t>(group);
-    auto& s = m_groups[g];
-    const auto& e = m_edges[g];
-    const double x = xf;
-    const double err = x - static_cast<double>(xhatf);
-    ++s.count;
-    s.sumSqX += x * x;
-    s.maxAbsError = std::max(s.maxAbsError, std::fabs(err));
-    const bool low = x < e.low - e.roundingSlack;
-    const bool high = x > e.high + e.roundingSlack;
-    s.clippedLow += low;
-    s.clippedHigh += high;
-    (low || high ? s.clipErrorSq : s.roundErrorSq) += err * err;
-    if (m_float && x != 0.0 && xhatf == 0.0f) ++s.flushedToZero;
-}
-
 void ClippingStats::merge(const ClippingStats& o) {
     for (std::size_t g = 0; g < m_groups.size() && g < o.m_groups.size(); ++g) m_groups[g].merge(o.m_groups[g]);
 }

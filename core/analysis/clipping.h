@@ -5,6 +5,8 @@
 // An element is clipped low (high) when it lies below (above) the group's lowest (highest)
 // reconstruction by more than rounding alone explains: half a step for round-to-nearest, a whole
 // step for floor/ceil/trunc, nothing for floating targets (beyond ±max·step).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -39,7 +41,7 @@ public:
     ClippingStats(std::vector<ClipEdges> edges, bool floatTarget);
 
     /// One finite element (x, x̂ finite) of group g.
-    void add(std::int64_t group, float x, float xhat);
+    inline void add(std::int64_t group, float x, float xhat);
     void merge(const ClippingStats& other);
 
     const std::vector<GroupClipping>& groups() const { return m_groups; }
@@ -51,5 +53,23 @@ private:
     std::vector<GroupClipping> m_groups;
     bool m_float = false;
 };
+
+// Inline: the analysis calls it once per element.
+inline void ClippingStats::add(std::int64_t group, float xf, float xhatf) {
+    const auto g = static_cast<std::size_t>(group);
+    auto& s = m_groups[g];
+    const auto& e = m_edges[g];
+    const double x = xf;
+    const double err = x - static_cast<double>(xhatf);
+    ++s.count;
+    s.sumSqX += x * x;
+    s.maxAbsError = std::max(s.maxAbsError, std::fabs(err));
+    const bool low = x < e.low - e.roundingSlack;
+    const bool high = x > e.high + e.roundingSlack;
+    s.clippedLow += low;
+    s.clippedHigh += high;
+    (low || high ? s.clipErrorSq : s.roundErrorSq) += err * err;
+    if (m_float && x != 0.0 && xhatf == 0.0f) ++s.flushedToZero;
+}
 
 } // namespace ql

@@ -117,4 +117,10 @@ MismatchMap mismatchMap(const Codes& a, const Codes& b, const Shape& shape, int 
     return map;
 }
 
+std::pair<std::int64_t, std::int64_t> matrixView(const Shape& shape) {
+    if (shape.empty()) return {1, 1};
+    const std::int64_t rows = shape[0];
+    return {rows, rows ? elementCount(shape) / rows : 0};
+}
+
 } // namespace ql

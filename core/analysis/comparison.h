@@ -66,5 +66,7 @@ struct MismatchMap {
     std::vector<double> counts; // rows * cols, row-major; empty when the codes agree
 };
 MismatchMap mismatchMap(const Codes& a, const Codes& b, const Shape& shape, int maxCells = 64);
+/// The tensor seen as a matrix for maps: [rows, product of the other dims].
+std::pair<std::int64_t, std::int64_t> matrixView(const Shape& shape);
 
 } // namespace ql

@@ -10,46 +10,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The Ascend accuracy metric: |x - x̂| > t·|x|; x = 0 counts when x̂ differs at all.
-bool exceeds(double absErr, double absX, double threshold) {
-    if (absX == 0.0) return absErr != 0.0;
-    return absErr > threshold * absX;
-}
-
 } // namespace
-
-void ErrorStats::addElement(float xf, float xhatf, std::int64_t index) {
-    ++m_count;
-    if (std::isnan(xf)) {
-        ++m_nanX;
-        return;
-    }
-    if (std::isinf(xf)) {
-        ++m_infX;
-        return;
-    }
-    if (!std::isfinite(xhatf)) {
-        ++m_nonFiniteXhat;
-        return;
-    }
-    const double x = xf;
-    const double xhat = xhatf;
-    const double e = x - xhat;
-    const double ae = std::fabs(e);
-    ++m_finite;
-    m_sumSqX += x * x;
-    m_sumSqXhat += xhat * xhat;
-    m_sumDot += x * xhat;
-    m_sumSqErr += e * e;
-    m_sumAbsErr += ae;
-    // Ties keep the lowest index, so merge order never changes the answer.
-    if (ae > m_maxAbsErr || m_worstIndex < 0 || (ae == m_maxAbsErr && index < m_worstIndex)) {
-        m_maxAbsErr = ae;
-        m_worstIndex = index;
-    }
-    m_over1e3 += exceeds(ae, std::fabs(x), 1e-3);
-    m_over5e3 += exceeds(ae, std::fabs(x), 5e-3);
-}
 
 void ErrorStats::add(std::span<const float> x, std::span<const float> xhat, std::int64_t firstIndex) {
     const std::size_t n = std::min(x.size(), xhat.size());

@@ -9,6 +9,7 @@
 // - Cosine: 1 when both vectors are zero, 0 when exactly one is.
 // - The Ascend 1/1000 and 5/1000 ratios use |x − x̂| / |x| per element; an element with x = 0
 //   exceeds the threshold exactly when x̂ ≠ 0.
+#include <cmath>
 #include <cstdint>
 #include <span>
 
@@ -18,7 +19,7 @@ class ErrorStats {
 public:
     /// Adds elements x[i], xhat[i]; `firstIndex` is x[0]'s flat index (for worst-element tracking).
     void add(std::span<const float> x, std::span<const float> xhat, std::int64_t firstIndex = 0);
-    void addElement(float x, float xhat, std::int64_t index);
+    inline void addElement(float x, float xhat, std::int64_t index);
     /// Combines another accumulator (any order; sums in double).
     void merge(const ErrorStats& other);
 
@@ -58,5 +59,47 @@ private:
     std::int64_t m_over1e3 = 0;
     std::int64_t m_over5e3 = 0;
 };
+
+namespace detail {
+// The Ascend accuracy metric: |x - x̂| > t·|x|; x = 0 counts when x̂ differs at all.
+inline bool exceeds(double absErr, double absX, double threshold) {
+    if (absX == 0.0) return absErr != 0.0;
+    return absErr > threshold * absX;
+}
+} // namespace detail
+
+// Inline: the analysis calls it once per element.
+inline void ErrorStats::addElement(float xf, float xhatf, std::int64_t index) {
+    ++m_count;
+    if (std::isnan(xf)) {
+        ++m_nanX;
+        return;
+    }
+    if (std::isinf(xf)) {
+        ++m_infX;
+        return;
+    }
+    if (!std::isfinite(xhatf)) {
+        ++m_nonFiniteXhat;
+        return;
+    }
+    const double x = xf;
+    const double xhat = xhatf;
+    const double e = x - xhat;
+    const double ae = std::fabs(e);
+    ++m_finite;
+    m_sumSqX += x * x;
+    m_sumSqXhat += xhat * xhat;
+    m_sumDot += x * xhat;
+    m_sumSqErr += e * e;
+    m_sumAbsErr += ae;
+    // Ties keep the lowest index, so merge order never changes the answer.
+    if (ae > m_maxAbsErr || m_worstIndex < 0 || (ae == m_maxAbsErr && index < m_worstIndex)) {
+        m_maxAbsErr = ae;
+        m_worstIndex = index;
+    }
+    m_over1e3 += detail::exceeds(ae, std::fabs(x), 1e-3);
+    m_over5e3 += detail::exceeds(ae, std::fabs(x), 5e-3);
+}
 
 } // namespace ql

@@ -26,30 +26,13 @@ Histogram::Histogram(double lo, double hi, int bins, Scale scale)
     m_a = a;
     m_width = b - a;
     m_b = static_cast<double>(m_counts.size()) / m_width;
-}
-
-void Histogram::add(double v, std::int64_t n) {
-    if (std::isnan(v)) {
-        m_nan += n;
-        return;
+    if (scale == Scale::Log10) {
+        m_edgeV.resize(m_counts.size() + 1);
+        for (std::size_t i = 0; i < m_edgeV.size(); ++i)
+            m_edgeV[i] = std::pow(10.0, edgeT(static_cast<std::int64_t>(i)));
+        m_edgeV.front() = m_lo;
+        m_edgeV.back() = m_hi;
     }
-    if (v < m_lo || (m_scale == Scale::Log10 && v <= 0.0)) {
-        m_under += n;
-        return;
-    }
-    if (v > m_hi) {
-        m_over += n;
-        return;
-    }
-    const double t = m_scale == Scale::Log10 ? std::log10(v) : v;
-    auto bin = static_cast<std::int64_t>((t - m_a) * m_b);
-    // v == hi lands in the last bin (closed upper edge), as numpy.histogram does.
-    const auto last = static_cast<std::int64_t>(m_counts.size()) - 1;
-    bin = std::clamp<std::int64_t>(bin, 0, last);
-    // Same edge correction as numpy.histogram, so a value on an edge lands where numpy puts it.
-    if (bin > 0 && t < edgeT(bin)) --bin;
-    else if (bin < last && t >= edgeT(bin + 1)) ++bin;
-    m_counts[static_cast<std::size_t>(bin)] += n;
 }
 
 void Histogram::merge(const Histogram& o) {
@@ -61,16 +44,10 @@ void Histogram::merge(const Histogram& o) {
     m_nan += o.m_nan;
 }
 
-double Histogram::edgeT(std::int64_t i) const {
-    // numpy.linspace: start + i * step, step = (stop - start) / bins
-    return static_cast<double>(i) * (m_width / static_cast<double>(m_counts.size())) + m_a;
-}
-
 std::vector<double> Histogram::edges() const {
     std::vector<double> e(m_counts.size() + 1);
     for (std::size_t i = 0; i < e.size(); ++i) {
-        const double t = edgeT(static_cast<std::int64_t>(i));
-        e[i] = m_scale == Scale::Log10 ? std::pow(10.0, t) : t;
+        e[i] = m_scale == Scale::Log10 ? m_edgeV[i] : edgeT(static_cast<std::int64_t>(i));
     }
     e.front() = m_lo;
     e.back() = m_hi;

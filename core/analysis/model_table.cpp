@@ -38,6 +38,7 @@ std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports) {
         row.name = r.name;
         row.shape = toString(r.shape);
         row.error = r.error;
+        row.kept = r.passedThrough;
         const ErrorStats& s = r.analysis.stats;
         row.sqnrDb = s.sqnrDb();
         row.maxAbsError = s.maxAbsError();
@@ -55,6 +56,7 @@ std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports) {
 void sortRows(std::vector<ModelRow>& rows, ModelColumn column, bool worstFirst) {
     std::stable_sort(rows.begin(), rows.end(), [&](const ModelRow& a, const ModelRow& b) {
         if (a.error.empty() != b.error.empty()) return !a.error.empty(); // failures always on top
+        if (a.kept.empty() != b.kept.empty()) return a.kept.empty(); // passed-through tensors last
         if (column == ModelColumn::Name) return worstFirst ? a.name < b.name : a.name > b.name;
         const double ka = badness(a, column), kb = badness(b, column);
         if (std::isnan(ka) != std::isnan(kb)) return std::isnan(kb);
@@ -66,9 +68,11 @@ void sortRows(std::vector<ModelRow>& rows, ModelColumn column, bool worstFirst) 
 void sortWorstFirst(std::vector<ModelRow>& rows) { sortRows(rows, ModelColumn::Sqnr, true); }
 
 std::string formatModelTable(const std::vector<ModelRow>& rows) {
+    // Names wider than kWide get a line of their own, so the columns stay aligned.
+    constexpr std::size_t kWide = 60;
     std::size_t nameWidth = 6;
-    for (const auto& r : rows) nameWidth = std::max(nameWidth, r.name.size());
-    nameWidth = std::min<std::size_t>(nameWidth, 60);
+    for (const auto& r : rows)
+        if (r.name.size() <= kWide) nameWidth = std::max(nameWidth, r.name.size());
     char line[512];
     std::snprintf(line, sizeof line, "%-*s %-16s %9s %11s %10s %9s %8s %6s %9s\n", static_cast<int>(nameWidth),
                   "tensor", "shape", "SQNR dB", "max |err|", "rel err", "cosine", "clip %", "codes", "ms");
@@ -78,8 +82,14 @@ std::string formatModelTable(const std::vector<ModelRow>& rows) {
             out += r.name + "  FAILED: " + r.error + "\n";
             continue;
         }
+        if (!r.kept.empty()) {
+            out += r.name + "  kept unquantized: " + r.kept + "\n";
+            continue;
+        }
+        const bool wide = r.name.size() > nameWidth;
+        if (wide) out += r.name + "\n";
         std::snprintf(line, sizeof line, "%-*s %-16s %9s %11s %10s %9s %8s %6lld %9s\n", static_cast<int>(nameWidth),
-                      r.name.c_str(), r.shape.c_str(), number(r.sqnrDb, "%.2f").c_str(),
+                      wide ? "" : r.name.c_str(), r.shape.c_str(), number(r.sqnrDb, "%.2f").c_str(),
                       number(r.maxAbsError, "%.4g").c_str(), number(r.relError, "%.3g").c_str(),
                       number(r.cosine, "%.6f").c_str(), number(100.0 * r.clippedFraction, "%.3f").c_str(),
                       static_cast<long long>(r.codesUsed), number(r.totalMs, "%.2f").c_str());

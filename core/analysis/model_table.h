@@ -19,6 +19,7 @@ struct ModelRow {
     std::int64_t codesUsed = 0;
     double totalMs = 0;
     std::string error; // failed tensors keep their reason
+    std::string kept;  // tensors passed through unquantized, and why
 };
 
 enum class ModelColumn { Name, Sqnr, MaxAbsError, RelError, Cosine, Clipped, TotalMs };

@@ -129,6 +129,10 @@ json toJson(const TensorReport& r, const ReportOptions& opt) {
         j["error"] = r.error;
         return j;
     }
+    if (!r.passedThrough.empty()) {
+        j["passed_through"] = r.passedThrough;
+        return j;
+    }
     j["spec"] = toJson(r.plan);
     j["backend"] = r.backend;
     j["stats"] = statsJson(r.analysis);
@@ -174,8 +178,8 @@ std::string reportCsv(const std::vector<TensorReport>& tensors) {
     for (const auto& t : tensors) {
         std::string shape = toString(t.shape);
         out << csvField(t.name) << ',' << csvField(shape) << ',' << nameOf(t.dtype) << ',';
-        if (!t.error.empty()) {
-            out << ",,,,,,,,,,,,,,,,,,,,," << csvField(t.error) << '\n';
+        if (!t.quantized()) {
+            out << ",,,,,,,,,,,,,,,,,,,,," << csvField(t.error.empty() ? "passed through: " + t.passedThrough : t.error) << '\n';
             continue;
         }
         const ErrorStats& s = t.analysis.stats;

@@ -14,7 +14,8 @@
 
 namespace ql {
 
-/// One tensor's result as reported. `error` non-empty means it failed and only the
+/// One tensor's result as reported. `error` non-empty means it failed, `passedThrough` non-empty
+/// that the spec does not apply to it and it was kept as it is; in both cases only the
 /// identification fields are meaningful.
 struct TensorReport {
     std::string name;
@@ -26,6 +27,9 @@ struct TensorReport {
     TensorAnalysis analysis;
     Timing timing;
     std::string error;
+    std::string passedThrough;
+
+    bool quantized() const { return error.empty() && passedThrough.empty(); }
 };
 
 struct ReportOptions {

@@ -4,6 +4,7 @@ target_sources(quantlens_core PRIVATE
     analysis/code_stats.cpp
     analysis/clipping.cpp
     analysis/analyzer.cpp
+    analysis/analyzer_reference.cpp
     analysis/comparison.cpp
     analysis/mismatch_causes.cpp
     analysis/report.cpp

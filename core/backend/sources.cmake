@@ -1,5 +1,4 @@
 target_sources(quantlens_core PRIVATE
     backend/job.cpp
     backend/timing.cpp
-    backend/registry.cpp
-    backend/tensor_run.cpp)
+    backend/registry.cpp)

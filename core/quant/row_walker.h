@@ -10,7 +10,7 @@
 #include "quant/layout.h"
 #include "quant/plan.h"
 
-namespace ql::cpu {
+namespace ql {
 
 struct Segment {
     std::int64_t begin = 0;  // flat element index
@@ -95,4 +95,4 @@ private:
     std::vector<std::int64_t> m_runGroup; // group of each run
 };
 
-} // namespace ql::cpu
+} // namespace ql

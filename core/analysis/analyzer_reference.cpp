@@ -1,0 +1,39 @@
+#include <cmath>
+
+#include "analysis/analyzer_steps.h"
+#include "quant/reference.h"
+
+namespace ql {
+
+TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                                std::span<const float> x, const AnalysisOptions& opt) {
+    TensorAnalysis a = detail::beginAnalysis(plan, params, codes, static_cast<std::int64_t>(x.size()), opt);
+    const ScaleIndexer indexer(plan.layout, plan.shape);
+    auto xhatOf = [&](std::int64_t i, std::int64_t g) {
+        return dequantizeValue(codes.at(i), params.scales[static_cast<std::size_t>(g)], params.zeroPointOf(g), plan);
+    };
+    detail::AnalysisRanges r;
+    indexer.forEach([&](std::int64_t i, std::int64_t g) {
+        const float xi = x[static_cast<std::size_t>(i)];
+        const float xh = xhatOf(i, g);
+        a.stats.addElement(xi, xh, i);
+        a.codes.add(codes.at(i));
+        if (!std::isfinite(xi) || !std::isfinite(xh)) return;
+        a.clipping.add(g, xi, xh);
+        r.add(xi, xh);
+    });
+    detail::openHistograms(a, r, opt);
+    indexer.forEach([&](std::int64_t i, std::int64_t g) {
+        const float xi = x[static_cast<std::size_t>(i)];
+        const float xh = xhatOf(i, g);
+        if (!std::isfinite(xi) || !std::isfinite(xh)) return;
+        const double e = static_cast<double>(xi) - xh;
+        a.error.add(e);
+        a.absErrorLog.add(std::fabs(e));
+        a.values.add(xi);
+    });
+    detail::finishAnalysis(a, plan, params);
+    return a;
+}
+
+} // namespace ql

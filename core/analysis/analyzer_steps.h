@@ -1,0 +1,38 @@
+#pragma once
+// The steps analyze() and analyzeReference() share around their element loops (internal).
+#include <cmath>
+#include <limits>
+
+#include "analysis/analyzer.h"
+
+namespace ql::detail {
+
+/// What the first pass finds for the histograms' edges.
+struct AnalysisRanges {
+    double xMin = std::numeric_limits<double>::infinity();
+    double xMax = -std::numeric_limits<double>::infinity();
+    double minNonZeroAbsErr = std::numeric_limits<double>::infinity();
+
+    /// One element whose x and x̂ are finite.
+    void add(float x, float xhat) {
+        xMin = std::min<double>(xMin, x);
+        xMax = std::max<double>(xMax, x);
+        const double ae = std::fabs(static_cast<double>(x) - xhat);
+        if (ae > 0) minNonZeroAbsErr = std::min(minNonZeroAbsErr, ae);
+    }
+    void merge(const AnalysisRanges& o) {
+        xMin = std::min(xMin, o.xMin);
+        xMax = std::max(xMax, o.xMax);
+        minNonZeroAbsErr = std::min(minNonZeroAbsErr, o.minNonZeroAbsErr);
+    }
+};
+
+/// Checks the sizes and sets up the code, clipping and scale statistics.
+TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, const Codes& codes, std::int64_t n,
+                             const AnalysisOptions& options);
+/// Fixes the histograms' edges from the first pass (error over ±max |error|, values over [min, max]).
+void openHistograms(TensorAnalysis& a, const AnalysisRanges& r, const AnalysisOptions& options);
+/// The grid of the group with the widest range.
+void finishAnalysis(TensorAnalysis& a, const QuantPlan& plan, const QuantParams& params);
+
+} // namespace ql::detail

@@ -1,0 +1,107 @@
+#include <algorithm>
+#include <new>
+#include <regex>
+
+#include "job/explicit_params.h"
+#include "job/job.h"
+#include "job/suggest.h"
+#include "job/tensor_run.h"
+#include "tensor/error.h"
+
+namespace ql {
+namespace {
+
+// std::regex matches recursively, one level per character: names longer than this are matched
+// as plain text against the expression instead of risking the stack.
+constexpr std::size_t kRegexNameLimit = 4096;
+
+TensorReport reportOf(const TensorInfo& info, const std::string& backend) {
+    TensorReport r;
+    r.name = info.name;
+    r.shape = info.shape;
+    r.dtype = info.dtype;
+    r.backend = backend;
+    return r;
+}
+
+// Why a tensor is kept as it is, or nullopt when the spec applies to it.
+std::optional<std::string> passThroughReason(const TensorInfo& info, const QuantSpec& spec) {
+    if (!isFloating(info.dtype)) return "not a floating-point tensor (" + std::string(nameOf(info.dtype)) + ")";
+    if (info.shape.empty()) return std::string("a 0-d scalar");
+    if (elementCount(info.shape) == 0) return std::string("no elements");
+    try {
+        planQuantization(spec, info.shape);
+    } catch (const QuantError& e) {
+        return std::string(e.what());
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::vector<std::string> selectTensors(const TensorSource& source, const TensorSelection& s) {
+    const int ways = !s.names.empty() + !s.match.empty() + s.all;
+    if (ways != 1) throw QuantError("choose the tensors with exactly one of: names, a regular expression, or all");
+    std::vector<std::string> all;
+    for (const auto& t : source.tensors()) all.push_back(t.name);
+    if (!s.names.empty()) {
+        for (const auto& n : s.names) requireTensor(source, n);
+        return s.names;
+    }
+    if (s.all) {
+        if (all.empty()) throw FileError(source.path() + ": the file holds no tensors");
+        return all;
+    }
+    std::regex re;
+    try {
+        re = std::regex(s.match);
+    } catch (const std::regex_error& e) {
+        throw QuantError("'" + s.match + "' is not a valid regular expression: " + e.what());
+    }
+    std::vector<std::string> names;
+    for (const auto& n : all) {
+        const bool hit = n.size() <= kRegexNameLimit ? std::regex_search(n, re) : n.find(s.match) != std::string::npos;
+        if (hit) names.push_back(n);
+    }
+    if (names.empty()) throw FileError(source.path() + ": no tensor matches '" + s.match + "'" + didYouMean(s.match, all));
+    return names;
+}
+
+ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::string>& names,
+                         const ModelJobOptions& options, const ModelEvents& events) {
+    const TensorSource& source = *request.source;
+    const Backend& backend = request.registry->require(request.backend);
+    ModelOutcome out;
+    const int total = static_cast<int>(names.size());
+    for (int i = 0; i < total; ++i) {
+        const TensorInfo& info = requireTensor(source, names[static_cast<std::size_t>(i)]);
+        if (events.started) events.started(i, total, info.name);
+        TensorReport report = reportOf(info, backend.name());
+        if (auto why = passThroughReason(info, request.spec)) {
+            (options.passThrough ? report.passedThrough : report.error) = *why;
+            (options.passThrough ? out.passedThrough : out.failed) += 1;
+        } else {
+            try {
+                const LoadedTensor tensor(source, info);
+                const auto params = explicitParams(request, info.name, names.size());
+                TensorRun run = runTensor(tensor, planQuantization(request.spec, info.shape), backend, params,
+                                          request.repeat, events.progress);
+                report = std::move(run.report);
+                if (options.keepCodes)
+                    out.quantized.push_back({info.name, run.result.plan, run.result.params, std::move(run.result.codes)});
+            } catch (const Cancelled&) {
+                throw;
+            } catch (const std::bad_alloc&) {
+                report.error = "out of memory";
+            } catch (const std::exception& e) {
+                report.error = e.what();
+            }
+            out.failed += !report.error.empty();
+        }
+        if (events.finished) events.finished(report);
+        out.reports.push_back(std::move(report));
+    }
+    return out;
+}
+
+} // namespace ql

@@ -1,0 +1,7 @@
+target_sources(quantlens_core PRIVATE
+    job/explicit_params.cpp
+    job/model_job.cpp
+    job/suggest.cpp
+    job/sweep_job.cpp
+    job/tensor_job.cpp
+    job/tensor_run.cpp)

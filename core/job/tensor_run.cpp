@@ -1,0 +1,61 @@
+#include "job/tensor_run.h"
+
+#include <cstdint>
+
+#include "analysis/analyzer.h"
+#include "tensor/error.h"
+
+namespace ql {
+
+LoadedTensor::LoadedTensor(const TensorSource& source, const TensorInfo& info)
+    : m_info(info)
+    , m_tensor(source.load(info.name)) {
+    if (auto view = ValuesView::of(m_tensor)) {
+        m_view = *view;
+        return;
+    }
+    m_converted = m_tensor.toFloatVector();
+    m_tensor = Tensor();
+    m_view = ValuesView::of(m_converted);
+}
+
+Job LoadedTensor::job() const {
+    Job job;
+    if (m_converted.empty()) job.tensor = m_tensor;
+    else job.values = m_converted;
+    return job;
+}
+
+std::span<const float> LoadedTensor::floats() const {
+    const bool aligned = reinterpret_cast<std::uintptr_t>(m_view.data) % alignof(float) == 0;
+    if (m_view.dtype == DType::F32 && aligned)
+        return {reinterpret_cast<const float*>(m_view.data), static_cast<std::size_t>(m_view.count)};
+    if (m_converted.empty()) {
+        m_converted.resize(static_cast<std::size_t>(m_view.count));
+        for (std::int64_t i = 0; i < m_view.count; ++i) m_converted[static_cast<std::size_t>(i)] = m_view.at(i);
+    }
+    return m_converted;
+}
+
+TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Backend& backend,
+                    const std::optional<QuantParams>& params, int repeat, const ProgressFn& progress) {
+    if (auto why = backend.supports(plan)) throw QuantError("backend " + backend.name() + " cannot run it: " + *why);
+    Job job = tensor.job();
+    job.plan = plan;
+    job.params = params;
+    job.repeat = repeat;
+    TensorRun run;
+    run.result = backend.run(job, progress);
+    TensorReport& r = run.report;
+    r.name = tensor.info().name;
+    r.shape = tensor.info().shape;
+    r.dtype = tensor.info().dtype;
+    r.plan = run.result.plan;
+    r.backend = backend.name();
+    r.params = run.result.params;
+    r.timing = run.result.timing;
+    r.analysis = analyze(r.plan, r.params, run.result.codes, tensor.view());
+    return run;
+}
+
+} // namespace ql

@@ -1,0 +1,52 @@
+#pragma once
+// One tensor through plan -> backend -> analysis, the step every job repeats (internal to core/job).
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analysis/report.h"
+#include "backend/backend.h"
+#include "io/tensor_source.h"
+#include "tensor/values_view.h"
+
+namespace ql {
+
+/// A tensor's values as the backend and the analysis take them: the file's bytes in place for f32,
+/// bf16 and f16 (a memory mapping: no copy), converted to f32 once for every other dtype.
+class LoadedTensor {
+public:
+    LoadedTensor(const TensorSource& source, const TensorInfo& info);
+    LoadedTensor(const LoadedTensor&) = delete; // the view may point into this object
+    LoadedTensor& operator=(const LoadedTensor&) = delete;
+
+    const TensorInfo& info() const { return m_info; }
+    const ValuesView& view() const { return m_view; }
+    /// The job a backend runs, without its plan: the tensor itself, or the converted values.
+    Job job() const;
+    /// f32 values for the comparison's examples: in place for f32, else converted once (kept).
+    std::span<const float> floats() const;
+
+private:
+    TensorInfo m_info;
+    Tensor m_tensor;
+    mutable std::vector<float> m_converted;
+    ValuesView m_view;
+};
+
+/// The tensor's inventory entry; FileError naming the closest names when the file lacks it.
+const TensorInfo& requireTensor(const TensorSource& source, const std::string& name);
+
+struct TensorRun {
+    TensorReport report; // plan, parameters, timing and analysis
+    Result result;       // the backend's result, codes included
+};
+
+/// Plans `spec` for the tensor, runs it on `backend` and analyses the codes. Throws QuantError
+/// (impossible spec, unsupported by the backend, parameters that do not fit) or Cancelled; the
+/// caller adds file and tensor to the message.
+TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Backend& backend,
+                    const std::optional<QuantParams>& params = std::nullopt, int repeat = 1,
+                    const ProgressFn& progress = {});
+
+} // namespace ql

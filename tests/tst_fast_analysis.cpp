@@ -1,0 +1,157 @@
+// The fast analysis (analyze: values read in place, slices on every core) against the scalar
+// oracle (analyzeReference) over the conformance grid of presets, layouts and targets, in f32,
+// bf16 and f16: counts, extremes, histograms and grids exactly equal; floating sums within 1e-12
+// relative (they are added in another order); and the same bits whatever the thread count.
+#include <QtTest>
+
+#include <cmath>
+
+#include "analysis/analyzer.h"
+#include "cpu/cpu_reference_backend.h"
+#include "tensor/error.h"
+#include "backend_test_util.h"
+
+using namespace ql;
+using namespace qltest;
+
+namespace {
+
+// Large enough for several slices, odd enough for short rows and groups.
+const std::vector<Shape>& analysisShapes() {
+    static const std::vector<Shape> s{{64, 256}, {33, 129}, {3, 5, 640}, {300, 1031}, {70001}};
+    return s;
+}
+
+bool close(double a, double b) {
+    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+    if (std::isinf(a) || std::isinf(b)) return a == b;
+    return std::fabs(a - b) <= 1e-10 * std::max(std::fabs(b), 1e-300) || std::fabs(a - b) < 1e-300;
+}
+
+#define CHECK_CLOSE(a, b, what)                                                                                       \
+    QVERIFY2(close((a), (b)), qPrintable(QStringLiteral("%1: %2 vs oracle %3").arg(QLatin1String(what)).arg(a, 0, 'g', 17).arg(b, 0, 'g', 17)))
+
+void compareHistograms(const Histogram& a, const Histogram& b, const char* what) {
+    QVERIFY2(a.edges() == b.edges(), what);
+    QVERIFY2(a.counts() == b.counts(), what);
+    QVERIFY2(a.underflow() == b.underflow() && a.overflow() == b.overflow() && a.nanCount() == b.nanCount(), what);
+}
+
+// Everything but the floating sums exactly; the sums within `close` (or exactly when `bitwise`).
+void compareAnalyses(const TensorAnalysis& f, const TensorAnalysis& r, bool bitwise) {
+    const ErrorStats &a = f.stats, &b = r.stats;
+    QCOMPARE(a.count(), b.count());
+    QCOMPARE(a.finiteCount(), b.finiteCount());
+    QCOMPARE(a.nanCount(), b.nanCount());
+    QCOMPARE(a.infCount(), b.infCount());
+    QCOMPARE(a.nonFiniteOutputCount(), b.nonFiniteOutputCount());
+    QVERIFY(close(a.maxAbsError(), b.maxAbsError()) && (std::isnan(b.maxAbsError()) || a.maxAbsError() == b.maxAbsError()));
+    QCOMPARE(a.worstIndex(), b.worstIndex());
+    QVERIFY(close(a.ratioOver1e3(), b.ratioOver1e3()) && close(a.ratioOver5e3(), b.ratioOver5e3()));
+    if (bitwise) {
+        QVERIFY(a.sumSqError() == b.sumSqError() || (std::isnan(a.sumSqError()) && std::isnan(b.sumSqError())));
+    }
+    CHECK_CLOSE(a.mse(), b.mse(), "mse");
+    CHECK_CLOSE(a.sqnrDb(), b.sqnrDb(), "sqnr");
+    CHECK_CLOSE(a.meanAbsError(), b.meanAbsError(), "mean |err|");
+    CHECK_CLOSE(a.relError(), b.relError(), "relative error");
+    CHECK_CLOSE(a.cosine(), b.cosine(), "cosine");
+
+    QCOMPARE(f.codes.counts(), r.codes.counts());
+    const auto &ga = f.clipping.groups(), &gb = r.clipping.groups();
+    QCOMPARE(ga.size(), gb.size());
+    for (std::size_t g = 0; g < ga.size(); ++g) {
+        QCOMPARE(ga[g].count, gb[g].count);
+        QCOMPARE(ga[g].clippedLow, gb[g].clippedLow);
+        QCOMPARE(ga[g].clippedHigh, gb[g].clippedHigh);
+        QCOMPARE(ga[g].flushedToZero, gb[g].flushedToZero);
+        QCOMPARE(ga[g].maxAbsError, gb[g].maxAbsError);
+        CHECK_CLOSE(ga[g].clipErrorSq, gb[g].clipErrorSq, "group clip error");
+        CHECK_CLOSE(ga[g].roundErrorSq, gb[g].roundErrorSq, "group rounding error");
+        CHECK_CLOSE(ga[g].sumSqX, gb[g].sumSqX, "group signal");
+        if (bitwise) QCOMPARE(ga[g].roundErrorSq, gb[g].roundErrorSq);
+    }
+    compareHistograms(f.error, r.error, "error histogram");
+    compareHistograms(f.absErrorLog, r.absErrorLog, "log |error| histogram");
+    compareHistograms(f.values, r.values, "value histogram");
+    compareHistograms(f.scales, r.scales, "scale histogram");
+    QCOMPARE(f.grid, r.grid);
+    QCOMPARE(f.gridGroup, r.gridGroup);
+}
+
+} // namespace
+
+class TestFastAnalysis : public QObject {
+    Q_OBJECT
+private slots:
+    void matchesOracle_data();
+    void matchesOracle();
+    void logBinsAgreeWithLog10();
+};
+
+void TestFastAnalysis::matchesOracle_data() {
+    QTest::addColumn<int>("spec");
+    QTest::addColumn<int>("shape");
+    QTest::addColumn<int>("dtype");
+    const auto specs = conformanceSpecs();
+    for (std::size_t s = 0; s < specs.size(); ++s)
+        for (std::size_t sh = 0; sh < analysisShapes().size(); ++sh)
+            for (DType dt : {DType::F32, DType::BF16, DType::F16})
+                QTest::addRow("%s/%s/%s", specs[s].name, toString(analysisShapes()[sh]).c_str(),
+                              std::string(nameOf(dt)).c_str())
+                    << static_cast<int>(s) << static_cast<int>(sh) << static_cast<int>(dt);
+}
+
+void TestFastAnalysis::matchesOracle() {
+    QFETCH(int, spec);
+    QFETCH(int, shape);
+    QFETCH(int, dtype);
+    const Shape& sh = analysisShapes()[static_cast<std::size_t>(shape)];
+    QuantPlan plan;
+    try {
+        plan = planQuantization(conformanceSpecs()[static_cast<std::size_t>(spec)].spec, sh);
+    } catch (const QuantError& e) { // shown as a skip with its reason, never dropped silently
+        QSKIP(e.what());
+    }
+    const Tensor tensor = tensorOf(conformanceValues(elementCount(sh), 11 + shape), sh, static_cast<DType>(dtype));
+    const std::vector<float> x = tensor.toFloatVector();
+    Job job;
+    job.plan = plan;
+    job.values = x;
+    const Result ref = CpuReferenceBackend().run(job);
+    const ValuesView view = *ValuesView::of(tensor);
+
+    const TensorAnalysis oracle = analyzeReference(plan, ref.params, ref.codes, x);
+    AnalysisOptions one;
+    one.threads = 1;
+    const TensorAnalysis fast1 = analyze(plan, ref.params, ref.codes, view, one);
+    compareAnalyses(fast1, oracle, false);
+    AnalysisOptions three;
+    three.threads = 3;
+    compareAnalyses(analyze(plan, ref.params, ref.codes, view, three), fast1, true);
+}
+
+// The log histogram's bins, found from exponent bits and value-space edges, are the bins of
+// log10(v) except within rounding of an edge.
+void TestFastAnalysis::logBinsAgreeWithLog10() {
+    const Histogram h(3.7e-9, 0.42, 60, Histogram::Scale::Log10);
+    const double a = std::log10(3.7e-9), w = (std::log10(0.42) - a) / 60;
+    const auto edges = h.edges();
+    Histogram probe = h;
+    std::int64_t checked = 0;
+    for (double v = 3.7e-9; v <= 0.42; v *= 1.0009) {
+        Histogram one(3.7e-9, 0.42, 60, Histogram::Scale::Log10);
+        one.add(v);
+        const auto& c = one.counts();
+        const auto bin = std::find(c.begin(), c.end(), 1) - c.begin();
+        QVERIFY(v >= edges[static_cast<std::size_t>(bin)] && (v < edges[static_cast<std::size_t>(bin) + 1] || bin == 59));
+        const double t = (std::log10(v) - a) / w;
+        if (std::fabs(t - std::round(t)) > 1e-9) QCOMPARE(bin, static_cast<long>(std::floor(t)));
+        probe.add(v);
+        ++checked;
+    }
+    QCOMPARE(probe.total(), checked);
+}
+
+QTEST_GUILESS_MAIN(TestFastAnalysis)
+#include "tst_fast_analysis.moc"

@@ -1,0 +1,236 @@
+// core/job, the one pipeline: tensor, compare, model and sweep jobs, and the policy both front ends
+// share (failures reported and the run goes on, tensors the spec cannot apply to passed through,
+// scales from a file looked up per tensor by name).
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <random>
+
+#include "analysis/analyzer.h"
+#include "cpu/builtin.h"
+#include "io/safetensors_writer.h"
+#include "job/job.h"
+#include "job/suggest.h"
+#include "quant/reference.h"
+#include "tensor/error.h"
+#include "tensor/float_formats.h"
+
+using namespace ql;
+
+namespace {
+
+std::vector<float> randomValues(std::int64_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (float& x : v) x = d(rng);
+    return v;
+}
+
+Tensor bf16Tensor(const Shape& shape, const std::vector<float>& v) {
+    Tensor t(DType::BF16, shape);
+    auto* p = reinterpret_cast<std::uint16_t*>(t.mutableData());
+    for (std::size_t i = 0; i < v.size(); ++i) p[i] = floatToBf16(v[i]);
+    return t;
+}
+
+class Fixture {
+public:
+    Fixture() {
+        model = dir.filePath(QStringLiteral("model.safetensors")).toStdString();
+        std::vector<NamedTensor> t;
+        t.push_back({"fc1.weight", Tensor::fromFloats({64, 96}, randomValues(64 * 96, 1))});
+        t.push_back({"fc1.bias", Tensor::fromFloats({64}, randomValues(64, 2))});
+        t.push_back({"fc2.weight", bf16Tensor({32, 64}, randomValues(32 * 64, 3))});
+        t.push_back({"odd.weight", Tensor::fromFloats({8, 33}, randomValues(8 * 33, 4))});
+        t.push_back({"position_ids", Tensor(DType::I64, {1, 16})});
+        writeSafetensors(model, t);
+    }
+    JobRequest request(const QuantSpec& spec) const {
+        JobRequest r;
+        r.source = openTensorSource(model);
+        auto registry = std::make_shared<BackendRegistry>();
+        registerBuiltinBackends(*registry);
+        r.registry = std::move(registry);
+        r.spec = spec;
+        return r;
+    }
+    QTemporaryDir dir;
+    std::string model;
+};
+
+QuantSpec int8PerChannel() {
+    QuantSpec s;
+    s.preset = Preset::TensorRT;
+    s.target = Target::Int8;
+    s.scheme = Scheme::PerChannel;
+    s.axes = {0};
+    s.calibration.method = CalibMethod::AbsMax;
+    return s;
+}
+
+const TensorReport& reportNamed(const ModelOutcome& o, const std::string& name) {
+    for (const auto& r : o.reports)
+        if (r.name == name) return r;
+    qFatal("no report for %s", name.c_str());
+}
+
+} // namespace
+
+class TestJob : public QObject {
+    Q_OBJECT
+private slots:
+    void tensorJobReadsInPlaceAndMatchesOracle();
+    void modelJobPassesThroughAndContinues();
+    void modelJobKeepsCodesOnlyWhenAsked();
+    void fileScalesAreLookedUpPerTensor();
+    void oneTensorsScalesRefusedOnManyTensors();
+    void compareJobTwoPresets();
+    void sweepSkipsSizesThatDoNotFit();
+    void selectionSuggestsNames();
+    void cancelStopsTheModelJob();
+};
+
+// A bf16 tensor goes to the backend and the analysis as it is in the file; the result is the
+// reference's codes and the oracle's statistics.
+void TestJob::tensorJobReadsInPlaceAndMatchesOracle() {
+    Fixture f;
+    const TensorOutcome out = runTensorJob(f.request(int8PerChannel()), "fc2.weight");
+    QCOMPARE(out.a.report.dtype, DType::BF16);
+    QCOMPARE(out.a.bytesIn, 32.0 * 64 * 2);
+    const std::vector<float> x = f.request(int8PerChannel()).source->load("fc2.weight").toFloatVector();
+    const QuantPlan& plan = out.a.report.plan;
+    QCOMPARE(out.a.codes, quantizeReference(plan, out.a.report.params, x));
+    const TensorAnalysis oracle = analyzeReference(plan, out.a.report.params, out.a.codes, x);
+    QCOMPARE(out.a.report.analysis.stats.count(), oracle.stats.count());
+    QCOMPARE(out.a.report.analysis.stats.maxAbsError(), oracle.stats.maxAbsError());
+    QCOMPARE(out.a.report.analysis.error.counts(), oracle.error.counts());
+    QVERIFY(!out.b && !out.comparison);
+}
+
+// Per-group 32 along the last axis: fc1.bias and odd.weight (33 columns) cannot take it, the
+// integer buffer is not a weight: all three are passed through, the others quantized.
+void TestJob::modelJobPassesThroughAndContinues() {
+    Fixture f;
+    QuantSpec s = int8PerChannel();
+    s.scheme = Scheme::Block;
+    s.block = {1, 32};
+    const JobRequest r = f.request(s);
+    const auto names = selectTensors(*r.source, {{}, {}, true});
+    QCOMPARE(names.size(), std::size_t{5});
+    std::vector<std::string> seen;
+    ModelEvents events;
+    events.finished = [&](const TensorReport& t) { seen.push_back(t.name); };
+    const ModelOutcome out = runModelJob(r, names, {true, true}, events);
+    QCOMPARE(seen, names);
+    QCOMPARE(out.failed, 0);
+    QCOMPARE(out.passedThrough, 3);
+    QVERIFY(reportNamed(out, "fc1.weight").quantized());
+    QVERIFY(reportNamed(out, "fc2.weight").quantized());
+    QVERIFY(!reportNamed(out, "fc1.bias").passedThrough.empty());
+    QVERIFY(QString::fromStdString(reportNamed(out, "position_ids").passedThrough).contains(QLatin1String("int64")));
+    QVERIFY(!reportNamed(out, "odd.weight").passedThrough.empty());
+    QCOMPARE(out.quantized.size(), std::size_t{2});
+    // Named by the user, a tensor the spec cannot apply to is a failure, not a pass-through.
+    const ModelOutcome named = runModelJob(r, {"fc1.bias", "fc2.weight"}, {false, false});
+    QCOMPARE(named.failed, 1);
+    QCOMPARE(named.passedThrough, 0);
+    QVERIFY(!named.reports[0].error.empty());
+}
+
+void TestJob::modelJobKeepsCodesOnlyWhenAsked() {
+    Fixture f;
+    const JobRequest r = f.request(int8PerChannel());
+    const ModelOutcome out = runModelJob(r, {"fc1.weight", "fc2.weight"}, {false, true});
+    QVERIFY(out.quantized.empty());
+    QCOMPARE(out.reports.size(), std::size_t{2});
+}
+
+// Calibration "file" over a model: each tensor reads its own <name>_scale; a tensor without one
+// fails with the reason, and the run goes on.
+void TestJob::fileScalesAreLookedUpPerTensor() {
+    Fixture f;
+    const std::string params = f.dir.filePath(QStringLiteral("params.safetensors")).toStdString();
+    std::vector<float> scales(64);
+    for (std::size_t i = 0; i < scales.size(); ++i) scales[i] = 0.01f * static_cast<float>(i + 1);
+    writeSafetensors(params, {{"fc1.weight_scale", Tensor::fromFloats({64}, scales)}});
+    QuantSpec s = int8PerChannel();
+    s.calibration.method = CalibMethod::Explicit;
+    JobRequest r = f.request(s);
+    r.params.scales = params;
+    const ModelOutcome out = runModelJob(r, {"fc1.weight", "fc2.weight"}, {true, true});
+    QCOMPARE(out.failed, 1);
+    const TensorReport& fc1 = reportNamed(out, "fc1.weight");
+    QVERIFY(fc1.quantized());
+    QCOMPARE(fc1.params.scales, scales);
+    QVERIFY(QString::fromStdString(reportNamed(out, "fc2.weight").error).contains(QLatin1String("fc2.weight_scale")));
+}
+
+void TestJob::oneTensorsScalesRefusedOnManyTensors() {
+    Fixture f;
+    const std::string params = f.dir.filePath(QStringLiteral("params.safetensors")).toStdString();
+    writeSafetensors(params, {{"s", Tensor::fromFloats({64}, std::vector<float>(64, 0.01f))}});
+    QuantSpec s = int8PerChannel();
+    s.calibration.method = CalibMethod::Explicit;
+    JobRequest r = f.request(s);
+    r.params.scales = params + ":s";
+    const ModelOutcome many = runModelJob(r, {"fc1.weight", "fc2.weight"}, {false, true});
+    QCOMPARE(many.failed, 2);
+    QVERIFY(QString::fromStdString(many.reports[0].error).contains(QLatin1String("belong to one tensor")));
+    const ModelOutcome one = runModelJob(r, {"fc1.weight"});
+    QCOMPARE(one.failed, 0);
+}
+
+void TestJob::compareJobTwoPresets() {
+    Fixture f;
+    QuantSpec s = int8PerChannel();
+    s.preset = Preset::Torch;
+    JobRequest r = f.request(s);
+    r.compare = {CompareWith::Kind::Preset, {}, Preset::AclnnQuantize};
+    const TensorOutcome out = runTensorJob(r, "fc1.weight");
+    QVERIFY(out.b && out.comparison);
+    QCOMPARE(out.a.label, std::string("torch"));
+    QCOMPARE(out.b->label, std::string("aclnn-quantize"));
+    QCOMPARE(out.comparison->count, 64 * 96);
+}
+
+void TestJob::sweepSkipsSizesThatDoNotFit() {
+    Fixture f;
+    QuantSpec s = int8PerChannel();
+    s.scheme = Scheme::Block;
+    s.axes.clear();
+    const SweepOutcome out = runSweepJob(f.request(s), "fc1.weight", {32, 7, 48});
+    QCOMPARE(out.sizes, (std::vector<std::int64_t>{32, 48}));
+    QCOMPARE(out.skipped.size(), std::size_t{1});
+    QCOMPARE(out.skipped[0].first, 7);
+    QVERIFY_THROWS_EXCEPTION(QuantError, runSweepJob(f.request(s), "fc1.weight", {7, 5}));
+}
+
+void TestJob::selectionSuggestsNames() {
+    Fixture f;
+    const JobRequest r = f.request(int8PerChannel());
+    try {
+        selectTensors(*r.source, {{"fc1.wieght"}, {}, false});
+        QFAIL("a missing name was accepted");
+    } catch (const FileError& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("did you mean 'fc1.weight'")), e.what());
+    }
+    QCOMPARE(selectTensors(*r.source, {{}, "^fc[0-9]\\.weight$", false}),
+             (std::vector<std::string>{"fc1.weight", "fc2.weight"}));
+    QVERIFY_THROWS_EXCEPTION(QuantError, selectTensors(*r.source, {{}, "(", false}));
+    QCOMPARE(closestNames("TensorRT", {"torch", "tensorrt", "mx"}), std::vector<std::string>{"tensorrt"});
+    QVERIFY(closestNames("zzz", {"torch", "tensorrt"}).empty());
+}
+
+void TestJob::cancelStopsTheModelJob() {
+    Fixture f;
+    ModelEvents events;
+    int finished = 0;
+    events.progress = [](double) { return false; };
+    events.finished = [&](const TensorReport&) { ++finished; };
+    QVERIFY_THROWS_EXCEPTION(Cancelled, runModelJob(f.request(int8PerChannel()), {"fc1.weight", "fc2.weight"}, {}, events));
+    QCOMPARE(finished, 0);
+}
+
+QTEST_GUILESS_MAIN(TestJob)
+#include "tst_job.moc"
