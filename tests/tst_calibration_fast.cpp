@@ -135,6 +135,7 @@ private slots:
     void entropySearchMatchesDirectKl();
     void notesFlagWreckingRanges();
     void halfWidening();
+    void miniFloatCodecMatchesLibrary();
 };
 
 void TestCalibrationFast::fastEqualsOracle_data() {
@@ -269,9 +270,10 @@ void TestCalibrationFast::entropySearchMatchesDirectKl() {
         for (int k = 0; k < 50 * bins; ++k)
             ++hist[static_cast<std::size_t>(std::min<double>(bins - 1, std::fabs(normal(rng))))];
         hist[static_cast<std::size_t>(bins - 1)] += 3; // outliers
+        for (auto& h : hist) h *= 1000; // a large group: every threshold is searched, as TensorRT does
         GroupRange g;
         g.hi = 1.0f;
-        g.finite = 50 * bins + 3;
+        g.finite = 1000 * (50 * bins + 3);
         const int want = direct(hist, levels);
         const double threshold = entropySearch(g, hist, levels).range.second;
         QCOMPARE(threshold, std::min(1.0, (want + 0.5) / bins));
@@ -307,6 +309,26 @@ void TestCalibrationFast::halfWidening() {
         }
         QCOMPARE(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want));
     }
+}
+
+void TestCalibrationFast::miniFloatCodecMatchesLibrary() {
+    // Every float whose low 16 bits are 0, 1 or 0xFFFF: the formats' ties (and one ulp either side)
+    // at every exponent, subnormals, overflow and non-finite values.
+    for (MiniFloat f : {MiniFloat::E4M3FN, MiniFloat::E5M2, MiniFloat::E2M1})
+        for (Overflow o : {Overflow::Saturate, Overflow::NonSaturating}) {
+            const MiniFloatCodec codec(f, o);
+            for (std::uint32_t hi = 0; hi < 0x10000; ++hi)
+                for (std::uint32_t lo : {0x0000u, 0x0001u, 0xFFFFu}) {
+                    const float x = std::bit_cast<float>((hi << 16) | lo);
+                    if (codec.encode(x) != encodeMiniFloat(x, f, o))
+                        QFAIL(qPrintable(QStringLiteral("%1 -> %2, library %3").arg(double(x)).arg(codec.encode(x)).arg(encodeMiniFloat(x, f, o))));
+                }
+            for (int c = 0; c < 256; ++c) {
+                const float want = decodeMiniFloat(static_cast<std::uint8_t>(c), f);
+                QVERIFY(std::isnan(want) ? std::isnan(codec.decode(static_cast<std::uint8_t>(c)))
+                                         : codec.decode(static_cast<std::uint8_t>(c)) == want);
+            }
+        }
 }
 
 QTEST_GUILESS_MAIN(TestCalibrationFast)

@@ -19,72 +19,83 @@ using calib::Input;
 using calib::Scan;
 
 // ---- percentile: radix selection on order-preserving keys ------------------------------------
+//
+// One histogram of each key's top bits finds the bucket that holds the k-th key; the keys of that
+// bucket (usually a handful) are then gathered and the k-th picked among them. A bucket too full to
+// gather (constant data) is narrowed by more digit passes instead. Counts are merged as integers.
 
-// One k-th value search: the key bits chosen so far, the rank left inside them, and how many
-// elements fell below / above the chosen bucket (for the clipped count).
 struct Selection {
     double percentile = 0.0;
-    std::uint32_t prefix = 0;
-    std::int64_t rank = 0;
-    std::int64_t below = 0;
+    std::uint32_t prefix = 0; // the top `bits` bits of the k-th key
+    int bits = 0;
+    std::int64_t rank = 0;    // within the keys that share the prefix
+    std::int64_t below = 0;   // keys below / above the prefix (for the clipped count)
     std::int64_t above = 0;
     std::int64_t finite = -1; // unknown until the first pass
+    std::int64_t inBucket = 0;
+
+    bool done() const { return finite == 0 || bits == 32; }
+    bool shares(std::uint32_t key) const { return bits == 0 || (key >> (32 - bits)) == prefix; }
 };
 
-// Picks the bucket that holds the selection's rank from its histogram of the next digit.
+// Picks the bucket of the next `width` key bits that holds the rank, from their histogram.
 void narrow(Selection& s, const std::uint32_t* hist, int width) {
     const std::int64_t buckets = std::int64_t{1} << width;
-    if (s.finite < 0) {
-        s.finite = 0;
-        for (std::int64_t d = 0; d < buckets; ++d) s.finite += hist[d];
-        s.rank = s.finite > 0 ? percentileRank(s.finite, s.percentile) : 0;
-    }
-    if (s.finite == 0) return;
-    std::int64_t cum = 0, total = 0;
+    std::int64_t total = 0;
     for (std::int64_t d = 0; d < buckets; ++d) total += hist[d];
+    if (s.finite < 0) {
+        s.finite = total;
+        s.rank = total > 0 ? percentileRank(total, s.percentile) : 0;
+    }
+    if (s.done()) return;
+    std::int64_t cum = 0;
     for (std::int64_t d = 0; d < buckets; ++d) {
         if (cum + hist[d] > s.rank) {
             s.below += cum;
             s.above += total - cum - hist[d];
             s.rank -= cum;
             s.prefix = static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.prefix) << width) | static_cast<std::uint64_t>(d));
+            s.bits += width;
+            s.inBucket = hist[d];
             return;
         }
         cum += hist[d];
     }
 }
 
-// Digit widths covering 32 key bits in as few passes as digits of at most `bits` allow, evenly.
-std::vector<int> digitWidths(int bits) {
-    const int passes = (32 + bits - 1) / bits;
-    std::vector<int> w;
-    for (int p = 0, left = 32; p < passes; ++p) {
-        w.push_back((left + (passes - p) - 1) / (passes - p));
-        left -= w.back();
+// The k-th key among the keys of its bucket (any order).
+void finish(Selection& s, std::vector<std::uint32_t>& keys) {
+    if (s.done()) return;
+    std::nth_element(keys.begin(), keys.begin() + s.rank, keys.end());
+    const std::uint32_t kth = keys[static_cast<std::size_t>(s.rank)];
+    for (std::uint32_t k : keys) {
+        s.below += k < kth;
+        s.above += k > kth;
     }
-    return w;
+    s.prefix = kth;
+    s.bits = 32;
 }
 
-struct DigitPass {
-    int shift;     // bits below the digit
+struct Digit {
+    int shift;
     int width;
-    bool first;    // no prefix to match yet
-    std::uint32_t digit(std::uint32_t key) const { return (key >> shift) & ((1u << width) - 1u); }
-    bool matches(std::uint32_t key, std::uint32_t prefix) const {
-        return first || (key >> (shift + width)) == prefix;
-    }
+    std::uint32_t of(std::uint32_t key) const { return (key >> shift) & ((1u << width) - 1u); }
 };
+// The next digit of a selection: at most `bits` wide.
+Digit nextDigit(const Selection& s, int bits) {
+    const int width = std::min(bits, 32 - s.bits);
+    return {32 - s.bits - width, width};
+}
 
-GroupClip selectionResult(const std::vector<Selection>& s, bool symmetric) {
+GroupClip selectionResult(const Selection* s, bool symmetric) {
     GroupClip c;
+    if (s[0].finite <= 0) return c;
     if (symmetric) {
-        if (s[0].finite <= 0) return c;
         const double a = fromMagnitudeKey(s[0].prefix);
         c.range = {-a, a};
         c.clipped = s[0].above;
         return c;
     }
-    if (s[0].finite <= 0) return c;
     c.range = {fromOrderedKey(s[0].prefix), fromOrderedKey(s[1].prefix)};
     c.clipped = std::min(s[0].finite, s[0].below + s[1].above);
     return c;
@@ -99,68 +110,125 @@ inline bool keyOf(float v, std::uint32_t& key) {
     return true;
 }
 
+constexpr int kDigitBits = 11;
+
+std::vector<Selection> selections(std::size_t groups, double percentile, bool symmetric) {
+    std::vector<Selection> sel(groups * (symmetric ? 1 : 2));
+    for (std::size_t g = 0; g < groups; ++g) {
+        if (symmetric) {
+            sel[g].percentile = percentile;
+        } else {
+            sel[2 * g].percentile = 100.0 - percentile;
+            sel[2 * g + 1].percentile = percentile;
+        }
+    }
+    return sel;
+}
+
 // Groups that are one contiguous run each: selected run by run while the run is in cache.
 template <bool Symmetric>
 void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>& clips) {
-    const std::vector<int> widths = digitWidths(11);
+    constexpr std::size_t per = Symmetric ? 1 : 2;
     scan.forRuns([&](std::int64_t group, std::int64_t begin, std::int64_t length, calib::Tile& tile) {
-        std::vector<Selection> sel(Symmetric ? 1 : 2);
-        sel[0].percentile = Symmetric ? percentile : 100.0 - percentile;
-        if (!Symmetric) sel[1].percentile = percentile;
-        std::vector<std::uint32_t> hist(sel.size() << 11);
-        int shift = 32;
-        for (std::size_t p = 0; p < widths.size(); ++p) {
-            shift -= widths[p];
-            const DigitPass pass{shift, widths[p], p == 0};
-            std::fill(hist.begin(), hist.end(), 0u);
+        thread_local std::vector<std::uint32_t> hist, keys[per];
+        auto sel = selections(1, percentile, Symmetric);
+        // The top digit is the same histogram for both tails.
+        hist.assign(std::size_t{1} << kDigitBits, 0u);
+        const Digit top{32 - kDigitBits, kDigitBits};
+        tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
+            for (std::int64_t i = 0; i < n; ++i) {
+                std::uint32_t key;
+                if (keyOf<Symmetric>(v[i], key)) ++hist[top.of(key)];
+            }
+        });
+        for (auto& s : sel) narrow(s, hist.data(), kDigitBits);
+        std::int64_t inBuckets = 0;
+        for (const auto& s : sel) inBuckets += s.inBucket;
+        if (inBuckets <= std::max<std::int64_t>(1024, length / 8)) {
+            for (auto& k : keys) k.clear();
             tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
                 for (std::int64_t i = 0; i < n; ++i) {
                     std::uint32_t key;
                     if (!keyOf<Symmetric>(v[i], key)) continue;
-                    for (std::size_t k = 0; k < sel.size(); ++k)
-                        if (pass.matches(key, sel[k].prefix)) ++hist[(k << 11) + pass.digit(key)];
+                    for (std::size_t k = 0; k < per; ++k)
+                        if (sel[k].shares(key)) keys[k].push_back(key);
                 }
             });
-            for (std::size_t k = 0; k < sel.size(); ++k) narrow(sel[k], hist.data() + (k << 11), widths[p]);
+            for (std::size_t k = 0; k < per; ++k) finish(sel[k], keys[k]);
         }
-        clips[static_cast<std::size_t>(group)] = selectionResult(sel, Symmetric);
+        for (std::size_t k = 0; k < per; ++k) {
+            while (!sel[k].done()) {
+                const Digit d = nextDigit(sel[k], kDigitBits);
+                hist.assign(std::size_t{1} << d.width, 0u);
+                tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
+                    for (std::int64_t i = 0; i < n; ++i) {
+                        std::uint32_t key;
+                        if (keyOf<Symmetric>(v[i], key) && sel[k].shares(key)) ++hist[d.of(key)];
+                    }
+                });
+                narrow(sel[k], hist.data(), d.width);
+            }
+        }
+        clips[static_cast<std::size_t>(group)] = selectionResult(sel.data(), Symmetric);
     });
 }
 
-// Any layout: every group's selection advances one digit per pass over the whole tensor.
+// Any layout: every group's selection advances together, one pass over the tensor per step.
 template <bool Symmetric>
-void percentileStreaming(const Scan& scan, double percentile, std::vector<GroupClip>& clips) {
+void percentileStreaming(const Scan& scan, std::int64_t elements, double percentile, std::vector<GroupClip>& clips) {
     const std::size_t groups = clips.size(), per = Symmetric ? 1 : 2, slots = groups * per;
-    // Histogram memory per worker stays near 1 MB: wide digits (few passes) for few groups.
-    int bits = 16;
-    while (bits > 4 && (slots << bits) > (std::size_t{1} << 18)) --bits;
-    const std::vector<int> widths = digitWidths(bits);
-    std::vector<Selection> sel(slots);
-    for (std::size_t g = 0; g < groups; ++g) {
-        sel[g * per].percentile = Symmetric ? percentile : 100.0 - percentile;
-        if (!Symmetric) sel[g * per + 1].percentile = percentile;
+    auto sel = selections(groups, percentile, Symmetric);
+    // Histograms stay near 1 MB per worker: narrower digits (more passes) for many groups.
+    int bits = kDigitBits;
+    while (bits > 4 && (groups << bits) > (std::size_t{1} << 18)) --bits;
+    {
+        const Digit top{32 - bits, bits};
+        const std::size_t buckets = std::size_t{1} << bits;
+        const auto hist = scan.count(groups * buckets, [&](std::uint32_t* h, std::int64_t group, const float* v,
+                                                           std::int64_t n, bool perElement) {
+            for (std::int64_t i = 0; i < n; ++i) {
+                std::uint32_t key;
+                if (keyOf<Symmetric>(v[i], key))
+                    ++h[static_cast<std::size_t>(perElement ? group + i : group) * buckets + top.of(key)];
+            }
+        });
+        for (std::size_t s = 0; s < slots; ++s) narrow(sel[s], hist.data() + (s / per) * buckets, bits);
     }
-    int shift = 32;
-    for (std::size_t p = 0; p < widths.size(); ++p) {
-        shift -= widths[p];
-        const DigitPass pass{shift, widths[p], p == 0};
-        const std::size_t buckets = std::size_t{1} << widths[p];
-        const auto hist = scan.count(slots * buckets, [&](std::uint32_t* h, std::int64_t group, const float* v,
-                                                                   std::int64_t n, bool perElement) {
+    std::int64_t inBuckets = 0;
+    for (const auto& s : sel) inBuckets += s.inBucket;
+    if (inBuckets <= elements / 16 + 4096 && slots <= (std::size_t{1} << 16)) {
+        auto keys = scan.collect<std::uint32_t>(slots, [&](auto push, std::int64_t group, const float* v, std::int64_t n,
+                                                           bool perElement) {
             for (std::int64_t i = 0; i < n; ++i) {
                 std::uint32_t key;
                 if (!keyOf<Symmetric>(v[i], key)) continue;
                 const std::size_t base = static_cast<std::size_t>(perElement ? group + i : group) * per;
                 for (std::size_t k = 0; k < per; ++k)
-                    if (pass.matches(key, sel[base + k].prefix)) ++h[(base + k) * buckets + pass.digit(key)];
+                    if (sel[base + k].shares(key)) push(base + k, key);
             }
         });
-        for (std::size_t s = 0; s < slots; ++s) narrow(sel[s], hist.data() + s * buckets, widths[p]);
+        for (std::size_t s = 0; s < slots; ++s) finish(sel[s], keys[s]);
     }
-    for (std::size_t g = 0; g < groups; ++g)
-        clips[g] = selectionResult({sel.begin() + static_cast<std::ptrdiff_t>(g * per),
-                                    sel.begin() + static_cast<std::ptrdiff_t>((g + 1) * per)},
-                                   Symmetric);
+    for (;;) {
+        bool left = false;
+        for (const auto& s : sel) left = left || !s.done();
+        if (!left) break;
+        const std::size_t buckets = std::size_t{1} << bits;
+        const auto hist = scan.count(slots * buckets, [&](std::uint32_t* h, std::int64_t group, const float* v,
+                                                          std::int64_t n, bool perElement) {
+            for (std::int64_t i = 0; i < n; ++i) {
+                std::uint32_t key;
+                if (!keyOf<Symmetric>(v[i], key)) continue;
+                const std::size_t base = static_cast<std::size_t>(perElement ? group + i : group) * per;
+                for (std::size_t k = 0; k < per; ++k)
+                    if (!sel[base + k].done() && sel[base + k].shares(key))
+                        ++h[(base + k) * buckets + nextDigit(sel[base + k], bits).of(key)];
+            }
+        });
+        for (std::size_t s = 0; s < slots; ++s)
+            if (!sel[s].done()) narrow(sel[s], hist.data() + s * buckets, nextDigit(sel[s], bits).width);
+    }
+    for (std::size_t g = 0; g < groups; ++g) clips[g] = selectionResult(sel.data() + g * per, Symmetric);
 }
 
 // ---- MSE and entropy: one histogram pass, then the shared search per group -------------------
@@ -218,18 +286,29 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan, const std::vect
     const std::size_t groups = ranges.size();
     p.scaleCodes.resize(groups);
     p.scales.resize(groups);
+    // nvfp4ScaleCode and blockScale, with the E4M3 conversions from a table and the codec.
+    const MiniFloatCodec e4m3(MiniFloat::E4M3FN, Overflow::Saturate);
+    const auto scaleOf = [&](std::uint8_t code) {
+        return mx ? decodeE8M0(code) : e4m3.decode(code) * p.tensorScale;
+    };
     scan.forSlices(static_cast<std::int64_t>(groups), [&](std::int64_t g0, std::int64_t g1) {
-        for (auto g = static_cast<std::size_t>(g0); g < static_cast<std::size_t>(g1); ++g)
-            p.scaleCodes[g] = mx ? mxScaleCode(ranges[g], emax) : nvfp4ScaleCode(ranges[g].absMax(), p.tensorScale);
+        for (auto g = static_cast<std::size_t>(g0); g < static_cast<std::size_t>(g1); ++g) {
+            if (mx)
+                p.scaleCodes[g] = mxScaleCode(ranges[g], emax);
+            else
+                p.scaleCodes[g] = p.tensorScale > 0.0f ? e4m3.encode(ranges[g].absMax() / 6.0f / p.tensorScale) : 0;
+            p.scales[g] = scaleOf(p.scaleCodes[g]);
+        }
     });
     if (plan.spec.calibration.method == CalibMethod::Mse) {
-        const auto search = [&](std::int64_t group, std::span<const float> finite) {
-            auto& code = p.scaleCodes[static_cast<std::size_t>(group)];
-            code = mseBlockCode(finite, code, p.tensorScale, plan);
-        };
-        scan.forGroupValues(search);
+        const MiniFloatCodec elements(miniFloatOf(plan.codeTarget), plan.convention.overflow);
+        const bool divides = plan.convention.scaleOp == ScaleOp::Divide;
+        scan.forGroupValues([&](std::int64_t group, std::span<const float> finite) {
+            const auto g = static_cast<std::size_t>(group);
+            p.scaleCodes[g] = mseBlockCode(finite, p.scaleCodes[g], p.tensorScale, plan, divides ? &elements : nullptr);
+            p.scales[g] = scaleOf(p.scaleCodes[g]);
+        });
     }
-    for (std::size_t g = 0; g < groups; ++g) p.scales[g] = blockScale(plan, p.scaleCodes[g], p.tensorScale);
     return p;
 }
 
@@ -261,8 +340,8 @@ QuantParams calibrateFast(const QuantPlan& plan, const void* data, DType dtype, 
             plan.spec.symmetric ? percentileRuns<true>(scan, cal.percentile, clips)
                                 : percentileRuns<false>(scan, cal.percentile, clips);
         else
-            plan.spec.symmetric ? percentileStreaming<true>(scan, cal.percentile, clips)
-                                : percentileStreaming<false>(scan, cal.percentile, clips);
+            plan.spec.symmetric ? percentileStreaming<true>(scan, elementCount(plan.shape), cal.percentile, clips)
+                                : percentileStreaming<false>(scan, elementCount(plan.shape), cal.percentile, clips);
         break;
     default: clips = histogramSearch(scan, plan, ranges); break;
     }

@@ -52,11 +52,28 @@ std::vector<GroupRange> Scan::ranges() const {
     const auto groups = static_cast<std::size_t>(m_plan.scaleCount);
     std::vector<GroupRange> total(groups);
     std::vector<std::vector<GroupRange>> own(m_ownRows ? 0 : m_threads);
+    const DimMapping& last = m_plan.layout.dims.back();
+    const std::int64_t block = last.kind == DimMapping::Kind::Block ? last.block : 0;
     forWorkers([&](unsigned w, std::int64_t b, std::int64_t e) {
         GroupRange* r = total.data();
         if (!m_ownRows) {
             own[w].assign(groups, GroupRange{});
             r = own[w].data();
+        }
+        if (m_runs && block > 0 && block <= kTile) {
+            // Blocks along the last axis (MX, NVFP4, per-group): whole tiles of blocks, no per-run calls.
+            const std::int64_t inner = m_walk.inner(), span = kTile / block * block;
+            float buf[kTile];
+            for (std::int64_t row = b / inner; row < e / inner; ++row) {
+                GroupRange* first = r + m_walk.rowFirstScale(row);
+                for (std::int64_t c = 0; c < inner; c += span) {
+                    const std::int64_t n = std::min(span, inner - c);
+                    const float* v = m_in.read(row * inner + c, n, buf);
+                    for (std::int64_t j = 0; j < n; j += block)
+                        rangeOfRun(v + j, std::min(block, n - j), first[(c + j) / block]);
+                }
+            }
+            return;
         }
         segments(b, e, [&](std::int64_t group, const float* v, std::int64_t n, bool perElement) {
             if (!perElement) {

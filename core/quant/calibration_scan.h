@@ -122,6 +122,25 @@ public:
         return total;
     }
 
+    /// Values gathered into `lists` lists: fn(push, group, values, n, perElement) calls push(list, t).
+    /// Each list holds what every worker pushed, in worker order (users must not depend on order).
+    template <typename T, typename Fn>
+    std::vector<std::vector<T>> collect(std::size_t lists, Fn&& fn) const {
+        std::vector<std::vector<std::vector<T>>> own(m_threads);
+        forWorkers([&](unsigned w, std::int64_t b, std::int64_t e) {
+            auto& mine = own[w];
+            mine.resize(lists);
+            const auto push = [&mine](std::size_t list, T t) { mine[list].push_back(t); };
+            segments(b, e, [&](std::int64_t group, const float* v, std::int64_t n, bool perElement) {
+                fn(push, group, v, n, perElement);
+            });
+        });
+        std::vector<std::vector<T>> out(lists);
+        for (const auto& o : own)
+            for (std::size_t s = 0; s < o.size(); ++s) out[s].insert(out[s].end(), o[s].begin(), o[s].end());
+        return out;
+    }
+
     /// fn(begin, end) over [0, count) split into one slice per worker.
     template <typename Fn>
     void forSlices(std::int64_t count, Fn&& fn) const {

@@ -98,10 +98,13 @@ GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, co
     if (geo.bins == 0) return best; // all zero: every candidate is the zero range
     const int bins = geo.bins;
     const double lo = geo.origin, hi = geo.origin + bins / geo.factor, width = (hi - lo) / bins;
-    std::vector<double> centre(static_cast<std::size_t>(bins));
     // Prefix sums over bins (counts exact as integers; moments summed in bin order).
-    std::vector<std::int64_t> n0(static_cast<std::size_t>(bins) + 1, 0);
-    std::vector<double> m1(static_cast<std::size_t>(bins) + 1, 0.0), m2 = m1;
+    thread_local std::vector<double> centre, m1, m2;
+    thread_local std::vector<std::int64_t> n0;
+    centre.assign(static_cast<std::size_t>(bins), 0.0);
+    n0.assign(static_cast<std::size_t>(bins) + 1, 0);
+    m1.assign(static_cast<std::size_t>(bins) + 1, 0.0);
+    m2.assign(static_cast<std::size_t>(bins) + 1, 0.0);
     for (int b = 0; b < bins; ++b) {
         const auto k = static_cast<std::size_t>(b);
         centre[k] = lo + (b + 0.5) * width;
@@ -179,8 +182,11 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
     }
     // Prefix sums: C counts, Z non-empty bins, A sum of h*log(h), all in bin order.
     const auto nb = static_cast<std::size_t>(bins);
-    std::vector<double> c(nb + 1, 0.0), a(nb + 1, 0.0);
-    std::vector<int> z(nb + 1, 0);
+    thread_local std::vector<double> c, a;
+    thread_local std::vector<int> z;
+    c.assign(nb + 1, 0.0);
+    a.assign(nb + 1, 0.0);
+    z.assign(nb + 1, 0);
     for (std::size_t j = 0; j < nb; ++j) {
         const double h = hist[j];
         c[j + 1] = c[j] + h;
@@ -188,16 +194,21 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
         a[j + 1] = a[j] + (hist[j] > 0 ? h * logCount(h) : 0.0);
     }
     const double n = c[nb], logN = std::log(n);
+    const int shift = std::has_single_bit(static_cast<unsigned>(levels)) ? std::countr_zero(static_cast<unsigned>(levels)) : -1;
+    const auto levelEnd = [&](std::int64_t l, int i) {
+        const std::int64_t m = (l + 1) * i;
+        return static_cast<std::size_t>(shift >= 0 ? m >> shift : m / levels);
+    };
     int bestI = bins;
     double bestKl = std::numeric_limits<double>::infinity();
-    for (int i = levels; i <= bins; ++i) {
+    const auto consider = [&](int i) {
         const auto last = static_cast<std::size_t>(i - 1);
         // Bins below the last: each non-empty one holds p_j = h_j and q_j = H_l / ne_l of its level,
         // so their KL terms sum per level from the prefix sums.
         double sum = 0.0;
         std::size_t b = 0;
         for (int l = 0; l < levels; ++l) {
-            const auto e = static_cast<std::size_t>((static_cast<std::int64_t>(l) + 1) * i / levels);
+            const std::size_t e = levelEnd(l, i);
             const std::size_t ex = std::min(e, last);
             const double hx = ex > b ? c[ex] - c[b] : 0.0;
             if (hx > 0.0) sum += (a[ex] - a[b]) - hx * (logCount(c[e] - c[b]) - logCount(z[e] - z[b]));
@@ -211,7 +222,7 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
             const double pn = p / n;
             double qn = 1e-12;
             if (hist[last] > 0) {
-                const auto lb = static_cast<std::size_t>(static_cast<std::int64_t>(levels - 1) * i / levels);
+                const std::size_t lb = levelEnd(levels - 2, i);
                 const auto li = static_cast<std::size_t>(i);
                 qn = (c[li] - c[lb]) / (z[li] - z[lb]) / c[li];
             }
@@ -221,6 +232,17 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
             bestKl = kl;
             bestI = i;
         }
+    };
+    // Every threshold costs O(levels). Groups whose search would cost more than n / 4 of those steps
+    // (small channels) take every stride-th threshold, then every one within a stride of the best:
+    // pytorch-quantization's `stride` with a refinement. Large groups search them all, as TensorRT.
+    int stride = 1;
+    while (static_cast<double>((bins - levels) / stride + 1) * levels > std::max(n / 4, 1.0)) stride *= 2;
+    for (int i = levels; i <= bins; i += stride) consider(i);
+    if (stride > 1) {
+        const int centre = bestI;
+        for (int i = std::max(levels, centre - stride + 1); i <= std::min(bins, centre + stride - 1); ++i)
+            if ((i - levels) % stride != 0) consider(i);
     }
     const double threshold = std::min(amax, (bestI + 0.5) * (amax / bins));
     out.range = {-threshold, threshold};
@@ -245,13 +267,41 @@ float blockScale(const QuantPlan& plan, std::uint8_t code, float tensorScale) {
     return decodeMiniFloat(code, MiniFloat::E4M3FN) * tensorScale;
 }
 
+MiniFloatCodec::MiniFloatCodec(MiniFloat fmt, Overflow overflow) : m_fmt(fmt), m_overflow(overflow) {
+    const FloatGrid g = gridOf(fmt);
+    m_mantBits = g.mantissaBits;
+    m_bias = 1 - g.minExponent;
+    const int expBits = fmt == MiniFloat::E4M3FN ? 4 : (fmt == MiniFloat::E5M2 ? 5 : 2);
+    m_signBit = static_cast<std::uint8_t>(1u << (expBits + m_mantBits));
+    m_shift = static_cast<std::uint32_t>(23 - m_mantBits);
+    m_half = 1u << (m_shift - 1);
+    m_lowMask = (1u << m_shift) - 1u;
+    m_mantMask = (1u << m_mantBits) - 1u;
+    m_minNormal = floatBits(std::ldexp(1.0f, g.minExponent));
+    m_maxFinite = floatBits(maxFinite(fmt));
+    m_subScale = std::ldexp(1.0f, m_mantBits - g.minExponent);
+    m_overflowCode = encodeMiniFloat(1e30f, fmt, overflow); // a finite value past the largest
+    for (int c = 0; c < 256; ++c) m_table[c] = decodeMiniFloat(static_cast<std::uint8_t>(c), fmt);
+}
+
+std::uint8_t MiniFloatCodec::encodeSlow(float x) const { return encodeMiniFloat(x, m_fmt, m_overflow); }
+
 std::uint8_t mseBlockCode(std::span<const float> finiteValues, std::uint8_t ruleCode, float tensorScale,
-                          const QuantPlan& plan) {
+                          const QuantPlan& plan, const MiniFloatCodec* codec) {
     const bool mx = plan.spec.preset == Preset::MX;
     if (finiteValues.empty() || (mx && ruleCode == 0xFF) || (!mx && !(tensorScale > 0.0f))) return ruleCode;
+    const bool zeroGivesZero = plan.convention.zeroScaleGivesZero;
     const auto errorOf = [&](int code) {
         const float s = blockScale(plan, static_cast<std::uint8_t>(code), tensorScale);
         double err = 0.0;
+        if (codec) { // quantizeValue / dequantizeValue for a divide convention, step for step
+            for (float v : finiteValues) {
+                const std::uint8_t q = zeroGivesZero && s == 0.0f ? 0 : codec->encode(v / s);
+                const double d = static_cast<double>(v) - codec->decode(q) * s;
+                err += d * d;
+            }
+            return err;
+        }
         for (float v : finiteValues) {
             const double d = static_cast<double>(v) - dequantizeValue(quantizeValue(v, s, 0.0f, plan), s, 0.0f, plan);
             err += d * d;

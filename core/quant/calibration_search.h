@@ -115,11 +115,42 @@ std::uint8_t nvfp4ScaleCode(float blockAmax, float tensorScale);
 inline float nvfp4TensorScale(float amax) { return amax / (448.0f * 6.0f); }
 /// The scale a block code stands for (MX: 2^e; NVFP4: E4M3(code) * s_g).
 float blockScale(const QuantPlan& plan, std::uint8_t code, float tensorScale);
+/// encodeMiniFloat for finite values without its double arithmetic (the float's bits rounded half to
+/// even at the format's quantum), and decodeMiniFloat as a table; non-finite values take the library.
+class MiniFloatCodec {
+public:
+    MiniFloatCodec(MiniFloat fmt, Overflow overflow);
+    std::uint8_t encode(float x) const {
+        const std::uint32_t u = std::bit_cast<std::uint32_t>(x), a = u & 0x7FFFFFFFu;
+        if (a >= 0x7F800000u) return encodeSlow(x);
+        const std::uint8_t sign = (u >> 31) ? m_signBit : 0;
+        if (a < m_minNormal) // the format's subnormals: a multiple of its smallest step, exactly scaled
+            return static_cast<std::uint8_t>(sign | static_cast<std::uint8_t>(std::nearbyint(std::bit_cast<float>(a) * m_subScale)));
+        const std::uint32_t r = (a + m_half - 1u + ((a >> m_shift) & 1u)) & ~m_lowMask;
+        if (r > m_maxFinite) return sign | m_overflowCode;
+        const std::uint32_t exp = (r >> 23) - 127u + static_cast<std::uint32_t>(m_bias);
+        return static_cast<std::uint8_t>(sign | (exp << m_mantBits) | ((r >> m_shift) & m_mantMask));
+    }
+    float decode(std::uint8_t code) const { return m_table[code]; }
+
+private:
+    std::uint8_t encodeSlow(float x) const;
+    MiniFloat m_fmt;
+    Overflow m_overflow;
+    std::uint8_t m_signBit, m_overflowCode;
+    int m_mantBits, m_bias;
+    std::uint32_t m_shift, m_half, m_lowMask, m_mantMask, m_minNormal, m_maxFinite;
+    float m_subScale;
+    float m_table[256];
+};
+
 /// --calib mse for MX / NVFP4: the block's code and its neighbours (MX: e-1, e, e+1; NVFP4: the
 /// E4M3 codes within 2 of the rule's), scored by the block's squared error through the plan's own
 /// quantize / dequantize, finite values in element order. The rule's code wins ties.
+/// `codec` (the plan's element format; divide conventions only) replaces quantizeValue /
+/// dequantizeValue with the same arithmetic; null takes them.
 std::uint8_t mseBlockCode(std::span<const float> finiteValues, std::uint8_t ruleCode, float tensorScale,
-                          const QuantPlan& plan);
+                          const QuantPlan& plan, const MiniFloatCodec* codec = nullptr);
 
 // ---- ranges to parameters ---------------------------------------------------------------------
 
