@@ -38,7 +38,7 @@ QuantParams calibrateBlocks(const QuantPlan& plan, std::span<const float> x) {
     }
     const int emax = mx ? maxExponent(miniFloatOf(plan.codeTarget)) : 0;
     for (const auto& g : ranges)
-        p.scaleCodes.push_back(mx ? mxScaleCode(g, emax) : nvfp4ScaleCode(g.absMax(), p.tensorScale));
+        p.scaleCodes.push_back(mx ? mxScaleCode(g.absMax(), g.nan, emax) : nvfp4ScaleCode(g.absMax(), p.tensorScale));
     if (plan.spec.calibration.method == CalibMethod::Mse) {
         const auto values = groupValues(plan, x);
         for (std::size_t g = 0; g < values.size(); ++g)

@@ -239,18 +239,23 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan, 
     const std::size_t groups = ranges.size();
     std::vector<HistogramGeometry> geo(groups);
     std::vector<std::size_t> offset(groups + 1, 0);
+    // Runs count into kCopies interleaved copies of their group's histogram, so that neighbouring
+    // values falling in one bin do not wait on each other's increments; the copies are summed below.
+    constexpr std::size_t kCopies = 4;
     for (std::size_t g = 0; g < groups; ++g) {
         geo[g] = mse ? mseGeometry(ranges[g], plan.spec.symmetric) : entropyGeometry(ranges[g], levels);
-        offset[g + 1] = offset[g] + static_cast<std::size_t>(geo[g].bins);
+        offset[g + 1] = offset[g] + kCopies * static_cast<std::size_t>(geo[g].bins);
     }
     const auto count = [&](std::uint32_t* h, std::int64_t group, const float* v, std::int64_t n, bool perElement) {
         if (!perElement) {
-            const HistogramGeometry& gg = geo[static_cast<std::size_t>(group)];
+            const HistogramGeometry gg = geo[static_cast<std::size_t>(group)];
             if (gg.bins == 0) return;
             std::uint32_t* hg = h + offset[static_cast<std::size_t>(group)];
+            const auto bins = static_cast<std::size_t>(gg.bins);
             for (std::int64_t i = 0; i < n; ++i) {
-                if (!std::isfinite(v[i])) continue;
-                ++hg[gg.binOf(mse ? static_cast<double>(v[i]) : static_cast<double>(std::fabs(v[i])))];
+                const float x = mse ? v[i] : std::fabs(v[i]);
+                if (!std::isfinite(x)) continue;
+                ++hg[(static_cast<std::size_t>(i) % kCopies) * bins + static_cast<std::size_t>(gg.binOf(static_cast<double>(x)))];
             }
             return;
         }
@@ -264,8 +269,12 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan, 
     const auto hist = scan.count(offset[groups], count);
     std::vector<GroupClip> clips(groups);
     scan.forSlices(static_cast<std::int64_t>(groups), [&](std::int64_t g0, std::int64_t g1) {
+        std::vector<std::uint32_t> h;
         for (auto g = static_cast<std::size_t>(g0); g < static_cast<std::size_t>(g1); ++g) {
-            const std::span<const std::uint32_t> h(hist.data() + offset[g], offset[g + 1] - offset[g]);
+            const auto bins = static_cast<std::size_t>(geo[g].bins);
+            h.assign(bins, 0u);
+            for (std::size_t c = 0; c < kCopies; ++c)
+                for (std::size_t b = 0; b < bins; ++b) h[b] += hist[offset[g] + c * bins + b];
             clips[g] = mse ? mseSearch(ranges[g], h, plan) : entropySearch(ranges[g], h, levels);
         }
     });
@@ -274,16 +283,18 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan, 
 
 // ---- MX / NVFP4 --------------------------------------------------------------------------------
 
-QuantParams blockParams(const Scan& scan, const QuantPlan& plan, const std::vector<GroupRange>& ranges) {
+QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
     const bool mx = plan.spec.preset == Preset::MX;
+    const std::vector<float> amax = scan.absMaxOrNan(); // negative: the block holds a NaN
+    const auto absMax = [&](std::size_t g) { return std::fabs(amax[g]); };
     QuantParams p;
     if (!mx) {
-        float amax = 0.0f;
-        for (const auto& g : ranges) amax = std::max(amax, g.absMax());
-        p.tensorScale = nvfp4TensorScale(amax);
+        float top = 0.0f;
+        for (std::size_t g = 0; g < amax.size(); ++g) top = std::max(top, absMax(g));
+        p.tensorScale = nvfp4TensorScale(top);
     }
     const int emax = mx ? maxExponent(miniFloatOf(plan.codeTarget)) : 0;
-    const std::size_t groups = ranges.size();
+    const std::size_t groups = amax.size();
     p.scaleCodes.resize(groups);
     p.scales.resize(groups);
     // nvfp4ScaleCode and blockScale, with the E4M3 conversions from a table and the codec.
@@ -294,9 +305,9 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan, const std::vect
     scan.forSlices(static_cast<std::int64_t>(groups), [&](std::int64_t g0, std::int64_t g1) {
         for (auto g = static_cast<std::size_t>(g0); g < static_cast<std::size_t>(g1); ++g) {
             if (mx)
-                p.scaleCodes[g] = mxScaleCode(ranges[g], emax);
+                p.scaleCodes[g] = mxScaleCode(absMax(g), std::signbit(amax[g]), emax);
             else
-                p.scaleCodes[g] = p.tensorScale > 0.0f ? e4m3.encode(ranges[g].absMax() / 6.0f / p.tensorScale) : 0;
+                p.scaleCodes[g] = p.tensorScale > 0.0f ? e4m3.encode(absMax(g) / 6.0f / p.tensorScale) : 0;
             p.scales[g] = scaleOf(p.scaleCodes[g]);
         }
     });
@@ -325,8 +336,8 @@ QuantParams calibrateFast(const QuantPlan& plan, const void* data, DType dtype, 
     if (!blocks) checkCalibrationRequest(plan);
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     const Scan scan(plan, Input{static_cast<const std::byte*>(data), dtype}, threads);
+    if (blocks) return blockParams(scan, plan);
     const auto ranges = scan.ranges();
-    if (blocks) return blockParams(scan, plan, ranges);
 
     const Calibration& cal = plan.spec.calibration;
     std::vector<GroupClip> clips(ranges.size());

@@ -1,6 +1,7 @@
 #include "quant/calibration_scan.h"
 
 #include <cmath>
+#include <limits>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -41,6 +42,37 @@ void rangeOfRun(const float* v, std::int64_t n, GroupRange& g) {
 #endif
     for (; i < n; ++i) g.add(v[i]);
 }
+
+namespace {
+
+// max |x| over finite values of a run, negated (sign bit set, -0 included) when the run holds a NaN.
+float absMaxOfRun(const float* v, std::int64_t n) {
+    std::int64_t i = 0;
+    float m = 0.0f;
+    bool nan = false;
+#if defined(__SSE2__)
+    const __m128i absMask = _mm_set1_epi32(0x7FFFFFFF), inf = _mm_set1_epi32(0x7F800000);
+    __m128 mx = _mm_setzero_ps();
+    __m128i nanLanes = _mm_setzero_si128();
+    for (; i + 4 <= n; i += 4) {
+        const __m128i a = _mm_and_si128(_mm_castps_si128(_mm_loadu_ps(v + i)), absMask);
+        const __m128i finite = _mm_cmplt_epi32(a, inf);
+        nanLanes = _mm_or_si128(nanLanes, _mm_cmpgt_epi32(a, inf));
+        mx = _mm_max_ps(mx, _mm_castsi128_ps(_mm_and_si128(a, finite)));
+    }
+    mx = _mm_max_ps(mx, _mm_shuffle_ps(mx, mx, _MM_SHUFFLE(1, 0, 3, 2)));
+    mx = _mm_max_ps(mx, _mm_shuffle_ps(mx, mx, _MM_SHUFFLE(2, 3, 0, 1)));
+    m = _mm_cvtss_f32(mx);
+    nan = _mm_movemask_epi8(nanLanes) != 0;
+#endif
+    for (; i < n; ++i) {
+        nan = nan || std::isnan(v[i]);
+        if (std::isfinite(v[i])) m = std::max(m, std::fabs(v[i]));
+    }
+    return nan ? -m : m;
+}
+
+} // namespace
 
 Scan::Scan(const QuantPlan& plan, Input in, unsigned threads)
     : m_plan(plan), m_in(in), m_threads(std::max(1u, threads)), m_walk(plan), m_n(elementCount(plan.shape)) {
@@ -86,6 +118,33 @@ std::vector<GroupRange> Scan::ranges() const {
     for (const auto& o : own)
         for (std::size_t g = 0; g < groups; ++g) total[g].merge(o[g]);
     return total;
+}
+
+std::vector<float> Scan::absMaxOrNan() const {
+    const DimMapping& last = m_plan.layout.dims.back();
+    const std::int64_t block = last.kind == DimMapping::Kind::Block ? last.block : 0;
+    if (!m_runs || block == 0 || block > kTile) {
+        const auto r = ranges();
+        std::vector<float> out(r.size());
+        for (std::size_t g = 0; g < r.size(); ++g)
+            out[g] = r[g].nan ? -r[g].absMax() : r[g].absMax();
+        return out;
+    }
+    // Blocks along the last axis (MX, NVFP4): whole tiles of blocks, rows split over workers.
+    std::vector<float> out(static_cast<std::size_t>(m_plan.scaleCount));
+    forWorkers([&](unsigned, std::int64_t b, std::int64_t e) {
+        const std::int64_t inner = m_walk.inner(), span = kTile / block * block;
+        float buf[kTile];
+        for (std::int64_t row = b / inner; row < e / inner; ++row) {
+            float* first = out.data() + m_walk.rowFirstScale(row);
+            for (std::int64_t c = 0; c < inner; c += span) {
+                const std::int64_t n = std::min(span, inner - c);
+                const float* v = m_in.read(row * inner + c, n, buf);
+                for (std::int64_t j = 0; j < n; j += block) first[(c + j) / block] = absMaxOfRun(v + j, std::min(block, n - j));
+            }
+        }
+    });
+    return out;
 }
 
 void Scan::forGroupValues(const std::function<void(std::int64_t, std::span<const float>)>& fn) const {

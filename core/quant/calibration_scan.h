@@ -89,6 +89,9 @@ public:
     bool groupsAreRuns() const { return m_runs; }
     /// Every group's GroupRange, in one pass.
     std::vector<GroupRange> ranges() const;
+    /// Every group's max |x| over finite values (GroupRange::absMax), with the sign bit set when the
+    /// group holds a NaN: what block formats need, without the rest of a GroupRange.
+    std::vector<float> absMaxOrNan() const;
 
     /// fn(group, begin, length, Tile&) for every run; only when groupsAreRuns(). Rows split over workers.
     template <typename Fn>

@@ -234,15 +234,15 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
         }
     };
     // Every threshold costs O(levels). Groups whose search would cost more than n / 4 of those steps
-    // (small channels) take every stride-th threshold, then every one within a stride of the best:
-    // pytorch-quantization's `stride` with a refinement. Large groups search them all, as TensorRT.
+    // (small channels) take every stride-th threshold (pytorch-quantization's `stride`), then halve
+    // the stride around the best so far down to one bin. Large groups search them all, as TensorRT.
     int stride = 1;
     while (static_cast<double>((bins - levels) / stride + 1) * levels > std::max(n / 4, 1.0)) stride *= 2;
     for (int i = levels; i <= bins; i += stride) consider(i);
-    if (stride > 1) {
+    for (int step = stride / 2; step >= 1; step /= 2) {
         const int centre = bestI;
-        for (int i = std::max(levels, centre - stride + 1); i <= std::min(bins, centre + stride - 1); ++i)
-            if ((i - levels) % stride != 0) consider(i);
+        if (centre - step >= levels) consider(centre - step);
+        if (centre + step <= bins) consider(centre + step);
     }
     const double threshold = std::min(amax, (bestI + 0.5) * (amax / bins));
     out.range = {-threshold, threshold};
@@ -250,9 +250,9 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
     return out;
 }
 
-std::uint8_t mxScaleCode(const GroupRange& g, int emax) {
-    if (g.nan) return 0xFF;
-    const int biased = static_cast<int>((floatBits(g.absMax()) >> 23) & 0xFF);
+std::uint8_t mxScaleCode(float absMax, bool nan, int emax) {
+    if (nan) return 0xFF;
+    const int biased = static_cast<int>((floatBits(absMax) >> 23) & 0xFF);
     return static_cast<std::uint8_t>(std::clamp(biased - emax, 0, 254));
 }
 
