@@ -261,17 +261,9 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
             quantSpan = span / 2;
             out.passes = 1;
         } else {
-            // Calibrations without a range kernel (percentile, MSE, entropy, MX, NVFP4) take f32.
-            std::vector<float> values;
-            std::span<const float> x;
-            if (m_src.dtype == DType::F32 && reinterpret_cast<std::uintptr_t>(m_src.data) % alignof(float) == 0) {
-                x = {reinterpret_cast<const float*>(m_src.data), static_cast<std::size_t>(m_n)};
-            } else {
-                values.resize(static_cast<std::size_t>(m_n));
-                for (std::int64_t i = 0; i < m_n; ++i) values[static_cast<std::size_t>(i)] = m_src.value(i);
-                x = values;
-            }
-            m_params = calibrate(m_plan, x);
+            // Calibrations without a range kernel (percentile, MSE, entropy, MX, NVFP4): the fast
+            // calibrators read the input in place, in its own dtype, on the driver's threads.
+            m_params = calibrateFast(m_plan, m_src.data, m_src.dtype, m_opt.threads);
             out.passes = 1;
         }
         out.prepareMs = msSince(start);
