@@ -2,7 +2,7 @@
 // each printed as a ratio to the absmax per-channel calibration and to a streaming-read limit (the
 // sum of the same array, same thread count) measured in the same run, so machine noise cancels.
 //
-//   bench_calibration [--threads N] [--repeat N]
+//   bench_calibration [--threads N] [--repeat N] [--only TEXT]   (--only: rows whose name holds TEXT)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -70,6 +70,8 @@ QuantSpec spec(Preset p, Target t, Scheme s, std::vector<int> axes, CalibMethod 
     return q;
 }
 
+std::string g_only;
+
 void runCase(const char* label, const Shape& shape, DType dtype, unsigned threads, int repeat) {
     const auto n = static_cast<std::size_t>(elementCount(shape));
     std::mt19937 rng(1);
@@ -95,6 +97,7 @@ void runCase(const char* label, const Shape& shape, DType dtype, unsigned thread
                 limit, static_cast<double>(n * (dtype == DType::F32 ? 4 : 2)) / limit / 1e6, absmax);
     std::printf("%-34s %9s %10s %10s\n", "calibration", "ms", "x absmax", "x stream");
     const auto row = [&](const char* name, const QuantSpec& s) {
+        if (!g_only.empty() && std::string(name).find(g_only) == std::string::npos) return;
         const double ms = time(s);
         std::printf("%-34s %9.2f %10.2f %10.2f\n", name, ms, ms / absmax, ms / limit);
     };
@@ -120,6 +123,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i + 1 < argc; i += 2) {
         if (std::strcmp(argv[i], "--threads") == 0) threads = static_cast<unsigned>(std::stoi(argv[i + 1]));
         if (std::strcmp(argv[i], "--repeat") == 0) repeat = std::max(1, std::stoi(argv[i + 1]));
+        if (std::strcmp(argv[i], "--only") == 0) g_only = argv[i + 1];
     }
     runCase("4096x4096 f32", {4096, 4096}, DType::F32, threads, repeat);
     runCase("11008x4096 bf16", {11008, 4096}, DType::BF16, threads, repeat);

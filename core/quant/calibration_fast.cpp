@@ -127,24 +127,26 @@ std::vector<Selection> selections(std::size_t groups, double percentile, bool sy
 
 // Groups that are one contiguous run each: selected run by run while the run is in cache.
 template <bool Symmetric>
-void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>& clips) {
+void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>& clips, std::vector<GroupRange>& counts) {
     constexpr std::size_t per = Symmetric ? 1 : 2;
     scan.forRuns([&](std::int64_t group, std::int64_t begin, std::int64_t length, calib::Tile& tile) {
         thread_local std::vector<std::uint32_t> hist, keys[per];
         auto sel = selections(1, percentile, Symmetric);
-        // The top digit is the same histogram for both tails.
-        hist.assign(std::size_t{1} << kDigitBits, 0u);
-        const Digit top{32 - kDigitBits, kDigitBits};
+        // The top digit (the same histogram for both tails): the exponent alone for short runs,
+        // whose bucket is then small enough to gather.
+        const int topBits = length < (1 << 14) ? 8 : kDigitBits;
+        hist.assign(std::size_t{1} << topBits, 0u);
+        const Digit top{32 - topBits, topBits};
         tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
             for (std::int64_t i = 0; i < n; ++i) {
                 std::uint32_t key;
                 if (keyOf<Symmetric>(v[i], key)) ++hist[top.of(key)];
             }
         });
-        for (auto& s : sel) narrow(s, hist.data(), kDigitBits);
+        for (auto& s : sel) narrow(s, hist.data(), topBits);
         std::int64_t inBuckets = 0;
         for (const auto& s : sel) inBuckets += s.inBucket;
-        if (inBuckets <= std::max<std::int64_t>(1024, length / 8)) {
+        if (inBuckets <= std::max<std::int64_t>(1024, length / 2)) {
             for (auto& k : keys) k.clear();
             tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
                 for (std::int64_t i = 0; i < n; ++i) {
@@ -170,12 +172,14 @@ void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>&
             }
         }
         clips[static_cast<std::size_t>(group)] = selectionResult(sel.data(), Symmetric);
+        counts[static_cast<std::size_t>(group)].finite = sel[0].finite;
     });
 }
 
 // Any layout: every group's selection advances together, one pass over the tensor per step.
 template <bool Symmetric>
-void percentileStreaming(const Scan& scan, std::int64_t elements, double percentile, std::vector<GroupClip>& clips) {
+void percentileStreaming(const Scan& scan, std::int64_t elements, double percentile, std::vector<GroupClip>& clips,
+                         std::vector<GroupRange>& counts) {
     const std::size_t groups = clips.size(), per = Symmetric ? 1 : 2, slots = groups * per;
     auto sel = selections(groups, percentile, Symmetric);
     // Histograms stay near 1 MB per worker: narrower digits (more passes) for many groups.
@@ -228,7 +232,10 @@ void percentileStreaming(const Scan& scan, std::int64_t elements, double percent
         for (std::size_t s = 0; s < slots; ++s)
             if (!sel[s].done()) narrow(sel[s], hist.data() + s * buckets, nextDigit(sel[s], bits).width);
     }
-    for (std::size_t g = 0; g < groups; ++g) clips[g] = selectionResult(sel.data() + g * per, Symmetric);
+    for (std::size_t g = 0; g < groups; ++g) {
+        clips[g] = selectionResult(sel.data() + g * per, Symmetric);
+        counts[g].finite = sel[g * per].finite;
+    }
 }
 
 // ---- MSE and entropy: one histogram pass, then the shared search per group -------------------
@@ -279,6 +286,37 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan, 
         }
     });
     return clips;
+}
+
+// Groups that are one run each: range, histogram and search per run while it is in cache, so the
+// tensor is read from memory once and no histogram array for all groups is ever built.
+void histogramSearchRuns(const Scan& scan, const QuantPlan& plan, std::vector<GroupClip>& clips,
+                         std::vector<GroupRange>& ranges) {
+    const bool mse = plan.spec.calibration.method == CalibMethod::Mse;
+    const int levels = entropyLevels(plan);
+    constexpr std::size_t kCopies = 4; // see histogramSearch
+    scan.forRuns([&](std::int64_t group, std::int64_t begin, std::int64_t length, calib::Tile& tile) {
+        const auto g = static_cast<std::size_t>(group);
+        GroupRange r;
+        tile.forEach(begin, length, [&](const float* v, std::int64_t n) { calib::rangeOfRun(v, n, r); });
+        ranges[g] = r;
+        const HistogramGeometry geo = mse ? mseGeometry(r, plan.spec.symmetric) : entropyGeometry(r, levels);
+        const auto bins = static_cast<std::size_t>(geo.bins);
+        thread_local std::vector<std::uint32_t> copies, hist;
+        copies.assign(kCopies * bins, 0u);
+        if (bins > 0)
+            tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
+                for (std::int64_t i = 0; i < n; ++i) {
+                    const float x = mse ? v[i] : std::fabs(v[i]);
+                    if (!std::isfinite(x)) continue;
+                    ++copies[(static_cast<std::size_t>(i) % kCopies) * bins + static_cast<std::size_t>(geo.binOf(static_cast<double>(x)))];
+                }
+            });
+        hist.assign(bins, 0u);
+        for (std::size_t c = 0; c < kCopies; ++c)
+            for (std::size_t b = 0; b < bins; ++b) hist[b] += copies[c * bins + b];
+        clips[g] = mse ? mseSearch(r, hist, plan) : entropySearch(r, hist, levels);
+    });
 }
 
 // ---- MX / NVFP4 --------------------------------------------------------------------------------
@@ -337,25 +375,31 @@ QuantParams calibrateFast(const QuantPlan& plan, const void* data, DType dtype, 
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     const Scan scan(plan, Input{static_cast<const std::byte*>(data), dtype}, threads);
     if (blocks) return blockParams(scan, plan);
-    const auto ranges = scan.ranges();
-
     const Calibration& cal = plan.spec.calibration;
-    std::vector<GroupClip> clips(ranges.size());
-    switch (cal.method) {
-    case CalibMethod::AbsMax:
-    case CalibMethod::MinMax:
-        for (std::size_t g = 0; g < ranges.size(); ++g) clips[g].range = {ranges[g].lo, ranges[g].hi};
-        break;
-    case CalibMethod::Percentile:
+    const auto groups = static_cast<std::size_t>(plan.scaleCount);
+    std::vector<GroupClip> clips(groups);
+    std::vector<GroupRange> ranges;
+    if (cal.method == CalibMethod::Percentile) { // the selections count the finite values the note needs
+        ranges.resize(groups);
+        const std::int64_t n = elementCount(plan.shape);
         if (scan.groupsAreRuns())
-            plan.spec.symmetric ? percentileRuns<true>(scan, cal.percentile, clips)
-                                : percentileRuns<false>(scan, cal.percentile, clips);
+            plan.spec.symmetric ? percentileRuns<true>(scan, cal.percentile, clips, ranges)
+                                : percentileRuns<false>(scan, cal.percentile, clips, ranges);
         else
-            plan.spec.symmetric ? percentileStreaming<true>(scan, elementCount(plan.shape), cal.percentile, clips)
-                                : percentileStreaming<false>(scan, elementCount(plan.shape), cal.percentile, clips);
-        break;
-    default: clips = histogramSearch(scan, plan, ranges); break;
+            plan.spec.symmetric ? percentileStreaming<true>(scan, n, cal.percentile, clips, ranges)
+                                : percentileStreaming<false>(scan, n, cal.percentile, clips, ranges);
+        return paramsFromClips(plan, clips, ranges);
     }
+    if ((cal.method == CalibMethod::Mse || cal.method == CalibMethod::Entropy) && scan.groupsAreRuns()) {
+        ranges.resize(groups);
+        histogramSearchRuns(scan, plan, clips, ranges);
+        return paramsFromClips(plan, clips, ranges);
+    }
+    ranges = scan.ranges();
+    if (cal.method == CalibMethod::AbsMax || cal.method == CalibMethod::MinMax)
+        for (std::size_t g = 0; g < groups; ++g) clips[g].range = {ranges[g].lo, ranges[g].hi};
+    else
+        clips = histogramSearch(scan, plan, ranges);
     return paramsFromClips(plan, clips, ranges);
 }
 

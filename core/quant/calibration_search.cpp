@@ -12,16 +12,24 @@
 namespace ql {
 namespace {
 
-// log(k) for the small integers the entropy search takes logs of: counts of a histogram.
-double logCount(double k) {
-    constexpr int kTable = 1 << 16;
-    static const std::vector<double> table = [] {
-        std::vector<double> t(kTable);
-        for (int i = 1; i < kTable; ++i) t[static_cast<std::size_t>(i)] = std::log(static_cast<double>(i));
+// log(k) for the integers the entropy search takes logs of (histogram counts): a table for small ones.
+class LogCount {
+public:
+    LogCount() : m_table(table().data()) {}
+    double operator()(double k) const { return k < kTable ? m_table[static_cast<std::size_t>(k)] : std::log(k); }
+
+private:
+    static constexpr int kTable = 1 << 16;
+    static const std::vector<double>& table() {
+        static const std::vector<double> t = [] {
+            std::vector<double> v(kTable);
+            for (int i = 1; i < kTable; ++i) v[static_cast<std::size_t>(i)] = std::log(static_cast<double>(i));
+            return v;
+        }();
         return t;
-    }();
-    return k < kTable ? table[static_cast<std::size_t>(k)] : std::log(k);
-}
+    }
+    const double* m_table;
+};
 
 struct FloatGrid {
     int mantissaBits;
@@ -182,6 +190,7 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
     }
     // Prefix sums: C counts, Z non-empty bins, A sum of h*log(h), all in bin order.
     const auto nb = static_cast<std::size_t>(bins);
+    const LogCount logCount;
     thread_local std::vector<double> c, a;
     thread_local std::vector<int> z;
     c.assign(nb + 1, 0.0);

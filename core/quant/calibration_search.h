@@ -173,7 +173,7 @@ StepAndZero stepForRange(ClipRange range, const QuantPlan& plan);
 void checkCalibrationRequest(const QuantPlan& plan);
 
 /// The last step of every range calibration: one range per group -> scales (and zero points), with
-/// calibrationNote set.
+/// calibrationNote set (which reads only each GroupRange's finite count).
 QuantParams paramsFromClips(const QuantPlan& plan, const std::vector<GroupClip>& clips,
                             const std::vector<GroupRange>& ranges);
 
