@@ -28,58 +28,14 @@
 #include "tensor/float_formats.h"
 
 #include "bench_jobs.h"
+#include "bench_limit.h"
 
 using namespace ql;
+using bench::bestMs;
+using bench::limitMs;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double bestMs(int repeat, const std::function<void()>& fn) {
-    fn(); // warm-up
-    double best = 1e300;
-    for (int r = 0; r < repeat; ++r) {
-        const auto s = Clock::now();
-        fn();
-        best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - s).count());
-    }
-    return best;
-}
-
-// The streaming limit: read fp32, write int8, nothing else, over `threads` threads. Built for the
-// widest ISA the CPU has, so the loop is bound by memory and not by baseline SSE2 conversions.
-#define QL_LIMIT_LOOP(NAME, TARGET, LANES)                                                                     \
-    TARGET void NAME(const float* x, std::int8_t* out, std::size_t b, std::size_t e) {                          \
-        using vf = float __attribute__((vector_size(4 * LANES)));                                               \
-        using vi = std::int32_t __attribute__((vector_size(4 * LANES)));                                        \
-        using vb = std::int8_t __attribute__((vector_size(LANES)));                                             \
-        for (std::size_t i = b; i + LANES <= e; i += LANES) {                                                   \
-            vf v;                                                                                               \
-            std::memcpy(&v, x + i, sizeof v);                                                                   \
-            const vb c = __builtin_convertvector(__builtin_convertvector(v, vi), vb);                           \
-            std::memcpy(out + i, &c, sizeof c);                                                                 \
-        }                                                                                                       \
-    }
-QL_LIMIT_LOOP(limitAvx512, __attribute__((target("avx512f,avx512bw,avx512vl"))), 16)
-QL_LIMIT_LOOP(limitAvx2, __attribute__((target("avx2"))), 8)
-QL_LIMIT_LOOP(limitBase, , 4)
-#undef QL_LIMIT_LOOP
-
-double limitMs(const std::vector<float>& x, std::vector<std::int8_t>& out, unsigned threads, int repeat) {
-    __builtin_cpu_init();
-    auto* loop = __builtin_cpu_supports("avx512bw") ? &limitAvx512
-                 : __builtin_cpu_supports("avx2")   ? &limitAvx2
-                                                    : &limitBase;
-    const std::size_t n = x.size();
-    auto part = [&](std::size_t b, std::size_t e) { loop(x.data(), out.data(), b, e); };
-    return bestMs(repeat, [&] {
-        std::vector<std::thread> pool;
-        const std::size_t step = (n / threads + 15) / 16 * 16;
-        for (unsigned t = 1; t < threads; ++t) pool.emplace_back(part, t * step, std::min(n, (t + 1) * step));
-        part(0, std::min(n, step));
-        for (auto& th : pool) th.join();
-    });
-}
 
 struct Bench {
     std::string name;

@@ -124,6 +124,9 @@ void finishAnalysis(TensorAnalysis& a, const QuantPlan& plan, const QuantParams&
 
 namespace {
 
+// The per-element bodies below must inline into the segment loops (GCC's attribute on a lambda).
+#define QL_INLINE __attribute__((always_inline))
+
 // dequantizeValue with the plan's choices made once: float targets decode through a table of the
 // format's codes, the scale operation is chosen per call by a predictable branch.
 class Reconstruct {
@@ -134,7 +137,7 @@ public:
                 m_decoded[static_cast<std::size_t>(c)] =
                     decodeMiniFloat(static_cast<std::uint8_t>(c), miniFloatOf(plan.codeTarget));
     }
-    float operator()(std::int32_t code, float scale, float zp) const {
+    QL_INLINE float operator()(std::int32_t code, float scale, float zp) const {
         const float value = m_float ? m_decoded[static_cast<std::size_t>(code & 0xFF)] : static_cast<float>(code) - zp;
         switch (m_op) {
         case ScaleOp::Divide:
@@ -223,40 +226,67 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
     const bool wide = codes.target() == Target::Int32;
     const std::vector<float>& scales = params.scales;
 
-    // Every element of slice s: fn(i, x, x̂, code, group), groups' constants hoisted per segment.
-    auto forElements = [&](std::int64_t s, auto&& fn) {
+    // Every segment of slice s: seg(segment, load, codeAt) with the dtype and code width decided.
+    auto forSegmentsOf = [&](std::int64_t s, auto&& seg) {
         withLoader(x, [&](auto load) {
             withCodes(codes, [&](auto codeAt) {
-                walker.forSegments(sliceBegin(s), sliceBegin(s + 1), [&](const Segment& seg) {
-                    if (seg.perElement) {
-                        for (std::int64_t k = 0; k < seg.length; ++k) {
-                            const std::int64_t i = seg.begin + k, g = seg.scale + k;
-                            const std::int32_t c = codeAt(i);
-                            fn(i, load(i), xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g)), c, g);
-                        }
-                        return;
-                    }
-                    const std::int64_t g = seg.scale;
-                    const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
-                    for (std::int64_t i = seg.begin; i < seg.begin + seg.length; ++i) {
-                        const std::int32_t c = codeAt(i);
-                        fn(i, load(i), xhatOf(c, sc, zp), c, g);
-                    }
-                });
+                walker.forSegments(sliceBegin(s), sliceBegin(s + 1), [&](const Segment& g) { seg(g, load, codeAt); });
             });
         });
     };
+    // Every element of slice s: fn(i, x, x̂, code, group), each group's constants hoisted.
+    auto forElements = [&](std::int64_t s, auto&& fn) {
+        forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
+            for (std::int64_t k = 0; k < seg.length; ++k) {
+                const std::int64_t i = seg.begin + k, g = seg.perElement ? seg.scale + k : seg.scale;
+                const std::int32_t c = codeAt(i);
+                fn(i, load(i), xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g)), c, g);
+            }
+        });
+    };
 
+    const auto& edges = a.clipping.edges();
+    const bool floatTarget = a.clipping.floatTarget();
     std::vector<FirstPass> first(static_cast<std::size_t>(slices), FirstPass{{}, a.clipping, {}, a.codes, {}});
     forEachSlice(slices, opt.threads, [&](std::int64_t s) {
         FirstPass& p = first[static_cast<std::size_t>(s)];
-        forElements(s, [&](std::int64_t i, float xi, float xh, std::int32_t c, std::int64_t g) {
-            p.stats.addElement(xi, xh, i);
+        auto countCode = [&](std::int32_t c) QL_INLINE {
             if (wide) p.wideCodes.add(c);
             else ++p.byteCodes[static_cast<std::size_t>(c & 0xFF)];
-            if (!std::isfinite(xi) || !std::isfinite(xh)) return;
-            p.clipping.add(g, xi, xh);
-            p.ranges.add(xi, xh);
+        };
+        forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
+            if (seg.perElement) { // one group per element: straight into the slice's tables
+                for (std::int64_t k = 0; k < seg.length; ++k) {
+                    const std::int64_t i = seg.begin + k, g = seg.scale + k;
+                    const std::int32_t c = codeAt(i);
+                    const float xi = load(i), xh = xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g));
+                    p.stats.addElement(xi, xh, i);
+                    countCode(c);
+                    if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
+                    p.clipping.add(g, xi, xh);
+                    p.ranges.add(xi, xh);
+                }
+                return;
+            }
+            // One group: its sums run in locals (registers), then join the slice's.
+            const std::int64_t g = seg.scale;
+            const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
+            const ClipEdges e = edges[static_cast<std::size_t>(g)];
+            ErrorStats stats;
+            GroupClipping clip;
+            detail::AnalysisRanges ranges;
+            for (std::int64_t i = seg.begin; i < seg.begin + seg.length; ++i) {
+                const std::int32_t c = codeAt(i);
+                const float xi = load(i), xh = xhatOf(c, sc, zp);
+                stats.addElement(xi, xh, i);
+                countCode(c);
+                if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
+                ClippingStats::addTo(clip, e, floatTarget, xi, xh);
+                ranges.add(xi, xh);
+            }
+            p.stats.merge(stats);
+            p.clipping.addGroup(g, clip);
+            p.ranges.merge(ranges);
         });
     });
     detail::AnalysisRanges r;
@@ -276,12 +306,13 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
     std::vector<SecondPass> second(static_cast<std::size_t>(slices), SecondPass{a.error, a.absErrorLog, a.values});
     forEachSlice(slices, opt.threads, [&](std::int64_t s) {
         SecondPass& h = second[static_cast<std::size_t>(s)];
-        forElements(s, [&](std::int64_t, float xi, float xh, std::int32_t, std::int64_t) {
+        Histogram::Filler error(h.error), absError(h.absErrorLog), values(h.values);
+        forElements(s, [&](std::int64_t, float xi, float xh, std::int32_t, std::int64_t) QL_INLINE {
             if (!std::isfinite(xi) || !std::isfinite(xh)) return;
             const double e = static_cast<double>(xi) - xh;
-            h.error.add(e);
-            h.absErrorLog.add(std::fabs(e));
-            h.values.add(xi);
+            error.add(e);
+            absError.add(std::fabs(e));
+            values.add(xi);
         });
     });
     for (const SecondPass& h : second) {
@@ -292,6 +323,8 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
     detail::finishAnalysis(a, plan, params);
     return a;
 }
+
+#undef QL_INLINE
 
 TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
                        std::span<const float> x, const AnalysisOptions& opt) {

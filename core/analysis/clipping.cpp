@@ -18,17 +18,6 @@ double GroupClipping::sqnrDb() const {
     return 10.0 * std::log10(sumSqX / err);
 }
 
-void GroupClipping::merge(const GroupClipping& o) {
-    count += o.count;
-    clippedLow += o.clippedLow;
-    clippedHigh += o.clippedHigh;
-    flushedToZero += o.flushedToZero;
-    clipErrorSq += o.clipErrorSq;
-    roundErrorSq += o.roundErrorSq;
-    sumSqX += o.sumSqX;
-    maxAbsError = std::max(maxAbsError, o.maxAbsError);
-}
-
 ClippingStats::ClippingStats(std::vector<ClipEdges> edges, bool floatTarget)
     : m_edges(std::move(edges))
     , m_groups(m_edges.size())

@@ -25,7 +25,7 @@ struct GroupClipping {
     double clippedFraction() const;
     /// SQNR of this group alone in dB (NaN when empty, +Inf when exact).
     double sqnrDb() const;
-    void merge(const GroupClipping& o);
+    inline void merge(const GroupClipping& o);
 };
 
 /// The reconstruction range of one group and how far rounding alone can miss it.
@@ -42,6 +42,11 @@ public:
 
     /// One finite element (x, x̂ finite) of group g.
     inline void add(std::int64_t group, float x, float xhat);
+    /// The same into a group's running sums held elsewhere (a segment's, in registers).
+    static inline void addTo(GroupClipping& s, const ClipEdges& e, bool floatTarget, float x, float xhat);
+    /// Adds a group's sums gathered elsewhere.
+    void addGroup(std::int64_t group, const GroupClipping& sums) { m_groups[static_cast<std::size_t>(group)].merge(sums); }
+    bool floatTarget() const { return m_float; }
     void merge(const ClippingStats& other);
 
     const std::vector<GroupClipping>& groups() const { return m_groups; }
@@ -57,8 +62,10 @@ private:
 // Inline: the analysis calls it once per element.
 inline void ClippingStats::add(std::int64_t group, float xf, float xhatf) {
     const auto g = static_cast<std::size_t>(group);
-    auto& s = m_groups[g];
-    const auto& e = m_edges[g];
+    addTo(m_groups[g], m_edges[g], m_float, xf, xhatf);
+}
+
+inline void ClippingStats::addTo(GroupClipping& s, const ClipEdges& e, bool floatTarget, float xf, float xhatf) {
     const double x = xf;
     const double err = x - static_cast<double>(xhatf);
     ++s.count;
@@ -69,7 +76,18 @@ inline void ClippingStats::add(std::int64_t group, float xf, float xhatf) {
     s.clippedLow += low;
     s.clippedHigh += high;
     (low || high ? s.clipErrorSq : s.roundErrorSq) += err * err;
-    if (m_float && x != 0.0 && xhatf == 0.0f) ++s.flushedToZero;
+    if (floatTarget && x != 0.0 && xhatf == 0.0f) ++s.flushedToZero;
+}
+
+inline void GroupClipping::merge(const GroupClipping& o) {
+    count += o.count;
+    clippedLow += o.clippedLow;
+    clippedHigh += o.clippedHigh;
+    flushedToZero += o.flushedToZero;
+    clipErrorSq += o.clipErrorSq;
+    roundErrorSq += o.roundErrorSq;
+    sumSqX += o.sumSqX;
+    maxAbsError = std::max(maxAbsError, o.maxAbsError);
 }
 
 } // namespace ql

@@ -17,27 +17,6 @@ void ErrorStats::add(std::span<const float> x, std::span<const float> xhat, std:
     for (std::size_t i = 0; i < n; ++i) addElement(x[i], xhat[i], firstIndex + static_cast<std::int64_t>(i));
 }
 
-void ErrorStats::merge(const ErrorStats& o) {
-    m_count += o.m_count;
-    m_finite += o.m_finite;
-    m_nanX += o.m_nanX;
-    m_infX += o.m_infX;
-    m_nonFiniteXhat += o.m_nonFiniteXhat;
-    m_sumSqX += o.m_sumSqX;
-    m_sumSqXhat += o.m_sumSqXhat;
-    m_sumDot += o.m_sumDot;
-    m_sumSqErr += o.m_sumSqErr;
-    m_sumAbsErr += o.m_sumAbsErr;
-    m_over1e3 += o.m_over1e3;
-    m_over5e3 += o.m_over5e3;
-    if (o.m_worstIndex >= 0 &&
-        (m_worstIndex < 0 || o.m_maxAbsErr > m_maxAbsErr ||
-         (o.m_maxAbsErr == m_maxAbsErr && o.m_worstIndex < m_worstIndex))) {
-        m_maxAbsErr = o.m_maxAbsErr;
-        m_worstIndex = o.m_worstIndex;
-    }
-}
-
 double ErrorStats::mse() const { return m_finite ? m_sumSqErr / static_cast<double>(m_finite) : kNaN; }
 double ErrorStats::rmse() const { return std::sqrt(mse()); }
 double ErrorStats::signalPower() const { return m_finite ? m_sumSqX / static_cast<double>(m_finite) : kNaN; }

@@ -21,7 +21,7 @@ public:
     void add(std::span<const float> x, std::span<const float> xhat, std::int64_t firstIndex = 0);
     inline void addElement(float x, float xhat, std::int64_t index);
     /// Combines another accumulator (any order; sums in double).
-    void merge(const ErrorStats& other);
+    inline void merge(const ErrorStats& other);
 
     std::int64_t count() const { return m_count; }         // every element seen
     std::int64_t finiteCount() const { return m_finite; }  // elements the metrics cover
@@ -100,6 +100,27 @@ inline void ErrorStats::addElement(float xf, float xhatf, std::int64_t index) {
     }
     m_over1e3 += detail::exceeds(ae, std::fabs(x), 1e-3);
     m_over5e3 += detail::exceeds(ae, std::fabs(x), 5e-3);
+}
+
+inline void ErrorStats::merge(const ErrorStats& o) {
+    m_count += o.m_count;
+    m_finite += o.m_finite;
+    m_nanX += o.m_nanX;
+    m_infX += o.m_infX;
+    m_nonFiniteXhat += o.m_nonFiniteXhat;
+    m_sumSqX += o.m_sumSqX;
+    m_sumSqXhat += o.m_sumSqXhat;
+    m_sumDot += o.m_sumDot;
+    m_sumSqErr += o.m_sumSqErr;
+    m_sumAbsErr += o.m_sumAbsErr;
+    m_over1e3 += o.m_over1e3;
+    m_over5e3 += o.m_over5e3;
+    if (o.m_worstIndex >= 0 &&
+        (m_worstIndex < 0 || o.m_maxAbsErr > m_maxAbsErr ||
+         (o.m_maxAbsErr == m_maxAbsErr && o.m_worstIndex < m_worstIndex))) {
+        m_maxAbsErr = o.m_maxAbsErr;
+        m_worstIndex = o.m_worstIndex;
+    }
 }
 
 } // namespace ql

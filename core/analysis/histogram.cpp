@@ -26,10 +26,11 @@ Histogram::Histogram(double lo, double hi, int bins, Scale scale)
     m_a = a;
     m_width = b - a;
     m_b = static_cast<double>(m_counts.size()) / m_width;
+    m_step = m_width / static_cast<double>(m_counts.size());
     if (scale == Scale::Log10) {
         m_edgeV.resize(m_counts.size() + 1);
         for (std::size_t i = 0; i < m_edgeV.size(); ++i)
-            m_edgeV[i] = std::pow(10.0, edgeT(static_cast<std::int64_t>(i)));
+            m_edgeV[i] = std::pow(10.0, static_cast<double>(i) * m_step + m_a);
         m_edgeV.front() = m_lo;
         m_edgeV.back() = m_hi;
     }
@@ -47,7 +48,7 @@ void Histogram::merge(const Histogram& o) {
 std::vector<double> Histogram::edges() const {
     std::vector<double> e(m_counts.size() + 1);
     for (std::size_t i = 0; i < e.size(); ++i) {
-        e[i] = m_scale == Scale::Log10 ? m_edgeV[i] : edgeT(static_cast<std::int64_t>(i));
+        e[i] = m_scale == Scale::Log10 ? m_edgeV[i] : static_cast<double>(i) * m_step + m_a;
     }
     e.front() = m_lo;
     e.back() = m_hi;

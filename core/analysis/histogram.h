@@ -23,19 +23,83 @@ public:
         Log10,  // equal-width bins of log10(v) over [lo, hi] (lo > 0); v <= 0 counts as underflow
     };
 
+    /// How a value in [lo, hi] finds its bin.
+    struct BinRule {
+        double a, b, step; // bin position = (t - a) * b, t = v or log10(v); linear edge i = a + i * step
+        std::int64_t last;
+        bool log;
+        const double* edgeV; // Log10: the edges in value units
+
+        [[gnu::always_inline]] std::int64_t binOf(double v) const {
+            if (!log) {
+                auto bin = std::clamp<std::int64_t>(static_cast<std::int64_t>((v - a) * b), 0, last);
+                // numpy.histogram's edge correction, so a value on an edge lands where numpy puts it
+                // (edges as numpy.linspace makes them: start + i * step).
+                if (bin > 0 && v < static_cast<double>(bin) * step + a) --bin;
+                else if (bin < last && v >= static_cast<double>(bin + 1) * step + a) ++bin;
+                return bin;
+            }
+            auto bin = std::clamp<std::int64_t>(static_cast<std::int64_t>((approxLog10(v) - a) * b), 0, last);
+            while (bin > 0 && v < edgeV[bin]) --bin;
+            while (bin < last && v >= edgeV[bin + 1]) ++bin;
+            return bin;
+        }
+        // log10 of a positive normal double to within ~0.01 (exponent bits plus a linear mantissa):
+        // only a starting bin, corrected by exact comparisons.
+        static double approxLog10(double v) {
+            std::uint64_t u;
+            std::memcpy(&u, &v, 8);
+            const double e = static_cast<double>(static_cast<std::int64_t>((u >> 52) & 0x7FF) - 1023);
+            const double m = static_cast<double>(u & ((std::uint64_t{1} << 52) - 1)) * 0x1p-52; // [0, 1)
+            return (e + m * (1.0 + 0.34 * (1.0 - m))) * 0.30102999566398120;
+        }
+    };
+
     Histogram() = default;
     /// `bins` >= 1. A degenerate range (lo == hi) gets a unit width around lo.
     Histogram(double lo, double hi, int bins, Scale scale = Scale::Linear);
 
-    void add(double v, std::int64_t n = 1) {
+    [[gnu::always_inline]] void add(double v, std::int64_t n = 1) {
         if (v >= m_lo && v <= m_hi) [[likely]] { // Log10: lo > 0, so v <= 0 is underflow
-            m_counts[static_cast<std::size_t>(binOf(v))] += n;
+            m_counts[static_cast<std::size_t>(rule().binOf(v))] += n;
             return;
         }
         if (std::isnan(v)) m_nan += n;
         else if (v < m_lo) m_under += n;
         else m_over += n;
     }
+
+    /// Adds many values with the histogram's constants held in locals (inner loops, where the
+    /// compiler cannot keep members in registers across the count stores); the same bins as add().
+    /// The out-of-range counts are written back when it is destroyed.
+    class Filler {
+    public:
+        explicit Filler(Histogram& h) : m_h(h), m_lo(h.m_lo), m_hi(h.m_hi), m_rule(h.rule()), m_counts(h.m_counts.data()) {}
+        ~Filler() {
+            m_h.m_nan += m_nan;
+            m_h.m_under += m_under;
+            m_h.m_over += m_over;
+        }
+        Filler(const Filler&) = delete;
+        Filler& operator=(const Filler&) = delete;
+        [[gnu::always_inline]] void add(double v) {
+            if (v >= m_lo && v <= m_hi) [[likely]] {
+                ++m_counts[m_rule.binOf(v)];
+                return;
+            }
+            if (std::isnan(v)) ++m_nan;
+            else if (v < m_lo) ++m_under;
+            else ++m_over;
+        }
+
+    private:
+        Histogram& m_h;
+        double m_lo, m_hi;
+        BinRule m_rule;
+        std::int64_t* m_counts;
+        std::int64_t m_nan = 0, m_under = 0, m_over = 0;
+    };
+
     /// Throws QuantError when the edges differ.
     void merge(const Histogram& other);
 
@@ -52,33 +116,9 @@ public:
     std::int64_t total() const;
 
 private:
-    // The bin of v in [lo, hi] (v > 0 for Log10).
-    std::int64_t binOf(double v) const {
-        const auto last = static_cast<std::int64_t>(m_counts.size()) - 1;
-        if (m_scale == Scale::Linear) {
-            auto bin = std::clamp<std::int64_t>(static_cast<std::int64_t>((v - m_a) * m_b), 0, last);
-            // numpy.histogram's edge correction, so a value on an edge lands where numpy puts it.
-            if (bin > 0 && v < edgeT(bin)) --bin;
-            else if (bin < last && v >= edgeT(bin + 1)) ++bin;
-            return bin;
-        }
-        auto bin = std::clamp<std::int64_t>(static_cast<std::int64_t>((approxLog10(v) - m_a) * m_b), 0, last);
-        while (bin > 0 && v < m_edgeV[static_cast<std::size_t>(bin)]) --bin;
-        while (bin < last && v >= m_edgeV[static_cast<std::size_t>(bin + 1)]) ++bin;
-        return bin;
-    }
-    double edgeT(std::int64_t i) const {
-        // numpy.linspace: start + i * step, step = (stop - start) / bins
-        return static_cast<double>(i) * (m_width / static_cast<double>(m_counts.size())) + m_a;
-    }
-    // log10 of a positive normal double to within ~0.01 (exponent bits plus a linear mantissa):
-    // only a starting bin, corrected by exact comparisons.
-    static double approxLog10(double v) {
-        std::uint64_t u;
-        std::memcpy(&u, &v, 8);
-        const double e = static_cast<double>(static_cast<std::int64_t>((u >> 52) & 0x7FF) - 1023);
-        const double m = static_cast<double>(u & ((std::uint64_t{1} << 52) - 1)) * 0x1p-52; // [0, 1)
-        return (e + m * (1.0 + 0.34 * (1.0 - m))) * 0.30102999566398120;
+    BinRule rule() const {
+        return {m_a, m_b, m_step, static_cast<std::int64_t>(m_counts.size()) - 1, m_scale == Scale::Log10,
+                m_edgeV.data()};
     }
 
     double m_lo = 0;
@@ -87,6 +127,7 @@ private:
     double m_a = 0; // bin position = (t - m_a) * m_b, t = v or log10(v)
     double m_b = 1;
     double m_width = 1;
+    double m_step = 1; // m_width / bins, as numpy.linspace computes it
     std::vector<double> m_edgeV; // Log10: the bins' edges in value units
     std::vector<std::int64_t> m_counts;
     std::int64_t m_under = 0;
