@@ -18,6 +18,17 @@ namespace {
 using calib::Input;
 using calib::Scan;
 
+// Histograms count into kCopies interleaved copies of their group's histogram, so that neighbouring
+// values falling in one bin do not wait on each other's increments; the copies are summed before
+// the search.
+constexpr std::size_t kCopies = 4;
+
+void sumCopies(const std::uint32_t* copies, std::size_t bins, std::vector<std::uint32_t>& hist) {
+    hist.assign(bins, 0u);
+    for (std::size_t c = 0; c < kCopies; ++c)
+        for (std::size_t b = 0; b < bins; ++b) hist[b] += copies[c * bins + b];
+}
+
 // ---- percentile: radix selection on order-preserving keys ------------------------------------
 //
 // One histogram of each key's top bits finds the bucket that holds the k-th key; the keys of that
@@ -137,10 +148,10 @@ void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>&
         const int topBits = length < (1 << 14) ? 8 : kDigitBits;
         hist.assign(std::size_t{1} << topBits, 0u);
         const Digit top{32 - topBits, topBits};
-        tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
+        tile.forEach(begin, length, [h = hist.data(), top](const float* v, std::int64_t n) {
             for (std::int64_t i = 0; i < n; ++i) {
                 std::uint32_t key;
-                if (keyOf<Symmetric>(v[i], key)) ++hist[top.of(key)];
+                if (keyOf<Symmetric>(v[i], key)) ++h[top.of(key)];
             }
         });
         for (auto& s : sel) narrow(s, hist.data(), topBits);
@@ -182,21 +193,27 @@ void percentileStreaming(const Scan& scan, std::int64_t elements, double percent
                          std::vector<GroupRange>& counts) {
     const std::size_t groups = clips.size(), per = Symmetric ? 1 : 2, slots = groups * per;
     auto sel = selections(groups, percentile, Symmetric);
-    // Histograms stay near 1 MB per worker: narrower digits (more passes) for many groups.
+    // Histograms stay near 4 MB per worker: narrower digits (more passes) for many groups.
     int bits = kDigitBits;
-    while (bits > 4 && (groups << bits) > (std::size_t{1} << 18)) --bits;
+    while (bits > 4 && (groups * kCopies << bits) > (std::size_t{1} << 20)) --bits;
     {
         const Digit top{32 - bits, bits};
-        const std::size_t buckets = std::size_t{1} << bits;
-        const auto hist = scan.count(groups * buckets, [&](std::uint32_t* h, std::int64_t group, const float* v,
-                                                           std::int64_t n, bool perElement) {
+        const std::size_t buckets = std::size_t{1} << bits, region = kCopies * buckets;
+        // Locals, not captures: stores into the histogram must not make the loop reload its constants.
+        const auto hist = scan.count(groups * region, [top, buckets, region](std::uint32_t* h, std::int64_t group,
+                                                                            const float* v, std::int64_t n, bool perElement) {
             for (std::int64_t i = 0; i < n; ++i) {
                 std::uint32_t key;
                 if (keyOf<Symmetric>(v[i], key))
-                    ++h[static_cast<std::size_t>(perElement ? group + i : group) * buckets + top.of(key)];
+                    ++h[static_cast<std::size_t>(perElement ? group + i : group) * region +
+                        (static_cast<std::size_t>(i) % kCopies) * buckets + top.of(key)];
             }
         });
-        for (std::size_t s = 0; s < slots; ++s) narrow(sel[s], hist.data() + (s / per) * buckets, bits);
+        std::vector<std::uint32_t> folded;
+        for (std::size_t g = 0; g < groups; ++g) {
+            sumCopies(hist.data() + g * region, buckets, folded);
+            for (std::size_t k = 0; k < per; ++k) narrow(sel[g * per + k], folded.data(), bits);
+        }
     }
     std::int64_t inBuckets = 0;
     for (const auto& s : sel) inBuckets += s.inBucket;
@@ -246,9 +263,6 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan, 
     const std::size_t groups = ranges.size();
     std::vector<HistogramGeometry> geo(groups);
     std::vector<std::size_t> offset(groups + 1, 0);
-    // Runs count into kCopies interleaved copies of their group's histogram, so that neighbouring
-    // values falling in one bin do not wait on each other's increments; the copies are summed below.
-    constexpr std::size_t kCopies = 4;
     for (std::size_t g = 0; g < groups; ++g) {
         geo[g] = mse ? mseGeometry(ranges[g], plan.spec.symmetric) : entropyGeometry(ranges[g], levels);
         offset[g + 1] = offset[g] + kCopies * static_cast<std::size_t>(geo[g].bins);
@@ -259,8 +273,9 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan, 
             if (gg.bins == 0) return;
             std::uint32_t* hg = h + offset[static_cast<std::size_t>(group)];
             const auto bins = static_cast<std::size_t>(gg.bins);
+            const bool signedValues = mse;
             for (std::int64_t i = 0; i < n; ++i) {
-                const float x = mse ? v[i] : std::fabs(v[i]);
+                const float x = signedValues ? v[i] : std::fabs(v[i]);
                 if (!std::isfinite(x)) continue;
                 ++hg[(static_cast<std::size_t>(i) % kCopies) * bins + static_cast<std::size_t>(gg.binOf(static_cast<double>(x)))];
             }
@@ -278,10 +293,7 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan, 
     scan.forSlices(static_cast<std::int64_t>(groups), [&](std::int64_t g0, std::int64_t g1) {
         std::vector<std::uint32_t> h;
         for (auto g = static_cast<std::size_t>(g0); g < static_cast<std::size_t>(g1); ++g) {
-            const auto bins = static_cast<std::size_t>(geo[g].bins);
-            h.assign(bins, 0u);
-            for (std::size_t c = 0; c < kCopies; ++c)
-                for (std::size_t b = 0; b < bins; ++b) h[b] += hist[offset[g] + c * bins + b];
+            sumCopies(hist.data() + offset[g], static_cast<std::size_t>(geo[g].bins), h);
             clips[g] = mse ? mseSearch(ranges[g], h, plan) : entropySearch(ranges[g], h, levels);
         }
     });
@@ -294,7 +306,6 @@ void histogramSearchRuns(const Scan& scan, const QuantPlan& plan, std::vector<Gr
                          std::vector<GroupRange>& ranges) {
     const bool mse = plan.spec.calibration.method == CalibMethod::Mse;
     const int levels = entropyLevels(plan);
-    constexpr std::size_t kCopies = 4; // see histogramSearch
     scan.forRuns([&](std::int64_t group, std::int64_t begin, std::int64_t length, calib::Tile& tile) {
         const auto g = static_cast<std::size_t>(group);
         GroupRange r;
@@ -305,16 +316,14 @@ void histogramSearchRuns(const Scan& scan, const QuantPlan& plan, std::vector<Gr
         thread_local std::vector<std::uint32_t> copies, hist;
         copies.assign(kCopies * bins, 0u);
         if (bins > 0)
-            tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
+            tile.forEach(begin, length, [h = copies.data(), bins, geo, signedValues = mse](const float* v, std::int64_t n) {
                 for (std::int64_t i = 0; i < n; ++i) {
-                    const float x = mse ? v[i] : std::fabs(v[i]);
+                    const float x = signedValues ? v[i] : std::fabs(v[i]);
                     if (!std::isfinite(x)) continue;
-                    ++copies[(static_cast<std::size_t>(i) % kCopies) * bins + static_cast<std::size_t>(geo.binOf(static_cast<double>(x)))];
+                    ++h[(static_cast<std::size_t>(i) % kCopies) * bins + static_cast<std::size_t>(geo.binOf(static_cast<double>(x)))];
                 }
             });
-        hist.assign(bins, 0u);
-        for (std::size_t c = 0; c < kCopies; ++c)
-            for (std::size_t b = 0; b < bins; ++b) hist[b] += copies[c * bins + b];
+        sumCopies(copies.data(), bins, hist);
         clips[g] = mse ? mseSearch(r, hist, plan) : entropySearch(r, hist, levels);
     });
 }

@@ -92,19 +92,8 @@ std::vector<GroupRange> Scan::ranges() const {
             own[w].assign(groups, GroupRange{});
             r = own[w].data();
         }
-        if (m_runs && block > 0 && block <= kTile) {
-            // Blocks along the last axis (MX, NVFP4, per-group): whole tiles of blocks, no per-run calls.
-            const std::int64_t inner = m_walk.inner(), span = kTile / block * block;
-            float buf[kTile];
-            for (std::int64_t row = b / inner; row < e / inner; ++row) {
-                GroupRange* first = r + m_walk.rowFirstScale(row);
-                for (std::int64_t c = 0; c < inner; c += span) {
-                    const std::int64_t n = std::min(span, inner - c);
-                    const float* v = m_in.read(row * inner + c, n, buf);
-                    for (std::int64_t j = 0; j < n; j += block)
-                        rangeOfRun(v + j, std::min(block, n - j), first[(c + j) / block]);
-                }
-            }
+        if (m_runs && block > 0 && block <= kTile) { // blocks along the last axis (MX, NVFP4, per-group)
+            blocksOfRows(b, e, block, [&](std::int64_t g, const float* v, std::int64_t n) { rangeOfRun(v, n, r[g]); });
             return;
         }
         segments(b, e, [&](std::int64_t group, const float* v, std::int64_t n, bool perElement) {
@@ -130,19 +119,9 @@ std::vector<float> Scan::absMaxOrNan() const {
             out[g] = r[g].nan ? -r[g].absMax() : r[g].absMax();
         return out;
     }
-    // Blocks along the last axis (MX, NVFP4): whole tiles of blocks, rows split over workers.
     std::vector<float> out(static_cast<std::size_t>(m_plan.scaleCount));
     forWorkers([&](unsigned, std::int64_t b, std::int64_t e) {
-        const std::int64_t inner = m_walk.inner(), span = kTile / block * block;
-        float buf[kTile];
-        for (std::int64_t row = b / inner; row < e / inner; ++row) {
-            float* first = out.data() + m_walk.rowFirstScale(row);
-            for (std::int64_t c = 0; c < inner; c += span) {
-                const std::int64_t n = std::min(span, inner - c);
-                const float* v = m_in.read(row * inner + c, n, buf);
-                for (std::int64_t j = 0; j < n; j += block) first[(c + j) / block] = absMaxOfRun(v + j, std::min(block, n - j));
-            }
-        }
+        blocksOfRows(b, e, block, [&](std::int64_t g, const float* v, std::int64_t n) { out[static_cast<std::size_t>(g)] = absMaxOfRun(v, n); });
     });
     return out;
 }

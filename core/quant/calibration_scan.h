@@ -182,6 +182,21 @@ private:
         const unsigned t = static_cast<unsigned>(std::clamp<std::int64_t>(units, 1, m_threads));
         run(t, [&](unsigned w) { fn(w, units * w / t * width, units * (w + 1) / t * width); });
     }
+    /// fn(group, values, n) for each block of the last axis in the rows of [begin, end), read in
+    /// whole tiles of blocks (groupsAreRuns() with Block(block) last, block <= kTile).
+    template <typename Fn>
+    void blocksOfRows(std::int64_t begin, std::int64_t end, std::int64_t block, Fn&& fn) const {
+        const std::int64_t inner = m_walk.inner(), span = kTile / block * block;
+        float buf[kTile];
+        for (std::int64_t row = begin / inner; row < end / inner; ++row) {
+            const std::int64_t first = m_walk.rowFirstScale(row);
+            for (std::int64_t c = 0; c < inner; c += span) {
+                const std::int64_t n = std::min(span, inner - c);
+                const float* v = m_in.read(row * inner + c, n, buf);
+                for (std::int64_t j = 0; j < n; j += block) fn(first + (c + j) / block, v + j, std::min(block, n - j));
+            }
+        }
+    }
     /// fn(group, values, n, perElement) tile by tile over the segments of [begin, end).
     template <typename Fn>
     void segments(std::int64_t begin, std::int64_t end, Fn&& fn) const {
