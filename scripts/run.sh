@@ -7,11 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup-deps.sh
-cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)"
+# The same tree as scripts/test.sh, and only the two programs: after the tests nothing is rebuilt.
+cmake --preset dev >/dev/null
+targets=(--target quantlens-cli)
+grep -q "^QUANTLENS_GUI:BOOL=ON" build/dev/CMakeCache.txt && targets+=(--target quantlens)
+cmake --build --preset dev -j "$(nproc)" "${targets[@]}"
 
 sample=resources/sample/sample_model.safetensors
-bin=build/release/app
+bin=build/dev/app
 if [ -x "$bin/gui/quantlens" ]; then
     if [ "${1:-}" = "--screenshot" ]; then
         QT_QPA_PLATFORM=offscreen exec "$bin/gui/quantlens" --screenshot "$2" "$sample"

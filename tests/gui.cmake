@@ -5,4 +5,8 @@ if(QUANTLENS_GUI)
     ql_add_test(tst_gui_window LIBS quantlens_gui_app)
     ql_add_test(tst_gui_screenshot LIBS quantlens_gui_app)
     set_tests_properties(tst_gui_window tst_gui_screenshot PROPERTIES TIMEOUT 300)
+    if(TARGET quantlens-cli) # the window's whole-model report against the CLI's
+        target_compile_definitions(tst_gui_window PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
+        add_dependencies(tst_gui_window quantlens-cli)
+    endif()
 endif()

@@ -6,12 +6,15 @@
 
 #include <QComboBox>
 #include <QFile>
+#include <QProcess>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <nlohmann/json.hpp>
 
 #include "gui/mainwindow.h"
 #include "io/safetensors_writer.h"
@@ -248,6 +251,36 @@ private slots:
         QVERIFY2(shown.wait(30000), qPrintable(w.errorText()));
         QCOMPARE(w.lastOutcome()->a.report.name, table->rows()[0].name);
         QCOMPARE(w.browser()->selectedTensor(), table->rows()[0].name);
+    }
+
+    // The GUI's Quantize all and `quantlens-cli quantize --all` run the same core/job: on the bundled
+    // model their reports are the same, timings aside.
+    void wholeModelReportMatchesCli() {
+        const QString sample = QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
+        MainWindow w;
+        QVERIFY(w.openFile(sample));
+        QSignalSpy model(&w, &MainWindow::modelShown);
+        w.quantizeAll();
+        QVERIFY2(model.wait(60000), qPrintable(w.errorText()));
+        const QString guiReport = path("gui-report.json"), cliReport = path("cli-report.json");
+        QVERIFY2(w.exportReport(guiReport), qPrintable(w.errorText()));
+        QProcess cli;
+        cli.start(QStringLiteral(QUANTLENS_CLI),
+                  {QStringLiteral("quantize"), sample, QStringLiteral("--all"), QStringLiteral("-q"),
+                   QStringLiteral("--report"), cliReport});
+        QVERIFY(cli.waitForFinished(60000));
+        QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+        auto load = [](const QString& file) {
+            QFile f(file);
+            if (!f.open(QIODevice::ReadOnly)) return nlohmann::json();
+            const QByteArray bytes = f.readAll();
+            nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end());
+            for (auto& t : j["tensors"]) t.erase("timing");
+            return j;
+        };
+        const nlohmann::json gui = load(guiReport), cli2 = load(cliReport);
+        QVERIFY(gui["tensors"].size() > 10);
+        QVERIFY(gui == cli2);
     }
 
     void cancelLongRun() {

@@ -27,13 +27,16 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
     const ModelRow& r = m_rows[static_cast<std::size_t>(index.row())];
     const bool failed = !r.error.empty();
+    const bool kept = !r.kept.empty(); // passed through unquantized
+    const QString problem = failed ? qs(r.error) : kept ? tr("kept unquantized: %1").arg(qs(r.kept)) : QString();
     if (role == TensorNameRole) return qs(r.name);
-    if (role == Qt::ToolTipRole) return failed ? qs(r.error) : qs(r.name);
+    if (role == Qt::ToolTipRole) return problem.isEmpty() ? qs(r.name) : qs(r.name) + QStringLiteral("\n") + problem;
     if (role == Qt::ForegroundRole && failed) return QColor(176, 0, 32);
+    if (role == Qt::ForegroundRole && kept) return QColor(110, 110, 110);
     if (role == Qt::TextAlignmentRole && index.column() >= SqnrColumn && index.column() <= TimeColumn)
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole) return {};
-    if (failed && index.column() >= SqnrColumn && index.column() <= TimeColumn) return QStringLiteral("—");
+    if ((failed || kept) && index.column() >= SqnrColumn && index.column() <= TimeColumn) return QStringLiteral("—");
     switch (index.column()) {
     case NameColumn: return qs(r.name);
     case ShapeColumn: return qs(r.shape);
@@ -44,7 +47,7 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
     case ClippedColumn: return fmtNumber(100.0 * r.clippedFraction, 3);
     case CodesColumn: return static_cast<qlonglong>(r.codesUsed);
     case TimeColumn: return fmtNumber(r.totalMs, 3);
-    case ErrorColumn: return qs(r.error);
+    case ErrorColumn: return problem;
     }
     return {};
 }
