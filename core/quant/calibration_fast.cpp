@@ -141,19 +141,21 @@ template <bool Symmetric>
 void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>& clips, std::vector<GroupRange>& counts) {
     constexpr std::size_t per = Symmetric ? 1 : 2;
     scan.forRuns([&](std::int64_t group, std::int64_t begin, std::int64_t length, calib::Tile& tile) {
-        thread_local std::vector<std::uint32_t> hist, keys[per];
+        thread_local std::vector<std::uint32_t> copies, hist, keys[per];
         auto sel = selections(1, percentile, Symmetric);
         // The top digit (the same histogram for both tails): the exponent alone for short runs,
         // whose bucket is then small enough to gather.
         const int topBits = length < (1 << 14) ? 8 : kDigitBits;
-        hist.assign(std::size_t{1} << topBits, 0u);
+        const std::size_t buckets = std::size_t{1} << topBits;
+        copies.assign(kCopies * buckets, 0u);
         const Digit top{32 - topBits, topBits};
-        tile.forEach(begin, length, [h = hist.data(), top](const float* v, std::int64_t n) {
+        tile.forEach(begin, length, [h = copies.data(), top, buckets](const float* v, std::int64_t n) {
             for (std::int64_t i = 0; i < n; ++i) {
                 std::uint32_t key;
-                if (keyOf<Symmetric>(v[i], key)) ++h[top.of(key)];
+                if (keyOf<Symmetric>(v[i], key)) ++h[(static_cast<std::size_t>(i) % kCopies) * buckets + top.of(key)];
             }
         });
+        sumCopies(copies.data(), buckets, hist);
         for (auto& s : sel) narrow(s, hist.data(), topBits);
         std::int64_t inBuckets = 0;
         for (const auto& s : sel) inBuckets += s.inBucket;
@@ -346,9 +348,9 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
     p.scales.resize(groups);
     // nvfp4ScaleCode and blockScale, with the E4M3 conversions from a table and the codec.
     const MiniFloatCodec e4m3(MiniFloat::E4M3FN, Overflow::Saturate);
-    const auto scaleOf = [&](std::uint8_t code) {
-        return mx ? decodeE8M0(code) : e4m3.decode(code) * p.tensorScale;
-    };
+    float e8m0[256];
+    for (int c = 0; c < 256; ++c) e8m0[c] = decodeE8M0(static_cast<std::uint8_t>(c));
+    const auto scaleOf = [&](std::uint8_t code) { return mx ? e8m0[code] : e4m3.decode(code) * p.tensorScale; };
     scan.forSlices(static_cast<std::int64_t>(groups), [&](std::int64_t g0, std::int64_t g1) {
         for (auto g = static_cast<std::size_t>(g0); g < static_cast<std::size_t>(g1); ++g) {
             if (mx)

@@ -261,7 +261,7 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
 
 std::uint8_t mxScaleCode(float absMax, bool nan, int emax) {
     if (nan) return 0xFF;
-    const int biased = static_cast<int>((floatBits(absMax) >> 23) & 0xFF);
+    const int biased = static_cast<int>((std::bit_cast<std::uint32_t>(absMax) >> 23) & 0xFF);
     return static_cast<std::uint8_t>(std::clamp(biased - emax, 0, 254));
 }
 
