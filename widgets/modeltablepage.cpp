@@ -36,15 +36,21 @@ ModelTablePage::ModelTablePage(QWidget* parent)
 }
 
 void ModelTablePage::setRows(std::vector<ModelRow> rows) {
-    std::size_t failed = 0;
-    for (const auto& r : rows) failed += !r.error.empty();
-    const std::size_t n = rows.size();
+    int failed = 0, kept = 0;
+    for (const auto& r : rows) {
+        failed += !r.error.empty();
+        kept += !r.kept.empty();
+    }
+    const int n = static_cast<int>(rows.size());
     m_model->setRows(std::move(rows));
     m_view->horizontalHeader()->setSortIndicator(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
-    m_summary->setText(tr("%1 tensors, %2 could not be quantized with this spec (shown first, reason in the last "
-                          "column).")
-                           .arg(n)
-                           .arg(failed));
+    QString text = tr("%n tensor(s) quantized", nullptr, n - failed - kept);
+    if (failed) text += tr("; %n failed (shown first, reason in the last column)", nullptr, failed);
+    if (kept)
+        text += tr("; %n kept unquantized: the spec does not apply to them (shown last, an export copies them "
+                   "as they are)",
+                   nullptr, kept);
+    m_summary->setText(text + QLatin1Char('.'));
 }
 
 bool ModelTablePage::exportTo(const QString& path) const { return const_cast<ModelTablePage*>(this)->grab().save(path); }

@@ -1,5 +1,7 @@
 #include "gui/mainwindow.h"
 
+#include <algorithm>
+
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFileInfo>
@@ -7,12 +9,14 @@
 #include <QMenu>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QScreen>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include "cpu/builtin.h"
@@ -54,9 +58,15 @@ MainWindow::MainWindow(QWidget* parent)
     setAcceptDrops(true);
     buildPages();
     buildActions();
-    resize(1440, 900);
-    const auto docks = findChildren<QDockWidget*>();
-    resizeDocks(docks, QList<int>(docks.size(), 340), Qt::Horizontal);
+    // 1440x900, or less on a smaller screen: the window must fit whole where it opens.
+    const QRect screenRect = screen() ? screen()->availableGeometry() : QRect(0, 0, 1440, 900);
+    resize(std::min(1440, screenRect.width() * 95 / 100), std::min(900, screenRect.height() * 95 / 100));
+    // Once laid out at its real size (a small screen shrinks the window), give the docks their width
+    // back from the pages: tensor names stay readable.
+    QTimer::singleShot(0, this, [this] {
+        const auto docks = findChildren<QDockWidget*>();
+        resizeDocks(docks, QList<int>(docks.size(), std::min(340, width() / 4)), Qt::Horizontal);
+    });
 
     connect(m_runner, &JobRunner::progress, m_progress, &QProgressBar::setValue);
     connect(m_runner, &JobRunner::busyChanged, this, [this](bool busy) {
