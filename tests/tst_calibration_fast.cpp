@@ -136,6 +136,7 @@ private slots:
     void notesFlagWreckingRanges();
     void halfWidening();
     void miniFloatCodecMatchesLibrary();
+    void blockMseNeverLosesToTheRule();
 };
 
 void TestCalibrationFast::fastEqualsOracle_data() {
@@ -329,6 +330,34 @@ void TestCalibrationFast::miniFloatCodecMatchesLibrary() {
                                          : codec.decode(static_cast<std::uint8_t>(c)) == want);
             }
         }
+}
+
+void TestCalibrationFast::blockMseNeverLosesToTheRule() {
+    // The rule's code is one of the candidates, so every block's error is at most the rule's.
+    const auto x = makeData(QStringLiteral("special"), 48 * 96, 9);
+    for (Preset preset : {Preset::MX, Preset::NVFP4}) {
+        auto s = make(preset, Target::Fp4E2M1, Scheme::Block, {}, true);
+        const auto rulePlan = planQuantization(s, {48, 96});
+        s.calibration.method = CalibMethod::Mse;
+        const auto msePlan = planQuantization(s, {48, 96});
+        const auto rule = calibrate(rulePlan, x), mse = calibrate(msePlan, x);
+        const auto backRule = dequantizeReference(rulePlan, rule, quantizeReference(rulePlan, rule, x));
+        const auto backMse = dequantizeReference(msePlan, mse, quantizeReference(msePlan, mse, x));
+        const std::int64_t block = preset == Preset::MX ? 32 : 16;
+        int better = 0;
+        for (std::size_t b = 0; b < x.size() / static_cast<std::size_t>(block); ++b) {
+            double er = 0, em = 0;
+            for (std::size_t i = b * block; i < (b + 1) * block; ++i) {
+                if (!std::isfinite(x[i])) continue;
+                er += (double(x[i]) - backRule[i]) * (double(x[i]) - backRule[i]);
+                em += (double(x[i]) - backMse[i]) * (double(x[i]) - backMse[i]);
+            }
+            if (std::isnan(er)) continue; // an MX block holding a NaN: scale 0xFF either way
+            QVERIFY2(em <= er, qPrintable(QStringLiteral("block %1: %2 > %3").arg(b).arg(em).arg(er)));
+            better += em < er;
+        }
+        QVERIFY(better > 0);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCalibrationFast)
