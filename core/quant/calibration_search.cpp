@@ -299,36 +299,37 @@ std::uint8_t mseBlockCode(std::span<const float> finiteValues, std::uint8_t rule
                           const QuantPlan& plan, const MiniFloatCodec* codec) {
     const bool mx = plan.spec.preset == Preset::MX;
     if (finiteValues.empty() || (mx && ruleCode == 0xFF) || (!mx && !(tensorScale > 0.0f))) return ruleCode;
-    const bool zeroGivesZero = plan.convention.zeroScaleGivesZero;
-    const auto errorOf = [&](int code) {
-        const float s = blockScale(plan, static_cast<std::uint8_t>(code), tensorScale);
-        double err = 0.0;
-        if (codec) { // quantizeValue / dequantizeValue for a divide convention, step for step
-            for (float v : finiteValues) {
-                const std::uint8_t q = zeroGivesZero && s == 0.0f ? 0 : codec->encode(v / s);
-                const double d = static_cast<double>(v) - codec->decode(q) * s;
-                err += d * d;
-            }
-            return err;
-        }
-        for (float v : finiteValues) {
-            const double d = static_cast<double>(v) - dequantizeValue(quantizeValue(v, s, 0.0f, plan), s, 0.0f, plan);
-            err += d * d;
-        }
-        return err;
-    };
+    // Candidates in the order ties are decided: the rule's code, then its neighbours upwards.
+    constexpr int kMax = 5;
     const int reach = mx ? 1 : 2, top = mx ? 254 : 126; // E4M3FN 0x7F is NaN
-    int best = ruleCode;
-    double bestErr = errorOf(ruleCode);
-    for (int code = std::max(0, ruleCode - reach); code <= std::min(top, ruleCode + reach); ++code) {
-        if (code == ruleCode) continue;
-        const double err = errorOf(code);
-        if (err < bestErr) {
-            bestErr = err;
-            best = code;
-        }
+    int codes[kMax], count = 0;
+    codes[count++] = ruleCode;
+    for (int code = std::max(0, ruleCode - reach); code <= std::min(top, ruleCode + reach); ++code)
+        if (code != ruleCode) codes[count++] = code;
+    float scale[kMax];
+    for (int k = 0; k < count; ++k) scale[k] = blockScale(plan, static_cast<std::uint8_t>(codes[k]), tensorScale);
+    double err[kMax] = {};
+    if (codec) { // quantizeValue / dequantizeValue for a divide convention, step for step
+        bool zero[kMax];
+        for (int k = 0; k < count; ++k) zero[k] = plan.convention.zeroScaleGivesZero && scale[k] == 0.0f;
+        for (float v : finiteValues)
+            for (int k = 0; k < count; ++k) { // each candidate's sum still runs in element order
+                const std::uint8_t q = zero[k] ? 0 : codec->encode(v / scale[k]);
+                const double d = static_cast<double>(v) - codec->decode(q) * scale[k];
+                err[k] += d * d;
+            }
+    } else {
+        for (int k = 0; k < count; ++k)
+            for (float v : finiteValues) {
+                const float back = dequantizeValue(quantizeValue(v, scale[k], 0.0f, plan), scale[k], 0.0f, plan);
+                const double d = static_cast<double>(v) - back;
+                err[k] += d * d;
+            }
     }
-    return static_cast<std::uint8_t>(best);
+    int best = 0;
+    for (int k = 1; k < count; ++k)
+        if (err[k] < err[best]) best = k;
+    return static_cast<std::uint8_t>(codes[best]);
 }
 
 void checkCalibrationRequest(const QuantPlan& plan) {
