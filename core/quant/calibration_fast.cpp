@@ -18,16 +18,8 @@ namespace {
 using calib::Input;
 using calib::Scan;
 
-// Histograms count into kCopies interleaved copies of their group's histogram, so that neighbouring
-// values falling in one bin do not wait on each other's increments; the copies are summed before
-// the search.
-constexpr std::size_t kCopies = 4;
-
-void sumCopies(const std::uint32_t* copies, std::size_t bins, std::vector<std::uint32_t>& hist) {
-    hist.assign(bins, 0u);
-    for (std::size_t c = 0; c < kCopies; ++c)
-        for (std::size_t b = 0; b < bins; ++b) hist[b] += copies[c * bins + b];
-}
+using calib::kCopies;
+using calib::sumCopies;
 
 // ---- percentile: radix selection on order-preserving keys ------------------------------------
 //
@@ -155,7 +147,7 @@ void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>&
                 if (keyOf<Symmetric>(v[i], key)) ++h[(static_cast<std::size_t>(i) % kCopies) * buckets + top.of(key)];
             }
         });
-        sumCopies(copies.data(), buckets, hist);
+        sumCopies(copies.data(), buckets, buckets, hist);
         for (auto& s : sel) narrow(s, hist.data(), topBits);
         std::int64_t inBuckets = 0;
         for (const auto& s : sel) inBuckets += s.inBucket;
@@ -213,7 +205,7 @@ void percentileStreaming(const Scan& scan, std::int64_t elements, double percent
         });
         std::vector<std::uint32_t> folded;
         for (std::size_t g = 0; g < groups; ++g) {
-            sumCopies(hist.data() + g * region, buckets, folded);
+            sumCopies(hist.data() + g * region, buckets, buckets, folded);
             for (std::size_t k = 0; k < per; ++k) narrow(sel[g * per + k], folded.data(), bits);
         }
     }
@@ -267,27 +259,18 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan, 
     std::vector<std::size_t> offset(groups + 1, 0);
     for (std::size_t g = 0; g < groups; ++g) {
         geo[g] = mse ? mseGeometry(ranges[g], plan.spec.symmetric) : entropyGeometry(ranges[g], levels);
-        offset[g + 1] = offset[g] + kCopies * static_cast<std::size_t>(geo[g].bins);
+        offset[g + 1] = offset[g] + (geo[g].bins > 0 ? kCopies * (static_cast<std::size_t>(geo[g].bins) + 1) : 0);
     }
     const auto count = [&](std::uint32_t* h, std::int64_t group, const float* v, std::int64_t n, bool perElement) {
         if (!perElement) {
-            const HistogramGeometry gg = geo[static_cast<std::size_t>(group)];
-            if (gg.bins == 0) return;
-            std::uint32_t* hg = h + offset[static_cast<std::size_t>(group)];
-            const auto bins = static_cast<std::size_t>(gg.bins);
-            const bool signedValues = mse;
-            for (std::int64_t i = 0; i < n; ++i) {
-                const float x = signedValues ? v[i] : std::fabs(v[i]);
-                if (!std::isfinite(x)) continue;
-                ++hg[(static_cast<std::size_t>(i) % kCopies) * bins + static_cast<std::size_t>(gg.binOf(static_cast<double>(x)))];
-            }
+            const HistogramGeometry& gg = geo[static_cast<std::size_t>(group)];
+            if (gg.bins > 0) calib::countBins(v, n, gg, !mse, h + offset[static_cast<std::size_t>(group)]);
             return;
         }
         for (std::int64_t i = 0; i < n; ++i) {
             const auto g = static_cast<std::size_t>(group + i);
             if (geo[g].bins == 0 || !std::isfinite(v[i])) continue;
-            ++h[offset[g] + static_cast<std::size_t>(geo[g].binOf(mse ? static_cast<double>(v[i])
-                                                                        : static_cast<double>(std::fabs(v[i]))))];
+            ++h[offset[g] + static_cast<std::size_t>(geo[g].binOf(mse ? v[i] : std::fabs(v[i])))];
         }
     };
     const auto hist = scan.count(offset[groups], count);
@@ -295,7 +278,8 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan, 
     scan.forSlices(static_cast<std::int64_t>(groups), [&](std::int64_t g0, std::int64_t g1) {
         std::vector<std::uint32_t> h;
         for (auto g = static_cast<std::size_t>(g0); g < static_cast<std::size_t>(g1); ++g) {
-            sumCopies(hist.data() + offset[g], static_cast<std::size_t>(geo[g].bins), h);
+            const auto bins = static_cast<std::size_t>(geo[g].bins);
+            sumCopies(hist.data() + offset[g], bins, bins + 1, h);
             clips[g] = mse ? mseSearch(ranges[g], h, plan) : entropySearch(ranges[g], h, levels);
         }
     });
@@ -316,16 +300,10 @@ void histogramSearchRuns(const Scan& scan, const QuantPlan& plan, std::vector<Gr
         const HistogramGeometry geo = mse ? mseGeometry(r, plan.spec.symmetric) : entropyGeometry(r, levels);
         const auto bins = static_cast<std::size_t>(geo.bins);
         thread_local std::vector<std::uint32_t> copies, hist;
-        copies.assign(kCopies * bins, 0u);
+        copies.assign(kCopies * (bins + 1), 0u);
         if (bins > 0)
-            tile.forEach(begin, length, [h = copies.data(), bins, geo, signedValues = mse](const float* v, std::int64_t n) {
-                for (std::int64_t i = 0; i < n; ++i) {
-                    const float x = signedValues ? v[i] : std::fabs(v[i]);
-                    if (!std::isfinite(x)) continue;
-                    ++h[(static_cast<std::size_t>(i) % kCopies) * bins + static_cast<std::size_t>(geo.binOf(static_cast<double>(x)))];
-                }
-            });
-        sumCopies(copies.data(), bins, hist);
+            tile.forEach(begin, length, [&](const float* v, std::int64_t n) { calib::countBins(v, n, geo, !mse, copies.data()); });
+        sumCopies(copies.data(), bins, bins + 1, hist);
         clips[g] = mse ? mseSearch(r, hist, plan) : entropySearch(r, hist, levels);
     });
 }

@@ -92,6 +92,19 @@ private:
 /// Finite min / max, NaN flag and finite count of a run (vectorised; the oracle's GroupRange::add).
 void rangeOfRun(const float* v, std::int64_t n, GroupRange& g);
 
+/// Histograms are counted into kCopies interleaved copies (value i into copy i % kCopies), so that
+/// neighbouring values falling in one bin do not wait on each other's increments.
+constexpr std::size_t kCopies = 4;
+/// Sums the copies (each `stride` apart) of the first `bins` bins into hist.
+inline void sumCopies(const std::uint32_t* copies, std::size_t bins, std::size_t stride, std::vector<std::uint32_t>& hist) {
+    hist.assign(bins, 0u);
+    for (std::size_t c = 0; c < kCopies; ++c)
+        for (std::size_t b = 0; b < bins; ++b) hist[b] += copies[c * stride + b];
+}
+/// Counts a run into kCopies copies of g's histogram, each bins + 1 long: bin g.binOf(v) (of |v| when
+/// `absolute`), non-finite values into the extra last slot. Four lanes at a time, as binOf computes.
+void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool absolute, std::uint32_t* copies);
+
 class Scan {
 public:
     Scan(const QuantPlan& plan, Input in, unsigned threads);

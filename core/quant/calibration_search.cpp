@@ -88,16 +88,26 @@ GroupClip percentileRange(std::vector<float>& values, double percentile, bool sy
     return out;
 }
 
-HistogramGeometry mseGeometry(const GroupRange& g, bool symmetric) {
+namespace {
+
+// The span MSE searches: the group's range, made symmetric about 0 when the plan is.
+ClipRange mseSpan(const GroupRange& g, bool symmetric) {
     double lo = g.lo, hi = g.hi;
     if (symmetric) {
         hi = std::max(-lo, hi);
         lo = -hi;
     }
+    return {lo, hi};
+}
+
+} // namespace
+
+HistogramGeometry mseGeometry(const GroupRange& g, bool symmetric) {
+    const auto [lo, hi] = mseSpan(g, symmetric);
     if (!(hi > lo)) return {};
     const int bins = static_cast<int>(std::clamp<std::uint64_t>(
         std::bit_floor(static_cast<std::uint64_t>(g.finite / 16)), 64, 2048));
-    return {lo, bins / (hi - lo), bins};
+    return {static_cast<float>(lo), static_cast<float>(bins / (hi - lo)), bins};
 }
 
 GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, const QuantPlan& plan) {
@@ -105,7 +115,8 @@ GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, co
     GroupClip best;
     if (geo.bins == 0) return best; // all zero: every candidate is the zero range
     const int bins = geo.bins;
-    const double lo = geo.origin, hi = geo.origin + bins / geo.factor, width = (hi - lo) / bins;
+    const auto [lo, hi] = mseSpan(g, plan.spec.symmetric);
+    const double width = (hi - lo) / bins;
     // Prefix sums over bins (counts exact as integers; moments summed in bin order).
     thread_local std::vector<double> centre, m1, m2;
     thread_local std::vector<std::int64_t> n0;
@@ -175,7 +186,7 @@ HistogramGeometry entropyGeometry(const GroupRange& g, int levels) {
     if (!(amax > 0.0)) return {};
     const auto bins = static_cast<int>(std::min<std::uint64_t>(2048, std::bit_floor(static_cast<std::uint64_t>(g.finite / 16))));
     if (bins < 2 * levels) return {};
-    return {0.0, bins / amax, bins};
+    return {0.0f, static_cast<float>(bins / amax), bins};
 }
 
 GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist, int levels) {

@@ -74,13 +74,17 @@ GroupClip percentileRange(std::vector<float>& values, double percentile, bool sy
 
 // ---- histogram searches (MSE, entropy) -------------------------------------------------------
 
-/// Bins over [origin, origin + bins / factor): bin = min(bins - 1, int((v - origin) * factor)).
-/// bins == 0 means no histogram (a zero range, or a group too small for the method).
+/// Bins over [origin, origin + bins / factor): bin = int((v - origin) * factor), in float arithmetic
+/// (so four lanes compute it as one scalar does), the top bin also holding anything at or past the
+/// end. bins == 0 means no histogram (a zero range, or a group too small for the method).
 struct HistogramGeometry {
-    double origin = 0.0;
-    double factor = 0.0;
+    float origin = 0.0f;
+    float factor = 0.0f;
     int bins = 0;
-    int binOf(double v) const { return std::min(bins - 1, static_cast<int>((v - origin) * factor)); }
+    int binOf(float v) const {
+        const float t = (v - origin) * factor; // >= 0 for v >= origin; +Inf when the span overflows
+        return t < static_cast<float>(bins) ? static_cast<int>(t) : bins - 1;
+    }
 };
 
 /// MSE histograms count v (not |v|) so that floor / ceil rounding and zero points are seen.
