@@ -7,6 +7,10 @@
 #include <cstring>
 #include <thread>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "quant/calibration.h"
 #include "quant/calibration_scan.h"
 #include "quant/calibration_search.h"
@@ -115,6 +119,75 @@ inline bool keyOf(float v, std::uint32_t& key) {
 
 constexpr int kDigitBits = 11;
 
+#if defined(__SSE2__)
+// keyOf for four lanes: the keys, and an all-ones lane where the value is finite.
+template <bool Symmetric>
+inline __m128i keysOf(const float* v, __m128i& finite) {
+    __m128i u = _mm_castps_si128(_mm_loadu_ps(v));
+    const __m128i expMask = _mm_set1_epi32(0x7F800000);
+    finite = _mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(u, expMask), expMask), _mm_set1_epi32(-1));
+    if (Symmetric) return _mm_slli_epi32(u, 1);
+    u = _mm_andnot_si128(_mm_cmpeq_epi32(_mm_and_si128(u, _mm_set1_epi32(0x7FFFFFFF)), _mm_setzero_si128()), u); // -0 -> +0
+    return _mm_xor_si128(u, _mm_or_si128(_mm_srai_epi32(u, 31), _mm_set1_epi32(static_cast<int>(0x80000000u))));
+}
+#endif
+
+// Counts digit d of every finite value's key into kCopies copies `stride` apart (value i into copy
+// i % kCopies); non-finite values go to the spare slot at 1 << d.width.
+template <bool Symmetric>
+void countDigits(const float* v, std::int64_t n, Digit d, std::uint32_t* copies, std::size_t stride) {
+    std::int64_t i = 0;
+#if defined(__SSE2__)
+    const __m128i mask = _mm_set1_epi32(static_cast<int>((1u << d.width) - 1u)), spare = _mm_set1_epi32(1 << d.width);
+    const __m128i shift = _mm_cvtsi32_si128(d.shift);
+    alignas(16) std::int32_t idx[4];
+    for (; i + 4 <= n; i += 4) {
+        __m128i finite;
+        const __m128i key = keysOf<Symmetric>(v + i, finite);
+        const __m128i digit = _mm_and_si128(_mm_srl_epi32(key, shift), mask);
+        _mm_store_si128(reinterpret_cast<__m128i*>(idx), _mm_or_si128(_mm_and_si128(finite, digit), _mm_andnot_si128(finite, spare)));
+        ++copies[static_cast<std::size_t>(idx[0])];
+        ++copies[stride + static_cast<std::size_t>(idx[1])];
+        ++copies[2 * stride + static_cast<std::size_t>(idx[2])];
+        ++copies[3 * stride + static_cast<std::size_t>(idx[3])];
+    }
+#endif
+    for (; i < n; ++i) {
+        std::uint32_t key;
+        const std::size_t slot = keyOf<Symmetric>(v[i], key) ? d.of(key) : std::size_t{1} << d.width;
+        ++copies[(static_cast<std::size_t>(i) % kCopies) * stride + slot];
+    }
+}
+
+// Appends to keys[k] every finite value's key that shares sel[k]'s prefix (k < count).
+template <bool Symmetric>
+void gatherShared(const float* v, std::int64_t n, const Selection* sel, std::size_t count, std::vector<std::uint32_t>* keys) {
+    std::int64_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 4 <= n; i += 4) {
+        __m128i finite;
+        const __m128i key = keysOf<Symmetric>(v + i, finite);
+        for (std::size_t k = 0; k < count; ++k) {
+            if (sel[k].done() || sel[k].bits == 0) continue;
+            const __m128i top = _mm_srl_epi32(key, _mm_cvtsi32_si128(32 - sel[k].bits));
+            const __m128i hit = _mm_and_si128(finite, _mm_cmpeq_epi32(top, _mm_set1_epi32(static_cast<int>(sel[k].prefix))));
+            const int lanes = _mm_movemask_ps(_mm_castsi128_ps(hit));
+            if (lanes == 0) continue;
+            alignas(16) std::uint32_t k4[4];
+            _mm_store_si128(reinterpret_cast<__m128i*>(k4), key);
+            for (int l = 0; l < 4; ++l)
+                if (lanes & (1 << l)) keys[k].push_back(k4[l]);
+        }
+    }
+#endif
+    for (; i < n; ++i) {
+        std::uint32_t key;
+        if (!keyOf<Symmetric>(v[i], key)) continue;
+        for (std::size_t k = 0; k < count; ++k)
+            if (!sel[k].done() && sel[k].bits > 0 && sel[k].shares(key)) keys[k].push_back(key);
+    }
+}
+
 std::vector<Selection> selections(std::size_t groups, double percentile, bool symmetric) {
     std::vector<Selection> sel(groups * (symmetric ? 1 : 2));
     for (std::size_t g = 0; g < groups; ++g) {
@@ -139,27 +212,19 @@ void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>&
         // whose bucket is then small enough to gather.
         const int topBits = length < (1 << 14) ? 8 : kDigitBits;
         const std::size_t buckets = std::size_t{1} << topBits;
-        copies.assign(kCopies * buckets, 0u);
+        copies.assign(kCopies * (buckets + 1), 0u);
         const Digit top{32 - topBits, topBits};
-        tile.forEach(begin, length, [h = copies.data(), top, buckets](const float* v, std::int64_t n) {
-            for (std::int64_t i = 0; i < n; ++i) {
-                std::uint32_t key;
-                if (keyOf<Symmetric>(v[i], key)) ++h[(static_cast<std::size_t>(i) % kCopies) * buckets + top.of(key)];
-            }
+        tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
+            countDigits<Symmetric>(v, n, top, copies.data(), buckets + 1);
         });
-        sumCopies(copies.data(), buckets, buckets, hist);
+        sumCopies(copies.data(), buckets, buckets + 1, hist);
         for (auto& s : sel) narrow(s, hist.data(), topBits);
         std::int64_t inBuckets = 0;
         for (const auto& s : sel) inBuckets += s.inBucket;
         if (inBuckets <= std::max<std::int64_t>(1024, length / 2)) {
             for (auto& k : keys) k.clear();
             tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
-                for (std::int64_t i = 0; i < n; ++i) {
-                    std::uint32_t key;
-                    if (!keyOf<Symmetric>(v[i], key)) continue;
-                    for (std::size_t k = 0; k < per; ++k)
-                        if (sel[k].shares(key)) keys[k].push_back(key);
-                }
+                gatherShared<Symmetric>(v, n, sel.data(), per, keys);
             });
             for (std::size_t k = 0; k < per; ++k) finish(sel[k], keys[k]);
         }
@@ -192,34 +257,41 @@ void percentileStreaming(const Scan& scan, std::int64_t elements, double percent
     while (bits > 4 && (groups * kCopies << bits) > (std::size_t{1} << 20)) --bits;
     {
         const Digit top{32 - bits, bits};
-        const std::size_t buckets = std::size_t{1} << bits, region = kCopies * buckets;
+        const std::size_t buckets = std::size_t{1} << bits, region = kCopies * (buckets + 1);
         // Locals, not captures: stores into the histogram must not make the loop reload its constants.
         const auto hist = scan.count(groups * region, [top, buckets, region](std::uint32_t* h, std::int64_t group,
                                                                             const float* v, std::int64_t n, bool perElement) {
+            if (!perElement) {
+                countDigits<Symmetric>(v, n, top, h + static_cast<std::size_t>(group) * region, buckets + 1);
+                return;
+            }
             for (std::int64_t i = 0; i < n; ++i) {
                 std::uint32_t key;
-                if (keyOf<Symmetric>(v[i], key))
-                    ++h[static_cast<std::size_t>(perElement ? group + i : group) * region +
-                        (static_cast<std::size_t>(i) % kCopies) * buckets + top.of(key)];
+                if (keyOf<Symmetric>(v[i], key)) ++h[static_cast<std::size_t>(group + i) * region + top.of(key)];
             }
         });
         std::vector<std::uint32_t> folded;
         for (std::size_t g = 0; g < groups; ++g) {
-            sumCopies(hist.data() + g * region, buckets, buckets, folded);
+            sumCopies(hist.data() + g * region, buckets, buckets + 1, folded);
             for (std::size_t k = 0; k < per; ++k) narrow(sel[g * per + k], folded.data(), bits);
         }
     }
     std::int64_t inBuckets = 0;
     for (const auto& s : sel) inBuckets += s.inBucket;
     if (inBuckets <= elements / 16 + 4096 && slots <= (std::size_t{1} << 16)) {
-        auto keys = scan.collect<std::uint32_t>(slots, [&](auto push, std::int64_t group, const float* v, std::int64_t n,
+        auto keys = scan.collect<std::uint32_t>(slots, [&](auto& lists, std::int64_t group, const float* v, std::int64_t n,
                                                            bool perElement) {
+            if (!perElement) {
+                gatherShared<Symmetric>(v, n, sel.data() + static_cast<std::size_t>(group) * per, per,
+                                        lists.data() + static_cast<std::size_t>(group) * per);
+                return;
+            }
             for (std::int64_t i = 0; i < n; ++i) {
                 std::uint32_t key;
                 if (!keyOf<Symmetric>(v[i], key)) continue;
                 const std::size_t base = static_cast<std::size_t>(perElement ? group + i : group) * per;
                 for (std::size_t k = 0; k < per; ++k)
-                    if (sel[base + k].shares(key)) push(base + k, key);
+                    if (sel[base + k].shares(key)) lists[base + k].push_back(key);
             }
         });
         for (std::size_t s = 0; s < slots; ++s) finish(sel[s], keys[s]);

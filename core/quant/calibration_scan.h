@@ -150,17 +150,17 @@ public:
         return total;
     }
 
-    /// Values gathered into `lists` lists: fn(push, group, values, n, perElement) calls push(list, t).
-    /// Each list holds what every worker pushed, in worker order (users must not depend on order).
+    /// Values gathered into `lists` lists: fn(workerLists, group, values, n, perElement) appends to
+    /// workerLists[list]. Each list holds what every worker gathered, in worker order (users must not
+    /// depend on the order).
     template <typename T, typename Fn>
     std::vector<std::vector<T>> collect(std::size_t lists, Fn&& fn) const {
         std::vector<std::vector<std::vector<T>>> own(m_threads);
         forWorkers([&](unsigned w, std::int64_t b, std::int64_t e) {
             auto& mine = own[w];
             mine.resize(lists);
-            const auto push = [&mine](std::size_t list, T t) { mine[list].push_back(t); };
             segments(b, e, [&](std::int64_t group, const float* v, std::int64_t n, bool perElement) {
-                fn(push, group, v, n, perElement);
+                fn(mine, group, v, n, perElement);
             });
         });
         std::vector<std::vector<T>> out(lists);
