@@ -237,10 +237,19 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
     // Every element of slice s: fn(i, x, x̂, code, group), each group's constants hoisted.
     auto forElements = [&](std::int64_t s, auto&& fn) {
         forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
-            for (std::int64_t k = 0; k < seg.length; ++k) {
-                const std::int64_t i = seg.begin + k, g = seg.perElement ? seg.scale + k : seg.scale;
+            if (seg.perElement) {
+                for (std::int64_t k = 0; k < seg.length; ++k) {
+                    const std::int64_t i = seg.begin + k, g = seg.scale + k;
+                    const std::int32_t c = codeAt(i);
+                    fn(i, load(i), xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g)), c, g);
+                }
+                return;
+            }
+            const std::int64_t g = seg.scale;
+            const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
+            for (std::int64_t i = seg.begin; i < seg.begin + seg.length; ++i) {
                 const std::int32_t c = codeAt(i);
-                fn(i, load(i), xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g)), c, g);
+                fn(i, load(i), xhatOf(c, sc, zp), c, g);
             }
         });
     };

@@ -30,19 +30,36 @@ public:
         bool log;
         const double* edgeV; // Log10: the edges in value units
 
+        double margin;       // bin positions nearer than this to a whole number are checked exactly
+
         [[gnu::always_inline]] std::int64_t binOf(double v) const {
+            // The position (v - a) * b, or its approximation from exponent bits for log bins. Away
+            // from every edge by more than its error, its whole part is the bin; near an edge the
+            // value is compared with the edges themselves.
+            const double t = ((log ? approxLog10(v) : v) - a) * b;
+            if (t > 0.0 && t < static_cast<double>(last + 1)) {
+                const auto whole = static_cast<std::int64_t>(t);
+                const double frac = t - static_cast<double>(whole);
+                if (frac > margin && frac < 1.0 - margin) [[likely]]
+                    return whole;
+            }
+            return nearEdge(v, std::clamp<std::int64_t>(static_cast<std::int64_t>(t), 0, last));
+        }
+        std::int64_t nearEdge(double v, std::int64_t bin) const {
             if (!log) {
-                auto bin = std::clamp<std::int64_t>(static_cast<std::int64_t>((v - a) * b), 0, last);
                 // numpy.histogram's edge correction, so a value on an edge lands where numpy puts it
                 // (edges as numpy.linspace makes them: start + i * step).
                 if (bin > 0 && v < static_cast<double>(bin) * step + a) --bin;
                 else if (bin < last && v >= static_cast<double>(bin + 1) * step + a) ++bin;
                 return bin;
             }
-            auto bin = std::clamp<std::int64_t>(static_cast<std::int64_t>((approxLog10(v) - a) * b), 0, last);
             while (bin > 0 && v < edgeV[bin]) --bin;
             while (bin < last && v >= edgeV[bin + 1]) ++bin;
             return bin;
+        }
+        /// How far, in bins, approxLog10 (0.0026 at most) or rounding can move a bin position.
+        static double marginFor(bool log, double binsPerUnit) {
+            return log ? std::min(0.5, 0.003 * binsPerUnit) : 1e-6;
         }
         // log10 of a positive normal double to within ~0.01 (exponent bits plus a linear mantissa):
         // only a starting bin, corrected by exact comparisons.
@@ -117,8 +134,9 @@ public:
 
 private:
     BinRule rule() const {
-        return {m_a, m_b, m_step, static_cast<std::int64_t>(m_counts.size()) - 1, m_scale == Scale::Log10,
-                m_edgeV.data()};
+        const bool log = m_scale == Scale::Log10;
+        return {m_a, m_b, m_step, static_cast<std::int64_t>(m_counts.size()) - 1, log, m_edgeV.data(),
+                BinRule::marginFor(log, m_b)};
     }
 
     double m_lo = 0;
