@@ -15,11 +15,15 @@ namespace {
 // log(k) for the integers the entropy search takes logs of (histogram counts): a table for small ones.
 class LogCount {
 public:
+    static constexpr int kTable = 1 << 16;
     LogCount() : m_table(table().data()) {}
     double operator()(double k) const { return k < kTable ? m_table[static_cast<std::size_t>(k)] : std::log(k); }
+    /// The table alone, for callers whose counts are all below kTable (no call on the hot path).
+    auto small() const {
+        return [t = m_table](double k) { return t[static_cast<std::size_t>(k)]; };
+    }
 
 private:
-    static constexpr int kTable = 1 << 16;
     static const std::vector<double>& table() {
         static const std::vector<double> t = [] {
             std::vector<double> v(kTable);
@@ -30,6 +34,24 @@ private:
     }
     const double* m_table;
 };
+
+// The entropy search's sum over the levels of threshold i: for each level's bins below the last,
+// sum of h*log(h) minus their count times log(H / ne) of the level (see entropySearch).
+template <typename Log>
+double levelSum(const double* c, const double* a, const int* z, int levels, int shift, int i, Log lg) {
+    const auto last = static_cast<std::size_t>(i - 1);
+    double sum = 0.0;
+    std::size_t b = 0;
+    for (int l = 0; l < levels; ++l) {
+        const std::int64_t m = (static_cast<std::int64_t>(l) + 1) * i;
+        const auto e = static_cast<std::size_t>(shift >= 0 ? m >> shift : m / levels);
+        const std::size_t ex = std::min(e, last);
+        const double hx = ex > b ? c[ex] - c[b] : 0.0;
+        if (hx > 0.0) sum += (a[ex] - a[b]) - hx * (lg(c[e] - c[b]) - lg(static_cast<double>(z[e] - z[b])));
+        b = e;
+    }
+    return sum;
+}
 
 struct FloatGrid {
     int mantissaBits;
@@ -221,19 +243,13 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
     };
     int bestI = bins;
     double bestKl = std::numeric_limits<double>::infinity();
+    const bool smallCounts = n < LogCount::kTable;
     const auto consider = [&](int i) {
         const auto last = static_cast<std::size_t>(i - 1);
         // Bins below the last: each non-empty one holds p_j = h_j and q_j = H_l / ne_l of its level,
         // so their KL terms sum per level from the prefix sums.
-        double sum = 0.0;
-        std::size_t b = 0;
-        for (int l = 0; l < levels; ++l) {
-            const std::size_t e = levelEnd(l, i);
-            const std::size_t ex = std::min(e, last);
-            const double hx = ex > b ? c[ex] - c[b] : 0.0;
-            if (hx > 0.0) sum += (a[ex] - a[b]) - hx * (logCount(c[e] - c[b]) - logCount(z[e] - z[b]));
-            b = e;
-        }
+        const double sum = smallCounts ? levelSum(c.data(), a.data(), z.data(), levels, shift, i, logCount.small())
+                                       : levelSum(c.data(), a.data(), z.data(), levels, shift, i, logCount);
         double kl = 0.0;
         if (c[last] > 0.0) kl = (sum - c[last] * (logN - std::log(c[static_cast<std::size_t>(i)]))) / n;
         // The last bin also holds every outlier; Q sees only its own count.
