@@ -140,16 +140,10 @@ void countDigits(const float* v, std::int64_t n, Digit d, std::uint32_t* copies,
 #if defined(__SSE2__)
     const __m128i mask = _mm_set1_epi32(static_cast<int>((1u << d.width) - 1u)), spare = _mm_set1_epi32(1 << d.width);
     const __m128i shift = _mm_cvtsi32_si128(d.shift);
-    alignas(16) std::int32_t idx[4];
     for (; i + 4 <= n; i += 4) {
         __m128i finite;
         const __m128i key = keysOf<Symmetric>(v + i, finite);
-        const __m128i digit = _mm_and_si128(_mm_srl_epi32(key, shift), mask);
-        _mm_store_si128(reinterpret_cast<__m128i*>(idx), _mm_or_si128(_mm_and_si128(finite, digit), _mm_andnot_si128(finite, spare)));
-        ++copies[static_cast<std::size_t>(idx[0])];
-        ++copies[stride + static_cast<std::size_t>(idx[1])];
-        ++copies[2 * stride + static_cast<std::size_t>(idx[2])];
-        ++copies[3 * stride + static_cast<std::size_t>(idx[3])];
+        calib::countLanes(copies, stride, calib::selectLanes(finite, _mm_and_si128(_mm_srl_epi32(key, shift), mask), spare));
     }
 #endif
     for (; i < n; ++i) {

@@ -82,20 +82,13 @@ void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool 
     const __m128 origin = _mm_set1_ps(g.origin), factor = _mm_set1_ps(g.factor), top = _mm_set1_ps(static_cast<float>(g.bins));
     const __m128i expMask = _mm_set1_epi32(0x7F800000), absMask = _mm_set1_epi32(0x7FFFFFFF);
     const __m128i last = _mm_set1_epi32(g.bins - 1), trash = _mm_set1_epi32(g.bins);
-    alignas(16) std::int32_t idx[4];
     for (; i + 4 <= n; i += 4) {
         const __m128i u = _mm_castps_si128(_mm_loadu_ps(v + i));
         const __m128 x = _mm_castsi128_ps(absolute ? _mm_and_si128(u, absMask) : u);
         const __m128i nonFinite = _mm_cmpeq_epi32(_mm_and_si128(u, expMask), expMask);
         const __m128 t = _mm_mul_ps(_mm_sub_ps(x, origin), factor);
         const __m128i below = _mm_castps_si128(_mm_cmplt_ps(t, top)); // binOf's t < bins
-        __m128i b = _mm_or_si128(_mm_and_si128(below, _mm_cvttps_epi32(t)), _mm_andnot_si128(below, last));
-        b = _mm_or_si128(_mm_andnot_si128(nonFinite, b), _mm_and_si128(nonFinite, trash));
-        _mm_store_si128(reinterpret_cast<__m128i*>(idx), b);
-        ++copies[static_cast<std::size_t>(idx[0])];
-        ++copies[stride + static_cast<std::size_t>(idx[1])];
-        ++copies[2 * stride + static_cast<std::size_t>(idx[2])];
-        ++copies[3 * stride + static_cast<std::size_t>(idx[3])];
+        countLanes(copies, stride, selectLanes(nonFinite, trash, selectLanes(below, _mm_cvttps_epi32(t), last)));
     }
 #endif
     for (; i < n; ++i) {

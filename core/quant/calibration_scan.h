@@ -101,6 +101,19 @@ inline void sumCopies(const std::uint32_t* copies, std::size_t bins, std::size_t
     for (std::size_t c = 0; c < kCopies; ++c)
         for (std::size_t b = 0; b < bins; ++b) hist[b] += copies[c * stride + b];
 }
+#if defined(__SSE2__)
+/// Lanes of `yes` where mask is all ones, of `no` elsewhere.
+inline __m128i selectLanes(__m128i mask, __m128i yes, __m128i no) {
+    return _mm_or_si128(_mm_and_si128(mask, yes), _mm_andnot_si128(mask, no));
+}
+/// Adds one to slot lanes[k] of copy k (copies `stride` apart) for each of the four lanes.
+inline void countLanes(std::uint32_t* copies, std::size_t stride, __m128i lanes) {
+    alignas(16) std::int32_t idx[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(idx), lanes);
+    for (std::size_t k = 0; k < 4; ++k) ++copies[k * stride + static_cast<std::size_t>(idx[k])];
+}
+#endif
+
 /// Counts a run into kCopies copies of g's histogram, each bins + 1 long: bin g.binOf(v) (of |v| when
 /// `absolute`), non-finite values into the extra last slot. Four lanes at a time, as binOf computes.
 void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool absolute, std::uint32_t* copies);
