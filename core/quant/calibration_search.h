@@ -58,12 +58,8 @@ struct GroupClip {
 inline std::int64_t percentileRank(std::int64_t n, double percentile) {
     return std::llround(percentile / 100.0 * static_cast<double>(n - 1));
 }
-/// Keys whose unsigned order is the order of |v| (symmetric) or of v (asymmetric), finite v only.
-inline std::uint32_t magnitudeKey(float v) { return std::bit_cast<std::uint32_t>(v) << 1; }
-inline std::uint32_t orderedKey(float v) {
-    const std::uint32_t u = std::bit_cast<std::uint32_t>(v);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
+/// The values of selection keys, whose unsigned order is the order of |v| (magnitude keys: the
+/// bits shifted left by one) or of v (ordered keys: negatives inverted, positives' sign bit set).
 inline float fromMagnitudeKey(std::uint32_t k) { return std::bit_cast<float>(k >> 1); }
 inline float fromOrderedKey(std::uint32_t k) {
     return std::bit_cast<float>((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k);
