@@ -378,32 +378,42 @@ void histogramSearchRuns(const Scan& scan, const QuantPlan& plan, std::vector<Gr
 
 QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
     const bool mx = plan.spec.preset == Preset::MX;
-    const std::vector<float> amax = scan.absMaxOrNan(); // negative: the block holds a NaN
-    const auto absMax = [&](std::size_t g) { return std::fabs(amax[g]); };
+    const auto groups = static_cast<std::size_t>(plan.scaleCount);
     QuantParams p;
-    if (!mx) {
-        float top = 0.0f;
-        for (std::size_t g = 0; g < amax.size(); ++g) top = std::max(top, absMax(g));
-        p.tensorScale = nvfp4TensorScale(top);
-    }
-    const int emax = mx ? maxExponent(miniFloatOf(plan.codeTarget)) : 0;
-    const std::size_t groups = amax.size();
     p.scaleCodes.resize(groups);
     p.scales.resize(groups);
-    // nvfp4ScaleCode and blockScale, with the E4M3 conversions from a table and the codec.
+    // mxScaleCode / nvfp4ScaleCode and blockScale, with the E8M0 and E4M3 conversions from tables
+    // and the codec.
     const MiniFloatCodec e4m3(MiniFloat::E4M3FN, Overflow::Saturate);
     float e8m0[256];
     for (int c = 0; c < 256; ++c) e8m0[c] = decodeE8M0(static_cast<std::uint8_t>(c));
     const auto scaleOf = [&](std::uint8_t code) { return mx ? e8m0[code] : e4m3.decode(code) * p.tensorScale; };
-    scan.forSlices(static_cast<std::int64_t>(groups), [&](std::int64_t g0, std::int64_t g1) {
-        for (auto g = static_cast<std::size_t>(g0); g < static_cast<std::size_t>(g1); ++g) {
-            if (mx)
-                p.scaleCodes[g] = mxScaleCode(absMax(g), std::signbit(amax[g]), emax);
-            else
-                p.scaleCodes[g] = p.tensorScale > 0.0f ? e4m3.encode(absMax(g) / 6.0f / p.tensorScale) : 0;
-            p.scales[g] = scaleOf(p.scaleCodes[g]);
+    const int emax = mx ? maxExponent(miniFloatOf(plan.codeTarget)) : 0;
+    if (mx && scan.blocksAlongRows()) { // no tensor-wide value: each block's code in the same pass
+        scan.forBlocks([&](std::int64_t group, const float* v, std::int64_t n) {
+            const float a = calib::absMaxOfRun(v, n);
+            const auto g = static_cast<std::size_t>(group);
+            p.scaleCodes[g] = mxScaleCode(std::fabs(a), std::signbit(a), emax);
+            p.scales[g] = e8m0[p.scaleCodes[g]];
+        });
+    } else {
+        const std::vector<float> amax = scan.absMaxOrNan(); // negative: the block holds a NaN
+        if (!mx) {
+            float top[8] = {}; // eight running maxima, so the loop is not one long dependency chain
+            for (std::size_t g = 0; g < groups; ++g) top[g % 8] = std::max(top[g % 8], std::fabs(amax[g]));
+            p.tensorScale = nvfp4TensorScale(*std::max_element(top, top + 8));
         }
-    });
+        scan.forSlices(static_cast<std::int64_t>(groups), [&](std::int64_t g0, std::int64_t g1) {
+            for (auto g = static_cast<std::size_t>(g0); g < static_cast<std::size_t>(g1); ++g) {
+                const float a = std::fabs(amax[g]);
+                if (mx)
+                    p.scaleCodes[g] = mxScaleCode(a, std::signbit(amax[g]), emax);
+                else
+                    p.scaleCodes[g] = p.tensorScale > 0.0f ? e4m3.encode(a / 6.0f / p.tensorScale) : 0;
+                p.scales[g] = scaleOf(p.scaleCodes[g]);
+            }
+        });
+    }
     if (plan.spec.calibration.method == CalibMethod::Mse) {
         const MiniFloatCodec elements(miniFloatOf(plan.codeTarget), plan.convention.overflow);
         const bool divides = plan.convention.scaleOp == ScaleOp::Divide;

@@ -43,9 +43,6 @@ void rangeOfRun(const float* v, std::int64_t n, GroupRange& g) {
     for (; i < n; ++i) g.add(v[i]);
 }
 
-namespace {
-
-// max |x| over finite values of a run, negated (sign bit set, -0 included) when the run holds a NaN.
 float absMaxOfRun(const float* v, std::int64_t n) {
     std::int64_t i = 0;
     float m = 0.0f;
@@ -71,8 +68,6 @@ float absMaxOfRun(const float* v, std::int64_t n) {
     }
     return nan ? -m : m;
 }
-
-} // namespace
 
 void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool absolute, std::uint32_t* copies) {
     const auto bins = static_cast<std::size_t>(g.bins), stride = bins + 1;
@@ -143,9 +138,7 @@ std::vector<float> Scan::absMaxOrNan() const {
         return out;
     }
     std::vector<float> out(static_cast<std::size_t>(m_plan.scaleCount));
-    forWorkers([&](unsigned, std::int64_t b, std::int64_t e) {
-        blocksOfRows(b, e, block, [&](std::int64_t g, const float* v, std::int64_t n) { out[static_cast<std::size_t>(g)] = absMaxOfRun(v, n); });
-    });
+    forBlocks([&](std::int64_t g, const float* v, std::int64_t n) { out[static_cast<std::size_t>(g)] = absMaxOfRun(v, n); });
     return out;
 }
 

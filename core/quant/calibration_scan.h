@@ -91,6 +91,9 @@ private:
 
 /// Finite min / max, NaN flag and finite count of a run (vectorised; the oracle's GroupRange::add).
 void rangeOfRun(const float* v, std::int64_t n, GroupRange& g);
+/// max |x| over a run's finite values (GroupRange::absMax), negated (sign bit set, -0 included) when
+/// the run holds a NaN.
+float absMaxOfRun(const float* v, std::int64_t n);
 
 /// Histograms are counted into kCopies interleaved copies (value i into copy i % kCopies), so that
 /// neighbouring values falling in one bin do not wait on each other's increments.
@@ -130,6 +133,18 @@ public:
     /// Every group's max |x| over finite values (GroupRange::absMax), with the sign bit set when the
     /// group holds a NaN: what block formats need, without the rest of a GroupRange.
     std::vector<float> absMaxOrNan() const;
+    /// True when groups are blocks along the last axis that forBlocks can walk.
+    bool blocksAlongRows() const {
+        const DimMapping& last = m_plan.layout.dims.back();
+        return m_runs && last.kind == DimMapping::Kind::Block && last.block <= kTile;
+    }
+    /// fn(group, values, n) for every block along the last axis (blocksAlongRows()), rows split
+    /// over workers, read in whole tiles of blocks.
+    template <typename Fn>
+    void forBlocks(Fn&& fn) const {
+        const std::int64_t block = m_plan.layout.dims.back().block;
+        forWorkers([&](unsigned, std::int64_t b, std::int64_t e) { blocksOfRows(b, e, block, fn); });
+    }
 
     /// fn(group, begin, length, Tile&) for every run; only when groupsAreRuns(). Rows split over workers.
     template <typename Fn>
