@@ -8,7 +8,9 @@
 
 #include "analysis/analyzer.h"
 #include "cpu/builtin.h"
+#include "io/safetensors_source.h"
 #include "io/safetensors_writer.h"
+#include "quantlens/config.h"
 #include "job/job.h"
 #include "job/suggest.h"
 #include "quant/reference.h"
@@ -83,6 +85,7 @@ private slots:
     void tensorJobReadsInPlaceAndMatchesOracle();
     void modelJobPassesThroughAndContinues();
     void modelJobKeepsCodesOnlyWhenAsked();
+    void exportHoldsKeptAndFailedTensors();
     void fileScalesAreLookedUpPerTensor();
     void oneTensorsScalesRefusedOnManyTensors();
     void compareJobTwoPresets();
@@ -144,6 +147,43 @@ void TestJob::modelJobKeepsCodesOnlyWhenAsked() {
     const ModelOutcome out = runModelJob(r, {"fc1.weight", "fc2.weight"}, {false, true});
     QVERIFY(out.quantized.empty());
     QCOMPARE(out.reports.size(), std::size_t{2});
+}
+
+// --all --out on a model gives a complete checkpoint: the quantized tensors, the kept ones byte for
+// byte, and the failed ones named in the metadata.
+void TestJob::exportHoldsKeptAndFailedTensors() {
+    Fixture f;
+    QuantSpec s = int8PerChannel();
+    s.scheme = Scheme::Block;
+    s.block = {1, 32};
+    const JobRequest r = f.request(s);
+    ModelOutcome out = runModelJob(r, selectTensors(*r.source, {{}, {}, true}), {true, true});
+    QCOMPARE(out.kept.size(), std::size_t{3});
+    out.reports[0].error = "a reason"; // as if fc1.weight had failed
+    const std::string file = f.dir.filePath(QStringLiteral("export.safetensors")).toStdString();
+    exportSafetensors(file, out.quantized, ExportLayout::CompressedTensors, f.model, exportExtras(out));
+    const auto back = openTensorSource(file);
+    for (const char* name : {"fc1.bias", "position_ids", "odd.weight"}) {
+        const Tensor a = r.source->load(name), b = back->load(name);
+        QCOMPARE(b.dtype(), a.dtype());
+        QCOMPARE(b.shape(), a.shape());
+        QVERIFY(std::equal(a.data(), a.data() + a.byteSize(), b.data()));
+    }
+    QVERIFY(back->find("fc2.weight") && back->find("fc2.weight_scale"));
+    const auto* st = dynamic_cast<const SafetensorsSource*>(back.get());
+    QVERIFY(st);
+    const auto meta = nlohmann::json::parse(st->metadata().at("quantlens"));
+    QCOMPARE(meta["kept"].size(), std::size_t{3});
+    QCOMPARE(meta["failed"][0]["name"].get<std::string>(), std::string("fc1.weight"));
+    QCOMPARE(meta["failed"][0]["reason"].get<std::string>(), std::string("a reason"));
+#if QUANTLENS_HAVE_HDF5
+    const std::string h5 = f.dir.filePath(QStringLiteral("export.h5")).toStdString();
+    exportHdf5(h5, out.quantized, f.model, exportExtras(out));
+    const auto hback = openTensorSource(h5);
+    const Tensor bias = hback->load("fc1.bias");
+    QCOMPARE(bias.toFloatVector(), r.source->load("fc1.bias").toFloatVector());
+    QVERIFY(hback->find("position_ids"));
+#endif
 }
 
 // Calibration "file" over a model: each tensor reads its own <name>_scale; a tensor without one

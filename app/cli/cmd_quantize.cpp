@@ -27,12 +27,15 @@ void checkOutputs(const QuantizeOptions& o) {
         throw UsageError("--out and --report name the same file: " + o.out);
 }
 
-void exportResults(const QuantizeOptions& o, const std::vector<QuantizedTensor>& out) {
+// The tensors that succeeded, the passed-through ones as they are, and the failed ones' names and
+// reasons in the metadata.
+void exportResults(const QuantizeOptions& o, const ModelOutcome& outcome) {
+    const ExportExtras extras = exportExtras(outcome);
     if (extensionOf(o.out) == ".safetensors") {
         const ExportLayout layout = o.exportLayout == "native" ? ExportLayout::Native : ExportLayout::CompressedTensors;
-        exportSafetensors(o.out, out, layout, o.file);
+        exportSafetensors(o.out, outcome.quantized, layout, o.file, extras);
     } else {
-        exportHdf5(o.out, out, o.file);
+        exportHdf5(o.out, outcome.quantized, o.file, extras);
     }
 }
 
@@ -115,7 +118,7 @@ int runQuantize(const QuantizeOptions& o) {
     }
     if (!o.out.empty()) {
         if (quantized == 0) throw FileError(o.out + ": not written: no tensor was quantized");
-        exportResults(o, outcome.quantized);
+        exportResults(o, outcome);
     }
     return outcome.failed ? 1 : 0;
 }

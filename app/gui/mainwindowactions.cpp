@@ -124,9 +124,11 @@ void MainWindow::updateRecentMenu() {
 
 bool MainWindow::exportWeights(const QString& path) {
     std::vector<QuantizedTensor> tensors;
-    if (m_model && m_tabs->currentWidget() == m_modelTable)
+    ExportExtras extras; // a whole-model export also carries the kept tensors and the failures
+    if (m_model && m_tabs->currentWidget() == m_modelTable) {
         tensors = m_model->quantized;
-    else if (m_outcome)
+        extras = exportExtras(*m_model);
+    } else if (m_outcome)
         tensors.push_back({m_outcome->a.report.name, m_outcome->a.report.plan, m_outcome->a.report.params,
                            m_outcome->a.codes});
     if (tensors.empty()) {
@@ -136,14 +138,18 @@ bool MainWindow::exportWeights(const QString& path) {
     try {
         if (path.endsWith(QStringLiteral(".h5"), Qt::CaseInsensitive) ||
             path.endsWith(QStringLiteral(".hdf5"), Qt::CaseInsensitive))
-            exportHdf5(ss(path), tensors, m_source ? m_source->path() : std::string());
+            exportHdf5(ss(path), tensors, m_source ? m_source->path() : std::string(), extras);
         else
-            exportSafetensors(ss(path), tensors, ExportLayout::CompressedTensors, m_source ? m_source->path() : std::string());
+            exportSafetensors(ss(path), tensors, ExportLayout::CompressedTensors,
+                              m_source ? m_source->path() : std::string(), extras);
     } catch (const std::exception& e) {
         showMessage(tr("Export failed: %1").arg(qs(e.what())), true);
         return false;
     }
-    showMessage(tr("Wrote %1 quantized tensor(s) to %2.").arg(tensors.size()).arg(path), false);
+    QString done = tr("Wrote %1 quantized tensor(s)").arg(tensors.size());
+    if (!extras.kept.empty()) done += tr(" and %1 kept unquantized").arg(extras.kept.size());
+    if (!extras.failed.empty()) done += tr(" (%1 failed, listed in the file's metadata)").arg(extras.failed.size());
+    showMessage(done + tr(" to %1.").arg(path), false);
     return true;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "io/safetensors_writer.h"
 #include "quant/params.h"
 #include "quant/plan.h"
 
@@ -34,12 +35,22 @@ struct ExportNames {
 };
 ExportNames exportNames(const std::string& name, bool packed);
 
-/// safetensors with a __metadata__ entry "quantlens" holding the specs as JSON.
-/// `sourcePath` (may be empty) is refused as a target: writing over the file being read.
+/// What a whole-model export holds besides the quantized tensors: the tensors the spec did not apply
+/// to, written unchanged so the export is a complete checkpoint (llm-compressor's `ignore`), and the
+/// tensors that failed, listed in the metadata with their reasons.
+struct ExportExtras {
+    std::vector<NamedTensor> kept;
+    std::vector<std::pair<std::string, std::string>> failed; // name, reason
+};
+
+/// safetensors with a __metadata__ entry "quantlens" holding the specs as JSON (and the names of the
+/// kept and failed tensors). `sourcePath` (may be empty) is refused as a target: writing over the
+/// file being read.
 void exportSafetensors(const std::string& path, const std::vector<QuantizedTensor>& tensors,
-                       ExportLayout layout, const std::string& sourcePath = {});
-/// HDF5: one group per tensor with codes, scale, zero point datasets and the spec as attributes.
+                       ExportLayout layout, const std::string& sourcePath = {}, const ExportExtras& extras = {});
+/// HDF5: one group per tensor with codes, scale, zero point datasets and the spec as attributes; kept
+/// tensors as plain datasets under their own names.
 void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>& tensors,
-                const std::string& sourcePath = {});
+                const std::string& sourcePath = {}, const ExportExtras& extras = {});
 
 } // namespace ql

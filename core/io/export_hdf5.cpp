@@ -24,7 +24,8 @@ void writeStringAttribute(hid_t obj, const char* name, const std::string& value,
     h5::check(H5Awrite(attr.get(), type.get(), &p), file, std::string("writing attribute ") + name);
 }
 
-void writeDataset(hid_t group, const char* name, const Tensor& t, const std::string& file, const std::string& tensor) {
+void writeDataset(hid_t group, const char* name, const Tensor& t, const std::string& file, const std::string& tensor,
+                  hid_t lcpl = H5P_DEFAULT) {
     const std::string what = "tensor '" + tensor + "': dataset " + name;
     std::vector<hsize_t> dims(t.shape().begin(), t.shape().end());
     h5::Id space = dims.empty() ? h5::check(H5Screate(H5S_SCALAR), H5Sclose, file, what)
@@ -43,7 +44,7 @@ void writeDataset(hid_t group, const char* name, const Tensor& t, const std::str
         }
     }
     const hid_t type = h5::fileTypeOf(t.dtype(), file);
-    h5::Id dset = h5::check(H5Dcreate2(group, name, type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+    h5::Id dset = h5::check(H5Dcreate2(group, name, type, space.get(), lcpl, dcpl.get(), H5P_DEFAULT),
                             H5Dclose, file, what);
     if (t.elementCount() > 0)
         h5::check(H5Dwrite(dset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data()), file, "writing " + what);
@@ -51,9 +52,24 @@ void writeDataset(hid_t group, const char* name, const Tensor& t, const std::str
         writeStringAttribute(dset.get(), "encoding", std::string(nameOf(t.dtype())) + " codes", file);
 }
 
+// A tensor passed through unquantized: its values as they were, at the path its name gives.
+// 16-bit floats are widened to f32 (exactly): this HDF5 writer has no 16-bit float type.
+void writeKeptDataset(hid_t file, hid_t lcpl, const NamedTensor& k, const std::string& path) {
+    const DType d = k.tensor.dtype();
+    const bool widen = d == DType::F16 || d == DType::BF16;
+    const Tensor values = widen ? Tensor::fromFloats(k.tensor.shape(), k.tensor.toFloatVector()) : k.tensor;
+    writeDataset(file, k.name.c_str(), values, path, k.name, lcpl);
+    h5::Id dset = h5::check(H5Dopen2(file, k.name.c_str(), H5P_DEFAULT), H5Dclose, path, "tensor '" + k.name + "'");
+    writeStringAttribute(dset.get(), "quantlens",
+                         widen ? "kept unquantized, widened from " + std::string(nameOf(d)) + " to f32"
+                               : std::string("kept unquantized"),
+                         path);
+}
+
 } // namespace
 
-void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>& tensors, const std::string& sourcePath) {
+void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>& tensors, const std::string& sourcePath,
+                const ExportExtras& extras) {
     refuseOverwritingSource(path, sourcePath);
     for (const auto& q : tensors) checkQuantizedTensor(q, path);
     AtomicFile out(path, sourcePath);
@@ -61,7 +77,10 @@ void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>& ten
         h5::Lock lock;
         h5::Id file = h5::check(H5Fcreate(out.tempPath().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
                                 path, "cannot create");
-        writeStringAttribute(file.get(), "quantlens", R"({"format":"quantlens-export","version":1})", path);
+        nlohmann::json meta = {{"format", "quantlens-export"}, {"version", 1}};
+        for (const auto& k : extras.kept) meta["kept"].push_back(k.name);
+        for (const auto& [name, reason] : extras.failed) meta["failed"].push_back({{"name", name}, {"reason", reason}});
+        writeStringAttribute(file.get(), "quantlens", meta.dump(), path);
         h5::Id lcpl = h5::check(H5Pcreate(H5P_LINK_CREATE), H5Pclose, path, "link properties");
         H5Pset_create_intermediate_group(lcpl.get(), 1); // names with '/' become nested groups
         for (const auto& q : tensors) {
@@ -78,6 +97,8 @@ void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>& ten
             writeStringAttribute(group.get(), "scale_encoding", s.encoding, path);
             writeStringAttribute(group.get(), "spec", toJson(q.plan).dump(), path);
         }
+        for (const auto& k : extras.kept) // unchanged, at the path its name gives (nested groups for '/')
+            writeKeptDataset(file.get(), lcpl.get(), k, path);
         h5::check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), path, "flushing");
         file.reset();
         if (H5Eget_num(H5E_DEFAULT) > 0) throw FileError(path + ": closing the HDF5 file failed: " + h5::reason());

@@ -4,7 +4,7 @@
 
 namespace ql {
 
-void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>&, const std::string&) {
+void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>&, const std::string&, const ExportExtras&) {
     throw FileError(path + ": this build of QuantLens has no HDF5 support (configure with -DQUANTLENS_HDF5=ON)");
 }
 

@@ -74,7 +74,7 @@ bool isPacked(const QuantizedTensor& q, ExportLayout layout) {
 } // namespace
 
 void exportSafetensors(const std::string& path, const std::vector<QuantizedTensor>& tensors, ExportLayout layout,
-                       const std::string& sourcePath) {
+                       const std::string& sourcePath, const ExportExtras& extras) {
     refuseOverwritingSource(path, sourcePath); // before any work, so the message comes first
     std::vector<NamedTensor> out;
     nlohmann::json described = nlohmann::json::array();
@@ -111,10 +111,18 @@ void exportSafetensors(const std::string& path, const std::vector<QuantizedTenso
         d["plan"] = toJson(q.plan);
         described.push_back(std::move(d));
     }
+    nlohmann::json kept = nlohmann::json::array(), failed = nlohmann::json::array();
+    for (const auto& k : extras.kept) {
+        kept.push_back(k.name);
+        out.push_back(k);
+    }
+    for (const auto& [name, reason] : extras.failed) failed.push_back({{"name", name}, {"reason", reason}});
     const nlohmann::json meta = {{"format", "quantlens-export"},
                                  {"version", 1},
                                  {"layout", layoutName(layout)},
-                                 {"tensors", std::move(described)}};
+                                 {"tensors", std::move(described)},
+                                 {"kept", std::move(kept)},
+                                 {"failed", std::move(failed)}};
     // "format": "pt" is what Hugging Face loaders expect to find in __metadata__.
     writeSafetensors(path, out, {{"format", "pt"}, {"quantlens", meta.dump()}}, sourcePath);
 }

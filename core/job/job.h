@@ -85,6 +85,7 @@ std::vector<std::string> selectTensors(const TensorSource& source, const TensorS
 struct ModelOutcome {
     std::vector<TensorReport> reports;      // every selected tensor, in order: failed and passed-through ones too
     std::vector<QuantizedTensor> quantized; // the successful ones, when the run keeps codes for an export
+    std::vector<NamedTensor> kept;          // the passed-through ones as they are, likewise
     int failed = 0;
     int passedThrough = 0;
 };
@@ -105,6 +106,9 @@ struct ModelJobOptions {
     /// named the tensors: then a spec that does not apply is that tensor's failure.
     bool passThrough = true;
 };
+
+/// The export's extras for an outcome: the kept tensors and the failed ones with their reasons.
+ExportExtras exportExtras(const ModelOutcome& outcome);
 
 /// Runs the request's spec on every named tensor, one at a time. Throws Cancelled; everything else
 /// is per tensor.

@@ -67,6 +67,14 @@ std::vector<std::string> selectTensors(const TensorSource& source, const TensorS
     return names;
 }
 
+ExportExtras exportExtras(const ModelOutcome& outcome) {
+    ExportExtras extras;
+    extras.kept = outcome.kept;
+    for (const auto& r : outcome.reports)
+        if (!r.error.empty()) extras.failed.emplace_back(r.name, r.error);
+    return extras;
+}
+
 ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::string>& names,
                          const ModelJobOptions& options, const ModelEvents& events) {
     const TensorSource& source = *request.source;
@@ -80,6 +88,16 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
         if (auto why = passThroughReason(info, request.spec)) {
             (options.passThrough ? report.passedThrough : report.error) = *why;
             (options.passThrough ? out.passedThrough : out.failed) += 1;
+            if (options.passThrough && options.keepCodes) {
+                try {
+                    out.kept.push_back({info.name, source.load(info.name)});
+                } catch (const std::exception& e) { // unreadable: it fails instead
+                    report.passedThrough.clear();
+                    report.error = e.what();
+                    --out.passedThrough;
+                    ++out.failed;
+                }
+            }
         } else {
             try {
                 const LoadedTensor tensor(source, info);
