@@ -22,18 +22,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double medianMs(int repeat, const std::function<void()>& fn) {
+// Best of `repeat` runs after a warm-up: on a shared machine noise only ever adds time.
+double bestMs(int repeat, const std::function<void()>& fn) {
     const auto start = Clock::now();
     fn(); // warm-up
     if (std::chrono::duration<double>(Clock::now() - start).count() > 0.2) repeat = 1; // slow rows: once
-    std::vector<double> t;
+    double best = 1e300;
     for (int r = 0; r < repeat; ++r) {
         const auto s = Clock::now();
         fn();
-        t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+        best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - s).count());
     }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return best;
 }
 
 // The streaming-read limit: sum every element (widened as the calibrators widen it) over `threads`.
@@ -89,10 +89,10 @@ void runCase(const char* label, const Shape& shape, DType dtype, unsigned thread
     }
     const void* data = dtype == DType::F32 ? static_cast<const void*>(f32.data()) : static_cast<const void*>(bf16.data());
     volatile double sink = 0;
-    const double limit = medianMs(repeat, [&] { sink = sink + streamSum(data, dtype, n, threads); });
+    const double limit = bestMs(repeat, [&] { sink = sink + streamSum(data, dtype, n, threads); });
     const auto time = [&](const QuantSpec& s) {
         const QuantPlan plan = planQuantization(s, shape);
-        return medianMs(repeat, [&] { sink = sink + calibrateFast(plan, data, dtype, threads).scales[0]; });
+        return bestMs(repeat, [&] { sink = sink + calibrateFast(plan, data, dtype, threads).scales[0]; });
     };
     const double absmax = time(spec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, CalibMethod::AbsMax));
     std::printf("\n%s, %u threads: streaming read %.2f ms (%.1f GB/s), absmax per-channel %.2f ms\n", label, threads,
@@ -121,7 +121,7 @@ void runCase(const char* label, const Shape& shape, DType dtype, unsigned thread
 
 int main(int argc, char** argv) {
     unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    int repeat = 5;
+    int repeat = 7;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (std::strcmp(argv[i], "--threads") == 0) threads = static_cast<unsigned>(std::stoi(argv[i + 1]));
         if (std::strcmp(argv[i], "--repeat") == 0) repeat = std::max(1, std::stoi(argv[i + 1]));
