@@ -131,6 +131,7 @@ class TestCalibrationFast : public QObject {
 private slots:
     void fastEqualsOracle_data();
     void fastEqualsOracle();
+    void otherDtypesAreRefused();
     void percentileIsExactKthValue();
     void entropySearchMatchesDirectKl();
     void notesFlagWreckingRanges();
@@ -197,6 +198,12 @@ void TestCalibrationFast::fastEqualsOracle() {
             QCOMPARE(got.calibrationNote, want.calibrationNote);
         }
     }
+}
+
+void TestCalibrationFast::otherDtypesAreRefused() {
+    const auto plan = planQuantization(make(Preset::Torch, Target::Int8, Scheme::PerTensor, {}, true), {4});
+    const std::uint8_t bytes[4] = {1, 2, 3, 4};
+    QVERIFY_THROWS_EXCEPTION(QuantError, calibrateFast(plan, bytes, DType::F8E4M3, 1));
 }
 
 void TestCalibrationFast::percentileIsExactKthValue() {

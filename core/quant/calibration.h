@@ -18,7 +18,8 @@ QuantParams calibrate(const QuantPlan& plan, std::span<const float> x);
 /// The same answer, bit for bit, read from the tensor in place: `data` holds elementCount(plan.shape)
 /// row-major values of `dtype` (F32, BF16 or F16; any alignment), widened on the fly, never copied.
 /// `threads` workers (0: one per hardware thread) split rows or groups; everything they merge is
-/// an integer count or a min / max, so the result does not depend on the thread count.
+/// an integer count or a min / max, so the result does not depend on the thread count. Throws
+/// QuantError as calibrate does, and for any other dtype.
 QuantParams calibrateFast(const QuantPlan& plan, const void* data, DType dtype, unsigned threads);
 
 /// Converts a quantization step (x ≈ q * step) into the operator's scale value.

@@ -15,6 +15,7 @@
 #include "quant/calibration_scan.h"
 #include "quant/calibration_search.h"
 #include "quant/row_walker.h"
+#include "tensor/error.h"
 
 namespace ql {
 namespace {
@@ -429,6 +430,8 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
 } // namespace
 
 QuantParams calibrateFast(const QuantPlan& plan, const void* data, DType dtype, unsigned threads) {
+    if (dtype != DType::F32 && dtype != DType::BF16 && dtype != DType::F16)
+        throw QuantError("calibration reads f32, bf16 or f16 in place; widen other dtypes first");
     if (elementCount(plan.shape) == 0 || plan.shape.empty()) { // nothing to split: the oracle reads it
         const Input in{static_cast<const std::byte*>(data), dtype};
         std::vector<float> x(static_cast<std::size_t>(elementCount(plan.shape)));
