@@ -391,11 +391,15 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
     const auto scaleOf = [&](std::uint8_t code) { return mx ? e8m0[code] : e4m3.decode(code) * p.tensorScale; };
     const int emax = mx ? maxExponent(miniFloatOf(plan.codeTarget)) : 0;
     if (mx && scan.blocksAlongRows()) { // no tensor-wide value: each block's code in the same pass
-        scan.forBlocks([&](std::int64_t group, const float* v, std::int64_t n) {
-            const float a = calib::absMaxOfRun(v, n);
-            const auto g = static_cast<std::size_t>(group);
-            p.scaleCodes[g] = mxScaleCode(std::fabs(a), std::signbit(a), emax);
-            p.scales[g] = e8m0[p.scaleCodes[g]];
+        const std::int64_t block = scan.blockLength();
+        scan.forBlockTiles([&](std::int64_t first, const float* v, std::int64_t n) {
+            float amax[calib::kTile];
+            calib::absMaxOfBlocks(v, n, block, amax);
+            for (std::int64_t j = 0; j * block < n; ++j) {
+                const auto g = static_cast<std::size_t>(first + j);
+                p.scaleCodes[g] = mxScaleCode(std::fabs(amax[j]), std::signbit(amax[j]), emax);
+                p.scales[g] = e8m0[p.scaleCodes[g]];
+            }
         });
     } else {
         const std::vector<float> amax = scan.absMaxOrNan(); // negative: the block holds a NaN
@@ -404,14 +408,21 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
             for (std::size_t g = 0; g < groups; ++g) top[g % 8] = std::max(top[g % 8], std::fabs(amax[g]));
             p.tensorScale = nvfp4TensorScale(*std::max_element(top, top + 8));
         }
-        scan.forSlices(static_cast<std::int64_t>(groups), [&](std::int64_t g0, std::int64_t g1) {
+        // Locals, not members: the stores below must not make the loop reload them.
+        const float sg = p.tensorScale;
+        std::uint8_t* codes = p.scaleCodes.data();
+        float* scales = p.scales.data();
+        const float* maxima = amax.data();
+        scan.forSlices(static_cast<std::int64_t>(groups), [&, sg, codes, scales, maxima](std::int64_t g0, std::int64_t g1) {
             for (auto g = static_cast<std::size_t>(g0); g < static_cast<std::size_t>(g1); ++g) {
-                const float a = std::fabs(amax[g]);
-                if (mx)
-                    p.scaleCodes[g] = mxScaleCode(a, std::signbit(amax[g]), emax);
-                else
-                    p.scaleCodes[g] = p.tensorScale > 0.0f ? e4m3.encode(a / 6.0f / p.tensorScale) : 0;
-                p.scales[g] = scaleOf(p.scaleCodes[g]);
+                const float a = std::fabs(maxima[g]);
+                if (mx) {
+                    codes[g] = mxScaleCode(a, std::signbit(maxima[g]), emax);
+                    scales[g] = e8m0[codes[g]];
+                } else {
+                    codes[g] = sg > 0.0f ? e4m3.encode(a / 6.0f / sg) : 0;
+                    scales[g] = e4m3.decode(codes[g]) * sg;
+                }
             }
         });
     }

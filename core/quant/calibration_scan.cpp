@@ -4,6 +4,7 @@
 #include <limits>
 
 #if defined(__SSE2__)
+#include <xmmintrin.h>
 #include <emmintrin.h>
 #endif
 
@@ -92,6 +93,38 @@ void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool 
     }
 }
 
+void absMaxOfBlocks(const float* v, std::int64_t n, std::int64_t block, float* out) {
+    std::int64_t j = 0;
+#if defined(__SSE2__)
+    if (block % 4 == 0) {
+        // Four blocks' lane maxima, transposed so that one max gives the four block maxima. All are
+        // >= 0 and none is NaN, so the order of the max operations does not matter.
+        const __m128i absMask = _mm_set1_epi32(0x7FFFFFFF), inf = _mm_set1_epi32(0x7F800000);
+        for (; (j + 4) * block <= n; j += 4) {
+            __m128 m[4];
+            int nan[4];
+            for (int q = 0; q < 4; ++q) {
+                const float* b = v + (j + q) * block;
+                __m128 mx = _mm_setzero_ps();
+                __m128i nn = _mm_setzero_si128();
+                for (std::int64_t k = 0; k < block; k += 4) {
+                    const __m128i a = _mm_and_si128(_mm_castps_si128(_mm_loadu_ps(b + k)), absMask);
+                    nn = _mm_or_si128(nn, _mm_cmpgt_epi32(a, inf));
+                    mx = _mm_max_ps(mx, _mm_castsi128_ps(_mm_and_si128(a, _mm_cmplt_epi32(a, inf))));
+                }
+                m[q] = mx;
+                nan[q] = _mm_movemask_epi8(nn);
+            }
+            _MM_TRANSPOSE4_PS(m[0], m[1], m[2], m[3]);
+            alignas(16) float r[4];
+            _mm_store_ps(r, _mm_max_ps(_mm_max_ps(m[0], m[1]), _mm_max_ps(m[2], m[3])));
+            for (int q = 0; q < 4; ++q) out[j + q] = nan[q] ? -r[q] : r[q];
+        }
+    }
+#endif
+    for (; j * block < n; ++j) out[j] = absMaxOfRun(v + j * block, std::min(block, n - j * block));
+}
+
 Scan::Scan(const QuantPlan& plan, Input in, unsigned threads)
     : m_plan(plan), m_in(in), m_threads(std::max(1u, threads)), m_walk(plan), m_n(elementCount(plan.shape)) {
     m_ownRows = m_walk.rowsOwnGroups();
@@ -111,7 +144,9 @@ std::vector<GroupRange> Scan::ranges() const {
             r = own[w].data();
         }
         if (m_runs && block > 0 && block <= kTile) { // blocks along the last axis (MX, NVFP4, per-group)
-            blocksOfRows(b, e, block, [&](std::int64_t g, const float* v, std::int64_t n) { rangeOfRun(v, n, r[g]); });
+            blocksOfRows(b, e, block, [&](std::int64_t first, const float* v, std::int64_t n) {
+                for (std::int64_t j = 0; j < n; j += block) rangeOfRun(v + j, std::min(block, n - j), r[first + j / block]);
+            });
             return;
         }
         segments(b, e, [&](std::int64_t group, const float* v, std::int64_t n, bool perElement) {
@@ -138,7 +173,9 @@ std::vector<float> Scan::absMaxOrNan() const {
         return out;
     }
     std::vector<float> out(static_cast<std::size_t>(m_plan.scaleCount));
-    forBlocks([&](std::int64_t g, const float* v, std::int64_t n) { out[static_cast<std::size_t>(g)] = absMaxOfRun(v, n); });
+    forBlockTiles([&](std::int64_t first, const float* v, std::int64_t n) {
+        absMaxOfBlocks(v, n, block, out.data() + first);
+    });
     return out;
 }
 

@@ -94,6 +94,9 @@ void rangeOfRun(const float* v, std::int64_t n, GroupRange& g);
 /// max |x| over a run's finite values (GroupRange::absMax), negated (sign bit set, -0 included) when
 /// the run holds a NaN.
 float absMaxOfRun(const float* v, std::int64_t n);
+/// absMaxOfRun of each consecutive block of n values (the last may be short) into out[0, 1, ...];
+/// four blocks at a time when the block is a multiple of four.
+void absMaxOfBlocks(const float* v, std::int64_t n, std::int64_t block, float* out);
 
 /// Histograms are counted into kCopies interleaved copies (value i into copy i % kCopies), so that
 /// neighbouring values falling in one bin do not wait on each other's increments.
@@ -133,18 +136,20 @@ public:
     /// Every group's max |x| over finite values (GroupRange::absMax), with the sign bit set when the
     /// group holds a NaN: what block formats need, without the rest of a GroupRange.
     std::vector<float> absMaxOrNan() const;
-    /// True when groups are blocks along the last axis that forBlocks can walk.
+    /// True when groups are blocks along the last axis that forBlockTiles can walk.
     bool blocksAlongRows() const {
         const DimMapping& last = m_plan.layout.dims.back();
         return m_runs && last.kind == DimMapping::Kind::Block && last.block <= kTile;
     }
-    /// fn(group, values, n) for every block along the last axis (blocksAlongRows()), rows split
-    /// over workers, read in whole tiles of blocks.
+    /// fn(firstGroup, values, n) for every tile of whole blocks along the last axis
+    /// (blocksAlongRows()): the tile's blocks are groups firstGroup, firstGroup + 1, ...; only a
+    /// row's last block may be short. Rows split over workers.
     template <typename Fn>
-    void forBlocks(Fn&& fn) const {
+    void forBlockTiles(Fn&& fn) const {
         const std::int64_t block = m_plan.layout.dims.back().block;
         forWorkers([&](unsigned, std::int64_t b, std::int64_t e) { blocksOfRows(b, e, block, fn); });
     }
+    std::int64_t blockLength() const { return m_plan.layout.dims.back().block; }
 
     /// fn(group, begin, length, Tile&) for every run; only when groupsAreRuns(). Rows split over workers.
     template <typename Fn>
@@ -223,8 +228,8 @@ private:
         const unsigned t = static_cast<unsigned>(std::clamp<std::int64_t>(units, 1, m_threads));
         run(t, [&](unsigned w) { fn(w, units * w / t * width, units * (w + 1) / t * width); });
     }
-    /// fn(group, values, n) for each block of the last axis in the rows of [begin, end), read in
-    /// whole tiles of blocks (groupsAreRuns() with Block(block) last, block <= kTile).
+    /// fn(firstGroup, values, n) for each tile of whole blocks of the last axis in the rows of
+    /// [begin, end) (groupsAreRuns() with Block(block) last, block <= kTile).
     template <typename Fn>
     void blocksOfRows(std::int64_t begin, std::int64_t end, std::int64_t block, Fn&& fn) const {
         const std::int64_t inner = m_walk.inner(), span = kTile / block * block;
@@ -233,8 +238,7 @@ private:
             const std::int64_t first = m_walk.rowFirstScale(row);
             for (std::int64_t c = 0; c < inner; c += span) {
                 const std::int64_t n = std::min(span, inner - c);
-                const float* v = m_in.read(row * inner + c, n, buf);
-                for (std::int64_t j = 0; j < n; j += block) fn(first + (c + j) / block, v + j, std::min(block, n - j));
+                fn(first + c / block, m_in.read(row * inner + c, n, buf), n);
             }
         }
     }
