@@ -253,6 +253,21 @@ private slots:
         QCOMPARE(w.browser()->selectedTensor(), table->rows()[0].name);
     }
 
+    // Choosing a block format steers the scheme, axis and target to what it takes: no invalid
+    // combination on the way.
+    void choosingBlockFormatSteersToValidSpec() {
+        MainWindow w;
+        QVERIFY(w.openFile(m_file));
+        QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight")));
+        ConfigPanel* c = w.config();
+        for (Preset p : {Preset::MX, Preset::NVFP4}) {
+            chooseData(c->presetBox(), static_cast<int>(p));
+            QVERIFY2(c->plan().has_value(), qPrintable(c->problem()));
+            QCOMPARE(c->spec().scheme, Scheme::Block);
+            QCOMPARE(c->spec().target, p == Preset::MX ? Target::Fp8E4M3 : Target::Fp4E2M1);
+        }
+    }
+
     // The GUI's Quantize all and `quantlens-cli quantize --all` run the same core/job: on the bundled
     // model their reports are the same, timings aside.
     void wholeModelReportMatchesCli() {

@@ -171,9 +171,14 @@ void ConfigPanel::buildControls() {
     const auto changed = [this] {
         if (!m_updating) revalidate();
     };
-    for (QComboBox* b : {m_preset, m_axis, m_target, m_calibration, m_scaleOp, m_zeroStage, m_rounding, m_overflow,
-                         m_backend, m_compare})
+    for (QComboBox* b : {m_axis, m_target, m_calibration, m_scaleOp, m_zeroStage, m_rounding, m_overflow, m_backend,
+                         m_compare})
         connect(b, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_updating) return;
+        steerToPreset();
+        revalidate();
+    });
     connect(m_scheme, &QComboBox::currentIndexChanged, this, [this] {
         if (m_updating) return;
         // Groups and blocks run along the last axis by default, channels along axis 0 (as the CLI).
@@ -301,6 +306,23 @@ void ConfigPanel::showConvention(const Convention& c) {
     select(m_zeroStage, static_cast<int>(c.zeroPoint));
     select(m_rounding, static_cast<int>(c.rounding));
     select(m_overflow, static_cast<int>(c.overflow));
+    m_updating = was;
+}
+
+void ConfigPanel::steerToPreset() {
+    // MX and NVFP4 are blocks along the last axis with their own element types: choosing one moves
+    // the scheme and target there, as the CLI's defaults do, instead of showing an error to fix.
+    const auto p = current<Preset>(m_preset);
+    if (p != Preset::MX && p != Preset::NVFP4) return;
+    const bool was = m_updating;
+    m_updating = true;
+    select(m_scheme, static_cast<int>(Scheme::Block));
+    if (m_axis->count() > 0) m_axis->setCurrentIndex(m_axis->count() - 1);
+    const auto t = current<Target>(m_target);
+    const bool allowed = p == Preset::NVFP4 ? t == Target::Fp4E2M1
+                                            : (t == Target::Fp8E4M3 || t == Target::Fp8E5M2 || t == Target::Fp4E2M1);
+    if (!allowed) select(m_target, static_cast<int>(p == Preset::NVFP4 ? Target::Fp4E2M1 : Target::Fp8E4M3));
+    if (current<CalibMethod>(m_calibration) != CalibMethod::Mse) select(m_calibration, static_cast<int>(CalibMethod::AbsMax));
     m_updating = was;
 }
 

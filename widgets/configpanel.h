@@ -62,6 +62,7 @@ private:
     void buildControls();
     void revalidate();
     void updateEnabled();
+    void steerToPreset();
     void showConvention(const Convention& c);
 
     std::shared_ptr<const BackendRegistry> m_registry;

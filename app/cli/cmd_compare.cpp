@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/job_request.h"
+#include "job/suggest.h"
 #include "tensor/error.h"
 
 namespace ql::cli {
@@ -64,7 +65,7 @@ int runCompare(const CompareOptions& o) {
     JobRequest request = makeRequest(o.file, o.spec, o.backend, o.repeat);
     if (!o.presetB.empty()) {
         const auto p = presetFromName(o.presetB);
-        if (!p) throw UsageError("unknown --preset-b '" + o.presetB + "'");
+        if (!p) throw UsageError("unknown --preset-b '" + o.presetB + "'" + didYouMean(o.presetB, presetNames()));
         request.compare = {CompareWith::Kind::Preset, {}, *p};
     } else {
         pickBackend(*request.registry, o.backendB);

@@ -2,8 +2,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 #include "cli/cli_error.h"
+#include "job/suggest.h"
 #include "tensor/error.h"
 
 namespace ql::cli {
@@ -66,15 +68,21 @@ Target parseTarget(const SpecOptions& o, Preset preset) {
                      "' (choose int8, uint8, int4, uint4, int32, fp8-e4m3, fp8-e5m2, fp4-e2m1)");
 }
 
-Scheme parseScheme(const SpecOptions& o) {
+Scheme parseScheme(const SpecOptions& o, Preset preset) {
     if (!o.scheme.empty()) {
         if (auto s = schemeFromName(o.scheme)) return *s;
         throw UsageError("unknown --scheme '" + o.scheme + "' (choose per-tensor, per-channel, per-group, block, ragged)");
     }
     if (!o.groupIndex.empty()) return Scheme::Ragged;
-    if (!o.block.empty()) return Scheme::Block;
+    if (!o.block.empty() || preset == Preset::MX || preset == Preset::NVFP4) return Scheme::Block;
     if (o.groupSize > 0) return Scheme::PerGroup;
     return Scheme::PerChannel;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s;
 }
 
 std::vector<std::int64_t> loadGroupEnds(const std::string& spec) {
@@ -100,7 +108,14 @@ void addSpecOptions(CLI::App& app, SpecOptions& o, bool withGroupSize) {
         ->group("SPEC");
     if (withGroupSize)
         app.add_option("--group-size", o.groupSize, "Elements per group along --axis (per-group; default last axis)")
-            ->check(CLI::PositiveNumber)
+            ->check(CLI::Validator(
+                [](std::string& v) {
+                    std::int64_t n = 0;
+                    const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+                    return ec == std::errc() && p == v.data() + v.size() && n > 0 ? std::string()
+                                                                                   : "must be a positive integer";
+                },
+                "POSITIVE"))
             ->group("SPEC");
     app.add_option("--block", o.block, "Elements per block: N along --axis, or R,C per dimension")->group("SPEC");
     app.add_option("--group-index", o.groupIndex, "FILE:TENSOR with cumulative row ends (ragged groups)")
@@ -123,20 +138,26 @@ QuantSpec buildSpec(const SpecOptions& o) {
     QuantSpec spec;
     const auto preset = presetFromName(o.preset);
     if (!preset)
-        throw UsageError("unknown --preset '" + o.preset +
-                         "' (choose torch, tensorrt, aclnn-quantize, ascend-quant, npu-group-quant, pypto, mx, nvfp4)");
+        throw UsageError("unknown --preset '" + o.preset + "'" + didYouMean(o.preset, presetNames()) +
+                         " (choose " + joined(presetNames()) + ")");
     spec.preset = *preset;
     spec.target = parseTarget(o, spec.preset);
-    spec.scheme = parseScheme(o);
+    spec.scheme = parseScheme(o, spec.preset);
     const bool blockFormat = spec.preset == Preset::MX || spec.preset == Preset::NVFP4;
     const bool lastAxisDefault = blockFormat || spec.scheme == Scheme::PerGroup || spec.scheme == Scheme::Block;
     spec.axes.clear();
     if (!o.axis.empty())
-        for (auto a : parseIntList(o.axis, "--axis")) spec.axes.push_back(static_cast<int>(a));
+        for (auto a : parseIntList(o.axis, "--axis")) {
+            if (a < std::numeric_limits<int>::min() || a > std::numeric_limits<int>::max())
+                throw UsageError("--axis " + std::to_string(a) + " is out of range for any tensor");
+            spec.axes.push_back(static_cast<int>(a));
+        }
     else if (!lastAxisDefault)
         spec.axes = {0};
     if (o.groupSize > 0) spec.groupSize = o.groupSize;
     if (!o.block.empty()) spec.block = parseIntList(o.block, "--block");
+    for (std::int64_t b : spec.block)
+        if (b <= 0) throw UsageError("--block sizes must be positive, got '" + o.block + "'");
     if (!o.groupIndex.empty()) spec.groupEnds = loadGroupEnds(o.groupIndex);
     if (o.symmetric && !o.zeroPoint.empty())
         throw UsageError("--zero-point goes with --asymmetric; --symmetric has no zero point");

@@ -11,7 +11,7 @@ std::int64_t groupsIn(const DimMapping& m, std::int64_t dim) {
     switch (m.kind) {
     case DimMapping::Kind::Full: return dim;
     case DimMapping::Kind::Shared: return 1;
-    case DimMapping::Kind::Block: return dim == 0 ? 0 : (dim + m.block - 1) / m.block;
+    case DimMapping::Kind::Block: return m.block <= 0 ? 0 : dim / m.block + (dim % m.block != 0); // no overflow
     case DimMapping::Kind::Ragged: return static_cast<std::int64_t>(m.ends.size());
     }
     return 1;
@@ -66,7 +66,7 @@ std::vector<std::int64_t> scaleOffsets(const DimMapping& m, std::int64_t size, s
         switch (m.kind) {
         case DimMapping::Kind::Full: group = i; break;
         case DimMapping::Kind::Shared: group = 0; break;
-        case DimMapping::Kind::Block: group = i / m.block; break;
+        case DimMapping::Kind::Block: group = m.block > 0 ? i / m.block : 0; break; // check() refuses <= 0
         case DimMapping::Kind::Ragged:
             while (m.ends[g] <= i) ++g; // empty groups are skipped
             group = static_cast<std::int64_t>(g);

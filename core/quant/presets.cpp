@@ -54,6 +54,7 @@ int singleAxis(const QuantSpec& spec, int rank, const std::string& op) {
 
 // The block axis of MX / NVFP4 / per-group: the named axis, or the last one when none is named.
 int blockAxis(const QuantSpec& spec, int rank) {
+    if (rank == 0) throw QuantError("a 0-d tensor has no axis to group along: use per-tensor");
     return spec.axes.empty() ? rank - 1 : normalizeAxis(spec.axes[0], rank);
 }
 
@@ -72,6 +73,8 @@ Layout genericLayout(const QuantSpec& spec, const Shape& shape) {
         break;
     }
     case Scheme::Block: {
+        for (std::int64_t b : spec.block)
+            if (b <= 0) throw QuantError("block sizes must be positive, got " + std::to_string(b));
         std::fill(l.dims.begin(), l.dims.end(), DimMapping::full());
         if (spec.block.size() == 1) {
             l.dims[blockAxis(spec, rank)] = DimMapping::blocked(spec.block[0]);
@@ -220,6 +223,9 @@ void checkBlockFormat(const QuantSpec& spec, const Shape& shape, QuantPlan& plan
         reject(spec, "block scales follow the format's own rule from the block's max |x| (--calib absmax), or "
                      "search its neighbouring scale codes for the least error (--calib mse)");
     if (shape.empty()) reject(spec, "a block format needs a tensor of rank 1 or more");
+    if (spec.scheme != Scheme::Block)
+        reject(spec, std::string("scales are per block of ") + std::to_string(block) +
+                         " elements along one axis by the format's definition: use the block scheme");
     const int axis = blockAxis(spec, static_cast<int>(shape.size()));
     Layout l{std::vector<DimMapping>(shape.size(), DimMapping::full())};
     l.dims[axis] = DimMapping::blocked(block);

@@ -1,5 +1,7 @@
 #include "quant/spec.h"
 
+#include <cctype>
+
 #include <array>
 #include <utility>
 
@@ -49,7 +51,16 @@ std::string joinAxes(const std::vector<int>& axes) {
 } // namespace
 
 std::string_view nameOf(Preset p) { return lookupName(kPresets, p); }
-std::optional<Preset> presetFromName(std::string_view name) { return lookupValue<Preset>(kPresets, name); }
+std::optional<Preset> presetFromName(std::string_view name) {
+    std::string lower(name); // "TensorRT" is tensorrt
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return lookupValue<Preset>(kPresets, lower);
+}
+std::vector<std::string> presetNames() {
+    std::vector<std::string> names;
+    for (const auto& [p, n] : kPresets) names.emplace_back(n);
+    return names;
+}
 std::string_view nameOf(Scheme s) { return lookupName(kSchemes, s); }
 std::optional<Scheme> schemeFromName(std::string_view name) { return lookupValue<Scheme>(kSchemes, name); }
 

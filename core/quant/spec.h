@@ -58,7 +58,10 @@ struct QuantSpec {
 };
 
 std::string_view nameOf(Preset p);
+/// Case-insensitive ("TensorRT" is tensorrt).
 std::optional<Preset> presetFromName(std::string_view name);
+/// Every preset's name, in the order the help lists them.
+std::vector<std::string> presetNames();
 std::string_view nameOf(Scheme s);
 std::optional<Scheme> schemeFromName(std::string_view name);
 std::string_view nameOf(CalibMethod m);
