@@ -8,3 +8,6 @@ if(QUANTLENS_HDF5)
     ql_add_test(tst_hdf5)
 endif()
 include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz.cmake)
+# Crafted files, odd options and interruptions: one regression row per class.
+ql_add_test(tst_bad_input)
+set_tests_properties(tst_bad_input PROPERTIES TIMEOUT 300)

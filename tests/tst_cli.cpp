@@ -245,6 +245,17 @@ void TestCli::mistakesGiveOneLine_data() {
         << (w + QStringList{QStringLiteral("--preset"), QStringLiteral("tensorrt"), QStringLiteral("--scheme"),
                             QStringLiteral("block"), QStringLiteral("--block"), QStringLiteral("3")})
         << 1 << "'w'";
+    QTest::addRow("block-zero") << (w + QStringList{QStringLiteral("--preset"), QStringLiteral("tensorrt"),
+                                                    QStringLiteral("--scheme"), QStringLiteral("block"),
+                                                    QStringLiteral("--block"), QStringLiteral("0")})
+                                << 2 << "--block";
+    QTest::addRow("axis-beyond-int") << (w + QStringList{QStringLiteral("--axis"), QStringLiteral("4294967296")}) << 2
+                                     << "--axis 4294967296";
+    QTest::addRow("mx-not-blocks") << (w + QStringList{QStringLiteral("--preset"), QStringLiteral("mx"),
+                                                       QStringLiteral("--scheme"), QStringLiteral("per-tensor")})
+                                   << 1 << "block scheme";
+    QTest::addRow("preset-typo") << (w + QStringList{QStringLiteral("--preset"), QStringLiteral("tensort")}) << 2
+                                 << "did you mean 'tensorrt'";
     QTest::addRow("bad-report-extension") << (w + QStringList{QStringLiteral("--report"), QStringLiteral("r.txt")}) << 2
                                           << "r.txt";
     QTest::addRow("bad-out-extension") << (w + QStringList{QStringLiteral("--out"), QStringLiteral("o.bin")}) << 2 << "o.bin";

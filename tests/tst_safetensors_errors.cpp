@@ -55,7 +55,7 @@ private slots:
         row("byte-count-mismatch", st(R"({"w":{"dtype":"F16","shape":[2],"data_offsets":[0,8]}})", 8), "w", "does not match");
         row("shape-overflow", st(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", 8), "w", "overflow");
         row("overlapping", st(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12), "a", "overlap");
-        row("duplicate-names", st(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8), "w", "appears twice");
+        row("duplicate-names", st(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8), "w", "names 'w' twice");
         row("empty-name", st(R"({"":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8), "", "empty name");
         row("metadata-not-strings", st(R"({"__metadata__":{"n":1},"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8), "", "is not a string");
         row("zero-length-with-bytes", st(R"({"w":{"dtype":"F32","shape":[0,3],"data_offsets":[0,8]}})", 8), "w", "does not match");

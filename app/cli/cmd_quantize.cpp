@@ -86,6 +86,8 @@ int runQuantize(const QuantizeOptions& o) {
     if (!o.tensors.empty() + !o.match.empty() + o.all != 1)
         throw UsageError("choose the tensors with exactly one of --tensor NAME..., --match REGEX or --all");
     const JobRequest request = makeRequest(o.file, o.spec, o.backend, o.repeat);
+    for (const std::string& out : {o.out, o.report}) // never over the model, a shard or the index
+        if (!out.empty()) refuseOverwritingInputs(out, *request.source);
     std::vector<std::string> names;
     try {
         names = selectTensors(*request.source, {o.tensors, o.match, o.all});

@@ -6,6 +6,7 @@
 #include "backend/backend.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
+#include "io/atomic_file.h"
 #include "quantlens/config.h"
 #include "tensor/error.h"
 
@@ -20,6 +21,7 @@ int fail(int code, const std::string& message) {
 
 int main(int argc, char** argv) {
     using namespace ql::cli;
+    ql::removeTemporariesOnSignals(); // Ctrl-C during an export leaves no temporary behind
     CLI::App app{"QuantLens: see what quantization does to model weights, without a display.\n"
                  "Exit codes: 0 success, 1 a tensor or file failed, 2 bad usage.",
                  "quantlens-cli"};

@@ -9,6 +9,7 @@
 #include <QTimer>
 
 #include "gui/mainwindow.h"
+#include "io/atomic_file.h"
 #include "quantlens/config.h"
 #include "widgets/tensorbrowser.h"
 
@@ -54,6 +55,7 @@ int screenshot(ql::MainWindow& window, const QString& file, const QString& out) 
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
+    ql::removeTemporariesOnSignals(); // a killed export leaves no temporary behind
     QApplication::setOrganizationName(QStringLiteral("QuantLens"));
     QApplication::setApplicationName(QStringLiteral("quantlens"));
     QApplication::setApplicationVersion(QStringLiteral(QUANTLENS_VERSION));

@@ -136,6 +136,7 @@ bool MainWindow::exportWeights(const QString& path) {
         return false;
     }
     try {
+        if (m_source) refuseOverwritingInputs(ss(path), *m_source);
         if (path.endsWith(QStringLiteral(".h5"), Qt::CaseInsensitive) ||
             path.endsWith(QStringLiteral(".hdf5"), Qt::CaseInsensitive))
             exportHdf5(ss(path), tensors, m_source ? m_source->path() : std::string(), extras);
@@ -168,6 +169,7 @@ bool MainWindow::exportReport(const QString& path) {
         return false;
     }
     try {
+        if (m_source) refuseOverwritingInputs(ss(path), *m_source);
         writeReport(ss(path), m_source ? m_source->path() : std::string(), reports, comparison);
     } catch (const std::exception& e) {
         showMessage(tr("Report failed: %1").arg(qs(e.what())), true);

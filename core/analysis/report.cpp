@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/atomic_file.h"
 #include "quant/spec_json.h"
 #include "tensor/error.h"
 
@@ -203,22 +204,15 @@ void writeReport(const std::string& path, const std::string& file, const std::ve
     const std::string ext = target.extension().string();
     if (ext != ".json" && ext != ".csv")
         throw FileError(path + ": report must end in .json or .csv");
-    const std::string text = ext == ".json" ? reportJson(file, tensors, comparison).dump(1) + "\n" : reportCsv(tensors);
-    // Temporary file in the same folder, renamed into place: a reader never sees half a report.
-    const std::filesystem::path tmp = target.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw FileError(path + ": cannot write the report (" + tmp.string() + ")");
-        out << text;
-        out.close();
-        if (!out) throw FileError(path + ": writing the report failed");
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, target, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw FileError(path + ": cannot move the report into place: " + ec.message());
-    }
+    // Names from a file may hold bytes that are not UTF-8 (HDF5 allows any): JSON shows them as U+FFFD.
+    const std::string text = ext == ".json"
+                                 ? reportJson(file, tensors, comparison).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                                 : reportCsv(tensors);
+    // A uniquely named temporary in the same folder, renamed into place: a reader never sees half a
+    // report, two runs never share a temporary, and the file being read is never the target.
+    AtomicFile out(path, file);
+    out.write(text.data(), text.size());
+    out.commit();
 }
 
 } // namespace ql

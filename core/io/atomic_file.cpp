@@ -1,6 +1,9 @@
 #include "io/atomic_file.h"
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,6 +16,51 @@
 namespace fs = std::filesystem;
 
 namespace ql {
+namespace {
+
+// Temporaries alive right now, for the SIGINT / SIGTERM handler: a fixed table of fixed buffers, so
+// the handler touches no allocator and no lock (only async-signal-safe calls).
+constexpr int kSlots = 64;
+constexpr std::size_t kPathMax = 4096;
+struct Slot {
+    std::atomic<bool> used{false};
+    char path[kPathMax] = {};
+};
+Slot g_slots[kSlots];
+
+void removeTemporariesAndDie(int sig) {
+    for (Slot& s : g_slots)
+        if (s.used.load()) ::unlink(s.path);
+    ::signal(sig, SIG_DFL); // then end as the signal would have
+    ::raise(sig);
+}
+
+int registerTemporary(const std::string& path) {
+    if (path.size() >= kPathMax) return -1;
+    for (int i = 0; i < kSlots; ++i) {
+        Slot& s = g_slots[i];
+        if (s.used.load()) continue;
+        std::memcpy(s.path, path.c_str(), path.size() + 1);
+        bool expected = false;
+        if (s.used.compare_exchange_strong(expected, true)) return i;
+    }
+    return -1; // more than kSlots exports at once: this one is only removed on error, not on a signal
+}
+
+void unregisterTemporary(int slot) {
+    if (slot >= 0) g_slots[slot].used.store(false);
+}
+
+} // namespace
+
+void removeTemporariesOnSignals() {
+    for (int sig : {SIGINT, SIGTERM}) {
+        struct sigaction sa {};
+        sa.sa_handler = removeTemporariesAndDie;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(sig, &sa, nullptr);
+    }
+}
 
 void refuseOverwritingSource(const std::string& target, const std::string& sourcePath) {
     if (sourcePath.empty()) return;
@@ -41,6 +89,7 @@ AtomicFile::AtomicFile(std::string target, const std::string& sourcePath)
         throw FileError(m_target + ": cannot create a temporary file in " + dir.string() + ": "
                         + systemReason(errno));
     m_temp.assign(buf.data());
+    m_slot = registerTemporary(m_temp);
     // mkstemp creates 0600; an exported model is an ordinary shareable file.
     ::fchmod(m_fd, 0644);
 }
@@ -48,6 +97,7 @@ AtomicFile::AtomicFile(std::string target, const std::string& sourcePath)
 AtomicFile::~AtomicFile() {
     if (m_fd >= 0) ::close(m_fd);
     if (!m_committed && !m_temp.empty()) ::unlink(m_temp.c_str());
+    unregisterTemporary(m_slot);
 }
 
 void AtomicFile::write(const void* data, std::size_t size) {
@@ -72,6 +122,8 @@ void AtomicFile::commit() {
     if (::rename(m_temp.c_str(), m_target.c_str()) != 0)
         throw FileError(m_target + ": cannot rename the temporary file into place: " + systemReason(errno));
     m_committed = true;
+    unregisterTemporary(m_slot);
+    m_slot = -1;
     // Make the rename itself durable.
     const fs::path t(m_target);
     const std::string dir = t.has_parent_path() ? t.parent_path().string() : std::string(".");

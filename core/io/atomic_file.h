@@ -1,7 +1,9 @@
 #pragma once
-// Never half-written output: bytes go to a temporary file next to the target, which is flushed to
-// disk and renamed over the target only on commit(). Destroying an uncommitted AtomicFile (an
-// exception, a cancel) removes the temporary and leaves the target as it was.
+// Never half-written output: bytes go to a uniquely named temporary file (created exclusively) next
+// to the target, which is flushed to disk and renamed over the target only on commit(). Destroying an
+// uncommitted AtomicFile (an exception, a cancel) removes the temporary and leaves the target as it
+// was; so does SIGINT or SIGTERM while it is alive, once the program has called
+// removeTemporariesOnSignals().
 #include <cstddef>
 #include <string>
 
@@ -28,8 +30,13 @@ private:
     std::string m_target;
     std::string m_temp;
     int m_fd = -1;
+    int m_slot = -1; // in the signal handler's table of live temporaries
     bool m_committed = false;
 };
+
+/// Installs SIGINT and SIGTERM handlers that remove every live AtomicFile temporary and then end the
+/// process as the signal would have. The programs call it once at start (signal policy is theirs).
+void removeTemporariesOnSignals();
 
 /// Throws FileError when `target` names the same file as `sourcePath` (or would overwrite it).
 void refuseOverwritingSource(const std::string& target, const std::string& sourcePath);

@@ -1,6 +1,8 @@
 #include "io/hdf5_source.h"
 
+#include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "io/hdf5_util.h"
 #include "tensor/error.h"
@@ -109,6 +111,18 @@ std::string storageNote(hid_t dset) {
     return note;
 }
 
+// Raw data kept outside the file (external storage, virtual datasets) could read any file on the
+// machine: refused, with the reason.
+std::optional<std::string> outsideStorage(hid_t dataset) {
+    h5::Id plist(H5Dget_create_plist(dataset), H5Pclose);
+    if (!plist.valid()) return std::string("cannot read its storage properties");
+    if (H5Pget_external_count(plist.get()) > 0)
+        return std::string("its raw data is stored in an external file, outside the model: refused");
+    if (H5Pget_layout(plist.get()) == H5D_VIRTUAL)
+        return std::string("a virtual dataset (its data lives in other files): refused");
+    return std::nullopt;
+}
+
 struct Visit {
     std::vector<TensorInfo>* infos;
     std::vector<Hdf5Source::Skipped>* skipped;
@@ -136,8 +150,21 @@ herr_t visitLink(hid_t group, const char* name, const H5L_info_t* info, void* da
     const int rank = H5Sget_simple_extent_ndims(space.get());
     std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
     if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-    for (hsize_t d : dims) t.shape.push_back(static_cast<std::int64_t>(d));
-    t.byteSize = static_cast<std::uint64_t>(elementCount(t.shape)) * static_cast<std::uint64_t>(storageBytes(t.dtype));
+    // Sizes from the file are checked before anything multiplies or allocates with them.
+    std::uint64_t bytes = static_cast<std::uint64_t>(storageBytes(m.dtype));
+    for (hsize_t d : dims) {
+        if (d > static_cast<hsize_t>(INT64_MAX) || __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes) ||
+            bytes > static_cast<std::uint64_t>(INT64_MAX)) {
+            v->skipped->push_back({name, "its size overflows (dimensions from the file are too large)"});
+            return 0;
+        }
+        t.shape.push_back(static_cast<std::int64_t>(d));
+    }
+    if (auto why = outsideStorage(obj.get())) {
+        v->skipped->push_back({name, *why});
+        return 0;
+    }
+    t.byteSize = bytes;
     t.location = "/" + t.name + " (" + storageNote(obj.get()) + ")";
     v->infos->push_back(std::move(t));
     return 0;

@@ -26,8 +26,22 @@ void readExactly(int fd, void* out, std::size_t size, std::uint64_t offset, cons
     }
 }
 
+void requireRegularFile(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) throw FileError(path + ": cannot open: " + systemReason(errno));
+    if (!S_ISREG(st.st_mode))
+        throw FileError(path + ": not a regular file (" +
+                        (S_ISDIR(st.st_mode)    ? "a folder"
+                         : S_ISFIFO(st.st_mode) ? "a FIFO"
+                         : S_ISSOCK(st.st_mode) ? "a socket"
+                                                : "a device") +
+                        "); QuantLens reads model files only");
+}
+
 std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO put where a model was expected must not block the open (regular files
+    // ignore the flag); it is refused below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw FileError(path + ": cannot open: " + systemReason(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
@@ -37,6 +51,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
     }
     if (!S_ISREG(st.st_mode)) {
         ::close(fd);
+        requireRegularFile(path); // the reason in words
         throw FileError(path + ": not a regular file");
     }
     std::shared_ptr<MappedFile> file(new MappedFile);

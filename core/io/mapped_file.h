@@ -8,6 +8,10 @@
 
 namespace ql {
 
+/// Throws FileError unless `path` names a regular file (after symlinks): a FIFO, socket, device or
+/// folder given as a model, shard, index or scale file would block or mislead a reader.
+void requireRegularFile(const std::string& path);
+
 class MappedFile {
 public:
     /// Throws FileError naming the file when it cannot be opened or mapped.

@@ -1,10 +1,10 @@
 #include "io/safetensors_header.h"
 
 #include <algorithm>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_shape.h"
 #include "tensor/error.h"
 
 namespace ql {
@@ -107,24 +107,17 @@ std::uint64_t safetensorsHeaderLength(std::span<const std::byte> first8, std::ui
 
 SafetensorsHeader parseSafetensorsHeader(std::string_view text, std::uint64_t dataSize,
                                          const std::string& fileName) {
-    // nlohmann keeps the last of duplicate keys silently; a callback sees every top-level key.
-    std::set<std::string> seen;
-    std::string duplicate;
-    const json::parser_callback_t onEvent = [&](int depth, json::parse_event_t event, json& parsed) {
-        if (event == json::parse_event_t::key && depth == 1 && duplicate.empty()) {
-            auto key = parsed.get<std::string>();
-            if (!seen.insert(key).second) duplicate = std::move(key);
-        }
-        return true;
-    };
+    // Depth and duplicate keys first, in one linear pass: nlohmann keeps the last of duplicate keys
+    // silently (the reference reader refuses them), and a deeply nested tree would overflow the stack
+    // when printed in a message or destroyed. A header is three levels deep.
+    checkJsonShape(text, fileName, "header", 8);
     json root;
     try {
-        root = json::parse(text.begin(), text.end(), onEvent);
+        root = json::parse(text.begin(), text.end());
     } catch (const json::exception& e) {
         // Ill-formed UTF-8 is a parse error, a number beyond double an out_of_range; the text says which.
         fail(fileName, std::string("header is not valid JSON/UTF-8: ") + e.what());
     }
-    if (!duplicate.empty()) fail(fileName, "tensor '" + duplicate + "' appears twice in the header");
     if (!root.is_object()) fail(fileName, "header must be a JSON object");
 
     SafetensorsHeader h;

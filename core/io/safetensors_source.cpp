@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_shape.h"
+
 #include "tensor/error.h"
 
 namespace fs = std::filesystem;
@@ -64,10 +66,12 @@ std::unique_ptr<SafetensorsSource> SafetensorsSource::openFile(const std::string
 }
 
 std::unique_ptr<SafetensorsSource> SafetensorsSource::openIndex(const std::string& indexPath) {
+    requireRegularFile(indexPath);
     std::ifstream in(indexPath, std::ios::binary);
     if (!in) throw FileError(indexPath + ": cannot open: " + systemReason(errno));
     std::stringstream text;
     text << in.rdbuf();
+    checkJsonShape(text.str(), indexPath, "index", 16);
     nlohmann::json index;
     try {
         index = nlohmann::json::parse(text.str());
@@ -101,6 +105,11 @@ std::unique_ptr<SafetensorsSource> SafetensorsSource::openIndex(const std::strin
         if (!fs::exists(shardPath, ec))
             throw FileError(indexPath + ": missing shard '" + file + "' (needed for tensor '" + names.front()
                             + "' and " + std::to_string(names.size() - 1) + " more)");
+        // A shard (or a symlink standing for one) must stay inside the model's folder.
+        const fs::path real = fs::weakly_canonical(shardPath, ec), realDir = fs::weakly_canonical(dir.empty() ? "." : dir, ec);
+        if (real.parent_path() != realDir)
+            throw FileError(indexPath + ": shard '" + file + "' resolves to " + real.string() +
+                            ", outside the model's folder: refused");
         src->m_shards.push_back(openShard(shardPath));
         const std::size_t si = src->m_shards.size() - 1;
         const auto& entries = src->m_shards[si].header.entries;
@@ -118,6 +127,13 @@ std::unique_ptr<SafetensorsSource> SafetensorsSource::openIndex(const std::strin
                                     + "' but that shard does not contain it");
     }
     return src;
+}
+
+std::vector<std::string> SafetensorsSource::files() const {
+    std::vector<std::string> out;
+    if (m_shards.size() != 1 || m_shards[0].path != m_path) out.push_back(m_path); // the index
+    for (const auto& s : m_shards) out.push_back(s.path);
+    return out;
 }
 
 const SafetensorsSource::Where& SafetensorsSource::locate(const std::string& name) const {

@@ -22,6 +22,8 @@ public:
 
     const std::string& path() const override { return m_path; }
     const std::vector<TensorInfo>& tensors() const override { return m_infos; }
+    /// The index (when sharded) and every shard.
+    std::vector<std::string> files() const override;
     Tensor load(const std::string& name) const override;
     Tensor loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const override;
     /// The __metadata__ of the (first) file, or the index's "metadata" for sharded models.

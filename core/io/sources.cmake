@@ -4,6 +4,7 @@ target_sources(quantlens_core PRIVATE
     io/export_tensors.cpp
     io/mapped_file.cpp
     io/safetensors_header.cpp
+    io/json_shape.cpp
     io/safetensors_source.cpp
     io/safetensors_writer.cpp
     io/tensor_source.cpp)

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "io/atomic_file.h"
+#include "io/mapped_file.h"
 #include "io/safetensors_source.h"
 #include "quantlens/config.h"
 #include "tensor/error.h"
@@ -72,6 +74,7 @@ std::unique_ptr<TensorSource> openTensorSource(const std::string& path) {
             return SafetensorsSource::openFile((dir / "model.safetensors").string());
         throw FileError(path + ": folder holds no model.safetensors or model.safetensors.index.json");
     }
+    requireRegularFile(path); // before anything opens it: a FIFO would block
     const std::string name = lower(fs::path(path).filename().string());
     const Kind kind = sniff(path);
     if (endsWith(name, ".index.json")) return SafetensorsSource::openIndex(path);
@@ -84,6 +87,10 @@ std::unique_ptr<TensorSource> openTensorSource(const std::string& path) {
     if (kind == Kind::Index) return SafetensorsSource::openIndex(path);
     // .safetensors, or anything else: the strict parser explains what is wrong.
     return SafetensorsSource::openFile(path);
+}
+
+void refuseOverwritingInputs(const std::string& target, const TensorSource& source) {
+    for (const auto& f : source.files()) refuseOverwritingSource(target, f);
 }
 
 std::optional<TensorRef> parseTensorRef(const std::string& text) {

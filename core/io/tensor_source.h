@@ -27,6 +27,9 @@ public:
     virtual ~TensorSource() = default;
     /// The path the user opened (a file, or a sharded index).
     virtual const std::string& path() const = 0;
+    /// Every file the source reads (a sharded checkpoint: the index and each shard), so that no
+    /// output is ever written over one of them.
+    virtual std::vector<std::string> files() const { return {path()}; }
     /// Every tensor, in file order. Listing reads headers only.
     virtual const std::vector<TensorInfo>& tensors() const = 0;
     /// Loads one tensor; safetensors tensors borrow the memory mapping (no copy).
@@ -49,6 +52,10 @@ std::optional<TensorRef> parseTensorRef(const std::string& text);
 /// The tensor's values as f32. Throws FileError naming the file and tensor when either is missing;
 /// `role` says what the tensor was named for ("--scale", "scales").
 std::vector<float> loadTensorValues(const TensorRef& ref, const std::string& role);
+
+/// Throws FileError when `target` is, or would replace, any file `source` reads (the same file by
+/// path, symlink or hard link; a shard; the index).
+void refuseOverwritingInputs(const std::string& target, const TensorSource& source);
 
 /// Opens by content and extension: .safetensors, .safetensors.index.json (sharded), .h5/.hdf5/.keras.
 /// Throws FileError with the path and the reason.

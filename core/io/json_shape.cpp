@@ -1,0 +1,76 @@
+#include "io/json_shape.h"
+
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tensor/error.h"
+
+namespace ql {
+namespace {
+
+using json = nlohmann::json;
+
+// SAX events only: nlohmann's SAX parser keeps its own stack, so nothing here recurses.
+class ShapeCheck : public json::json_sax_t {
+public:
+    explicit ShapeCheck(int maxDepth) : m_max(maxDepth) {}
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override {
+        m_keys.emplace_back();
+        return enter();
+    }
+    bool key(string_t& k) override {
+        if (m_keys.size() <= 2 && !m_keys.back().insert(k).second) {
+            problem = "names '" + shortened(k) + "' twice" + (m_keys.size() == 2 ? " inside one entry" : "");
+            return false;
+        }
+        return true;
+    }
+    bool end_object() override {
+        m_keys.pop_back();
+        --m_depth;
+        return true;
+    }
+    bool start_array(std::size_t) override {
+        m_keys.emplace_back(); // keeps m_keys.size() equal to the depth
+        return enter();
+    }
+    bool end_array() override { return end_object(); }
+    bool parse_error(std::size_t, const std::string&, const json::exception&) override { return false; }
+
+    std::string problem;
+
+private:
+    bool enter() {
+        if (++m_depth <= m_max) return true;
+        problem = "nests deeper than " + std::to_string(m_max) + " levels";
+        return false;
+    }
+    static std::string shortened(const std::string& k) { return k.size() > 200 ? k.substr(0, 200) + "..." : k; }
+
+    int m_max;
+    int m_depth = 0;
+    std::vector<std::unordered_set<std::string>> m_keys;
+};
+
+} // namespace
+
+void checkJsonShape(std::string_view text, const std::string& file, const std::string& what, int maxDepth) {
+    ShapeCheck check(maxDepth);
+    try {
+        json::sax_parse(text.begin(), text.end(), &check);
+    } catch (const json::exception&) { // malformed: the real parse says how
+    }
+    if (!check.problem.empty()) throw FileError(file + ": " + what + " " + check.problem);
+}
+
+} // namespace ql

@@ -1,0 +1,15 @@
+#pragma once
+// A linear, non-recursive look at untrusted JSON before it is parsed into a tree: nesting depth
+// (a tree that deep would overflow the stack when printed or destroyed) and duplicate keys (which
+// nlohmann's parser would silently resolve to the last one, where the reference readers refuse).
+#include <string>
+#include <string_view>
+
+namespace ql {
+
+/// Throws FileError "<file>: <what> ..." when the text nests deeper than `maxDepth` or an object at
+/// depth 1 or 2 (the top level and the objects it holds) names a key twice. Malformed JSON passes:
+/// the real parse reports it.
+void checkJsonShape(std::string_view text, const std::string& file, const std::string& what, int maxDepth = 32);
+
+} // namespace ql
