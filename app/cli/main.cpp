@@ -2,6 +2,7 @@
 // Exit codes: 0 success, 1 a job failed (one line naming file, tensor, reason), 2 bad usage.
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "backend/backend.h"
 #include "cli/cli_error.h"
@@ -55,6 +56,8 @@ int main(int argc, char** argv) {
         return fail(2, e.what());
     } catch (const ql::Cancelled&) {
         return fail(1, "cancelled");
+    } catch (const std::bad_alloc&) {
+        return fail(1, "out of memory: the selected tensors (or their codes for --out) do not fit; select fewer");
     } catch (const std::exception& e) {
         return fail(1, e.what());
     }

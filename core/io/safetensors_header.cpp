@@ -131,16 +131,25 @@ SafetensorsHeader parseSafetensorsHeader(std::string_view text, std::uint64_t da
     std::sort(h.entries.begin(), h.entries.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) {
         return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
     });
-    // Zero-length tensors occupy no bytes and may share an offset with anything.
+    // As the reference reader validates: sorted by offset, each tensor starts where the one before
+    // ends (no overlap, no hole), and the last ends where the file does (no trailing bytes).
+    std::uint64_t expected = 0;
     const SafetensorsEntry* prev = nullptr;
     for (const auto& e : h.entries) {
-        if (e.begin == e.end) continue;
-        if (prev && e.begin < prev->end)
+        if (e.begin < expected)
             fail(fileName, "tensors '" + prev->name + "' and '" + e.name + "' overlap (bytes ["
-                               + std::to_string(e.begin) + ", " + std::to_string(std::min(prev->end, e.end))
+                               + std::to_string(e.begin) + ", " + std::to_string(std::min(expected, e.end))
                                + ") are shared)");
+        if (e.begin > expected)
+            failTensor(fileName, e.name, "starts at byte " + std::to_string(e.begin) + " of the data, leaving a hole of " +
+                                             std::to_string(e.begin - expected) + " bytes after " +
+                                             (prev ? "'" + prev->name + "'" : std::string("the header")));
+        expected = e.end;
         prev = &e;
     }
+    if (expected != dataSize)
+        fail(fileName, std::to_string(dataSize - expected) + " bytes after the last tensor belong to none (file "
+                           "longer than its header says)");
     return h;
 }
 

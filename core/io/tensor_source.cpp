@@ -1,6 +1,7 @@
 #include "io/tensor_source.h"
 
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -102,7 +103,15 @@ std::optional<TensorRef> parseTensorRef(const std::string& text) {
 std::vector<float> loadTensorValues(const TensorRef& ref, const std::string& role) {
     const auto source = openTensorSource(ref.file);
     if (!source->find(ref.tensor)) throw FileError(ref.file + ": " + ref.tensor + ": no such tensor (named as " + role + ")");
-    return source->load(ref.tensor).toFloatVector();
+    const Tensor t = source->load(ref.tensor);
+    std::vector<float> values = t.toFloatVector();
+    // Integers (zero points, group ends) pass through fp32: beyond 2^24 they would silently change.
+    if (!isFloating(t.dtype()))
+        for (std::size_t i = 0; i < values.size(); ++i)
+            if (std::fabs(values[i]) > 16777216.0f)
+                throw FileError(ref.file + ": " + ref.tensor + ": entry " + std::to_string(i) + " (" + role +
+                                ") is beyond 2^24, which fp32 cannot hold exactly");
+    return values;
 }
 
 } // namespace ql
