@@ -49,6 +49,7 @@ private slots:
     void compareNamesReciprocalVersusDivision();
     void compareBackendsSideBySide();
     void allPrintsSortedTableAndReport();
+    void calibrationNoteIsShown();
     void sweepAndInspect();
     void helpOnEveryCommand_data();
     void helpOnEveryCommand();
@@ -142,6 +143,20 @@ void TestCli::compareBackendsSideBySide() {
                            m_dir.path());
     QCOMPARE(bad.code, 2);
     QVERIFY2(bad.err.contains("unknown backend 'no-such-device'"), bad.err.constData());
+}
+
+// A calibration far from absmax (entropy on 128 values) is said on stderr and in the report.
+void TestCli::calibrationNoteIsShown() {
+    const Run r = runCli({QStringLiteral("quantize"), QStringLiteral("random.safetensors"), QStringLiteral("--tensor"),
+                          QStringLiteral("w"), QStringLiteral("--calib"), QStringLiteral("entropy"),
+                          QStringLiteral("--report"), QStringLiteral("note.json")},
+                         m_dir.path());
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(r.err.contains("quantlens-cli: note: random.safetensors: tensor 'w': entropy"), r.err.constData());
+    QFile f(m_dir.filePath(QStringLiteral("note.json")));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject w = QJsonDocument::fromJson(f.readAll()).object()[QLatin1String("tensors")].toArray()[0].toObject();
+    QVERIFY(w[QLatin1String("calibration_note")].toString().contains(QLatin1String("absmax")));
 }
 
 void TestCli::allPrintsSortedTableAndReport() {

@@ -63,7 +63,7 @@ void ValueHistogramPage::setOutcome(const TensorOutcome& o) {
     setNote(tr("%1 reconstruction levels in group %2%3; clip thresholds [%4, %5].")
                 .arg(n)
                 .arg(a.gridGroup)
-                .arg(stride > 1 ? tr(" (every %1th drawn)").arg(stride) : QString())
+                .arg(stride > 1 ? tr(" (one in %1 drawn)").arg(stride) : QString())
                 .arg(fmtNumber(a.gridEdges.low), fmtNumber(a.gridEdges.high)));
     m_plot->replot();
 }

@@ -106,6 +106,9 @@ int runQuantize(const QuantizeOptions& o) {
     progress.finish();
     printFailures(o.file, outcome.reports);
 
+    for (const auto& r : outcome.reports) // a calibration far worse than absmax is said, not hidden
+        if (!r.params.calibrationNote.empty())
+            std::fprintf(stderr, "quantlens-cli: note: %s\n", oneLine(where(o.file, r.name, r.params.calibrationNote)).c_str());
     auto rows = modelRows(outcome.reports);
     sortWorstFirst(rows);
     std::fputs(formatModelTable(rows).c_str(), stdout);

@@ -245,6 +245,8 @@ void MainWindow::showOutcome(std::shared_ptr<const TensorOutcome> outcome) {
     m_headline->setOutcome(*m_outcome);
     for (PlotPage* p : m_pages) p->setOutcome(*m_outcome);
     statusBar()->showMessage(tr("%1 quantized: %2").arg(qs(m_outcome->a.report.name), qs(describe(m_outcome->a.report.plan.spec))), 10000);
+    if (const std::string& note = m_outcome->a.report.params.calibrationNote; !note.empty())
+        showMessage(tr("Calibration: %1").arg(qs(note)), false); // far worse than absmax: said where it shows
     emit resultShown();
 }
 

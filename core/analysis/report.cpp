@@ -135,6 +135,7 @@ json toJson(const TensorReport& r, const ReportOptions& opt) {
         return j;
     }
     j["spec"] = toJson(r.plan);
+    if (!r.params.calibrationNote.empty()) j["calibration_note"] = r.params.calibrationNote;
     j["backend"] = r.backend;
     j["stats"] = statsJson(r.analysis);
     j["histograms"] = histogramsJson(r.analysis);

@@ -112,7 +112,7 @@ void checkTorch(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
     if (spec.scheme == Scheme::PerChannel) singleAxis(spec, static_cast<int>(shape.size()), "quantize_per_channel");
     requireFixedRounding(spec);
     plan.notes = "torch rounds the scale to fp32 and multiplies by its reciprocal (not a division); the zero "
-                 "point is added after rounding, in fp32 (spec §5).";
+                 "point is added after rounding, in fp32.";
     if (spec.target == Target::UInt4 && spec.scheme == Scheme::PerChannel)
         plan.notes += " quint4x2 per-channel takes float zero points added before rounding.";
 }
@@ -130,7 +130,7 @@ void checkTensorRT(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
             if (plan.layout.dims[d].kind == DimMapping::Kind::Block)
                 reject(spec, "block quantization blocks only the last or second-to-last dimension");
     }
-    plan.notes = "TensorRT divides by the scale and rounds half to even (spec §2).";
+    plan.notes = "TensorRT divides by the scale and rounds half to even.";
     if (spec.target == Target::Fp4E2M1) plan.notes += " FP4 clamps at ±6 (E2M1 range; bound not documented).";
 }
 
@@ -142,7 +142,7 @@ void checkAclnnQuantize(const QuantSpec& spec, const Shape& shape, QuantPlan& pl
     if (shape.size() > 8) reject(spec, "aclnnQuantize takes tensors of rank 1 to 8");
     if (spec.scheme == Scheme::PerChannel) singleAxis(spec, static_cast<int>(shape.size()), "aclnnQuantize");
     plan.notes = "aclnnQuantize divides by the scale (PyTorch multiplies by the reciprocal) and adds the zero "
-                 "point before rounding (spec §3.1).";
+                 "point before rounding.";
     if (isFloatTarget(spec.target)) plan.notes += " FP8 outputs exist on Ascend 950 only.";
 }
 
@@ -166,7 +166,7 @@ void checkAscendQuant(const QuantSpec& spec, const Shape& shape, QuantPlan& plan
     if (spec.target == Target::Int32 && last % 8 != 0)
         reject(spec, "int32 output packs eight int4 per word: the last dimension (" + std::to_string(last) +
                          ") must be a multiple of 8");
-    plan.notes = "aclnnAscendQuantV3 multiplies by the scale and adds the offset before rounding (spec §3.2).";
+    plan.notes = "aclnnAscendQuantV3 multiplies by the scale and adds the offset before rounding.";
     if (spec.sqrtMode)
         plan.notes += " sqrt mode follows the A2/A3 kernel, (x*s)*s; the operator's test golden computes "
                       "x*(s*s), which can differ by one code at ties.";
@@ -184,7 +184,7 @@ void checkNpuGroupQuant(const QuantSpec& spec, const Shape& shape, QuantPlan& pl
     if (spec.target == Target::Int4 && shape[1] % 2 != 0) reject(spec, "int4 output needs an even H");
     plan.scalarZeroPoint = true;
     plan.notes = "npu_group_quant multiplies by the group's scale row and adds one scalar offset before "
-                 "rounding; quint4x2 output holds signed int4 nibbles (spec §4).";
+                 "rounding; quint4x2 output holds signed int4 nibbles.";
 }
 
 void checkPyPTO(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
@@ -210,7 +210,7 @@ void checkPyPTO(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
                              std::string(rank == 2 ? "0" : "0,...,rank-2") + " here)");
     }
     plan.notes = "pypto's axis names the axis that shares a scale (the opposite of PyTorch); its documented "
-                 "uint8 example subtracts the zero point, but the implementation adds it (spec §1): "
+                 "uint8 example subtracts the zero point, but the implementation adds it: "
                  "QuantLens follows the implementation.";
 }
 
@@ -256,7 +256,7 @@ Convention conventionOf(const QuantSpec& spec) {
         c.nan = NanPolicy::X86IntCast;
         if (spec.target == Target::UInt4) {
             c.packing = Packing::NibblesFlat;
-            if (spec.scheme == Scheme::PerChannel) { // quantize_val_float_qparams (spec §5)
+            if (spec.scheme == Scheme::PerChannel) { // quantize_val_float_qparams
                 c.zeroPoint = ZeroPointStage::BeforeRounding;
                 c.zeroScaleMeansOne = true;
             }

@@ -1,6 +1,7 @@
 #include "quant/spec.h"
 
 #include <cctype>
+#include <cstdio>
 
 #include <array>
 #include <utility>
@@ -98,7 +99,11 @@ std::string describe(const QuantSpec& spec) {
     if (spec.sqrtMode) s += " sqrt-mode";
     if (spec.rounding) s += " round=" + std::string(nameOf(*spec.rounding));
     s += " " + std::string(nameOf(spec.calibration.method));
-    if (spec.calibration.method == CalibMethod::Percentile) s += "=" + std::to_string(spec.calibration.percentile);
+    if (spec.calibration.method == CalibMethod::Percentile) {
+        char p[32]; // "99.99", not std::to_string's "99.990000"
+        std::snprintf(p, sizeof p, "%.10g", spec.calibration.percentile);
+        s += std::string("=") + p;
+    }
     return s;
 }
 
