@@ -55,6 +55,16 @@ QuantSpec blockFormat(Preset p) {
     return s;
 }
 
+QuantSpec int4Blocks() {
+    QuantSpec s;
+    s.preset = Preset::TensorRT;
+    s.target = Target::Int4;
+    s.scheme = Scheme::Block;
+    s.axes = {};
+    s.block = {1, 128};
+    return s;
+}
+
 std::vector<Family> families() {
     const QuantSpec pc = bench::perChannelInt8();
     return {
@@ -63,11 +73,11 @@ std::vector<Family> families() {
          {"--calib", "percentile=99.9"}},
         {"int8 per-channel, mse", calibrated(pc, CalibMethod::Mse), {"--calib", "mse"}},
         {"int8 per-channel, entropy", calibrated(pc, CalibMethod::Entropy), {"--calib", "entropy"}},
-        {"int4 g128, absmax", calibrated(bench::perGroupInt4G128(), CalibMethod::AbsMax), {}},
+        {"int4 block 1x128 (tensorrt)", int4Blocks(), {"--preset", "tensorrt", "--dtype", "int4", "--block", "1,128"}},
         {"fp8 e4m3 per-tensor", calibrated(bench::tensorRtFp8(), CalibMethod::AbsMax),
          {"--preset", "tensorrt", "--dtype", "fp8-e4m3", "--scheme", "per-tensor"}},
-        {"mxfp4", blockFormat(Preset::MX), {"--preset", "mx", "--dtype", "fp4"}},
-        {"nvfp4", blockFormat(Preset::NVFP4), {"--preset", "nvfp4", "--dtype", "fp4"}},
+        {"mxfp4", blockFormat(Preset::MX), {"--preset", "mx", "--dtype", "fp4-e2m1"}},
+        {"nvfp4", blockFormat(Preset::NVFP4), {"--preset", "nvfp4"}},
     };
 }
 

@@ -1,5 +1,6 @@
 #include "io/hdf5_util.h"
 
+#include <new>
 #include <vector>
 
 #include "tensor/error.h"
@@ -21,6 +22,11 @@ herr_t collect(unsigned, const H5E_error2_t* e, void* data) {
 } // namespace
 
 Lock::Lock() : m_guard(mutex()) { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+void Lock::resetInForkedChild() {
+    // The child has one thread, but the copied mutex still names the parent's thread as its owner.
+    new (&mutex()) std::recursive_mutex;
+}
 
 Id& Id::operator=(Id&& o) noexcept {
     if (this != &o) {

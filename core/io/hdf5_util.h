@@ -15,6 +15,9 @@ namespace ql::h5 {
 class Lock {
 public:
     Lock();
+    /// In a child just forked while the parent held the lock: a fresh, unlocked lock for its one
+    /// thread (the parent's lock object is left to the parent).
+    static void resetInForkedChild();
 private:
     std::lock_guard<std::recursive_mutex> m_guard;
 };
