@@ -4,6 +4,7 @@
 #include <QTest>
 #include <bit>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "quant/reference.h"
@@ -17,6 +18,15 @@ Q_DECLARE_METATYPE(std::vector<std::int64_t>)
 namespace qltest {
 
 inline float bits(std::uint32_t u) { return std::bit_cast<float>(u); }
+
+/// n normal values (mean 0), the same for the same seed.
+inline std::vector<float> normalValues(std::int64_t n, unsigned seed, float sigma = 1.0f) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d(0.0f, sigma);
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (float& x : v) x = d(rng);
+    return v;
+}
 
 inline ql::QuantSpec spec(ql::Preset preset, ql::Target target, ql::Scheme scheme, std::vector<int> axes = {},
                           bool symmetric = true) {

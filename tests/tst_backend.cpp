@@ -10,16 +10,14 @@
 #include "cpu/cpu_reference_backend.h"
 
 #include "tensor/error.h"
+#include "quant_test_util.h"
 
 using namespace ql;
 
 namespace {
 
 std::vector<float> randomValues(std::int64_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, 2.0f);
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (auto& x : v) x = d(rng);
+    std::vector<float> v = qltest::normalValues(n, seed, 2.0f);
     if (n > 10) {
         v[3] = std::numeric_limits<float>::quiet_NaN();
         v[7] = std::numeric_limits<float>::infinity();

@@ -16,35 +16,23 @@
 #include "quant/reference.h"
 #include "tensor/error.h"
 #include "tensor/float_formats.h"
+#include "backend_test_util.h"
 
 using namespace ql;
 
 namespace {
 
-std::vector<float> randomValues(std::int64_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (float& x : v) x = d(rng);
-    return v;
-}
-
-Tensor bf16Tensor(const Shape& shape, const std::vector<float>& v) {
-    Tensor t(DType::BF16, shape);
-    auto* p = reinterpret_cast<std::uint16_t*>(t.mutableData());
-    for (std::size_t i = 0; i < v.size(); ++i) p[i] = floatToBf16(v[i]);
-    return t;
-}
+using qltest::normalValues;
 
 class Fixture {
 public:
     Fixture() {
         model = dir.filePath(QStringLiteral("model.safetensors")).toStdString();
         std::vector<NamedTensor> t;
-        t.push_back({"fc1.weight", Tensor::fromFloats({64, 96}, randomValues(64 * 96, 1))});
-        t.push_back({"fc1.bias", Tensor::fromFloats({64}, randomValues(64, 2))});
-        t.push_back({"fc2.weight", bf16Tensor({32, 64}, randomValues(32 * 64, 3))});
-        t.push_back({"odd.weight", Tensor::fromFloats({8, 33}, randomValues(8 * 33, 4))});
+        t.push_back({"fc1.weight", Tensor::fromFloats({64, 96}, normalValues(64 * 96, 1))});
+        t.push_back({"fc1.bias", Tensor::fromFloats({64}, normalValues(64, 2))});
+        t.push_back({"fc2.weight", qltest::tensorOf(normalValues(32 * 64, 3), {32, 64}, DType::BF16)});
+        t.push_back({"odd.weight", Tensor::fromFloats({8, 33}, normalValues(8 * 33, 4))});
         t.push_back({"position_ids", Tensor(DType::I64, {1, 16})});
         writeSafetensors(model, t);
     }
@@ -68,6 +56,15 @@ QuantSpec int8PerChannel() {
     s.scheme = Scheme::PerChannel;
     s.axes = {0};
     s.calibration.method = CalibMethod::AbsMax;
+    return s;
+}
+
+// 32-element blocks along rows: fc1.bias (1-D), odd.weight (33 columns) and the integer buffer
+// cannot take them.
+QuantSpec int8Blocks1x32() {
+    QuantSpec s = int8PerChannel();
+    s.scheme = Scheme::Block;
+    s.block = {1, 32};
     return s;
 }
 
@@ -115,10 +112,7 @@ void TestJob::tensorJobReadsInPlaceAndMatchesOracle() {
 // integer buffer is not a weight: all three are passed through, the others quantized.
 void TestJob::modelJobPassesThroughAndContinues() {
     Fixture f;
-    QuantSpec s = int8PerChannel();
-    s.scheme = Scheme::Block;
-    s.block = {1, 32};
-    const JobRequest r = f.request(s);
+    const JobRequest r = f.request(int8Blocks1x32());
     const auto names = selectTensors(*r.source, {{}, {}, true});
     QCOMPARE(names.size(), std::size_t{5});
     std::vector<std::string> seen;
@@ -153,10 +147,7 @@ void TestJob::modelJobKeepsCodesOnlyWhenAsked() {
 // byte, and the failed ones named in the metadata.
 void TestJob::exportHoldsKeptAndFailedTensors() {
     Fixture f;
-    QuantSpec s = int8PerChannel();
-    s.scheme = Scheme::Block;
-    s.block = {1, 32};
-    const JobRequest r = f.request(s);
+    const JobRequest r = f.request(int8Blocks1x32());
     ModelOutcome out = runModelJob(r, selectTensors(*r.source, {{}, {}, true}), {true, true});
     QCOMPARE(out.kept.size(), std::size_t{3});
     out.reports[0].error = "a reason"; // as if fc1.weight had failed
