@@ -1,5 +1,6 @@
 // Listing a 4 GB safetensors checkpoint: must take under 100 ms and grow resident memory by under
-// 10 MB, because only the header is read and the data is merely mapped (issue 3).
+// 10 MB, because only the header is read and the data is merely mapped. Then headers of 10k, 100k
+// and 1M tensors: the time must grow linearly.
 //   bench_listing [FOLDER]   writes a sparse 4 GB file there (default: the system temp folder)
 #include <chrono>
 #include <cstdio>
@@ -48,6 +49,42 @@ std::string writeCheckpoint(const std::filesystem::path& dir) {
     return path;
 }
 
+// A header of `n` one-element tensors (the shape of a crafted or a very large checkpoint's inventory).
+std::string writeManyTensors(const std::filesystem::path& dir, int n) {
+    std::string text = "{";
+    for (int i = 0; i < n; ++i)
+        text += (i ? ",\"t" : "\"t") + std::to_string(i) + "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" +
+                std::to_string(4ull * i) + "," + std::to_string(4ull * i + 4) + "]}";
+    text += "}";
+    text.append((8 - text.size() % 8) % 8, ' ');
+    const std::string path = (dir / ("bench_listing_" + std::to_string(n) + ".safetensors")).string();
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    unsigned char len[8];
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(text.size() >> (8 * i));
+    f.write(reinterpret_cast<const char*>(len), 8);
+    f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    f.close();
+    std::filesystem::resize_file(path, 8 + text.size() + 4ull * static_cast<unsigned>(n));
+    return path;
+}
+
+// Listing time must grow linearly with the tensor count: 1M takes about ten times 100k.
+bool headerScales(const std::filesystem::path& dir) {
+    double ms[3] = {};
+    const int counts[3] = {10000, 100000, 1000000};
+    for (int k = 0; k < 3; ++k) {
+        const std::string path = writeManyTensors(dir, counts[k]);
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto src = ql::openTensorSource(path);
+        ms[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        std::filesystem::remove(path);
+        std::printf("header of %7d tensors  %9.1f ms\n", counts[k], ms[k]);
+    }
+    const double ratio = ms[2] / ms[1];
+    std::printf("  1M / 100k      %8.2f   (linear: about 10; quadratic: 100)\n", ratio);
+    return ratio < 20.0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -71,5 +108,6 @@ int main(int argc, char** argv) {
                 double(listed) / double(1ull << 30));
     std::printf("  time          %8.2f ms   limit %6.1f ms   ratio %.3f\n", ms, kLimitMs, ms / kLimitMs);
     std::printf("  extra resident %7.2f MiB  limit %6.1f MiB  ratio %.3f\n", extra, kLimitMiB, extra / kLimitMiB);
-    return ms <= kLimitMs && extra <= kLimitMiB ? 0 : 1;
+    const bool scales = headerScales(dir);
+    return ms <= kLimitMs && extra <= kLimitMiB && scales ? 0 : 1;
 }
