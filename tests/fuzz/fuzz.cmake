@@ -1,4 +1,4 @@
-# fuzz_safetensors: built by clang (when found) as its own small project, run for a few seconds
+# fuzz_safetensors, fuzz_index_json: built by clang (when found) as its own small project, run for a few seconds
 # as a ctest. Without clang/libFuzzer the test reports itself skipped.
 find_program(QUANTLENS_CLANGXX NAMES clang++ clang++-18 clang++-17 clang++-16 clang++-15 clang++-14)
 set(_fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
@@ -13,8 +13,14 @@ if(QUANTLENS_CLANGXX)
         INSTALL_COMMAND ""
         BUILD_ALWAYS ON)
 endif()
-add_test(NAME fuzz_safetensors
-    COMMAND ${CMAKE_COMMAND} -DFUZZER=${_fuzz_bin}/fuzz_safetensors -DWORK=${_fuzz_bin}/work
-            -DSEEDS=${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus -DSECONDS=8
-            -P ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/run_fuzz.cmake)
-set_tests_properties(fuzz_safetensors PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+# Each target runs a few seconds on its own seeds: the safetensors header, and index JSON.
+foreach(target_seeds fuzz_safetensors:corpus fuzz_index_json:corpus_index)
+    string(REPLACE ":" ";" _pair ${target_seeds})
+    list(GET _pair 0 _target)
+    list(GET _pair 1 _seeds)
+    add_test(NAME ${_target}
+        COMMAND ${CMAKE_COMMAND} -DFUZZER=${_fuzz_bin}/${_target} -DWORK=${_fuzz_bin}/work-${_target}
+                -DSEEDS=${CMAKE_CURRENT_SOURCE_DIR}/fuzz/${_seeds} -DSECONDS=8
+                -P ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/run_fuzz.cmake)
+    set_tests_properties(${_target} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+endforeach()

@@ -1,7 +1,8 @@
 # Runs the fuzzer for SECONDS on a scratch corpus (new inputs go to WORK, never into the source tree).
 # Inputs up to 300 KB: deep nesting and long names need room.
 if(NOT EXISTS ${FUZZER})
-    message("fuzz_safetensors was not built (needs clang with libFuzzer): skipped")
+    get_filename_component(_name ${FUZZER} NAME)
+    message("${_name} was not built (needs clang with libFuzzer): skipped")
     cmake_language(EXIT 77)
 endif()
 file(MAKE_DIRECTORY ${WORK}/corpus ${WORK}/artifacts)
@@ -10,5 +11,6 @@ execute_process(
             -artifact_prefix=${WORK}/artifacts/ ${WORK}/corpus ${SEEDS}
     RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "fuzz_safetensors found a failing input (exit ${rc}); see ${WORK}/artifacts")
+    get_filename_component(_name ${FUZZER} NAME)
+    message(FATAL_ERROR "${_name} found a failing input (exit ${rc}); see ${WORK}/artifacts")
 endif()
