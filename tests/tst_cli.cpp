@@ -112,6 +112,14 @@ void TestCli::compareNamesReciprocalVersusDivision() {
                          m_dir.path());
     QVERIFY2(r.code == 0, r.err.constData());
     QVERIFY2(r.out.contains("mismatched codes: 1 of 4"), r.out.constData());
+    // As a check: the same comparison fails with --fail-on-mismatch; two backends that agree pass it.
+    QStringList args{QStringLiteral("compare"), QStringLiteral("tie.safetensors"), QStringLiteral("--tensor"),
+                     QStringLiteral("x"), QStringLiteral("--preset"), QStringLiteral("torch"), QStringLiteral("--dtype"),
+                     QStringLiteral("uint8"), QStringLiteral("--scheme"), QStringLiteral("per-tensor"),
+                     QStringLiteral("--scale"), QStringLiteral("tie.safetensors:scale"), QStringLiteral("--zero-point"),
+                     QStringLiteral("tie.safetensors:zp"), QStringLiteral("--fail-on-mismatch")};
+    QCOMPARE(runCli(args + QStringList{QStringLiteral("--preset-b"), QStringLiteral("aclnn-quantize")}, m_dir.path()).code, 1);
+    QCOMPARE(runCli(args + QStringList{QStringLiteral("--backend-b"), QStringLiteral("cpu-reference")}, m_dir.path()).code, 0);
     QVERIFY2(r.out.contains("A 128, B 127"), r.out.constData());
     QVERIFY2(r.out.contains("reciprocal") && r.out.contains("division"), r.out.constData());
     QVERIFY2(r.out.contains("timing (median of 1 run, ms)") && r.out.contains("  A torch ") &&
@@ -233,6 +241,11 @@ void TestCli::mistakesGiveOneLine_data() {
     const QString f = QStringLiteral("random.safetensors");
     const QStringList w{QStringLiteral("quantize"), f, QStringLiteral("--tensor"), QStringLiteral("w")};
     QTest::addRow("no-command") << QStringList{} << 2 << "";
+    QTest::addRow("command-typo") << QStringList{QStringLiteral("quantise"), f, QStringLiteral("--all")} << 2
+                                  << "did you mean 'quantize'";
+    QTest::addRow("hdf5-style-leading-slash") << QStringList{QStringLiteral("quantize"), f, QStringLiteral("--tensor"),
+                                                             QStringLiteral("/nope")}
+                                              << 1 << "nope";
     QTest::addRow("unknown-flag") << (w + QStringList{QStringLiteral("--bogus")}) << 2 << "--bogus";
     QTest::addRow("no-tensor-choice") << QStringList{QStringLiteral("quantize"), f} << 2 << "--all";
     QTest::addRow("missing-tensor") << QStringList{QStringLiteral("quantize"), f, QStringLiteral("--tensor"),

@@ -249,6 +249,10 @@ void TestJob::selectionSuggestsNames() {
     QCOMPARE(selectTensors(*r.source, {{}, "^fc[0-9]\\.weight$", false}),
              (std::vector<std::string>{"fc1.weight", "fc2.weight"}));
     QVERIFY_THROWS_EXCEPTION(QuantError, selectTensors(*r.source, {{}, "(", false}));
+    // An absolute HDF5-style path finds the tensor the inventory names relative.
+    const ModelOutcome slash = runModelJob(r, selectTensors(*r.source, {{"/fc1.weight"}, {}, false}));
+    QCOMPARE(slash.reports[0].name, std::string("fc1.weight"));
+    QVERIFY(slash.reports[0].quantized());
     QCOMPARE(closestNames("TensorRT", {"torch", "tensorrt", "mx"}), std::vector<std::string>{"tensorrt"});
     QVERIFY(closestNames("zzz", {"torch", "tensorrt"}).empty());
 }

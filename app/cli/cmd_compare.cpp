@@ -56,6 +56,8 @@ CLI::App* addCompare(CLI::App& parent, CompareOptions& o) {
     cmd->add_option("--repeat", o.repeat, "Run each side N times; timings give the median")
         ->check(CLI::Range(1, 1000000))
         ->capture_default_str();
+    cmd->add_flag("--fail-on-mismatch", o.failOnMismatch,
+                  "Exit 1 when any code (or scale) differs: compare as a check in a script or CI");
     cmd->add_flag("--quiet,-q", o.quiet, "No progress bar");
     return cmd;
 }
@@ -87,7 +89,7 @@ int runCompare(const CompareOptions& o) {
     printTimings(out.a.label, out.a.report.timing, out.b->label, out.b->report.timing);
     printComparison(c);
     if (!o.report.empty()) writeReport(o.report, o.file, reports, &c);
-    return 0;
+    return o.failOnMismatch && (c.mismatched > 0 || c.scaleMismatches > 0 || c.zeroPointMismatches > 0) ? 1 : 0;
 }
 
 } // namespace ql::cli

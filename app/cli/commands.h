@@ -43,6 +43,7 @@ struct CompareOptions {
     std::string presetB;
     std::string report;
     int repeat = 1;
+    bool failOnMismatch = false;
     bool quiet = false;
 };
 CLI::App* addCompare(CLI::App& parent, CompareOptions& o);

@@ -1,5 +1,6 @@
 // quantlens-cli: the QuantLens engine without a display (issue 4, spec/cli.md).
 // Exit codes: 0 success, 1 a job failed (one line naming file, tensor, reason), 2 bad usage.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -8,6 +9,7 @@
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "io/atomic_file.h"
+#include "job/suggest.h"
 #include "quantlens/config.h"
 #include "tensor/error.h"
 
@@ -43,7 +45,15 @@ int main(int argc, char** argv) {
     } catch (const CLI::Success& e) {
         return app.exit(e); // --help on any command, --version: CLI11 prints the right page
     } catch (const CLI::ParseError& e) {
-        return fail(2, std::string(e.what()) + " (see quantlens-cli --help)");
+        // A mistyped command ("quantise") gets the closest one named.
+        std::string hint;
+        if (argc > 1 && argv[1][0] != '-') {
+            std::vector<std::string> commands;
+            for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+            if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end())
+                hint = ql::didYouMean(argv[1], commands);
+        }
+        return fail(2, std::string(e.what()) + hint + " (see quantlens-cli --help)");
     }
 
     try {

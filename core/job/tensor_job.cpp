@@ -43,6 +43,9 @@ QuantSpec specOfB(const JobRequest& request) {
 
 const TensorInfo& requireTensor(const TensorSource& source, const std::string& name) {
     if (const TensorInfo* info = source.find(name)) return *info;
+    // HDF5 paths are often written absolute ("/dense/kernel:0"); the inventory names them relative.
+    if (name.size() > 1 && name.front() == '/')
+        if (const TensorInfo* info = source.find(name.substr(1))) return *info;
     std::vector<std::string> names;
     for (const auto& t : source.tensors()) names.push_back(t.name);
     throw FileError(whereIn(source, name, "no such tensor in the file" + didYouMean(name, names)));
