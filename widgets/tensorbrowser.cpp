@@ -66,10 +66,15 @@ TensorBrowser::TensorBrowser(QWidget* parent)
     m_view->setSortingEnabled(true);
     m_view->sortByColumn(TensorTreeModel::NameColumn, Qt::AscendingOrder);
     m_view->setAlternatingRowColors(true);
-    m_view->header()->setStretchLastSection(false);
-    m_view->header()->setSectionResizeMode(TensorTreeModel::NameColumn, QHeaderView::Stretch);
-    for (int c = TensorTreeModel::ShapeColumn; c < TensorTreeModel::ColumnCount; ++c)
-        m_view->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    // The name keeps a readable width however narrow the dock: the other columns scroll into view
+    // (and the tooltip repeats them) rather than squeezing names to a few letters.
+    QHeaderView* header = m_view->header();
+    header->setStretchLastSection(false);
+    header->setSectionResizeMode(QHeaderView::Interactive);
+    header->resizeSection(TensorTreeModel::NameColumn, 190);
+    header->resizeSection(TensorTreeModel::ShapeColumn, 95);
+    header->resizeSection(TensorTreeModel::DTypeColumn, 45);
+    header->resizeSection(TensorTreeModel::SizeColumn, 65);
     connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
         const QString name = current.siblingAtColumn(0).data(TensorTreeModel::TensorNameRole).toString();
         if (!name.isEmpty()) emit tensorSelected(name);
