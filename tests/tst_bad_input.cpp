@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include "analysis/report.h"
 #include "io/atomic_file.h"
+#include "io/export.h"
 #include "io/safetensors_header.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
@@ -224,6 +226,33 @@ private slots:
         QVERIFY(!source->find("w"));
         const QString e = fileErrorOf([&] { source->load("w"); });
         QVERIFY2(e.contains(QLatin1String("external file")), qPrintable(e));
+    }
+
+    // An HDF5 export that runs out of space (here a file-size limit) reports the error, and the
+    // program then exits normally: libhdf5's own exit hook used to crash on the file left open.
+    void hdf5WriteFailureExitsCleanly() {
+        const pid_t pid = fork();
+        if (pid == 0) {
+            ::signal(SIGXFSZ, SIG_IGN); // writes past the limit fail with EFBIG instead
+            const rlimit limit{64 * 1024, 64 * 1024};
+            ::setrlimit(RLIMIT_FSIZE, &limit);
+            QuantizedTensor q;
+            q.name = "w";
+            q.plan = planQuantization(QuantSpec{}, {512, 512});
+            q.params.scales.assign(512, 0.01f);
+            q.codes = Codes(Target::Int8, 512 * 512);
+            bool refused = false;
+            try {
+                exportHdf5(path("limited.h5"), {q});
+            } catch (const FileError&) {
+                refused = true;
+            }
+            std::exit(refused && !fs::exists(path("limited.h5")) ? 0 : 3); // runs the exit hooks
+        }
+        int status = 0;
+        QCOMPARE(waitpid(pid, &status, 0), pid);
+        QVERIFY2(WIFEXITED(status), "the process crashed at exit");
+        QCOMPARE(WEXITSTATUS(status), 0);
     }
 
     // Bit-flipped HDF5 files can crash inside libhdf5: the test process must survive every one, with

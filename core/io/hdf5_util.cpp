@@ -13,6 +13,14 @@ std::recursive_mutex& mutex() {
     return m;
 }
 
+// libhdf5 tears itself down at exit and tries to flush files a failed write left open (a full
+// disk): that crashes. QuantLens closes every id itself, so the library's exit hook is turned off
+// before its first use.
+bool g_noAtExit = [] {
+    H5dont_atexit();
+    return true;
+}();
+
 herr_t collect(unsigned, const H5E_error2_t* e, void* data) {
     auto* out = static_cast<std::vector<std::string>*>(data);
     if (e->desc && *e->desc) out->emplace_back(e->desc);
