@@ -50,6 +50,7 @@ private slots:
     void compareBackendsSideBySide();
     void allPrintsSortedTableAndReport();
     void calibrationNoteIsShown();
+    void randomOptionsNeverCrash();
     void sweepAndInspect();
     void helpOnEveryCommand_data();
     void helpOnEveryCommand();
@@ -151,6 +152,48 @@ void TestCli::compareBackendsSideBySide() {
                            m_dir.path());
     QCOMPARE(bad.code, 2);
     QVERIFY2(bad.err.contains("unknown backend 'no-such-device'"), bad.err.constData());
+}
+
+// The option parser fuzzed from a grammar: random flags with hostile values (huge, negative, empty,
+// malformed, non-ASCII). Every run ends with exit 0, 1 or 2 — never a signal — and an error is one
+// line. A fixed seed: the same 300 command lines on every machine.
+void TestCli::randomOptionsNeverCrash() {
+    const QStringList flags{QStringLiteral("--preset"), QStringLiteral("--scheme"), QStringLiteral("--axis"),
+                            QStringLiteral("--group-size"), QStringLiteral("--block"), QStringLiteral("--dtype"),
+                            QStringLiteral("--calib"), QStringLiteral("--round"), QStringLiteral("--scale"),
+                            QStringLiteral("--zero-point"), QStringLiteral("--repeat"), QStringLiteral("--match"),
+                            QStringLiteral("--asymmetric"), QStringLiteral("--narrow-range"), QStringLiteral("--sqrt-mode")};
+    const QStringList values{QStringLiteral("0"), QStringLiteral("-1"), QStringLiteral("9223372036854775807"),
+                             QStringLiteral("-9223372036854775808"), QStringLiteral("4294967296"), QStringLiteral(""),
+                             QStringLiteral("1,0"), QStringLiteral("1,,2"), QStringLiteral("tensorrt"), QStringLiteral("MX"),
+                             QStringLiteral("nvfp4"), QStringLiteral("block"), QStringLiteral("per-group"),
+                             QStringLiteral("ragged"), QStringLiteral("int4"), QStringLiteral("fp4-e2m1"),
+                             QStringLiteral("percentile=1e999"), QStringLiteral("entropy"), QStringLiteral("mse"),
+                             QStringLiteral("random.safetensors"), QStringLiteral("random.safetensors:w"),
+                             QStringLiteral("(((("), QStringLiteral("\u00e9\u4e2d"), QString(300, QLatin1Char('9'))};
+    const QStringList commands{QStringLiteral("quantize"), QStringLiteral("compare"), QStringLiteral("sweep")};
+    std::uint32_t x = 20261122u;
+    auto next = [&](int n) {
+        x = x * 1664525u + 1013904223u;
+        return static_cast<int>((x >> 8) % static_cast<std::uint32_t>(n));
+    };
+    for (int run = 0; run < 300; ++run) {
+        QStringList args{commands[next(3)], QStringLiteral("random.safetensors"), QStringLiteral("-q")};
+        if (args[0] == QLatin1String("quantize")) args << QStringLiteral("--tensor") << QStringLiteral("w");
+        else args << QStringLiteral("--tensor") << QStringLiteral("w")
+                  << (args[0] == QLatin1String("sweep") ? QStringLiteral("--group-size") : QStringLiteral("--preset-b"))
+                  << (args[0] == QLatin1String("sweep") ? QStringLiteral("4,8,3") : QStringLiteral("aclnn-quantize"));
+        for (int k = next(5); k >= 0; --k) {
+            const QString flag = flags[next(static_cast<int>(flags.size()))];
+            args << flag;
+            if (!flag.startsWith(QLatin1String("--asym")) && !flag.startsWith(QLatin1String("--narrow")) &&
+                !flag.startsWith(QLatin1String("--sqrt")))
+                args << values[next(static_cast<int>(values.size()))];
+        }
+        const Run r = runCli(args, m_dir.path());
+        QVERIFY2(r.code >= 0 && r.code <= 2, qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(" -> ") + QString::number(r.code)));
+        if (r.code != 0) QVERIFY2(r.err.trimmed().startsWith("quantlens-cli: error: "), qPrintable(args.join(QLatin1Char(' '))));
+    }
 }
 
 // A calibration far from absmax (entropy on 128 values) is said on stderr and in the report.

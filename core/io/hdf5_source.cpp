@@ -1,14 +1,10 @@
 #include "io/hdf5_source.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 
+#include "io/child_process.h"
 #include "io/hdf5_util.h"
 #include "tensor/error.h"
 
@@ -257,40 +253,16 @@ namespace {
 // libhdf5 (1.10) can crash on a corrupt file, in its metadata reads or its data reads. A file from
 // the internet is therefore opened and read whole in a child process first; only if the child ends
 // normally does this process touch it. The HDF5 lock is held across fork(), so no other thread is
-// inside the library when the child starts (the child's thread owns the recursive lock).
+// inside the library when the child starts.
 void probeInChild(const std::string& path) {
-    constexpr int kTimeoutMs = 120000;
-    pid_t pid;
-    {
-        h5::Lock lock;
-        pid = ::fork();
-        if (pid == 0) {
+    h5::Lock lock;
+    runInChild(
+        [&] {
             h5::Lock::resetInForkedChild();
-            try {
-                const auto source = Hdf5Source::open(path);
-                for (const auto& t : source->tensors()) (void)source->load(t.name);
-            } catch (...) { // errors are the parent's to report, from its own open
-            }
-            ::_exit(0); // no exit handlers: the library's own teardown is not trusted either
-        }
-    }
-    if (pid < 0) return; // cannot fork: open in this process, as before
-    int status = 0;
-    for (int waited = 0;; waited += 10) {
-        const pid_t r = ::waitpid(pid, &status, WNOHANG);
-        if (r == pid) break;
-        if (r < 0 && errno != EINTR) return;
-        if (waited >= kTimeoutMs) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, &status, 0);
-            throw FileError(path + ": reading it took over " + std::to_string(kTimeoutMs / 1000) +
-                            " s in a test process: refused (corrupt or crafted HDF5?)");
-        }
-        ::usleep(10000);
-    }
-    if (WIFSIGNALED(status))
-        throw FileError(path + ": the HDF5 library crashed reading this file (signal " +
-                        std::to_string(WTERMSIG(status)) + "): it is corrupt or crafted");
+            const auto source = Hdf5Source::open(path);
+            for (const auto& t : source->tensors()) (void)source->load(t.name);
+        },
+        120000, path, "the HDF5 library crashed reading this file: it is corrupt or crafted");
 }
 
 } // namespace

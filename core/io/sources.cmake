@@ -1,5 +1,6 @@
 target_sources(quantlens_core PRIVATE
     io/atomic_file.cpp
+    io/child_process.cpp
     io/export_safetensors.cpp
     io/export_tensors.cpp
     io/mapped_file.cpp
