@@ -22,6 +22,19 @@ double residentMiB() {
     return double(resident) * double(::sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
 }
 
+// A safetensors file of `header` (padded to 8 bytes) and `dataBytes` of data left as a hole in a
+// sparse file: no disk space needed, and listing never reads the data either way.
+void writeSparse(const std::string& path, std::string header, std::uint64_t dataBytes) {
+    header.append((8 - header.size() % 8) % 8, ' ');
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    unsigned char len[8];
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(header.size() >> (8 * i));
+    f.write(reinterpret_cast<const char*>(len), 8);
+    f.write(header.data(), static_cast<std::streamsize>(header.size()));
+    f.close();
+    std::filesystem::resize_file(path, 8 + header.size() + dataBytes);
+}
+
 // A Llama-like inventory: 2000 bf16 tensors of 1 MiB .. 4 MiB, 4 GiB in all. The data is a hole in a
 // sparse file, so the benchmark needs no disk space; listing never reads it either way.
 std::string writeCheckpoint(const std::filesystem::path& dir) {
@@ -36,16 +49,8 @@ std::string writeCheckpoint(const std::filesystem::path& dir) {
             {"dtype", "BF16"}, {"shape", {rows, 1024}}, {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;
     }
-    std::string text = header.dump();
-    text.append((8 - text.size() % 8) % 8, ' ');
     const std::string path = (dir / "bench_listing_4gb.safetensors").string();
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    unsigned char len[8];
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(text.size() >> (8 * i));
-    f.write(reinterpret_cast<const char*>(len), 8);
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    f.close();
-    std::filesystem::resize_file(path, 8 + text.size() + offset);
+    writeSparse(path, header.dump(), offset);
     return path;
 }
 
@@ -56,15 +61,8 @@ std::string writeManyTensors(const std::filesystem::path& dir, int n) {
         text += (i ? ",\"t" : "\"t") + std::to_string(i) + "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" +
                 std::to_string(4ull * i) + "," + std::to_string(4ull * i + 4) + "]}";
     text += "}";
-    text.append((8 - text.size() % 8) % 8, ' ');
     const std::string path = (dir / ("bench_listing_" + std::to_string(n) + ".safetensors")).string();
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    unsigned char len[8];
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(text.size() >> (8 * i));
-    f.write(reinterpret_cast<const char*>(len), 8);
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    f.close();
-    std::filesystem::resize_file(path, 8 + text.size() + 4ull * static_cast<unsigned>(n));
+    writeSparse(path, text, 4ull * static_cast<unsigned>(n));
     return path;
 }
 
