@@ -11,3 +11,7 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz.cmake)
 # Crafted files, odd options and interruptions: one regression row per class.
 ql_add_test(tst_bad_input)
 set_tests_properties(tst_bad_input PROPERTIES TIMEOUT 300)
+if(TARGET quantlens-cli) # an export that fails on a full disk, run as the CLI process
+    target_compile_definitions(tst_bad_input PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
+    add_dependencies(tst_bad_input quantlens-cli)
+endif()

@@ -35,6 +35,11 @@ void runInChild(const std::function<void()>& work, int timeoutMs, const std::str
     }
     if (WIFSIGNALED(status))
         throw FileError(what + ": " + crashed + " (signal " + std::to_string(WTERMSIG(status)) + ")");
+    // The child ends with _exit(0) after its work: any other status means the library ended the
+    // process itself (abort handlers, a sanitizer's report).
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        throw FileError(what + ": " + crashed + " (the test process exited with status " +
+                        std::to_string(WEXITSTATUS(status)) + ")");
 }
 
 } // namespace ql
