@@ -22,15 +22,16 @@ namespace {
 // the handler touches no allocator and no lock (only async-signal-safe calls).
 constexpr int kSlots = 64;
 constexpr std::size_t kPathMax = 4096;
+enum SlotState : int { kFree, kWriting, kLive }; // claimed first, then filled, then visible to the handler
 struct Slot {
-    std::atomic<bool> used{false};
+    std::atomic<int> state{kFree};
     char path[kPathMax] = {};
 };
 Slot g_slots[kSlots];
 
 void removeTemporariesAndDie(int sig) {
     for (Slot& s : g_slots)
-        if (s.used.load()) ::unlink(s.path);
+        if (s.state.load() == kLive) ::unlink(s.path);
     ::signal(sig, SIG_DFL); // then end as the signal would have
     ::raise(sig);
 }
@@ -39,16 +40,17 @@ int registerTemporary(const std::string& path) {
     if (path.size() >= kPathMax) return -1;
     for (int i = 0; i < kSlots; ++i) {
         Slot& s = g_slots[i];
-        if (s.used.load()) continue;
+        int expected = kFree;
+        if (!s.state.compare_exchange_strong(expected, kWriting)) continue; // someone else's
         std::memcpy(s.path, path.c_str(), path.size() + 1);
-        bool expected = false;
-        if (s.used.compare_exchange_strong(expected, true)) return i;
+        s.state.store(kLive);
+        return i;
     }
     return -1; // more than kSlots exports at once: this one is only removed on error, not on a signal
 }
 
 void unregisterTemporary(int slot) {
-    if (slot >= 0) g_slots[slot].used.store(false);
+    if (slot >= 0) g_slots[slot].state.store(kFree);
 }
 
 } // namespace
