@@ -1,6 +1,8 @@
 #include "io/hdf5_source.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <cstring>
 #include <optional>
 
@@ -254,6 +256,14 @@ namespace {
 // the internet is therefore opened and read whole in a child process first; only if the child ends
 // normally does this process touch it. The HDF5 lock is held across fork(), so no other thread is
 // inside the library when the child starts.
+// A minute, plus the file's size at 20 MB/s: a large model is slow to read, not crafted.
+int probeTimeoutMs(const std::string& path) {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    const double ms = 60000.0 + (ec ? 0.0 : static_cast<double>(bytes) / 20e3);
+    return static_cast<int>(std::min(ms, 3.6e6)); // at most an hour
+}
+
 void probeInChild(const std::string& path) {
     h5::Lock lock;
     runInChild(
@@ -262,7 +272,7 @@ void probeInChild(const std::string& path) {
             const auto source = Hdf5Source::open(path);
             for (const auto& t : source->tensors()) (void)source->load(t.name);
         },
-        120000, path, "the HDF5 library crashed reading this file: it is corrupt or crafted");
+        probeTimeoutMs(path), path, "the HDF5 library crashed reading this file: it is corrupt or crafted");
 }
 
 } // namespace
