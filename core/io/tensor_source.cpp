@@ -100,18 +100,21 @@ std::optional<TensorRef> parseTensorRef(const std::string& text) {
     return TensorRef{text.substr(0, colon), text.substr(colon + 1)};
 }
 
-std::vector<float> loadTensorValues(const TensorRef& ref, const std::string& role) {
-    const auto source = openTensorSource(ref.file);
-    if (!source->find(ref.tensor)) throw FileError(ref.file + ": " + ref.tensor + ": no such tensor (named as " + role + ")");
-    const Tensor t = source->load(ref.tensor);
+std::vector<float> loadTensorValues(const TensorSource& source, const std::string& tensor, const std::string& role) {
+    if (!source.find(tensor)) throw FileError(source.path() + ": " + tensor + ": no such tensor (named as " + role + ")");
+    const Tensor t = source.load(tensor);
     std::vector<float> values = t.toFloatVector();
     // Integers (zero points, group ends) pass through fp32: beyond 2^24 they would silently change.
     if (!isFloating(t.dtype()))
         for (std::size_t i = 0; i < values.size(); ++i)
             if (std::fabs(values[i]) > 16777216.0f)
-                throw FileError(ref.file + ": " + ref.tensor + ": entry " + std::to_string(i) + " (" + role +
+                throw FileError(source.path() + ": " + tensor + ": entry " + std::to_string(i) + " (" + role +
                                 ") is beyond 2^24, which fp32 cannot hold exactly");
     return values;
+}
+
+std::vector<float> loadTensorValues(const TensorRef& ref, const std::string& role) {
+    return loadTensorValues(*openTensorSource(ref.file), ref.tensor, role);
 }
 
 } // namespace ql

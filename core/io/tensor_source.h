@@ -52,6 +52,8 @@ std::optional<TensorRef> parseTensorRef(const std::string& text);
 /// The tensor's values as f32. Throws FileError naming the file and tensor when either is missing;
 /// `role` says what the tensor was named for ("--scale", "scales").
 std::vector<float> loadTensorValues(const TensorRef& ref, const std::string& role);
+/// The same from a source already open.
+std::vector<float> loadTensorValues(const TensorSource& source, const std::string& tensor, const std::string& role);
 
 /// Throws FileError when `target` is, or would replace, any file `source` reads (the same file by
 /// path, symlink or hard link; a shard; the index).

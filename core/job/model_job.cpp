@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <new>
 #include <regex>
+#include <variant>
 
 #include "job/explicit_params.h"
 #include "job/job.h"
@@ -24,17 +25,16 @@ TensorReport reportOf(const TensorInfo& info, const std::string& backend) {
     return r;
 }
 
-// Why a tensor is kept as it is, or nullopt when the spec applies to it.
-std::optional<std::string> passThroughReason(const TensorInfo& info, const QuantSpec& spec) {
+// The tensor's plan, or why the spec does not apply to it (planned once: the run uses this plan).
+std::variant<QuantPlan, std::string> planOrReason(const TensorInfo& info, const QuantSpec& spec) {
     if (!isFloating(info.dtype)) return "not a floating-point tensor (" + std::string(nameOf(info.dtype)) + ")";
     if (info.shape.empty()) return std::string("a 0-d scalar");
     if (elementCount(info.shape) == 0) return std::string("no elements");
     try {
-        planQuantization(spec, info.shape);
+        return planQuantization(spec, info.shape);
     } catch (const QuantError& e) {
         return std::string(e.what());
     }
-    return std::nullopt;
 }
 
 } // namespace
@@ -80,12 +80,14 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
     const TensorSource& source = *request.source;
     const Backend& backend = request.registry->require(request.backend);
     ModelOutcome out;
+    ExplicitParams explicitParams(request, names.size()); // each parameter file opened once
     const int total = static_cast<int>(names.size());
     for (int i = 0; i < total; ++i) {
         const TensorInfo& info = requireTensor(source, names[static_cast<std::size_t>(i)]);
         if (events.started) events.started(i, total, info.name);
         TensorReport report = reportOf(info, backend.name());
-        if (auto why = passThroughReason(info, request.spec)) {
+        auto plan = planOrReason(info, request.spec);
+        if (const auto* why = std::get_if<std::string>(&plan)) {
             (options.passThrough ? report.passedThrough : report.error) = *why;
             (options.passThrough ? out.passedThrough : out.failed) += 1;
             if (options.passThrough && options.keepCodes) {
@@ -101,9 +103,9 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
         } else {
             try {
                 const LoadedTensor tensor(source, info);
-                const auto params = explicitParams(request, info.name, names.size());
-                TensorRun run = runTensor(tensor, planQuantization(request.spec, info.shape), backend, params,
-                                          request.repeat, events.progress);
+                const auto params = explicitParams.forTensor(info.name);
+                TensorRun run = runTensor(tensor, std::get<QuantPlan>(plan), backend, params, request.repeat,
+                                          events.progress);
                 report = std::move(run.report);
                 if (options.keepCodes)
                     out.quantized.push_back({info.name, run.result.plan, run.result.params, std::move(run.result.codes)});

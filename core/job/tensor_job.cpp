@@ -62,7 +62,7 @@ TensorOutcome runTensorJob(const JobRequest& request, const std::string& name, c
     std::optional<QuantParams> paramsA;
     TensorOutcome out;
     try {
-        paramsA = explicitParams(request, name, 1);
+        paramsA = ExplicitParams(request, 1).forTensor(name);
         out.a = runSide(tensor, request.spec, paramsA, registry.require(request.backend), request.repeat,
                         subProgress(progress, 0, steps));
     } catch (const QuantError& e) {
