@@ -124,8 +124,8 @@ int main(int argc, char** argv) {
         else if (a == "--markdown" && i + 1 < argc) markdown = argv[++i];
     }
     const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    char dirTemplate[] = "/tmp/quantlens-bench-XXXXXX";
-    const std::string dir = mkdtemp(dirTemplate);
+    std::string dirTemplate = (std::filesystem::temp_directory_path() / "quantlens-bench-XXXXXX").string();
+    const std::string dir = mkdtemp(dirTemplate.data());
     auto registry = std::make_shared<BackendRegistry>();
     registerBuiltinBackends(*registry);
 
