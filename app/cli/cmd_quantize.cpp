@@ -1,12 +1,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/job_request.h"
 #include "cli/progress.h"
+#include "cli/shard_run.h"
 #include "io/export.h"
 #include "tensor/error.h"
 
@@ -25,17 +27,24 @@ void checkOutputs(const QuantizeOptions& o) {
         throw UsageError("--report " + o.report + ": use a .json or .csv file name");
     if (!o.out.empty() && !o.report.empty() && std::filesystem::absolute(o.out) == std::filesystem::absolute(o.report))
         throw UsageError("--out and --report name the same file: " + o.out);
+    for (const std::string& path : {o.out, o.report}) {
+        if (path.empty() || (path == o.out && !o.shard.empty())) continue; // a shard makes its export's folder
+        const auto folder = std::filesystem::absolute(path).parent_path();
+        std::error_code ec;
+        if (!std::filesystem::is_directory(folder, ec))
+            throw UsageError(path + ": the folder " + folder.string() + " does not exist");
+    }
 }
 
 // The tensors that succeeded, the passed-through ones as they are, and the failed ones' names and
 // reasons in the metadata.
-void exportResults(const QuantizeOptions& o, const ModelOutcome& outcome) {
+void exportResults(const QuantizeOptions& o, const std::string& out, const ModelOutcome& outcome) {
     const ExportExtras extras = exportExtras(outcome);
-    if (extensionOf(o.out) == ".safetensors") {
+    if (extensionOf(out) == ".safetensors") {
         const ExportLayout layout = o.exportLayout == "native" ? ExportLayout::Native : ExportLayout::CompressedTensors;
-        exportSafetensors(o.out, outcome.quantized, layout, o.file, extras);
+        exportSafetensors(out, outcome.quantized, layout, o.file, extras);
     } else {
-        exportHdf5(o.out, outcome.quantized, o.file, extras);
+        exportHdf5(out, outcome.quantized, o.file, extras);
     }
 }
 
@@ -77,6 +86,15 @@ CLI::App* addQuantize(CLI::App& parent, QuantizeOptions& o) {
         ->capture_default_str();
     cmd->add_flag("--strict", o.strict,
                   "All or nothing: any failed or passed-through tensor fails the run and nothing is exported");
+    cmd->add_option("--shard", o.shard,
+                    "Run only shard I of N (numbered from 0): a byte-balanced part of the selected tensors, the "
+                    "same on every machine. Needs --report PART.json; `merge` joins the parts. --out writes "
+                    "OUT-0000<I+1>-of-0000N.safetensors")
+        ->group("FAN-OUT");
+    cmd->add_flag("--resume", o.resume,
+                  "With --shard: keep the tensors a killed run of this shard already finished (read from "
+                  "PART.json.journal) and run the rest")
+        ->group("FAN-OUT");
     cmd->add_flag("--quiet,-q", o.quiet, "No progress bar");
     return cmd;
 }
@@ -97,10 +115,23 @@ int runQuantize(const QuantizeOptions& o) {
         throw UsageError("--match: " + std::string(e.what()));
     }
 
+    if (o.resume && o.shard.empty()) throw UsageError("--resume goes with --shard I/N (one process: --shard 0/1)");
+    std::optional<ShardRun> shard;
+    if (!o.shard.empty()) {
+        if (o.strict) throw UsageError("--strict does not go with --shard: each shard would decide alone");
+        shard.emplace(o, request, names);
+        names = shard->remaining();
+    }
+
     ProgressPrinter progress(o.quiet);
     ModelEvents events;
-    events.started = [&](int index, int total, const std::string& tensor) { progress.begin(index, total, tensor); };
+    int current = 0;
+    events.started = [&](int index, int total, const std::string& tensor) {
+        current = index;
+        progress.begin(index, total, tensor);
+    };
     events.progress = progress.callback();
+    if (shard) events.finished = [&](const TensorReport& r) { shard->finished(current, r); };
     // Tensors the user named are quantized or fail; a whole-model run passes the rest through.
     const ModelOutcome outcome = runModelJob(request, names, {!o.out.empty(), o.tensors.empty()}, events);
     progress.finish();
@@ -109,6 +140,12 @@ int runQuantize(const QuantizeOptions& o) {
     for (const auto& r : outcome.reports) // a calibration far worse than absmax is said, not hidden
         if (!r.params.calibrationNote.empty())
             std::fprintf(stderr, "quantlens-cli: note: %s\n", oneLine(where(o.file, r.name, r.params.calibrationNote)).c_str());
+    if (shard) {
+        // A shard with nothing to write (every tensor failed, or none fell to it) writes no file.
+        const bool exported = !o.out.empty() && (!outcome.quantized.empty() || !outcome.kept.empty());
+        if (exported) exportResults(o, shard->exportPath(), outcome);
+        return shard->finish(exported);
+    }
     auto rows = modelRows(outcome.reports);
     sortWorstFirst(rows);
     std::fputs(formatModelTable(rows).c_str(), stdout);
@@ -123,7 +160,7 @@ int runQuantize(const QuantizeOptions& o) {
     }
     if (!o.out.empty()) {
         if (quantized == 0) throw FileError(o.out + ": not written: no tensor was quantized");
-        exportResults(o, outcome);
+        exportResults(o, o.out, outcome);
     }
     return outcome.failed ? 1 : 0;
 }

@@ -30,6 +30,8 @@ struct QuantizeOptions {
     int repeat = 1;
     bool strict = false;
     bool quiet = false;
+    std::string shard; // "I/N": run only shard I of N (cli/shard_run.h)
+    bool resume = false;
 };
 CLI::App* addQuantize(CLI::App& parent, QuantizeOptions& o);
 int runQuantize(const QuantizeOptions& o);
@@ -60,6 +62,14 @@ struct SweepOptions {
 };
 CLI::App* addSweep(CLI::App& parent, SweepOptions& o);
 int runSweep(const SweepOptions& o);
+
+struct MergeOptions {
+    std::vector<std::string> parts;
+    std::string out;
+    bool quiet = false;
+};
+CLI::App* addMerge(CLI::App& parent, MergeOptions& o);
+int runMerge(const MergeOptions& o);
 
 CLI::App* addBackends(CLI::App& parent);
 int runBackends();

@@ -34,10 +34,12 @@ int main(int argc, char** argv) {
     QuantizeOptions quantize;
     CompareOptions compare;
     SweepOptions sweep;
+    MergeOptions merge;
     CLI::App* inspectCmd = addInspect(app, inspect);
     CLI::App* quantizeCmd = addQuantize(app, quantize);
     CLI::App* compareCmd = addCompare(app, compare);
     CLI::App* sweepCmd = addSweep(app, sweep);
+    CLI::App* mergeCmd = addMerge(app, merge);
     CLI::App* backendsCmd = addBackends(app);
 
     try {
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
         if (quantizeCmd->parsed()) return runQuantize(quantize);
         if (compareCmd->parsed()) return runCompare(compare);
         if (sweepCmd->parsed()) return runSweep(sweep);
+        if (mergeCmd->parsed()) return runMerge(merge);
         if (backendsCmd->parsed()) return runBackends();
     } catch (const UsageError& e) {
         return fail(2, e.what());

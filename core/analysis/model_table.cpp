@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+
+#include "tensor/error.h"
 
 namespace ql {
 namespace {
@@ -49,6 +52,61 @@ std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports) {
         row.codesUsed = r.analysis.codes.codesUsed();
         row.totalMs = r.timing.median.totalMs;
         rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+namespace {
+
+// A number of a report entry's "stats"; `null` stands for `whenNull` (NaN or an infinity).
+double statOf(const nlohmann::json& stats, const char* key, double whenNull) {
+    const auto it = stats.find(key);
+    if (it == stats.end() || it->is_null()) return whenNull;
+    if (!it->is_number()) throw FileError(std::string("\"") + key + "\" is not a number");
+    return it->get<double>();
+}
+
+ModelRow rowOf(const nlohmann::json& t) {
+    if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) throw FileError("an entry without a name");
+    ModelRow row;
+    row.name = t["name"].get<std::string>();
+    if (t.contains("shape") && t["shape"].is_array()) {
+        Shape shape;
+        for (const auto& d : t["shape"])
+            if (d.is_number_integer()) shape.push_back(d.get<std::int64_t>());
+        row.shape = toString(shape);
+    }
+    row.error = t.value("error", std::string());
+    row.kept = t.value("passed_through", std::string());
+    if (!row.error.empty() || !row.kept.empty()) return row;
+    if (!t.contains("stats") || !t["stats"].is_object()) throw FileError("tensor '" + row.name + "' has no \"stats\"");
+    const auto& s = t["stats"];
+    const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+    const double finite = statOf(s, "count", 0) - statOf(s, "nan_count", 0) - statOf(s, "inf_count", 0);
+    const bool exact = statOf(s, "mse", nan) == 0.0;
+    // null SQNR: nothing finite to measure (NaN), an exact reconstruction (+inf), or a zero signal.
+    row.sqnrDb = statOf(s, "sqnr_db", finite <= 0 ? nan : exact ? inf : -inf);
+    row.maxAbsError = statOf(s, "max_abs_error", nan);
+    row.relError = statOf(s, "rel_error", finite <= 0 ? nan : inf);
+    row.cosine = statOf(s, "cosine", nan);
+    row.clippedFraction = statOf(s, "clipped_fraction", nan);
+    row.nonFinite = static_cast<std::int64_t>(statOf(s, "nan_count", 0) + statOf(s, "inf_count", 0));
+    row.codesUsed = static_cast<std::int64_t>(statOf(s, "codes_used", 0));
+    if (t.contains("timing") && t["timing"].is_object()) row.totalMs = statOf(t["timing"], "total_ms", nan);
+    return row;
+}
+
+} // namespace
+
+std::vector<ModelRow> modelRows(const nlohmann::json& tensors, const std::string& file) {
+    if (!tensors.is_array()) throw FileError(file + ": no \"tensors\" list");
+    std::vector<ModelRow> rows;
+    for (const auto& t : tensors) {
+        try {
+            rows.push_back(rowOf(t));
+        } catch (const FileError& e) {
+            throw FileError(file + ": " + e.what());
+        }
     }
     return rows;
 }

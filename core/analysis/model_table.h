@@ -25,6 +25,10 @@ struct ModelRow {
 enum class ModelColumn { Name, Sqnr, MaxAbsError, RelError, Cosine, Clipped, TotalMs };
 
 std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports);
+/// The same rows from a JSON report's "tensors" list (a report written earlier, or merged from
+/// shards). Null numbers read back as what they stood for: an exact tensor's SQNR is +inf.
+/// Throws FileError naming `file` when an entry is not a report entry.
+std::vector<ModelRow> modelRows(const nlohmann::json& tensors, const std::string& file);
 /// Worst first: failed tensors, then ascending SQNR (−Inf first, +Inf — exact — last), ties by
 /// name; rows with no SQNR (empty tensors) at the end.
 void sortWorstFirst(std::vector<ModelRow>& rows);

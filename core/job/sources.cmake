@@ -1,6 +1,9 @@
 target_sources(quantlens_core PRIVATE
     job/explicit_params.cpp
     job/model_job.cpp
+    job/report_journal.cpp
+    job/report_parts.cpp
+    job/shard.cpp
     job/suggest.cpp
     job/sweep_job.cpp
     job/tensor_job.cpp

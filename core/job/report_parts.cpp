@@ -1,0 +1,177 @@
+#include "job/report_parts.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "io/atomic_file.h"
+#include "io/json_shape.h"
+#include "io/mapped_file.h"
+#include "io/tensor_source.h"
+#include "tensor/error.h"
+
+namespace ql {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t kMaxReportBytes = 4ULL << 30;
+// A report nests {tensors: [{histograms: {values: {grid: [..]}}}]}: six levels; anything far deeper
+// is not one of ours.
+constexpr int kMaxReportDepth = 12;
+
+std::string listOf(const std::vector<int>& v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size() && i < 20; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    if (v.size() > 20) s += ", ... (" + std::to_string(v.size()) + " in all)";
+    return s;
+}
+
+// The fields every part must carry, with their types checked (a crafted part must not crash merge).
+const json& shardOf(const std::string& path, const json& part) {
+    auto bad = [&](const std::string& why) { return FileError(path + ": not a partial report (" + why + ")"); };
+    if (!part.is_object() || !part.contains("file") || !part["file"].is_string()) throw bad("no \"file\"");
+    if (!part.contains("tensors") || !part["tensors"].is_array()) throw bad("no \"tensors\" list");
+    if (!part.contains("shard") || !part["shard"].is_object())
+        throw bad("no \"shard\": write the parts with quantize --shard I/N --report PART.json");
+    const json& s = part["shard"];
+    for (const char* key : {"index", "count", "selected"})
+        if (!s.contains(key) || !s[key].is_number_integer() || s[key].get<std::int64_t>() < 0)
+            throw bad(std::string("shard \"") + key + "\" is not a whole number");
+    if (!s.contains("positions") || !s["positions"].is_array() || s["positions"].size() != part["tensors"].size())
+        throw bad("shard \"positions\" does not list one place per tensor");
+    for (const auto& p : s["positions"])
+        if (!p.is_number_integer()) throw bad("a shard position is not a whole number");
+    for (const auto& t : part["tensors"])
+        if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) throw bad("a tensor entry has no name");
+    return s;
+}
+
+} // namespace
+
+json shardHeader(const std::string& file, const ShardSpec& shard, const std::vector<std::string>& selected,
+                 const json& run) {
+    return {{"file", file},
+            {"shard",
+             {{"index", shard.index},
+              {"count", shard.count},
+              {"selected", selected.size()},
+              {"selection", selectionDigest(selected)},
+              {"run", run}}}};
+}
+
+json partialReport(const json& header, const std::map<std::int64_t, json>& entries, const json& exported) {
+    json tensors = json::array(), positions = json::array();
+    for (const auto& [position, entry] : entries) {
+        positions.push_back(position);
+        tensors.push_back(entry);
+    }
+    json shard = header["shard"];
+    shard["positions"] = positions;
+    if (!exported.is_null()) shard["export"] = exported;
+    return {{"file", header["file"]}, {"tensors", tensors}, {"shard", shard}};
+}
+
+json readReportFile(const std::string& path) {
+    requireRegularFile(path);
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    if (ec) throw FileError(path + ": " + ec.message());
+    if (size > kMaxReportBytes) throw FileError(path + ": " + std::to_string(size) + " bytes is too large for a report");
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in.good() && !in.eof()) throw FileError(path + ": cannot be read");
+    const std::string s = text.str();
+    checkJsonShape(s, path, "report", kMaxReportDepth);
+    json j = json::parse(s, nullptr, false);
+    if (j.is_discarded()) throw FileError(path + ": not valid JSON");
+    return j;
+}
+
+MergedReport mergeReports(const std::vector<std::string>& paths, const std::vector<json>& parts) {
+    if (parts.empty()) throw FileError("merge: no partial reports given");
+    const json& first = shardOf(paths[0], parts[0]);
+    const std::int64_t count = first["count"].get<std::int64_t>();
+    const std::int64_t selected = first["selected"].get<std::int64_t>();
+    std::map<std::int64_t, std::size_t> byShard; // shard index → part
+    std::map<std::int64_t, const json*> byPosition;
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+        const json& s = shardOf(paths[p], parts[p]);
+        auto differs = [&](const char* what) {
+            return FileError(paths[p] + ": from another run than " + paths[0] + " (" + what + " differs)");
+        };
+        if (parts[p]["file"] != parts[0]["file"]) throw differs("the model file");
+        if (s["count"] != first["count"]) throw differs("the number of shards");
+        if (s["selected"] != first["selected"] || s.value("selection", json()) != first.value("selection", json()))
+            throw differs("the tensor selection");
+        if (s.value("run", json()) != first.value("run", json())) throw differs("the spec or backend");
+        const std::int64_t index = s["index"].get<std::int64_t>();
+        if (index >= count) throw FileError(paths[p] + ": shard " + std::to_string(index) + " of " + std::to_string(count));
+        if (auto [it, fresh] = byShard.emplace(index, p); !fresh)
+            throw FileError(paths[p] + ": shard " + std::to_string(index) + " is also in " + paths[it->second]);
+        const json& tensors = parts[p]["tensors"];
+        for (std::size_t t = 0; t < tensors.size(); ++t) {
+            const std::int64_t position = s["positions"][t].get<std::int64_t>();
+            if (position < 0 || position >= selected)
+                throw FileError(paths[p] + ": tensor '" + tensors[t]["name"].get<std::string>() + "' has no place in the run");
+            if (!byPosition.emplace(position, &tensors[t]).second)
+                throw FileError(paths[p] + ": tensor '" + tensors[t]["name"].get<std::string>() + "' is in two parts");
+        }
+    }
+    std::vector<int> missing;
+    for (std::int64_t i = 0; i < count; ++i)
+        if (!byShard.count(i)) missing.push_back(static_cast<int>(i));
+    if (!missing.empty())
+        throw FileError("merge: shard" + std::string(missing.size() > 1 ? "s " : " ") + listOf(missing) + " of " +
+                        std::to_string(count) + " missing (not given, or the task has not finished)");
+    if (static_cast<std::int64_t>(byPosition.size()) != selected)
+        throw FileError("merge: the parts hold " + std::to_string(byPosition.size()) + " of the run's " +
+                        std::to_string(selected) + " tensors (a part was written before its task finished?)");
+
+    MergedReport merged;
+    json tensors = json::array();
+    for (const auto& [position, entry] : byPosition) tensors.push_back(*entry);
+    merged.report = {{"file", parts[0]["file"]}, {"tensors", std::move(tensors)}};
+    for (const auto& [index, p] : byShard) {
+        const json& s = parts[p]["shard"];
+        if (s.contains("export")) merged.exports.push_back(s["export"]);
+    }
+    return merged;
+}
+
+void writeExportIndex(const std::vector<json>& exports) {
+    if (exports.empty()) return;
+    std::string indexPath;
+    json weightMap = json::object();
+    std::uint64_t totalSize = 0;
+    for (const auto& e : exports) {
+        if (!e.is_object() || !e.contains("file") || !e["file"].is_string() || !e.contains("index") ||
+            !e["index"].is_string())
+            throw FileError("merge: a part's \"export\" names no file and index");
+        const std::string file = e["file"].get<std::string>();
+        const std::string index = e["index"].get<std::string>();
+        if (indexPath.empty()) indexPath = index;
+        if (index != indexPath) throw FileError(file + ": exported for another index than " + indexPath);
+        if (fs::absolute(file).parent_path() != fs::absolute(indexPath).parent_path())
+            throw FileError(file + ": not in the folder of " + indexPath);
+        const auto source = openTensorSource(file);
+        const std::string shardName = fs::path(file).filename().string();
+        for (const auto& t : source->tensors()) {
+            if (weightMap.contains(t.name))
+                throw FileError(file + ": tensor '" + t.name + "' is also in " + weightMap[t.name].get<std::string>());
+            weightMap[t.name] = shardName;
+            totalSize += t.byteSize;
+        }
+    }
+    const json index = {{"metadata", {{"total_size", totalSize}}}, {"weight_map", weightMap}};
+    const std::string text = index.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    AtomicFile out(indexPath);
+    out.write(text.data(), text.size());
+    out.commit();
+}
+
+} // namespace ql

@@ -1,0 +1,50 @@
+#pragma once
+// Partial reports: what one shard of a model run writes, and their exact merge.
+//
+// A partial report is an ordinary JSON report ({"file", "tensors"}) plus a "shard" object:
+//   {"index": I, "count": N, "selected": tensors in the whole run, "selection": digest of their
+//    names, "run": {"spec", "backend"}, "positions": [each listed tensor's place in the run],
+//    "export": {"file", "index"} when the shard wrote weights}.
+// Each tensor's entry is the one a single process writes (its statistics depend on nothing but
+// the tensor and the spec), so merging the parts in position order and dropping "shard" gives the
+// single-process report byte for byte, timings aside.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "job/shard.h"
+
+namespace ql {
+
+/// What every part of one run shares; two parts merge only when these are equal.
+nlohmann::json shardHeader(const std::string& file, const ShardSpec& shard, const std::vector<std::string>& selected,
+                           const nlohmann::json& run);
+
+/// The shard's report: its tensors' entries (position → entry) in position order, with the header,
+/// the positions and the export (null when none).
+nlohmann::json partialReport(const nlohmann::json& header, const std::map<std::int64_t, nlohmann::json>& entries,
+                             const nlohmann::json& exported);
+
+/// Reads a report written by QuantLens (at most 4 GiB, nesting checked before parsing). Throws
+/// FileError naming the file and the reason.
+nlohmann::json readReportFile(const std::string& path);
+
+struct MergedReport {
+    nlohmann::json report;                  // {"file", "tensors"}: the single-process report
+    std::vector<nlohmann::json> exports;    // each part's "export", in shard order
+};
+
+/// Merges the parts of one run. Throws FileError naming the part and the reason when a part is not
+/// a partial report, belongs to another run (file, spec, selection or N differ), repeats a shard
+/// or a tensor, or when shards are missing (they are listed).
+MergedReport mergeReports(const std::vector<std::string>& paths, const std::vector<nlohmann::json>& parts);
+
+/// Writes the merged shards' weight index (model.safetensors.index.json, as Hugging Face
+/// checkpoints have): every tensor of each shard's export mapped to that file's name. Throws
+/// FileError when an export is missing, unreadable or names a tensor another shard also holds.
+void writeExportIndex(const std::vector<nlohmann::json>& exports);
+
+} // namespace ql

@@ -1,0 +1,372 @@
+// Fanning a model run out: the split (deterministic, balanced, every tensor once), partial reports
+// that merge into the one-process report byte for byte (timings aside), --resume after a kill, the
+// sharded export and its index, the Kubernetes manifest's index mapping, and every refusal.
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <csignal>
+#include <cstring>
+#include <set>
+
+#include "io/tensor_source.h"
+#include "job/shard.h"
+#include "tensor/error.h"
+
+using namespace ql;
+
+namespace {
+
+const QString kModel = QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
+
+struct Run {
+    int code = -1;
+    QByteArray out;
+    QByteArray err;
+};
+
+Run runCli(const QStringList& args, const QString& cwd) {
+    QProcess p;
+    p.setWorkingDirectory(cwd);
+    p.start(QStringLiteral(QUANTLENS_CLI), args);
+    Run r;
+    if (!p.waitForFinished(300000)) return r;
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+QByteArray readAll(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// A report's text without its timing lines: what must be equal byte for byte.
+QByteArray withoutTimings(const QByteArray& report) {
+    static const QRegularExpression timing(QStringLiteral("^\\s*\"(\\w+_ms|runs)\":"));
+    QByteArray out;
+    for (const QByteArray& line : report.split('\n'))
+        if (!timing.match(QString::fromUtf8(line)).hasMatch()) out += line + '\n';
+    return out;
+}
+
+std::vector<std::string> allNames(const TensorSource& source) {
+    std::vector<std::string> names;
+    for (const auto& t : source.tensors()) names.push_back(t.name);
+    return names;
+}
+
+const QStringList kSpec = {QStringLiteral("--all"), QStringLiteral("--dtype"), QStringLiteral("int8"),
+                           QStringLiteral("-q")};
+
+} // namespace
+
+class TestShard : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void parsesShardNotation_data();
+    void parsesShardNotation();
+    void splitCoversEveryTensorOnceAndBalances();
+    void selectionDigestSeparatesNames();
+    void shardsMergeIntoTheOneProcessReport();
+    void mergeRefusesWhatDoesNotBelong();
+    void resumeAfterKillRedoesNoFinishedTensor();
+    void journalOfAnotherRunIsRefused();
+    void usageErrors_data();
+    void usageErrors();
+    void kubernetesIndexesMapToShards();
+
+private:
+    QTemporaryDir m_dir;
+    QByteArray m_single; // the one-process report
+};
+
+void TestShard::initTestCase() {
+    QVERIFY(m_dir.isValid());
+    const Run r = runCli(QStringList{QStringLiteral("quantize"), kModel} + kSpec +
+                             QStringList{QStringLiteral("--report"), QStringLiteral("single.json"),
+                                         QStringLiteral("--out"), QStringLiteral("single.safetensors")},
+                         m_dir.path());
+    QCOMPARE(r.code, 0);
+    m_single = readAll(m_dir.filePath(QStringLiteral("single.json")));
+    QVERIFY(m_single.size() > 1000);
+}
+
+void TestShard::parsesShardNotation_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<int>("index"); // -1: refused
+    QTest::addColumn<int>("count");
+    QTest::newRow("first of one") << "0/1" << 0 << 1;
+    QTest::newRow("last of four") << "3/4" << 3 << 4;
+    QTest::newRow("index = N") << "4/4" << -1 << 0;
+    QTest::newRow("negative") << "-1/4" << -1 << 0;
+    QTest::newRow("no slash") << "3" << -1 << 0;
+    QTest::newRow("no index") << "/4" << -1 << 0;
+    QTest::newRow("no count") << "1/" << -1 << 0;
+    QTest::newRow("zero shards") << "0/0" << -1 << 0;
+    QTest::newRow("letters") << "a/4" << -1 << 0;
+    QTest::newRow("too many") << "0/1000000" << -1 << 0;
+    QTest::newRow("spaces") << " 1/4" << -1 << 0;
+}
+
+void TestShard::parsesShardNotation() {
+    QFETCH(QString, text);
+    QFETCH(int, index);
+    QFETCH(int, count);
+    if (index < 0) {
+        QVERIFY_THROWS_EXCEPTION(QuantError, parseShard(text.toStdString()));
+        return;
+    }
+    const ShardSpec s = parseShard(text.toStdString());
+    QCOMPARE(s.index, index);
+    QCOMPARE(s.count, count);
+    QCOMPARE(QString::fromStdString(toString(s)), text);
+}
+
+void TestShard::splitCoversEveryTensorOnceAndBalances() {
+    const auto source = openTensorSource(kModel.toStdString());
+    const std::vector<std::string> names = allNames(*source);
+    std::uint64_t largest = 0;
+    for (const auto& t : source->tensors()) largest = std::max(largest, t.byteSize);
+    for (int n : {1, 2, 3, 7, 64, 400}) { // 400: more shards than tensors, some empty
+        std::vector<int> owner(names.size(), -1);
+        std::uint64_t lightest = UINT64_MAX, heaviest = 0;
+        for (int i = 0; i < n; ++i) {
+            const ShardPart part = shardPart(*source, names, {i, n});
+            const ShardPart again = shardPart(*source, names, {i, n});
+            QCOMPARE(again.names, part.names); // the same split every time
+            QCOMPARE(part.names.size(), part.positions.size());
+            for (std::size_t k = 0; k < part.names.size(); ++k) {
+                const auto p = static_cast<std::size_t>(part.positions[k]);
+                QCOMPARE(part.names[k], names[p]);
+                if (k) QVERIFY(part.positions[k] > part.positions[k - 1]); // file order
+                QCOMPARE(owner[p], -1);                                    // no tensor twice
+                owner[p] = i;
+            }
+            lightest = std::min(lightest, part.bytes);
+            heaviest = std::max(heaviest, part.bytes);
+        }
+        for (std::size_t p = 0; p < names.size(); ++p) QVERIFY2(owner[p] >= 0, names[p].c_str()); // none left out
+        if (n <= 7) QVERIFY2(heaviest - lightest <= largest, qPrintable(QStringLiteral("N=%1").arg(n)));
+    }
+}
+
+void TestShard::selectionDigestSeparatesNames() {
+    QCOMPARE(selectionDigest({"a", "bc"}), selectionDigest({"a", "bc"}));
+    QVERIFY(selectionDigest({"a", "bc"}) != selectionDigest({"ab", "c"}));
+    QVERIFY(selectionDigest({"a", "b"}) != selectionDigest({"b", "a"}));
+    QCOMPARE(selectionDigest({"x"}).size(), std::size_t{16});
+}
+
+void TestShard::shardsMergeIntoTheOneProcessReport() {
+    const QString dir = m_dir.filePath(QStringLiteral("three"));
+    QVERIFY(QDir().mkpath(dir));
+    for (int i = 0; i < 3; ++i) {
+        const Run r = runCli(QStringList{QStringLiteral("quantize"), kModel} + kSpec +
+                                 QStringList{QStringLiteral("--shard"), QStringLiteral("%1/3").arg(i),
+                                             QStringLiteral("--report"), QStringLiteral("part-%1.json").arg(i),
+                                             QStringLiteral("--out"), QStringLiteral("out/model.safetensors")},
+                             dir);
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY(!QFile::exists(dir + QStringLiteral("/part-%1.json.journal").arg(i))); // gone once the part is written
+    }
+    // Parts in any order.
+    const Run merged = runCli({QStringLiteral("merge"), QStringLiteral("part-2.json"), QStringLiteral("part-0.json"),
+                               QStringLiteral("part-1.json"), QStringLiteral("-o"), QStringLiteral("report.json")},
+                              dir);
+    QVERIFY2(merged.code == 0, merged.err.constData());
+    QVERIFY(merged.out.contains("SQNR dB"));
+    const QByteArray report = readAll(dir + QStringLiteral("/report.json"));
+    QCOMPARE(withoutTimings(report), withoutTimings(m_single));
+    QVERIFY(report.size() > m_single.size() / 2); // timings are a few lines per tensor, not the report
+
+    // The shards' exports open as one sharded checkpoint holding the one-process export's tensors.
+    const auto sharded = openTensorSource(QString(dir + QStringLiteral("/out/model.safetensors.index.json")).toStdString());
+    const auto single = openTensorSource(m_dir.filePath(QStringLiteral("single.safetensors")).toStdString());
+    QCOMPARE(sharded->tensors().size(), single->tensors().size());
+    for (const auto& t : single->tensors()) {
+        const Tensor a = single->load(t.name);
+        const Tensor b = sharded->load(t.name);
+        QCOMPARE(b.dtype(), a.dtype());
+        QCOMPARE(b.shape(), a.shape());
+        QCOMPARE(b.byteSize(), a.byteSize());
+        QVERIFY2(std::memcmp(a.data(), b.data(), a.byteSize()) == 0, t.name.c_str());
+    }
+}
+
+void TestShard::mergeRefusesWhatDoesNotBelong() {
+    const QString dir = m_dir.filePath(QStringLiteral("refusals"));
+    QVERIFY(QDir().mkpath(dir));
+    auto part = [&](const QString& shard, const QString& name, const QString& dtype) {
+        const Run r = runCli({QStringLiteral("quantize"), kModel, QStringLiteral("--all"), QStringLiteral("-q"),
+                              QStringLiteral("--dtype"), dtype, QStringLiteral("--shard"), shard,
+                              QStringLiteral("--report"), name},
+                             dir);
+        QCOMPARE(r.code, 0);
+    };
+    part(QStringLiteral("0/3"), QStringLiteral("a0.json"), QStringLiteral("int8"));
+    part(QStringLiteral("1/3"), QStringLiteral("a1.json"), QStringLiteral("int8"));
+    part(QStringLiteral("2/3"), QStringLiteral("b2.json"), QStringLiteral("int4")); // another spec
+    QFile::copy(m_dir.filePath(QStringLiteral("single.json")), dir + QStringLiteral("/plain.json"));
+    QFile deep(dir + QStringLiteral("/deep.json"));
+    QVERIFY(deep.open(QIODevice::WriteOnly));
+    deep.write(QByteArray(100000, '['));
+    deep.close();
+    QFile lying(dir + QStringLiteral("/lying.json"));
+    QVERIFY(lying.open(QIODevice::WriteOnly));
+    lying.write(readAll(dir + QStringLiteral("/a0.json")).replace("\"positions\": [", "\"positions\": [999999,"));
+    lying.close();
+
+    const struct {
+        QStringList parts;
+        const char* expected;
+    } cases[] = {
+        {{QStringLiteral("a0.json"), QStringLiteral("a1.json")}, "shard 2 of 3 missing"},
+        {{QStringLiteral("a0.json"), QStringLiteral("a1.json"), QStringLiteral("b2.json")}, "from another run"},
+        {{QStringLiteral("a0.json"), QStringLiteral("a0.json"), QStringLiteral("a1.json")}, "is also in"},
+        {{QStringLiteral("plain.json")}, "not a partial report"},
+        {{QStringLiteral("deep.json")}, "deep"},
+        {{QStringLiteral("lying.json"), QStringLiteral("a1.json")}, "not a partial report"},
+        {{QStringLiteral("nothing.json")}, "nothing.json"},
+    };
+    for (const auto& c : cases) {
+        const Run r = runCli(QStringList{QStringLiteral("merge")} + c.parts +
+                                 QStringList{QStringLiteral("-o"), QStringLiteral("merged.json")},
+                             dir);
+        QVERIFY2(r.code == 1, qPrintable(c.parts.join(u' ') + QStringLiteral(": exit %1").arg(r.code)));
+        QVERIFY2(r.err.contains(c.expected), r.err.constData());
+        QVERIFY(!QFile::exists(dir + QStringLiteral("/merged.json"))); // nothing half-written
+    }
+    const Run self = runCli({QStringLiteral("merge"), QStringLiteral("a0.json"), QStringLiteral("-o"),
+                             QStringLiteral("a0.json")},
+                            dir);
+    QCOMPARE(self.code, 2);
+}
+
+void TestShard::resumeAfterKillRedoesNoFinishedTensor() {
+    const QString dir = m_dir.filePath(QStringLiteral("resume"));
+    QVERIFY(QDir().mkpath(dir));
+    const QStringList args = QStringList{QStringLiteral("quantize"), kModel} + kSpec +
+                             QStringList{QStringLiteral("--shard"), QStringLiteral("0/1"), QStringLiteral("--resume"),
+                                         QStringLiteral("--report"), QStringLiteral("part.json"),
+                                         QStringLiteral("--repeat"), QStringLiteral("60")};
+    // Killed (SIGKILL: no handler runs) once a few tensors are in the journal.
+    QProcess p;
+    p.setWorkingDirectory(dir);
+    p.start(QStringLiteral(QUANTLENS_CLI), args);
+    QVERIFY(p.waitForStarted());
+    const QString journal = dir + QStringLiteral("/part.json.journal");
+    QElapsedTimer clock;
+    clock.start();
+    while (readAll(journal).count('\n') < 4 && clock.elapsed() < 120000 && p.state() == QProcess::Running)
+        QTest::qWait(20);
+    QVERIFY2(p.state() == QProcess::Running, "the run ended before it could be killed");
+    ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
+    p.waitForFinished();
+    QVERIFY(!QFile::exists(dir + QStringLiteral("/part.json")));
+    // A torn last line, as a kill in the middle of a write leaves.
+    QFile torn(journal);
+    QVERIFY(torn.open(QIODevice::Append));
+    torn.write("{\"position\": 7, \"entry\": {\"na");
+    torn.close();
+    const int finished = static_cast<int>(readAll(journal).count('\n')) - 1; // minus the header
+
+    const Run resumed = runCli(args, dir);
+    QVERIFY2(resumed.code == 0, resumed.err.constData());
+    const QRegularExpression done(QStringLiteral("(\\d+) of (\\d+) tensors already done, (\\d+) to run"));
+    const auto m = done.match(QString::fromUtf8(resumed.err));
+    QVERIFY2(m.hasMatch(), resumed.err.constData());
+    QCOMPARE(m.captured(1).toInt(), finished);
+    QVERIFY(finished >= 3);
+    QCOMPARE(m.captured(3).toInt(), m.captured(2).toInt() - finished);
+    QVERIFY(!QFile::exists(journal));
+
+    const Run merged = runCli({QStringLiteral("merge"), QStringLiteral("part.json"), QStringLiteral("-o"),
+                               QStringLiteral("report.json")},
+                              dir);
+    QCOMPARE(merged.code, 0);
+    QCOMPARE(withoutTimings(readAll(dir + QStringLiteral("/report.json"))), withoutTimings(m_single));
+}
+
+void TestShard::journalOfAnotherRunIsRefused() {
+    const QString dir = m_dir.filePath(QStringLiteral("other"));
+    QVERIFY(QDir().mkpath(dir));
+    QFile journal(dir + QStringLiteral("/part.json.journal"));
+    QVERIFY(journal.open(QIODevice::WriteOnly));
+    journal.write("{\"journal\":\"quantlens report journal 1\",\"run\":{\"file\":\"elsewhere\"}}\n");
+    journal.close();
+    const Run r = runCli(QStringList{QStringLiteral("quantize"), kModel} + kSpec +
+                             QStringList{QStringLiteral("--shard"), QStringLiteral("0/2"), QStringLiteral("--resume"),
+                                         QStringLiteral("--report"), QStringLiteral("part.json")},
+                         dir);
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("left by another run"), r.err.constData());
+    QVERIFY(readAll(journal.fileName()).contains("elsewhere")); // not overwritten
+}
+
+void TestShard::usageErrors_data() {
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("resume alone") << QStringList{QStringLiteral("--resume"), QStringLiteral("--report"), QStringLiteral("r.json")}
+                                  << "--resume goes with --shard";
+    QTest::newRow("shard without report") << QStringList{QStringLiteral("--shard"), QStringLiteral("0/2")} << "--report PART.json";
+    QTest::newRow("shard with csv") << QStringList{QStringLiteral("--shard"), QStringLiteral("0/2"), QStringLiteral("--report"), QStringLiteral("r.csv")}
+                                    << "--report PART.json";
+    QTest::newRow("shard past N") << QStringList{QStringLiteral("--shard"), QStringLiteral("2/2"), QStringLiteral("--report"), QStringLiteral("r.json")}
+                                  << "numbered 0 to 1";
+    QTest::newRow("shard and strict") << QStringList{QStringLiteral("--shard"), QStringLiteral("0/2"), QStringLiteral("--strict"), QStringLiteral("--report"), QStringLiteral("r.json")}
+                                      << "--strict";
+    QTest::newRow("shard to hdf5") << QStringList{QStringLiteral("--shard"), QStringLiteral("0/2"), QStringLiteral("--report"), QStringLiteral("r.json"), QStringLiteral("--out"), QStringLiteral("w.h5")}
+                                   << ".safetensors";
+}
+
+void TestShard::usageErrors() {
+    QFETCH(QStringList, extra);
+    QFETCH(QString, expected);
+    const Run r = runCli(QStringList{QStringLiteral("quantize"), kModel} + kSpec + extra, m_dir.path());
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(expected.toUtf8()), r.err.constData());
+}
+
+// The manifest's completions, its --shard argument and its report name, with each completion index
+// put in as the Job controller does: every pod gets its own shard and part, and together they
+// cover the model.
+void TestShard::kubernetesIndexesMapToShards() {
+    const QByteArray yaml = readAll(QStringLiteral(QUANTLENS_SOURCE_DIR "/scripts/kubernetes/quantize-indexed-job.yaml"));
+    QVERIFY(yaml.contains("completionMode: Indexed"));
+    const auto completions = QRegularExpression(QStringLiteral("\\n\\s*completions:\\s*(\\d+)")).match(QString::fromUtf8(yaml));
+    QVERIFY(completions.hasMatch());
+    const int n = completions.captured(1).toInt();
+    const auto shardArg = QRegularExpression(QStringLiteral("- --shard\\s*\\n\\s*- \"([^\"]+)\"")).match(QString::fromUtf8(yaml));
+    const auto reportArg = QRegularExpression(QStringLiteral("- --report\\s*\\n\\s*- \"([^\"]+)\"")).match(QString::fromUtf8(yaml));
+    QVERIFY(shardArg.hasMatch() && reportArg.hasMatch());
+    QVERIFY(yaml.contains("- --resume"));
+
+    const auto source = openTensorSource(kModel.toStdString());
+    const std::vector<std::string> names = allNames(*source);
+    std::set<std::string> covered, reports;
+    std::size_t total = 0;
+    for (int index = 0; index < n; ++index) {
+        const QString i = QString::number(index);
+        const ShardSpec s = parseShard(QString(shardArg.captured(1)).replace(QStringLiteral("$(JOB_COMPLETION_INDEX)"), i).toStdString());
+        QCOMPARE(s.index, index);
+        QCOMPARE(s.count, n);
+        reports.insert(QString(reportArg.captured(1)).replace(QStringLiteral("$(JOB_COMPLETION_INDEX)"), i).toStdString());
+        const ShardPart part = shardPart(*source, names, s);
+        covered.insert(part.names.begin(), part.names.end());
+        total += part.names.size();
+    }
+    QCOMPARE(reports.size(), static_cast<std::size_t>(n)); // no two pods write one part
+    QCOMPARE(covered.size(), names.size());
+    QCOMPARE(total, names.size());
+    const QByteArray merge = readAll(QStringLiteral(QUANTLENS_SOURCE_DIR "/scripts/kubernetes/quantlens-merge-job.yaml"));
+    QVERIFY(merge.contains("merge part-*.json"));
+}
+
+QTEST_GUILESS_MAIN(TestShard)
+#include "tst_shard.moc"
