@@ -6,3 +6,5 @@ ql_add_test(tst_backend LIBS quantlens_backends)
 ql_add_test(tst_fast_analysis LIBS quantlens_backends)
 # core/job: the one pipeline the CLI and the GUI run.
 ql_add_test(tst_job LIBS quantlens_backends)
+# Reports read back (the GUI opening a report, merged or its own) and bounded model-run reports.
+ql_add_test(tst_report_read LIBS quantlens_backends)

@@ -298,6 +298,51 @@ private slots:
         QVERIFY(gui == cli2);
     }
 
+    // A report merged from shards opens as a whole-model run shows: the table, then each tensor's
+    // plots drawn from the report alone, equal to what was written.
+    void opensMergedReport() {
+        const QString sample = QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
+        auto cli = [&](const QStringList& args) {
+            QProcess p;
+            p.setWorkingDirectory(m_dir.path());
+            p.start(QStringLiteral(QUANTLENS_CLI), args);
+            return p.waitForFinished(60000) && p.exitCode() == 0;
+        };
+        for (const char* shard : {"0/2", "1/2"})
+            QVERIFY(cli({QStringLiteral("quantize"), sample, QStringLiteral("--all"), QStringLiteral("-q"),
+                         QStringLiteral("--shard"), QLatin1String(shard), QStringLiteral("--report"),
+                         QStringLiteral("part-%1.json").arg(QLatin1Char(shard[0]))}));
+        QVERIFY(cli({QStringLiteral("merge"), QStringLiteral("part-0.json"), QStringLiteral("part-1.json"),
+                     QStringLiteral("-o"), QStringLiteral("merged.json"), QStringLiteral("-q")}));
+        QFile f(path("merged.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray bytes = f.readAll();
+        const nlohmann::json merged = nlohmann::json::parse(bytes.begin(), bytes.end());
+
+        MainWindow w;
+        QVERIFY(w.openFile(sample)); // a model open before stays open
+        QVERIFY2(w.openFile(path("merged.json")), qPrintable(w.errorText()));
+        QCOMPARE(w.modelTable()->model()->rowCount(), static_cast<int>(merged["tensors"].size()));
+        QVERIFY(w.source());
+        int shown = 0;
+        for (const auto& entry : merged["tensors"]) {
+            if (!entry.contains("stats") || ++shown > 3) continue;
+            QSignalSpy result(&w, &MainWindow::resultShown);
+            emit w.modelTable()->tensorActivated(QString::fromStdString(entry["name"].get<std::string>()));
+            QCOMPARE(result.count(), 1);
+            QVERIFY(w.lastOutcome());
+            QCOMPARE(toJson(w.lastOutcome()->a.report).dump(1), entry.dump(1));
+        }
+        QCOMPARE(shown > 3, true);
+        QFile other(path("other.json"));
+        QVERIFY(other.open(QIODevice::WriteOnly));
+        other.write("{\"weight_map\": {}}");
+        other.close();
+        QVERIFY(!w.openFile(path("other.json"))); // not a report: refused with the reason, the table stays
+        QVERIFY(w.errorText().contains(QStringLiteral("not a QuantLens report")));
+        QCOMPARE(w.modelTable()->model()->rowCount(), static_cast<int>(merged["tensors"].size()));
+    }
+
     void cancelLongRun() {
         MainWindow w;
         w.show(); // shortcuts reach only a visible window

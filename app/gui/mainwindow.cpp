@@ -127,6 +127,7 @@ void MainWindow::buildPages() {
     m_tabs->addTab(m_modelTable, tr("Whole model"));
     m_pages = {values, error, clipping, timing, comparison};
     connect(m_modelTable, &ModelTablePage::tensorActivated, this, [this](const QString& name) {
+        if (m_report) return showReportedTensor(name);
         if (selectTensor(name)) quantizeSelected();
     });
 
@@ -169,6 +170,7 @@ void MainWindow::showMessage(const QString& text, bool error) {
 QString MainWindow::errorText() const { return m_errorText; }
 
 bool MainWindow::openFile(const QString& path) {
+    if (isReportPath(path)) return openReport(path);
     std::shared_ptr<const TensorSource> source;
     try {
         source = openTensorSource(ss(path));
@@ -180,6 +182,7 @@ bool MainWindow::openFile(const QString& path) {
     m_source = std::move(source);
     m_outcome.reset();
     m_model.reset();
+    m_report.reset();
     m_browser->setSource(m_source.get());
     m_modelTable->setRows({});
     m_headline->clear();
@@ -252,6 +255,7 @@ void MainWindow::showOutcome(std::shared_ptr<const TensorOutcome> outcome) {
 
 void MainWindow::showModel(std::shared_ptr<const ModelOutcome> outcome) {
     m_model = std::move(outcome);
+    m_report.reset();
     m_modelTable->setRows(modelRows(m_model->reports));
     m_tabs->setCurrentWidget(m_modelTable);
     emit modelShown();

@@ -6,6 +6,8 @@
 
 #include <QMainWindow>
 
+#include <nlohmann/json.hpp>
+
 #include "gui/session.h"
 #include "job/job.h"
 
@@ -31,8 +33,13 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    /// Opens a model file; on failure shows the reason and keeps the previous file. Returns success.
+    /// Opens a model file (or a JSON report: see openReport); on failure shows the reason and keeps
+    /// the previous file. Returns success.
     bool openFile(const QString& path);
+    /// Shows a report written earlier (by either front end, or merged from shards) as a run of the
+    /// whole model shows: the table worst first; activating a row draws every plot the report
+    /// carries for that tensor. The open model, if any, stays open.
+    bool openReport(const QString& path);
     bool selectTensor(const QString& name);
     /// Quantizes the selected tensor (or explains inline why it cannot).
     void quantizeSelected();
@@ -82,12 +89,16 @@ private:
     void onTensorSelected(const QString& name);
     void showOutcome(std::shared_ptr<const TensorOutcome> outcome);
     void showModel(std::shared_ptr<const ModelOutcome> outcome);
+    void showReportedTensor(const QString& name); // mainwindowreport.cpp
+    static bool isReportPath(const QString& path);
     JobRequest request() const;
 
     std::shared_ptr<const BackendRegistry> m_registry;
     std::shared_ptr<const TensorSource> m_source;
     std::shared_ptr<const TensorOutcome> m_outcome;
     std::shared_ptr<const ModelOutcome> m_model;
+    std::shared_ptr<const nlohmann::json> m_report; // the opened report's "tensors", while its table shows
+    QString m_reportPath;
     JobRunner* m_runner;
     TensorBrowser* m_browser = nullptr;
     ConfigPanel* m_config = nullptr;

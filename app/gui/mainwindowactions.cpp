@@ -43,6 +43,14 @@ void MainWindow::buildActions() {
         if (!path.isEmpty()) openFile(path);
     });
     file->addAction(open);
+    QAction* openReportAction = action(this, tr("Open re&port…"), QKeySequence(tr("Ctrl+Alt+O")),
+                                       tr("Show a JSON report written earlier — by the CLI, the app, or merged "
+                                          "from shards — as the whole-model table with every plot it carries"));
+    connect(openReportAction, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open report"), {}, tr("Reports (*.json);;All files (*)"));
+        if (!path.isEmpty()) openReport(path);
+    });
+    file->addAction(openReportAction);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     m_recentMenu->setToolTipsVisible(true);
     updateRecentMenu();

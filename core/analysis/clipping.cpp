@@ -28,6 +28,7 @@ void ClippingStats::merge(const ClippingStats& o) {
 }
 
 GroupClipping ClippingStats::total() const {
+    if (m_dropped) return m_keptTotal;
     GroupClipping t;
     for (const auto& g : m_groups) t.merge(g);
     return t;

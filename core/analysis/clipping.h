@@ -52,11 +52,38 @@ public:
     const std::vector<GroupClipping>& groups() const { return m_groups; }
     const std::vector<ClipEdges>& edges() const { return m_edges; }
     GroupClipping total() const;
+    /// Rebuilt from a report: the rows it lists, out of `groupCount`, and its total.
+    static ClippingStats listed(std::vector<GroupClipping> rows, std::size_t groupCount, const GroupClipping& total,
+                                bool floatTarget) {
+        ClippingStats c(std::vector<ClipEdges>(rows.size()), floatTarget);
+        c.m_groups = std::move(rows);
+        c.m_keptTotal = total;
+        c.m_groupCount = groupCount;
+        c.m_dropped = true;
+        return c;
+    }
+    /// Groups measured, including any dropped by keepFirstGroups.
+    std::size_t groupCount() const { return m_dropped ? m_groupCount : m_groups.size(); }
+    /// Keeps the first `n` groups' rows (what a report lists) and the total as it is now, so a
+    /// whole-model run holds a bounded summary of each finished tensor instead of every group.
+    void keepFirstGroups(std::size_t n) {
+        if (n >= m_groups.size()) return;
+        m_keptTotal = total();
+        m_groupCount = m_groups.size();
+        m_dropped = true;
+        m_groups.resize(n);
+        m_groups.shrink_to_fit();
+        m_edges.resize(std::min(n, m_edges.size()));
+        m_edges.shrink_to_fit();
+    }
 
 private:
     std::vector<ClipEdges> m_edges;
     std::vector<GroupClipping> m_groups;
     bool m_float = false;
+    bool m_dropped = false; // keepFirstGroups ran: total() is m_keptTotal
+    std::size_t m_groupCount = 0;
+    GroupClipping m_keptTotal;
 };
 
 // Inline: the analysis calls it once per element.

@@ -43,6 +43,26 @@ public:
 
     double sumSqError() const { return m_sumSqErr; }
 
+    /// Every running sum, as reports carry them: a reader (a merged report, the GUI opening a
+    /// report) rebuilds the very same statistics from them.
+    struct Sums {
+        std::int64_t count = 0, finite = 0, nanX = 0, infX = 0, nonFiniteXhat = 0, over1e3 = 0, over5e3 = 0;
+        std::int64_t worstIndex = -1;
+        double sumSqX = 0, sumSqXhat = 0, sumDot = 0, sumSqErr = 0, sumAbsErr = 0, maxAbsErr = 0;
+    };
+    Sums sums() const {
+        return {m_count, m_finite, m_nanX,   m_infX,      m_nonFiniteXhat, m_over1e3, m_over5e3,
+                m_worstIndex, m_sumSqX, m_sumSqXhat, m_sumDot, m_sumSqErr, m_sumAbsErr, m_maxAbsErr};
+    }
+    static ErrorStats fromSums(const Sums& s) {
+        ErrorStats e;
+        e.m_count = s.count, e.m_finite = s.finite, e.m_nanX = s.nanX, e.m_infX = s.infX;
+        e.m_nonFiniteXhat = s.nonFiniteXhat, e.m_over1e3 = s.over1e3, e.m_over5e3 = s.over5e3;
+        e.m_worstIndex = s.worstIndex, e.m_sumSqX = s.sumSqX, e.m_sumSqXhat = s.sumSqXhat, e.m_sumDot = s.sumDot;
+        e.m_sumSqErr = s.sumSqErr, e.m_sumAbsErr = s.sumAbsErr, e.m_maxAbsErr = s.maxAbsErr;
+        return e;
+    }
+
 private:
     std::int64_t m_count = 0;
     std::int64_t m_finite = 0;

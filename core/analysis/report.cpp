@@ -27,6 +27,15 @@ json histogramJson(const Histogram& h) {
             {"overflow", h.overflow()}};
 }
 
+// The running sums every metric above comes from: a reader rebuilds them exactly (report_read.h).
+json accumulatorsJson(const ErrorStats::Sums& s) {
+    return {{"count", s.count},           {"finite", s.finite},         {"nan_x", s.nanX},
+            {"inf_x", s.infX},            {"non_finite_xhat", s.nonFiniteXhat},
+            {"over_1e-3", s.over1e3},     {"over_5e-3", s.over5e3},     {"worst_index", s.worstIndex},
+            {"sum_sq_x", s.sumSqX},       {"sum_sq_xhat", s.sumSqXhat}, {"sum_dot", s.sumDot},
+            {"sum_sq_err", s.sumSqErr},   {"sum_abs_err", s.sumAbsErr}, {"max_abs_err", s.maxAbsErr}};
+}
+
 json statsJson(const TensorAnalysis& a) {
     const ErrorStats& s = a.stats;
     const GroupClipping clip = a.clipping.total();
@@ -52,7 +61,8 @@ json statsJson(const TensorAnalysis& a) {
             {"non_finite_output_count", s.nonFiniteOutputCount()},
             {"codes_used", a.codes.codesUsed()},
             {"codes_possible", a.codes.possibleCodes()},
-            {"entropy_bits", jsonNumber(a.codes.entropyBits())}};
+            {"entropy_bits", jsonNumber(a.codes.entropyBits())},
+            {"accumulators", accumulatorsJson(s.sums())}};
 }
 
 json histogramsJson(const TensorAnalysis& a) {
@@ -74,11 +84,12 @@ json histogramsJson(const TensorAnalysis& a) {
 
 json perChannelJson(const TensorReport& r, const ReportOptions& opt) {
     const auto& groups = r.analysis.clipping.groups();
+    const std::size_t all = r.analysis.clipping.groupCount();
     const std::size_t n = std::min(groups.size(), opt.maxGroups);
-    json j = {{"groups", groups.size()}, {"truncated", groups.size() > n}};
+    json j = {{"groups", all}, {"truncated", all > n}};
     json scale = json::array(), zp = json::array(), low = json::array(), high = json::array(), frac = json::array(),
          clipErr = json::array(), roundErr = json::array(), sqnr = json::array(), maxErr = json::array(),
-         ftz = json::array();
+         ftz = json::array(), count = json::array(), sumSqX = json::array();
     for (std::size_t g = 0; g < n; ++g) {
         const GroupClipping& c = groups[g];
         scale.push_back(jsonNumber(g < r.params.scales.size() ? r.params.scales[g] : std::nan("")));
@@ -91,10 +102,13 @@ json perChannelJson(const TensorReport& r, const ReportOptions& opt) {
         sqnr.push_back(jsonNumber(c.sqnrDb()));
         maxErr.push_back(jsonNumber(c.maxAbsError));
         ftz.push_back(c.flushedToZero);
+        count.push_back(c.count);
+        sumSqX.push_back(c.sumSqX);
     }
     j.update({{"scale", scale}, {"zero_point", zp}, {"clipped_low", low}, {"clipped_high", high},
               {"clipped_fraction", frac}, {"clip_error_sq", clipErr}, {"round_error_sq", roundErr},
-              {"sqnr_db", sqnr}, {"max_abs_error", maxErr}, {"flushed_to_zero", ftz}});
+              {"sqnr_db", sqnr}, {"max_abs_error", maxErr}, {"flushed_to_zero", ftz}, {"count", count},
+              {"sum_sq_x", sumSqX}});
     return j;
 }
 
@@ -121,6 +135,17 @@ std::string csvNumber(double v) {
 }
 
 } // namespace
+
+void keepReportedGroups(TensorReport& r, const ReportOptions& opt) {
+    r.analysis.clipping.keepFirstGroups(opt.maxGroups);
+    for (auto* v : {&r.params.scales, &r.params.zeroPoints})
+        if (v->size() > opt.maxGroups) {
+            v->resize(opt.maxGroups);
+            v->shrink_to_fit();
+        }
+    r.params.scaleCodes.clear();
+    r.params.scaleCodes.shrink_to_fit();
+}
 
 json jsonNumber(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 

@@ -37,6 +37,11 @@ struct ReportOptions {
     std::size_t maxGroups = 4096;
 };
 
+/// Drops what a report does not list (per-group rows past options.maxGroups, block-scale codes),
+/// keeping every total: a whole-model run holds each finished tensor's report in bounded memory.
+/// The JSON and CSV of the report are the same before and after.
+void keepReportedGroups(TensorReport& r, const ReportOptions& options = {});
+
 nlohmann::json toJson(const TensorReport& r, const ReportOptions& options = {});
 nlohmann::json toJson(const Comparison& c);
 /// {"file": ..., "tensors": [...]} (plus "comparison" when given).

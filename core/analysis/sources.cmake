@@ -8,4 +8,5 @@ target_sources(quantlens_core PRIVATE
     analysis/comparison.cpp
     analysis/mismatch_causes.cpp
     analysis/report.cpp
+    analysis/report_read.cpp
     analysis/model_table.cpp)
