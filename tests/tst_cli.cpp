@@ -290,6 +290,10 @@ void TestCli::mistakesGiveOneLine_data() {
                                                              QStringLiteral("/nope")}
                                               << 1 << "nope";
     QTest::addRow("unknown-flag") << (w + QStringList{QStringLiteral("--bogus")}) << 2 << "--bogus";
+    // A whole-model run the spec applies to nowhere is a mistake in the spec, not a pass-through.
+    QTest::addRow("spec-applies-to-none") << QStringList{QStringLiteral("quantize"), f, QStringLiteral("--all"),
+                                                         QStringLiteral("--dtype"), QStringLiteral("int4")}
+                                          << 1 << "no tensor was quantized";
     QTest::addRow("no-tensor-choice") << QStringList{QStringLiteral("quantize"), f} << 2 << "--all";
     QTest::addRow("missing-tensor") << QStringList{QStringLiteral("quantize"), f, QStringLiteral("--tensor"),
                                                    QStringLiteral("nope")}

@@ -11,7 +11,11 @@
 #include <csignal>
 #include <cstring>
 #include <set>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
+#include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
 #include "job/shard.h"
 #include "tensor/error.h"
@@ -60,6 +64,19 @@ std::vector<std::string> allNames(const TensorSource& source) {
     return names;
 }
 
+// Peak resident memory of a quantlens-cli run, in KiB (-1 when it failed).
+long peakRssKb(const std::vector<std::string>& args) {
+    std::vector<char*> argv{const_cast<char*>(QUANTLENS_CLI)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (posix_spawn(&pid, QUANTLENS_CLI, nullptr, nullptr, argv.data(), environ) != 0) return -1;
+    int status = 0;
+    rusage usage{};
+    if (wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+    return usage.ru_maxrss;
+}
+
 const QStringList kSpec = {QStringLiteral("--all"), QStringLiteral("--dtype"), QStringLiteral("int8"),
                            QStringLiteral("-q")};
 
@@ -77,6 +94,7 @@ private slots:
     void mergeRefusesWhatDoesNotBelong();
     void resumeAfterKillRedoesNoFinishedTensor();
     void journalOfAnotherRunIsRefused();
+    void memoryFollowsTheLargestTensor();
     void usageErrors_data();
     void usageErrors();
     void kubernetesIndexesMapToShards();
@@ -307,6 +325,32 @@ void TestShard::journalOfAnotherRunIsRefused() {
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains("left by another run"), r.err.constData());
     QVERIFY(readAll(journal.fileName()).contains("elsewhere")); // not overwritten
+}
+
+// A run streams its tensors: eight times the model (same tensor size) costs a fraction of the
+// tensors added, not their bytes (the mapping's pages and each report's per-group rows are let go).
+void TestShard::memoryFollowsTheLargestTensor() {
+    auto model = [&](int tensors) {
+        std::vector<NamedTensor> t;
+        std::vector<float> v(1024 * 1024);
+        for (int i = 0; i < tensors; ++i) {
+            for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::sin(0.001f * float(k) + float(i));
+            t.push_back({"layer" + std::to_string(i) + ".weight", Tensor::fromFloats({1024, 1024}, v)});
+        }
+        const std::string path = m_dir.filePath(QStringLiteral("rss-%1.safetensors").arg(tensors)).toStdString();
+        writeSafetensors(path, t);
+        return path;
+    };
+    const std::string report = m_dir.filePath(QStringLiteral("rss.json")).toStdString();
+    auto rss = [&](const std::string& path) {
+        return peakRssKb({"quantize", path, "--all", "-q", "--preset", "tensorrt", "--dtype", "int4", "--block",
+                          "1,16", "--report", report});
+    };
+    const long small = rss(model(2)), large = rss(model(16));
+    QVERIFY(small > 0 && large > 0);
+    const long addedKb = 14 * 4096; // fourteen 4 MiB tensors more
+    qInfo("peak RSS: 2 tensors %ld KiB, 16 tensors %ld KiB", small, large);
+    QVERIFY2(large - small < addedKb / 4, qPrintable(QStringLiteral("grew by %1 KiB").arg(large - small)));
 }
 
 void TestShard::usageErrors_data() {

@@ -158,6 +158,16 @@ int runQuantize(const QuantizeOptions& o) {
         if (!o.out.empty()) std::fprintf(stderr, "quantlens-cli: error: %s: not written (--strict)\n", o.out.c_str());
         return 1;
     }
+    if (quantized == 0 && outcome.failed == 0) { // the spec applies to none: a mistake in the spec, not a model
+        std::string why = "no tensor was quantized";
+        for (const auto& r : outcome.reports)
+            if (!r.passedThrough.empty()) {
+                why += " (the spec applies to none of the " + std::to_string(outcome.reports.size()) +
+                       " selected; the first: " + r.passedThrough + ")";
+                break;
+            }
+        throw FileError(o.file + ": " + why + (o.out.empty() ? "" : "; " + o.out + " not written"));
+    }
     if (!o.out.empty()) {
         if (quantized == 0) throw FileError(o.out + ": not written: no tensor was quantized");
         exportResults(o, o.out, outcome);

@@ -1,5 +1,6 @@
 #include "io/mapped_file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -72,6 +73,14 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
 
 MappedFile::~MappedFile() {
     if (m_data) ::munmap(const_cast<std::byte*>(m_data), m_size);
+}
+
+void MappedFile::release(std::uint64_t offset, std::uint64_t size) const {
+    if (!m_data || offset >= m_size) return;
+    size = std::min(size, m_size - offset);
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t first = (offset + page - 1) / page * page, end = (offset + size) / page * page;
+    if (end > first) ::madvise(const_cast<std::byte*>(m_data) + first, end - first, MADV_DONTNEED);
 }
 
 } // namespace ql

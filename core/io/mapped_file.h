@@ -23,6 +23,9 @@ public:
     const std::string& path() const { return m_path; }
     std::uint64_t size() const { return m_size; }
     const std::byte* data() const { return m_data; }
+    /// Gives back this process's resident pages of [offset, offset + size) (whole pages inside it);
+    /// the data stays readable — touched again, it is read from the file (or the system's cache).
+    void release(std::uint64_t offset, std::uint64_t size) const;
 
 private:
     MappedFile() = default;

@@ -165,4 +165,12 @@ Tensor SafetensorsSource::loadRows(const std::string& name, std::int64_t begin, 
     return Tensor(e.dtype, std::move(rows), p, s.mapping);
 }
 
+void SafetensorsSource::release(const std::string& name) const {
+    const auto it = m_where.find(name);
+    if (it == m_where.end()) return;
+    const Shard& s = m_shards[it->second.shard];
+    const SafetensorsEntry& e = s.header.entries[it->second.entry];
+    s.mapping->release(s.header.dataStart + e.begin, e.end - e.begin);
+}
+
 } // namespace ql

@@ -26,6 +26,7 @@ public:
     std::vector<std::string> files() const override;
     Tensor load(const std::string& name) const override;
     Tensor loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const override;
+    void release(const std::string& name) const override;
     /// The __metadata__ of the (first) file, or the index's "metadata" for sharded models.
     const std::map<std::string, std::string>& metadata() const { return m_metadata; }
 

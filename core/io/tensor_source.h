@@ -38,6 +38,11 @@ public:
     /// Rows [begin, begin+count) along axis 0 of one tensor.
     virtual Tensor loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const = 0;
 
+    /// Gives back the memory a loaded tensor's bytes hold in this process, where the source can (a
+    /// mapping's pages); tensors loaded earlier stay valid. A run over a model calls it after each
+    /// tensor, so its memory follows the largest tensor, not the model.
+    virtual void release(const std::string& name) const { (void)name; }
+
     /// nullptr when absent.
     const TensorInfo* find(const std::string& name) const;
 };

@@ -119,7 +119,8 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
             out.failed += !report.error.empty();
         }
         if (events.finished) events.finished(report);
-        keepReportedGroups(report); // memory follows the largest tensor, not the model
+        source.release(info.name); // memory follows the largest tensor, not the model
+        keepReportedGroups(report);
         out.reports.push_back(std::move(report));
     }
     return out;
