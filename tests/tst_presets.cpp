@@ -1,6 +1,9 @@
 // Each operator's constraints are enforced, and the error says which rule was broken.
 #include <QTest>
 
+#include <cctype>
+#include <set>
+
 #include "quant_test_util.h"
 
 using namespace ql;
@@ -9,6 +12,7 @@ using qltest::spec;
 class TestPresets : public QObject {
     Q_OBJECT
 private slots:
+    void presetTableIsTheOneSource();
     void rejected_data();
     void rejected();
     void accepted_data();
@@ -174,6 +178,43 @@ void TestPresets::paramsChecked() {
         const QString message = QString::fromStdString(e.what());
         QVERIFY2(message.contains(reason), qPrintable(message));
     }
+}
+
+// The preset table: one row per preset in enumerator order, names that read back in any case,
+// and block formats whose plans use the table's block size and accept exactly its targets.
+void TestPresets::presetTableIsTheOneSource() {
+    const auto presets = allPresets();
+    QCOMPARE(presets.size(), static_cast<std::size_t>(Preset::Custom) + 1);
+    std::set<std::string_view> names;
+    for (std::size_t i = 0; i < presets.size(); ++i) {
+        const PresetInfo& p = presets[i];
+        QCOMPARE(static_cast<std::size_t>(p.preset), i);
+        QVERIFY(names.insert(p.name).second);
+        QCOMPARE(presetFromName(p.name), std::optional<Preset>(p.preset));
+        std::string upper(p.name);
+        for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        QCOMPARE(presetFromName(upper), std::optional<Preset>(p.preset));
+        QVERIFY(!p.reproduces.empty());
+        QVERIFY(p.targets[static_cast<std::size_t>(p.defaultTarget)]);
+        if (!isBlockFormat(p.preset)) continue;
+        for (std::size_t t = 0; t < p.targets.size(); ++t) {
+            QuantSpec s;
+            s.preset = p.preset;
+            s.target = static_cast<Target>(t);
+            s.scheme = Scheme::Block;
+            s.axes = {}; // the format's own axis: the last
+            bool planned = true;
+            try {
+                const QuantPlan plan = planQuantization(s, {4, 128});
+                QCOMPARE(plan.scaleShape, (Shape{4, 128 / p.formatBlock}));
+            } catch (const QuantError&) {
+                planned = false;
+            }
+            QCOMPARE(planned, p.targets[t]);
+        }
+    }
+    QCOMPARE(presetInfo(Preset::MX).formatBlock, 32);
+    QCOMPARE(presetInfo(Preset::NVFP4).formatBlock, 16);
 }
 
 QTEST_GUILESS_MAIN(TestPresets)

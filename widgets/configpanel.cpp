@@ -49,7 +49,7 @@ ConfigPanel::ConfigPanel(std::shared_ptr<const BackendRegistry> registry, QWidge
 void ConfigPanel::buildControls() {
     m_preset = combo(this, tr("Operator whose exact arithmetic and constraints to reproduce (torch, TensorRT, "
                               "Ascend aclnn, torch_npu, PyPTO, OCP MX, NVFP4) or custom"));
-    fillEnum<Preset>(m_preset, 9);
+    fillEnum<Preset>(m_preset, static_cast<int>(allPresets().size()));
     m_scheme = combo(this, tr("How scales map onto the tensor: one per tensor, per channel along the axis, per "
                               "group of N elements along the axis, per block, or ragged groups of rows"));
     fillEnum<Scheme>(m_scheme, 5);
@@ -117,9 +117,8 @@ void ConfigPanel::buildControls() {
             m_backend->setCurrentIndex(i);
             break;
         }
-    for (int p = 0; p < 9; ++p)
-        m_compare->addItem(tr("preset B: %1").arg(qs(nameOf(static_cast<Preset>(p)))),
-                           QString(QStringLiteral("preset:") + qs(nameOf(static_cast<Preset>(p)))));
+    for (const PresetInfo& p : allPresets())
+        m_compare->addItem(tr("preset B: %1").arg(qs(p.name)), QString(QStringLiteral("preset:") + qs(p.name)));
 
     m_details = new QLabel(this);
     m_details->setWordWrap(true);
@@ -313,15 +312,14 @@ void ConfigPanel::steerToPreset() {
     // MX and NVFP4 are blocks along the last axis with their own element types: choosing one moves
     // the scheme and target there, as the CLI's defaults do, instead of showing an error to fix.
     const auto p = current<Preset>(m_preset);
-    if (p != Preset::MX && p != Preset::NVFP4) return;
+    if (!isBlockFormat(p)) return;
     const bool was = m_updating;
     m_updating = true;
     select(m_scheme, static_cast<int>(Scheme::Block));
     if (m_axis->count() > 0) m_axis->setCurrentIndex(m_axis->count() - 1);
-    const auto t = current<Target>(m_target);
-    const bool allowed = p == Preset::NVFP4 ? t == Target::Fp4E2M1
-                                            : (t == Target::Fp8E4M3 || t == Target::Fp8E5M2 || t == Target::Fp4E2M1);
-    if (!allowed) select(m_target, static_cast<int>(p == Preset::NVFP4 ? Target::Fp4E2M1 : Target::Fp8E4M3));
+    const PresetInfo& format = presetInfo(p);
+    if (!format.targets[static_cast<std::size_t>(current<Target>(m_target))])
+        select(m_target, static_cast<int>(format.defaultTarget));
     if (current<CalibMethod>(m_calibration) != CalibMethod::Mse) select(m_calibration, static_cast<int>(CalibMethod::AbsMax));
     m_updating = was;
 }

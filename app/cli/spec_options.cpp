@@ -57,12 +57,7 @@ Calibration parseCalib(const std::string& text) {
 }
 
 Target parseTarget(const SpecOptions& o, Preset preset) {
-    if (o.dtype.empty()) {
-        // Block formats have their own default element type (spec/cli.md "Targets").
-        if (preset == Preset::MX) return Target::Fp8E4M3;
-        if (preset == Preset::NVFP4) return Target::Fp4E2M1;
-        return Target::Int8;
-    }
+    if (o.dtype.empty()) return presetInfo(preset).defaultTarget; // block formats have their own
     if (auto t = targetFromName(o.dtype)) return *t;
     throw UsageError("unknown --dtype '" + o.dtype +
                      "' (choose int8, uint8, int4, uint4, int32, fp8-e4m3, fp8-e5m2, fp4-e2m1)");
@@ -74,7 +69,7 @@ Scheme parseScheme(const SpecOptions& o, Preset preset) {
         throw UsageError("unknown --scheme '" + o.scheme + "' (choose per-tensor, per-channel, per-group, block, ragged)");
     }
     if (!o.groupIndex.empty()) return Scheme::Ragged;
-    if (!o.block.empty() || preset == Preset::MX || preset == Preset::NVFP4) return Scheme::Block;
+    if (!o.block.empty() || isBlockFormat(preset)) return Scheme::Block;
     if (o.groupSize > 0) return Scheme::PerGroup;
     return Scheme::PerChannel;
 }
@@ -97,9 +92,7 @@ std::vector<std::int64_t> loadGroupEnds(const std::string& spec) {
 } // namespace
 
 void addSpecOptions(CLI::App& app, SpecOptions& o, bool withGroupSize) {
-    app.add_option("--preset", o.preset,
-                   "Operator convention: torch, tensorrt, aclnn-quantize, ascend-quant, npu-group-quant, pypto, mx, "
-                   "nvfp4, custom")
+    app.add_option("--preset", o.preset, "Operator convention: " + joined(presetNames()))
         ->capture_default_str()
         ->group("SPEC");
     app.add_option("--scheme", o.scheme, "per-tensor, per-channel, per-group, block or ragged (default per-channel)")
@@ -143,7 +136,7 @@ QuantSpec buildSpec(const SpecOptions& o) {
     spec.preset = *preset;
     spec.target = parseTarget(o, spec.preset);
     spec.scheme = parseScheme(o, spec.preset);
-    const bool blockFormat = spec.preset == Preset::MX || spec.preset == Preset::NVFP4;
+    const bool blockFormat = isBlockFormat(spec.preset);
     const bool lastAxisDefault = blockFormat || spec.scheme == Scheme::PerGroup || spec.scheme == Scheme::Block;
     spec.axes.clear();
     if (!o.axis.empty())

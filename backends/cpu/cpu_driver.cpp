@@ -56,7 +56,7 @@ void openSource(const Job& job, Source& s) {
 // (which also owns every error message about impossible calibration requests).
 bool fastCalibration(const QuantPlan& plan) {
     const CalibMethod m = plan.spec.calibration.method;
-    if (plan.spec.preset == Preset::MX || plan.spec.preset == Preset::NVFP4) return false;
+    if (isBlockFormat(plan.spec.preset)) return false;
     if (m == CalibMethod::AbsMax) return plan.spec.symmetric || !plan.scalarZeroPoint;
     return m == CalibMethod::MinMax && !plan.spec.symmetric && !plan.scalarZeroPoint;
 }

@@ -72,7 +72,7 @@ double stepFromOperatorScale(float scale, const Convention& c) {
 }
 
 QuantParams calibrate(const QuantPlan& plan, std::span<const float> x) {
-    if (plan.spec.preset == Preset::MX || plan.spec.preset == Preset::NVFP4) return calibrateBlocks(plan, x);
+    if (isBlockFormat(plan.spec.preset)) return calibrateBlocks(plan, x);
     checkCalibrationRequest(plan);
 
     const Calibration& cal = plan.spec.calibration;

@@ -463,7 +463,7 @@ QuantParams calibrateFast(const QuantPlan& plan, const void* data, DType dtype, 
         for (std::size_t i = 0; i < x.size(); ++i) x[i] = in.at(static_cast<std::int64_t>(i));
         return calibrate(plan, x);
     }
-    const bool blocks = plan.spec.preset == Preset::MX || plan.spec.preset == Preset::NVFP4;
+    const bool blocks = isBlockFormat(plan.spec.preset);
     if (!blocks) checkCalibrationRequest(plan);
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     const Scan scan(plan, Input{static_cast<const std::byte*>(data), dtype}, threads);

@@ -360,7 +360,7 @@ std::uint8_t mseBlockCode(std::span<const float> finiteValues, std::uint8_t rule
 }
 
 void checkCalibrationRequest(const QuantPlan& plan) {
-    if (plan.spec.preset == Preset::MX || plan.spec.preset == Preset::NVFP4) return; // planQuantization checked
+    if (isBlockFormat(plan.spec.preset)) return; // planQuantization checked
     const Calibration& cal = plan.spec.calibration;
     const bool symmetric = plan.spec.symmetric;
     if (cal.method == CalibMethod::Explicit)

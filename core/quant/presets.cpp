@@ -214,11 +214,16 @@ void checkPyPTO(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
                  "QuantLens follows the implementation.";
 }
 
-void checkBlockFormat(const QuantSpec& spec, const Shape& shape, QuantPlan& plan, std::int64_t block) {
-    if (spec.preset == Preset::MX)
-        requireTarget(spec, {Target::Fp8E4M3, Target::Fp8E5M2, Target::Fp4E2M1}, "OCP MX");
-    else
-        requireTarget(spec, {Target::Fp4E2M1}, "NVFP4");
+void checkBlockFormat(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
+    const PresetInfo& format = presetInfo(spec.preset);
+    const std::int64_t block = format.formatBlock;
+    if (!format.targets[static_cast<std::size_t>(spec.target)]) {
+        std::string list;
+        for (std::size_t t = 0; t < format.targets.size(); ++t)
+            if (format.targets[t]) list += (list.empty() ? "" : ", ") + std::string(nameOf(static_cast<Target>(t)));
+        reject(spec, std::string(spec.preset == Preset::MX ? "OCP MX" : "NVFP4") + " does not produce " +
+                         std::string(nameOf(spec.target)) + " (it supports " + list + ")");
+    }
     if (spec.calibration.method != CalibMethod::AbsMax && spec.calibration.method != CalibMethod::Mse)
         reject(spec, "block scales follow the format's own rule from the block's max |x| (--calib absmax), or "
                      "search its neighbouring scale codes for the least error (--calib mse)");
@@ -308,7 +313,7 @@ QuantPlan planQuantization(const QuantSpec& spec, const Shape& shape) {
     plan.shape = shape;
     plan.convention = conventionOf(spec);
     plan.codeTarget = spec.target;
-    if (spec.preset != Preset::MX && spec.preset != Preset::NVFP4) plan.layout = genericLayout(spec, shape);
+    if (!isBlockFormat(spec.preset)) plan.layout = genericLayout(spec, shape);
 
     switch (spec.preset) {
     case Preset::Torch: checkTorch(spec, shape, plan); break;
@@ -317,8 +322,8 @@ QuantPlan planQuantization(const QuantSpec& spec, const Shape& shape) {
     case Preset::AscendQuant: checkAscendQuant(spec, shape, plan); break;
     case Preset::NpuGroupQuant: checkNpuGroupQuant(spec, shape, plan); break;
     case Preset::PyPTO: checkPyPTO(spec, shape, plan); break;
-    case Preset::MX: checkBlockFormat(spec, shape, plan, 32); break;
-    case Preset::NVFP4: checkBlockFormat(spec, shape, plan, 16); break;
+    case Preset::MX:
+    case Preset::NVFP4: checkBlockFormat(spec, shape, plan); break;
     case Preset::Custom: checkCustom(spec, plan); break;
     }
     // Ascend's "int32" output is int4 codes packed eight per word (dstType 3).

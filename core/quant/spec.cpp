@@ -9,17 +9,30 @@
 namespace ql {
 namespace {
 
-constexpr std::array<std::pair<Preset, std::string_view>, 9> kPresets = {{
-    {Preset::Torch, "torch"},
-    {Preset::TensorRT, "tensorrt"},
-    {Preset::AclnnQuantize, "aclnn-quantize"},
-    {Preset::AscendQuant, "ascend-quant"},
-    {Preset::NpuGroupQuant, "npu-group-quant"},
-    {Preset::PyPTO, "pypto"},
-    {Preset::MX, "mx"},
-    {Preset::NVFP4, "nvfp4"},
-    {Preset::Custom, "custom"},
+constexpr std::array<bool, 8> kAnyTarget{true, true, true, true, true, true, true, true};
+// Int8, UInt8, Int4, UInt4, Int32, Fp8E4M3, Fp8E5M2, Fp4E2M1
+constexpr std::array<bool, 8> kMxTargets{false, false, false, false, false, true, true, true};
+constexpr std::array<bool, 8> kNvfp4Targets{false, false, false, false, false, false, false, true};
+
+constexpr std::array<PresetInfo, 9> kPresets = {{
+    {Preset::Torch, "torch", "torch.quantize_per_tensor / quantize_per_channel", 0, Target::Int8, kAnyTarget},
+    {Preset::TensorRT, "tensorrt", "TensorRT IQuantizeLayer (and block quantization)", 0, Target::Int8, kAnyTarget},
+    {Preset::AclnnQuantize, "aclnn-quantize", "Ascend aclnnQuantize", 0, Target::Int8, kAnyTarget},
+    {Preset::AscendQuant, "ascend-quant", "Ascend aclnnAscendQuantV3", 0, Target::Int8, kAnyTarget},
+    {Preset::NpuGroupQuant, "npu-group-quant", "torch_npu.npu_group_quant / aclnnGroupQuant", 0, Target::Int8, kAnyTarget},
+    {Preset::PyPTO, "pypto", "pypto.quantize", 0, Target::Int8, kAnyTarget},
+    {Preset::MX, "mx", "OCP Microscaling (MXFP8 / MXFP4), E8M0 scale per 32 elements", 32, Target::Fp8E4M3, kMxTargets},
+    {Preset::NVFP4, "nvfp4", "NVIDIA NVFP4, E4M3 scale per 16 elements and an fp32 tensor scale", 16, Target::Fp4E2M1,
+     kNvfp4Targets},
+    {Preset::Custom, "custom", "every convention detail chosen by the user", 0, Target::Int8, kAnyTarget},
 }};
+// One row per enumerator, in enumerator order (presetInfo indexes by value).
+static_assert(kPresets.size() == static_cast<std::size_t>(Preset::Custom) + 1);
+static_assert([] {
+    for (std::size_t i = 0; i < kPresets.size(); ++i)
+        if (static_cast<std::size_t>(kPresets[i].preset) != i) return false;
+    return true;
+}());
 
 constexpr std::array<std::pair<Scheme, std::string_view>, 5> kSchemes = {{
     {Scheme::PerTensor, "per-tensor"},
@@ -51,15 +64,20 @@ std::string joinAxes(const std::vector<int>& axes) {
 
 } // namespace
 
-std::string_view nameOf(Preset p) { return lookupName(kPresets, p); }
+std::span<const PresetInfo> allPresets() { return kPresets; }
+const PresetInfo& presetInfo(Preset p) { return kPresets.at(static_cast<std::size_t>(p)); }
+
+std::string_view nameOf(Preset p) { return presetInfo(p).name; }
 std::optional<Preset> presetFromName(std::string_view name) {
     std::string lower(name); // "TensorRT" is tensorrt
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return lookupValue<Preset>(kPresets, lower);
+    for (const auto& info : kPresets)
+        if (info.name == lower) return info.preset;
+    return std::nullopt;
 }
 std::vector<std::string> presetNames() {
     std::vector<std::string> names;
-    for (const auto& [p, n] : kPresets) names.emplace_back(n);
+    for (const auto& info : kPresets) names.emplace_back(info.name);
     return names;
 }
 std::string_view nameOf(Scheme s) { return lookupName(kSchemes, s); }

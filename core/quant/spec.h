@@ -1,7 +1,9 @@
 #pragma once
 // QuantSpec: everything a user chooses for one quantization job (DESIGN "The quantization model").
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +58,23 @@ struct QuantSpec {
     std::optional<Convention> custom;      // Preset::Custom: the convention to use
     bool operator==(const QuantSpec&) const = default;
 };
+
+/// Everything QuantLens knows about a preset beside its arithmetic (core/quant/presets.cpp): the
+/// one table the CLI's help and checks, the GUI and the planner read. Adding a preset is a row here
+/// plus its rules in presets.cpp.
+struct PresetInfo {
+    Preset preset;
+    std::string_view name;      // the CLI's and the JSON's name
+    std::string_view reproduces; // the operator, in words
+    int formatBlock;            // scales per fixed block of this many elements (MX, NVFP4); 0: chosen by the user
+    Target defaultTarget;       // when no dtype is given
+    std::array<bool, 8> targets; // which Target values the format defines (block formats; others: all)
+};
+/// Every preset, in the order the help and the GUI list them.
+std::span<const PresetInfo> allPresets();
+const PresetInfo& presetInfo(Preset p);
+/// MX and NVFP4: blocks along the last axis with a scale per block, by the format's definition.
+inline bool isBlockFormat(Preset p) { return presetInfo(p).formatBlock > 0; }
 
 std::string_view nameOf(Preset p);
 /// Case-insensitive ("TensorRT" is tensorrt).
