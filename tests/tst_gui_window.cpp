@@ -198,6 +198,45 @@ private slots:
         QTRY_VERIFY(w.errorText().contains(QStringLiteral("no.such")));
     }
 
+    // Preset B is planned with A: a comparison B cannot run is said before any work, not after.
+    void presetBIsValidated() {
+        MainWindow w;
+        QVERIFY(w.openFile(m_file));
+        QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight")));
+        QVERIFY2(w.config()->problem().isEmpty(), qPrintable(w.config()->problem())); // torch int8 per-channel
+        chooseData(w.config()->compareBox(), QStringLiteral("preset:nvfp4")); // nvfp4 has no int8
+        QVERIFY(w.config()->plan()); // A alone is fine
+        QVERIFY2(w.config()->problem().contains(QStringLiteral("Preset B (nvfp4)")), qPrintable(w.config()->problem()));
+        QCOMPARE(w.config()->statusLabel()->text(), w.config()->problem());
+        QSignalSpy busy(w.runner(), &JobRunner::busyChanged);
+        w.quantizeSelected();
+        QVERIFY(w.errorText().contains(QStringLiteral("Preset B (nvfp4)")));
+        QCOMPARE(busy.count(), 0);
+        chooseData(w.config()->compareBox(), QStringLiteral("preset:tensorrt"));
+        QVERIFY2(w.config()->problem().isEmpty(), qPrintable(w.config()->problem()));
+    }
+
+    // A result shown after a setting changed says it is out of date, and is current again when the
+    // setting goes back.
+    void staleResultsAreMarked() {
+        MainWindow w;
+        QVERIFY(w.openFile(m_file));
+        QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight")));
+        QSignalSpy shown(&w, &MainWindow::resultShown);
+        w.quantizeSelected();
+        QVERIFY2(shown.wait(30000), qPrintable(w.errorText()));
+        QVERIFY(!w.headline()->isStale());
+        chooseData(w.config()->targetBox(), static_cast<int>(Target::UInt8));
+        QVERIFY(w.headline()->isStale());
+        chooseData(w.config()->targetBox(), static_cast<int>(Target::Int8));
+        QVERIFY(!w.headline()->isStale());
+        chooseData(w.config()->compareBox(), QStringLiteral("preset:tensorrt"));
+        QVERIFY(w.headline()->isStale());
+        w.quantizeSelected();
+        QVERIFY2(shown.wait(30000), qPrintable(w.errorText()));
+        QVERIFY(!w.headline()->isStale());
+    }
+
     void invalidComboExplainsItself() {
         MainWindow w;
         QVERIFY(w.openFile(m_file));

@@ -361,6 +361,27 @@ void ConfigPanel::revalidate() {
         const Backend* b = m_registry->find(backend());
         if (b)
             if (auto why = b->supports(*m_plan)) m_problem = tr("Backend %1 cannot run this: %2").arg(qs(b->name()), qs(*why));
+        // Side B is checked here too, so a comparison that cannot run is said before Ctrl+R.
+        const CompareWith with = compare();
+        if (with.kind == CompareWith::Kind::Preset && m_problem.isEmpty()) {
+            QuantSpec b = s;
+            b.preset = with.preset;
+            try {
+                const QuantPlan planB = planQuantization(b, m_shape);
+                if (const Backend* backendA = m_registry->find(backend()))
+                    if (auto why = backendA->supports(planB))
+                        m_problem = tr("Preset B (%1): backend %2 cannot run it: %3").arg(qs(nameOf(b.preset)), qs(backendA->name()), qs(*why));
+            } catch (const std::exception& e) {
+                m_problem = tr("Preset B (%1) cannot run this spec: %2").arg(qs(nameOf(b.preset)), qs(e.what()));
+            }
+        }
+        if (with.kind == CompareWith::Kind::Backend && m_problem.isEmpty()) {
+            const Backend* backendB = m_registry->find(with.backend);
+            if (!backendB)
+                m_problem = tr("Backend B %1 is not in this build.").arg(qs(with.backend));
+            else if (auto why = backendB->supports(*m_plan))
+                m_problem = tr("Backend B %1 cannot run this: %2").arg(qs(backendB->name()), qs(*why));
+        }
         if (s.calibration.method == CalibMethod::Explicit && !parseTensorRef(paramFiles().scales))
             m_problem = tr("Calibration \"file\" needs the %1 scales as FILE:TENSOR.").arg(m_plan->scaleCount);
         QString packing = m_plan->convention.packing == Packing::None

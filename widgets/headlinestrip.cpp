@@ -1,6 +1,7 @@
 #include "widgets/headlinestrip.h"
 
 #include <QHBoxLayout>
+#include <QVBoxLayout>
 #include <QLabel>
 
 #include "widgets/qtutil.h"
@@ -24,23 +25,45 @@ QString both(const QString& a, const std::optional<QString>& b) { return b ? a +
 } // namespace
 
 HeadlineStrip::HeadlineStrip(QWidget* parent) : QWidget(parent) {
-    auto* layout = new QHBoxLayout(this);
+    auto* rows = new QVBoxLayout(this);
+    rows->setContentsMargins(0, 0, 0, 0);
+    rows->setSpacing(2);
+    auto* layout = new QHBoxLayout;
     layout->setContentsMargins(0, 0, 0, 0);
+    rows->addLayout(layout);
     m_sqnr = tile(this, layout, tr("Signal-to-quantization-noise ratio in dB: 10·log10(Σx² / Σ(x−x̂)²); higher is better"));
     m_maxError = tile(this, layout, tr("Largest absolute error |x − x̂| over the tensor"));
     m_clipped = tile(this, layout, tr("Share of elements cut off by the code range"));
     m_codes = tile(this, layout, tr("How many of the target's codes occur, and their entropy (effective bits)"));
     m_cosine = tile(this, layout, tr("Cosine similarity between x and x̂"));
+    m_stale = new QLabel(this);
+    m_stale->setWordWrap(true);
+    m_stale->setMargin(2);
+    m_stale->setStyleSheet(QStringLiteral("background: #fff4ce; color: #5c4400;"));
+    m_stale->setVisible(false);
+    rows->addWidget(m_stale);
     clear();
 }
 
+void HeadlineStrip::setStale(const QString& why) {
+    m_stale->setText(tr("Out of date: %1 Run (Ctrl+R) to update the figures and plots.").arg(why));
+    m_stale->setToolTip(tr("The figures and plots are from the last run; the settings have changed since. Run "
+                           "(Ctrl+R) to update them."));
+    m_stale->setVisible(!why.isEmpty());
+    for (QLabel* l : {m_sqnr, m_maxError, m_clipped, m_codes, m_cosine}) l->setEnabled(why.isEmpty());
+}
+
+bool HeadlineStrip::isStale() const { return !m_stale->isHidden(); }
+
 void HeadlineStrip::clear() {
     for (QLabel* l : {m_sqnr, m_maxError, m_clipped, m_codes, m_cosine}) l->setText(QStringLiteral("—"));
+    setStale({});
 }
 
 QString HeadlineStrip::sqnrText() const { return m_sqnr->text(); }
 
 void HeadlineStrip::setOutcome(const TensorOutcome& o) {
+    setStale({});
     auto field = [&](auto get) -> std::pair<QString, std::optional<QString>> {
         std::optional<QString> b;
         if (o.b) b = get(o.b->report.analysis);

@@ -14,6 +14,9 @@ public:
     explicit HeadlineStrip(QWidget* parent = nullptr);
     void setOutcome(const TensorOutcome& outcome);
     void clear();
+    /// Marks the figures as out of date (`why` says since what), or current again (empty).
+    void setStale(const QString& why);
+    bool isStale() const;
     /// The SQNR text shown (tests).
     QString sqnrText() const;
 
@@ -23,6 +26,7 @@ private:
     QLabel* m_clipped;
     QLabel* m_codes;
     QLabel* m_cosine;
+    QLabel* m_stale;
 };
 
 } // namespace ql

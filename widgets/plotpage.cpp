@@ -1,9 +1,12 @@
 #include "widgets/plotpage.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QAction>
+#include <QEvent>
 #include <QFileDialog>
+#include <QFontMetrics>
 #include <QLabel>
 #include <QPainter>
 #include <QPdfWriter>
@@ -46,8 +49,41 @@ QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
     return plot;
 }
 
+namespace {
+
+// A title wider than its plot is shortened in the middle (both the kind of plot and the tensor's
+// last name parts stay readable), and refitted when the plot is resized.
+class TitleFitter : public QObject {
+public:
+    explicit TitleFitter(QCustomPlot* plot) : QObject(plot), m_plot(plot) { plot->installEventFilter(this); }
+    void setTitle(const QString& title) {
+        m_title = title;
+        fit();
+    }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (watched == m_plot && event->type() == QEvent::Resize) fit();
+        return false;
+    }
+
+private:
+    void fit() {
+        auto* t = qobject_cast<QCPTextElement*>(m_plot->plotLayout()->element(0, 0));
+        if (!t) return;
+        const int room = std::max(m_plot->width() - 12, 40);
+        t->setText(QFontMetrics(t->font()).elidedText(m_title, Qt::ElideMiddle, room));
+    }
+    QCustomPlot* m_plot;
+    QString m_title;
+};
+
+} // namespace
+
 void PlotPage::setTitle(QCustomPlot* plot, const QString& title) {
-    if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) t->setText(title);
+    auto* fitter = plot->findChild<TitleFitter*>(QString(), Qt::FindDirectChildrenOnly);
+    if (!fitter) fitter = new TitleFitter(plot);
+    fitter->setTitle(title);
 }
 
 void PlotPage::setNote(const QString& text) {

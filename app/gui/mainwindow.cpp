@@ -103,6 +103,16 @@ void MainWindow::buildPages() {
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     dock(this, tr("Configuration"), QStringLiteral("configuration"), scroll, Qt::RightDockWidgetArea);
     connect(m_browser, &TensorBrowser::tensorSelected, this, &MainWindow::onTensorSelected);
+    connect(m_config, &ConfigPanel::specChanged, this, [this] {
+        // A result stays on screen after a setting changes, marked as no longer what the panel says.
+        if (!m_outcome) return;
+        const SideOutcome& a = m_outcome->a;
+        QStringList changed;
+        if (a.report.plan.spec != m_config->spec()) changed << tr("the spec");
+        if (a.report.backend != m_config->backend()) changed << tr("the backend");
+        if (m_outcome->b.has_value() != (m_config->compare().kind != CompareWith::Kind::None)) changed << tr("the comparison");
+        m_headline->setStale(changed.isEmpty() ? QString() : tr("%1 changed since this run.").arg(changed.join(tr(" and "))));
+    });
 
     m_message = new QLabel(this);
     m_message->setWordWrap(true);
@@ -230,7 +240,8 @@ void MainWindow::quantizeSelected() {
     if (!m_source) return showMessage(tr("Open a model file first (Ctrl+O)."), true);
     const std::string tensor = m_browser->selectedTensor();
     if (tensor.empty()) return showMessage(tr("Select a tensor in the browser first."), true);
-    if (!m_config->plan()) return showMessage(tr("Cannot quantize %1: %2").arg(qs(tensor), m_config->problem()), true);
+    if (!m_config->plan() || !m_config->problem().isEmpty()) // side B's problems too, before any work
+        return showMessage(tr("Cannot quantize %1: %2").arg(qs(tensor), m_config->problem()), true);
     showMessage({}, false);
     m_runner->startTensor(request(), tensor);
 }
