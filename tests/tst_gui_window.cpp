@@ -316,6 +316,11 @@ private slots:
         QSignalSpy model(&w, &MainWindow::modelShown);
         w.quantizeAll();
         QVERIFY2(model.wait(60000), qPrintable(w.errorText()));
+        // The table's image holds every row, not the part scrolled into view.
+        w.tabs()->setCurrentWidget(w.modelTable());
+        QVERIFY2(w.exportPlot(path("table.png")), qPrintable(w.errorText()));
+        const int rows = w.modelTable()->model()->rowCount();
+        QVERIFY(QImage(path("table.png")).height() >= rows * w.modelTable()->view()->verticalHeader()->defaultSectionSize());
         const QString guiReport = path("gui-report.json"), cliReport = path("cli-report.json");
         QVERIFY2(w.exportReport(guiReport), qPrintable(w.errorText()));
         QProcess cli;
@@ -451,11 +456,14 @@ private slots:
         QVERIFY(!w.exportWeights(m_file)); // never over the input
         QVERIFY(!w.errorText().isEmpty());
 
+        chooseData(w.config()->calibrationBox(), static_cast<int>(CalibMethod::Explicit));
+        w.config()->setParamFiles({"scales.safetensors:layers.0.mlp.weight_scale", {}});
         QVERIFY(w.saveSessionTo(path("s.json")));
         MainWindow restored;
         QVERIFY(restored.loadSessionFrom(path("s.json")));
         QCOMPARE(restored.browser()->selectedTensor(), std::string("layers.0.mlp.weight"));
         QCOMPARE(restored.config()->spec(), w.config()->spec());
+        QCOMPARE(restored.config()->paramFiles().scales, w.config()->paramFiles().scales); // the scale file too
         QVERIFY(!restored.loadSessionFrom(m_file)); // not a session: a message
         QVERIFY(restored.errorText().contains(QStringLiteral("session")));
     }

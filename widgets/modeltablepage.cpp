@@ -53,6 +53,30 @@ void ModelTablePage::setRows(std::vector<ModelRow> rows) {
     m_summary->setText(text + QLatin1Char('.'));
 }
 
-bool ModelTablePage::exportTo(const QString& path) const { return const_cast<ModelTablePage*>(this)->grab().save(path); }
+bool ModelTablePage::exportTo(const QString& path) const {
+    // Every row in the current order, not the part scrolled into view: a view of its own, sized to
+    // hold them all, drawn off screen (an image taller than a painter can address is refused).
+    constexpr int kMaxRows = 1500;
+    const int rows = m_view->model()->rowCount();
+    if (rows > kMaxRows) return false;
+    QTableView all;
+    all.setModel(m_view->model());
+    all.setWordWrap(false);
+    all.setAlternatingRowColors(true);
+    all.verticalHeader()->setVisible(false);
+    all.verticalHeader()->setDefaultSectionSize(m_view->verticalHeader()->defaultSectionSize());
+    all.setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    all.setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    int width = 2 * all.frameWidth();
+    for (int c = 0; c < m_view->model()->columnCount(); ++c) {
+        all.setColumnWidth(c, m_view->columnWidth(c));
+        width += m_view->columnWidth(c);
+    }
+    const int height = 2 * all.frameWidth() + m_view->horizontalHeader()->height() +
+                       rows * m_view->verticalHeader()->defaultSectionSize();
+    all.horizontalHeader()->setFixedHeight(m_view->horizontalHeader()->height());
+    all.resize(width, height);
+    return all.grab().save(path);
+}
 
 } // namespace ql

@@ -3,6 +3,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenuBar>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QStyle>
 #include <QTabWidget>
@@ -20,6 +21,20 @@
 
 namespace ql {
 namespace {
+
+// A save dialog whose answer always has an extension: the one of the filter chosen when the name
+// typed has none of that filter's (so "HDF5" with "weights" writes weights.h5, not safetensors).
+QString saveName(QWidget* parent, const QString& title, const QString& filters) {
+    QString chosen;
+    QString path = QFileDialog::getSaveFileName(parent, title, {}, filters, &chosen);
+    if (path.isEmpty()) return path;
+    static const QRegularExpression patterns(QStringLiteral("\\*(\\.[\\w.]+)"));
+    QStringList extensions;
+    for (auto it = patterns.globalMatch(chosen); it.hasNext();) extensions << it.next().captured(1);
+    for (const QString& e : extensions)
+        if (path.endsWith(e, Qt::CaseInsensitive)) return path;
+    return extensions.isEmpty() ? path : path + extensions.front();
+}
 
 QAction* action(QObject* parent, const QString& text, const QKeySequence& key, const QString& tip) {
     auto* a = new QAction(text, parent);
@@ -58,7 +73,7 @@ void MainWindow::buildActions() {
     QAction* saveSession = action(this, tr("&Save session…"), QKeySequence::Save,
                                   tr("Save the file, tensor, spec, backends and window layout as a JSON session"));
     connect(saveSession, &QAction::triggered, this, [this] {
-        const QString p = QFileDialog::getSaveFileName(this, tr("Save session"), {}, tr("Session (*.qlsession.json)"));
+        const QString p = saveName(this, tr("Save session"), tr("Session (*.qlsession.json)"));
         if (!p.isEmpty()) saveSessionTo(p);
     });
     QAction* loadSession = action(this, tr("Open session…"), QKeySequence(tr("Ctrl+Shift+O")),
@@ -76,20 +91,19 @@ void MainWindow::buildActions() {
     connect(exWeights, &QAction::triggered, this, [this] {
         QString filter = tr("safetensors (*.safetensors)");
         if (QUANTLENS_HAVE_HDF5) filter += tr(";;HDF5 (*.h5)");
-        const QString p = QFileDialog::getSaveFileName(this, tr("Export quantized weights"), {}, filter);
+        const QString p = saveName(this, tr("Export quantized weights"), filter);
         if (!p.isEmpty()) exportWeights(p);
     });
     QAction* exReport = action(this, tr("&Report…"), QKeySequence(tr("Ctrl+Shift+E")),
                                tr("Write the statistics of the last result as JSON or CSV"));
     connect(exReport, &QAction::triggered, this, [this] {
-        const QString p = QFileDialog::getSaveFileName(this, tr("Export report"), {}, tr("JSON (*.json);;CSV (*.csv)"));
+        const QString p = saveName(this, tr("Export report"), tr("JSON (*.json);;CSV (*.csv)"));
         if (!p.isEmpty()) exportReport(p);
     });
     QAction* exPlot = action(this, tr("&Plot…"), QKeySequence(tr("Ctrl+Alt+E")),
                              tr("Save the current result tab as PNG, SVG, PDF or JPEG"));
     connect(exPlot, &QAction::triggered, this, [this] {
-        const QString p = QFileDialog::getSaveFileName(this, tr("Export plot"), {},
-                                                       tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
+        const QString p = saveName(this, tr("Export plot"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
         if (!p.isEmpty()) exportPlot(p);
     });
     exportMenu->addActions({exWeights, exReport, exPlot});
@@ -204,6 +218,7 @@ Session MainWindow::session() const {
     s.spec = m_config->spec();
     s.backend = m_config->backend();
     s.compare = m_config->compare();
+    s.params = m_config->paramFiles();
     s.geometry = saveGeometry();
     s.state = saveState();
     s.page = m_tabs->currentIndex();
@@ -219,6 +234,7 @@ void MainWindow::applySession(const Session& s) {
     m_config->setSpec(s.spec);
     m_config->setBackend(s.backend);
     m_config->setCompare(s.compare);
+    m_config->setParamFiles(s.params);
 }
 
 bool MainWindow::saveSessionTo(const QString& path) {

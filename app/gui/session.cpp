@@ -20,6 +20,7 @@ QByteArray Session::toJson() const {
                                                                          : "none"},
                     {"backend", compare.backend},
                     {"preset", std::string(nameOf(compare.preset))}};
+    j["params"] = {{"scales", params.scales}, {"zero_points", params.zeroPoints}};
     j["geometry"] = geometry.toBase64().toStdString();
     j["state"] = state.toBase64().toStdString();
     j["page"] = page;
@@ -44,6 +45,10 @@ Session Session::fromJson(const QByteArray& bytes) {
                                             : CompareWith::Kind::None;
         s.compare.backend = c.value("backend", std::string());
         s.compare.preset = presetFromName(c.value("preset", std::string("torch"))).value_or(Preset::Torch);
+    }
+    if (j.contains("params") && j["params"].is_object()) {
+        s.params.scales = j["params"].value("scales", std::string());
+        s.params.zeroPoints = j["params"].value("zero_points", std::string());
     }
     s.geometry = QByteArray::fromBase64(QByteArray::fromStdString(j.value("geometry", std::string())));
     s.state = QByteArray::fromBase64(QByteArray::fromStdString(j.value("state", std::string())));

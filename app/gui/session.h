@@ -1,5 +1,6 @@
 #pragma once
-// A saved session: the file, the tensor, the spec, the backends and the window layout, as JSON
+// A saved session: the file, the tensor, the spec, its scale files, the backends and the window
+// layout, as JSON
 // (so it can be shared, and read back by a newer version with defaults for what it lacks).
 #include <string>
 
@@ -17,6 +18,7 @@ struct Session {
     QuantSpec spec;
     std::string backend = "cpu";
     CompareWith compare;
+    ParamFiles params; // calibration "file": where the scales (and zero points) come from
     QByteArray geometry; // QMainWindow::saveGeometry
     QByteArray state;    // QMainWindow::saveState (docks)
     int page = 0;
