@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/builtin.h"
+#include "builtin_backends.h"
 #include "io/safetensors_writer.h"
 #include "job/job.h"
 #include "tensor/float_formats.h"

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "backend/registry.h"
-#include "cpu/builtin.h"
+#include "builtin_backends.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_reference_backend.h"
 

@@ -10,7 +10,7 @@
 
 #include "analysis/error_stats.h"
 #include "backend/registry.h"
-#include "cpu/builtin.h"
+#include "builtin_backends.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_driver.h"
 #include "cpu/cpu_reference_backend.h"

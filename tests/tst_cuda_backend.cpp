@@ -10,7 +10,7 @@
 #include <random>
 
 #include "backend/registry.h"
-#include "cpu/builtin.h"
+#include "builtin_backends.h"
 #include "cpu/cpu_reference_backend.h"
 #include "cuda/cuda_backend.h"
 #include "tensor/error.h"

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "analysis/analyzer.h"
-#include "cpu/builtin.h"
+#include "builtin_backends.h"
 #include "io/safetensors_source.h"
 #include "io/safetensors_writer.h"
 #include "quantlens/config.h"

@@ -6,7 +6,7 @@
 
 #include "analysis/model_table.h"
 #include "analysis/report_read.h"
-#include "cpu/builtin.h"
+#include "builtin_backends.h"
 #include "io/safetensors_writer.h"
 #include "job/job.h"
 #include "tensor/error.h"

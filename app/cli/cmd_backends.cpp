@@ -1,7 +1,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cpu/builtin.h"
+#include "builtin_backends.h"
 
 namespace ql::cli {
 

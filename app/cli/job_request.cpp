@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "cpu/builtin.h"
+#include "builtin_backends.h"
 #include "cli/cli_error.h"
 #include "tensor/error.h"
 

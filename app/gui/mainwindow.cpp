@@ -19,7 +19,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "cpu/builtin.h"
+#include "builtin_backends.h"
 #include "widgets/clippingpage.h"
 #include "widgets/comparisonpage.h"
 #include "widgets/configpanel.h"

@@ -1,5 +1,5 @@
 #pragma once
-// The one place that lists the compiled-in backends.
+// The one place that lists the compiled-in backends (each is a target of its own under backends/).
 #include "backend/registry.h"
 
 namespace ql {

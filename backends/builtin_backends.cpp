@@ -1,4 +1,4 @@
-#include "cpu/builtin.h"
+#include "builtin_backends.h"
 
 #include "ascend/ascend_registration.h"
 #include "cpu/cpu_backend.h"
