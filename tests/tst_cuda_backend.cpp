@@ -2,7 +2,7 @@
 // machine with an NVIDIA GPU, codes and parameters equal to cpu-reference on every kernel path
 // (vector body and scalar tail, f32 / bf16 / f16 input, 1- and 4-byte codes, every mapping rule,
 // pinned staging of large tensors), event timings, progress, cancel and clean-up. Device rows skip
-// with the reason when no GPU is present. (tst_cpu_conformance runs the full preset grid on it too.)
+// with the reason when no GPU is present. (tst_backend_conformance runs the full preset grid on it too.)
 #include <QtTest>
 
 #include <cmath>

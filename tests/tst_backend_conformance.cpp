@@ -62,10 +62,11 @@ void checkMeasured(const Job& job, const Result& ref) {
 
 } // namespace
 
-class TestCpuConformance : public QObject {
+class TestBackendConformance : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() { qInfo("cpu kernels: %s", cpu::kernelIsa()); }
+    void gridDoesNotShrink();
     void matchesReference_data();
     void matchesReference();
     void measuredErrorsMatchErrorStats();
@@ -73,7 +74,7 @@ private slots:
     void floatKernelsSweep();
 };
 
-void TestCpuConformance::matchesReference_data() {
+void TestBackendConformance::matchesReference_data() {
     QTest::addColumn<QString>("backend");
     QTest::addColumn<int>("spec");
     QTest::addColumn<int>("shape");
@@ -101,7 +102,28 @@ void TestCpuConformance::matchesReference_data() {
     }
 }
 
-void TestCpuConformance::matchesReference() {
+// The grid leaves out (spec, shape) pairs the operator refuses; a planner regression must not
+// shrink it unnoticed. Every spec plans on some shape, and the planned pairs are counted exactly
+// (change the count with the grid, deliberately).
+void TestBackendConformance::gridDoesNotShrink() {
+    constexpr int kPlannedPairs = 180;
+    int planned = 0;
+    for (const auto& spec : conformanceSpecs()) {
+        int shapes = 0;
+        for (const auto& shape : conformanceShapes()) {
+            try {
+                planQuantization(spec.spec, shape);
+                ++shapes;
+            } catch (const std::exception&) {
+            }
+        }
+        QVERIFY2(shapes > 0, spec.name);
+        planned += shapes;
+    }
+    QCOMPARE(planned, kPlannedPairs);
+}
+
+void TestBackendConformance::matchesReference() {
     QFETCH(QString, backend);
     QFETCH(int, spec);
     QFETCH(int, shape);
@@ -166,7 +188,7 @@ void TestCpuConformance::matchesReference() {
 }
 
 // The fused error sums agree with ErrorStats over the reference reconstruction.
-void TestCpuConformance::measuredErrorsMatchErrorStats() {
+void TestBackendConformance::measuredErrorsMatchErrorStats() {
     for (Scheme s : {Scheme::PerTensor, Scheme::PerChannel}) {
         QuantSpec spec;
         spec.scheme = s;
@@ -192,7 +214,7 @@ void TestCpuConformance::measuredErrorsMatchErrorStats() {
     }
 }
 
-void TestCpuConformance::floatKernelsSweep_data() {
+void TestBackendConformance::floatKernelsSweep_data() {
     QTest::addColumn<int>("target");
     QTest::addColumn<int>("overflow");
     for (Target t : {Target::Fp8E4M3, Target::Fp8E5M2, Target::Fp4E2M1})
@@ -204,7 +226,7 @@ void TestCpuConformance::floatKernelsSweep_data() {
 // The vector mini-float encoder against the oracle's, value for value (scale 1, so t = x): a
 // stride through every fp32 bit pattern, and around every code of the format its value, the
 // midpoints to its neighbours, and the floats either side of each.
-void TestCpuConformance::floatKernelsSweep() {
+void TestBackendConformance::floatKernelsSweep() {
     QFETCH(int, target);
     QFETCH(int, overflow);
     QuantSpec spec;
@@ -243,5 +265,5 @@ void TestCpuConformance::floatKernelsSweep() {
                                  .arg(want.at(i))));
 }
 
-QTEST_GUILESS_MAIN(TestCpuConformance)
-#include "tst_cpu_conformance.moc"
+QTEST_GUILESS_MAIN(TestBackendConformance)
+#include "tst_backend_conformance.moc"
