@@ -77,7 +77,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_runner, &JobRunner::tensorFinished, this, &MainWindow::showOutcome);
     connect(m_runner, &JobRunner::modelFinished, this, &MainWindow::showModel);
     connect(m_runner, &JobRunner::previewReady, this, [this](std::shared_ptr<const ValuePreview> p) {
-        static_cast<ValueHistogramPage*>(m_pages[0])->setPreview(*p);
+        m_valuesPage->setPreview(*p);
     });
     connect(m_runner, &JobRunner::failed, this, [this](const QString& why) {
         showMessage(why, true);
@@ -120,7 +120,7 @@ void MainWindow::buildPages() {
     m_message->setVisible(false);
     m_headline = new HeadlineStrip(this);
 
-    auto* values = new ValueHistogramPage(this);
+    auto* values = m_valuesPage = new ValueHistogramPage(this);
     auto* error = new ErrorHistogramPage(this);
     auto* top = new QSplitter(Qt::Horizontal, this);
     top->addWidget(values);
@@ -217,12 +217,13 @@ void MainWindow::onTensorSelected(const QString& name) {
     m_config->setShape(info->shape);
     if (!m_outcome || m_outcome->a.report.name != info->name) {
         m_headline->clear();
-        for (std::size_t i = 1; i < m_pages.size(); ++i) m_pages[i]->clear(tr("Run (Ctrl+R) to quantize %1.").arg(name));
+        for (PlotPage* p : m_pages)
+            if (p != m_valuesPage) p->clear(tr("Run (Ctrl+R) to quantize %1.").arg(name)); // the values preview stays
     }
     if (isFloating(info->dtype))
         m_runner->startPreview(m_source, info->name);
     else
-        m_pages[0]->clear(tr("%1 is %2, not a floating tensor: nothing to quantize.").arg(name, qs(nameOf(info->dtype))));
+        m_valuesPage->clear(tr("%1 is %2, not a floating tensor: nothing to quantize.").arg(name, qs(nameOf(info->dtype))));
 }
 
 JobRequest MainWindow::request() const {

@@ -26,6 +26,7 @@ class JobRunner;
 class ModelTablePage;
 class PlotPage;
 class TensorBrowser;
+class ValueHistogramPage;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -105,6 +106,7 @@ private:
     HeadlineStrip* m_headline = nullptr;
     QTabWidget* m_tabs = nullptr;
     std::vector<PlotPage*> m_pages; // values, error, then the tabbed ones
+    ValueHistogramPage* m_valuesPage = nullptr; // also shows the preview before a run
     ModelTablePage* m_modelTable = nullptr;
     QLabel* m_message = nullptr;
     QString m_errorText; // the message bar's text while it shows an error
