@@ -72,6 +72,34 @@ private slots:
         writeSafetensors(m_bigFile.toStdString(), big);
     }
 
+    // What a user waits for on a 16M-element tensor: the job, then every page redrawn. Printed, not
+    // asserted (the machine is shared); the README's figure comes from here.
+    void redrawTimeOfALargeTensor() {
+        const QString file = path("large.safetensors");
+        writeSafetensors(file.toStdString(), {{"large.weight", wave({4096, 4096}, 0.5)}});
+        MainWindow w;
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(file));
+        QVERIFY(w.selectTensor(QStringLiteral("large.weight")));
+        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QElapsedTimer clock;
+        clock.start();
+        w.quantizeSelected();
+        QVERIFY2(shown.wait(120000), qPrintable(w.errorText()));
+        const qint64 jobAndPages = clock.elapsed();
+        clock.restart();
+        for (int t = 0; t < w.tabs()->count(); ++t) { // every tab drawn once
+            w.tabs()->setCurrentIndex(t);
+            w.tabs()->currentWidget()->repaint();
+        }
+        w.repaint();
+        qInfo("4096x4096 f32, int8 per-channel: job and result pages %lld ms, drawing every tab %lld ms",
+              static_cast<long long>(jobAndPages), static_cast<long long>(clock.elapsed()));
+        QVERIFY(w.lastOutcome() && w.lastOutcome()->a.report.analysis.stats.count() == 4096LL * 4096);
+    }
+
     void malformedFileShowsMessage() {
         MainWindow w;
         const QString bad = path("bad.safetensors");
