@@ -71,6 +71,17 @@ struct MergeOptions {
 CLI::App* addMerge(CLI::App& parent, MergeOptions& o);
 int runMerge(const MergeOptions& o);
 
+struct CheckOptions {
+    std::string report;
+    std::vector<std::string> rules;
+    std::string rulesFile;
+    std::string junit;
+    std::string html;
+    bool quiet = false;
+};
+CLI::App* addCheck(CLI::App& parent, CheckOptions& o);
+int runCheck(const CheckOptions& o);
+
 CLI::App* addBackends(CLI::App& parent);
 int runBackends();
 

@@ -35,11 +35,13 @@ int main(int argc, char** argv) {
     CompareOptions compare;
     SweepOptions sweep;
     MergeOptions merge;
+    CheckOptions check;
     CLI::App* inspectCmd = addInspect(app, inspect);
     CLI::App* quantizeCmd = addQuantize(app, quantize);
     CLI::App* compareCmd = addCompare(app, compare);
     CLI::App* sweepCmd = addSweep(app, sweep);
     CLI::App* mergeCmd = addMerge(app, merge);
+    CLI::App* checkCmd = addCheck(app, check);
     CLI::App* backendsCmd = addBackends(app);
 
     try {
@@ -64,6 +66,7 @@ int main(int argc, char** argv) {
         if (compareCmd->parsed()) return runCompare(compare);
         if (sweepCmd->parsed()) return runSweep(sweep);
         if (mergeCmd->parsed()) return runMerge(merge);
+        if (checkCmd->parsed()) return runCheck(check);
         if (backendsCmd->parsed()) return runBackends();
     } catch (const UsageError& e) {
         return fail(2, e.what());

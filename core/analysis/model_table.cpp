@@ -66,6 +66,19 @@ double statOf(const nlohmann::json& stats, const char* key, double whenNull) {
     return it->get<double>();
 }
 
+} // namespace
+
+double reportStat(const nlohmann::json& stats, const std::string& key) {
+    const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+    const double finite = statOf(stats, "count", 0) - statOf(stats, "nan_count", 0) - statOf(stats, "inf_count", 0);
+    if (key == "sqnr_db") // null: nothing finite to measure (NaN), an exact reconstruction (+inf), or a zero signal
+        return statOf(stats, "sqnr_db", finite <= 0 ? nan : statOf(stats, "mse", nan) == 0.0 ? inf : -inf);
+    if (key == "rel_error") return statOf(stats, "rel_error", finite <= 0 ? nan : inf);
+    return statOf(stats, key.c_str(), nan);
+}
+
+namespace {
+
 ModelRow rowOf(const nlohmann::json& t) {
     if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) throw FileError("an entry without a name");
     ModelRow row;
@@ -81,15 +94,12 @@ ModelRow rowOf(const nlohmann::json& t) {
     if (!row.error.empty() || !row.kept.empty()) return row;
     if (!t.contains("stats") || !t["stats"].is_object()) throw FileError("tensor '" + row.name + "' has no \"stats\"");
     const auto& s = t["stats"];
-    const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
-    const double finite = statOf(s, "count", 0) - statOf(s, "nan_count", 0) - statOf(s, "inf_count", 0);
-    const bool exact = statOf(s, "mse", nan) == 0.0;
-    // null SQNR: nothing finite to measure (NaN), an exact reconstruction (+inf), or a zero signal.
-    row.sqnrDb = statOf(s, "sqnr_db", finite <= 0 ? nan : exact ? inf : -inf);
-    row.maxAbsError = statOf(s, "max_abs_error", nan);
-    row.relError = statOf(s, "rel_error", finite <= 0 ? nan : inf);
-    row.cosine = statOf(s, "cosine", nan);
-    row.clippedFraction = statOf(s, "clipped_fraction", nan);
+    const double nan = std::nan("");
+    row.sqnrDb = reportStat(s, "sqnr_db");
+    row.maxAbsError = reportStat(s, "max_abs_error");
+    row.relError = reportStat(s, "rel_error");
+    row.cosine = reportStat(s, "cosine");
+    row.clippedFraction = reportStat(s, "clipped_fraction");
     row.nonFinite = static_cast<std::int64_t>(statOf(s, "nan_count", 0) + statOf(s, "inf_count", 0));
     row.codesUsed = static_cast<std::int64_t>(statOf(s, "codes_used", 0));
     if (t.contains("timing") && t["timing"].is_object()) row.totalMs = statOf(t["timing"], "total_ms", nan);

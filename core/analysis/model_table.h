@@ -29,6 +29,10 @@ std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports);
 /// shards). Null numbers read back as what they stood for: an exact tensor's SQNR is +inf.
 /// Throws FileError naming `file` when an entry is not a report entry.
 std::vector<ModelRow> modelRows(const nlohmann::json& tensors, const std::string& file);
+/// One number of a report entry's "stats", null read back as what it stood for: an exact tensor's
+/// SQNR is +inf, a zero signal's -inf, and what cannot be measured NaN. Throws FileError when the
+/// value is not a number.
+double reportStat(const nlohmann::json& stats, const std::string& key);
 /// Worst first: failed tensors, then ascending SQNR (−Inf first, +Inf — exact — last), ties by
 /// name; rows with no SQNR (empty tensors) at the end.
 void sortWorstFirst(std::vector<ModelRow>& rows);

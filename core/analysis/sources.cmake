@@ -9,4 +9,5 @@ target_sources(quantlens_core PRIVATE
     analysis/mismatch_causes.cpp
     analysis/report.cpp
     analysis/report_read.cpp
+    analysis/check.cpp
     analysis/model_table.cpp)
