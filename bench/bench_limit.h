@@ -4,12 +4,27 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <functional>
 #include <thread>
 #include <vector>
 
 namespace ql::bench {
+
+/// The Python the peers run under: $QUANTLENS_PYTHON, else Debian's (which has python3-torch and
+/// python3-numpy), else the first python3 on PATH.
+inline std::string peerPython() {
+    if (const char* p = std::getenv("QUANTLENS_PYTHON"); p && *p) return p;
+    return std::ifstream("/usr/bin/python3").good() ? "/usr/bin/python3" : "python3";
+}
+/// A script in bench/peers/.
+inline std::string peerScript(const char* name) {
+    std::string dir = __FILE__;
+    return dir.substr(0, dir.find_last_of('/')) + "/peers/" + name;
+}
 
 /// Best of `repeat` runs of fn after one warm-up, in milliseconds.
 inline double bestMs(int repeat, const std::function<void()>& fn) {

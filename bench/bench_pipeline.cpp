@@ -4,11 +4,16 @@
 // printed as a fraction of the streaming limit (read f32, write int8) measured in the same run, so
 // a shared machine's noise cancels out.
 //
-//   bench_pipeline [--quick] [--markdown FILE]
+// The NumPy peer (bench/peers/statistics_peer.py) computes the same statistics for the first family
+// on the f32 tensor, in the same run.
+//
+//   bench_pipeline [--quick] [--no-peers] [--markdown FILE]
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -102,6 +107,25 @@ double cliMs(const std::vector<std::string>& args) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// {"quantize_ms", "statistics_ms", "job_ms"} from the NumPy peer; empty when it cannot run.
+std::map<std::string, double> numpyPeer(std::int64_t rows, std::int64_t cols, int repeat) {
+    const std::string cmd = bench::peerPython() + " " + bench::peerScript("statistics_peer.py") + " " +
+                            std::to_string(rows) + " " + std::to_string(cols) + " " +
+                            std::to_string(repeat) + " 2>/dev/null";
+    std::map<std::string, double> out;
+    std::FILE* pipe = popen(cmd.c_str(), "r");
+    if (!pipe) return out;
+    std::string text;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, pipe)) text += buf;
+    if (pclose(pipe) != 0) return out;
+    for (const char* key : {"quantize_ms", "statistics_ms", "job_ms"}) {
+        const auto at = text.find(std::string("\"") + key + "\": ");
+        if (at != std::string::npos) out[key] = std::stod(text.substr(at + std::strlen(key) + 4));
+    }
+    return out;
+}
+
 void writeModel(const std::string& path, std::int64_t rows, std::int64_t cols, DType dtype,
                 const std::vector<float>& x) {
     Tensor t = Tensor::fromFloats({rows, cols}, x);
@@ -116,11 +140,12 @@ void writeModel(const std::string& path, std::int64_t rows, std::int64_t cols, D
 } // namespace
 
 int main(int argc, char** argv) {
-    bool quick = false;
+    bool quick = false, withPeers = true;
     std::string markdown;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--quick") quick = true;
+        else if (a == "--no-peers") withPeers = false;
         else if (a == "--markdown" && i + 1 < argc) markdown = argv[++i];
     }
     const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
@@ -179,6 +204,17 @@ int main(int argc, char** argv) {
             md << line;
             std::fputs(line, stdout);
             std::fflush(stdout);
+        }
+        // NumPy computing the same statistics as the first family (f32 only: NumPy has no bf16).
+        if (withPeers && sh.dtype == DType::F32) {
+            const auto peer = numpyPeer(sh.rows, sh.cols, quick ? 2 : 3);
+            if (peer.count("job_ms")) {
+                std::snprintf(line, sizeof line, "| NumPy peer: %s, same statistics | %s | %.1f | %.3f | %.1f | %.1f | | |\n",
+                              families().front().name.c_str(), tensor.c_str(), peer.at("job_ms"),
+                              limit / peer.at("job_ms"), peer.at("quantize_ms"), peer.at("statistics_ms"));
+                md << line;
+                std::fputs(line, stdout);
+            }
         }
         std::filesystem::remove(file);
     }

@@ -53,17 +53,11 @@ std::vector<Bench> benches() {
             {"fp8 e4m3", bench::tensorRtFp8(), true, false}};
 }
 
-std::string python() {
-    if (const char* p = std::getenv("QUANTLENS_PYTHON"); p && *p) return p;
-    return std::ifstream("/usr/bin/python3").good() ? "/usr/bin/python3" : "python3";
-}
 
 // {job: {"torch": ms, "numpy": ms}} from the peer script; a tiny parser for its flat JSON.
 std::map<std::string, std::map<std::string, double>> peers(std::int64_t rows, std::int64_t cols, const char* dtype,
                                                            int repeat, unsigned threads) {
-    std::string dir = __FILE__;
-    dir = dir.substr(0, dir.find_last_of('/'));
-    const std::string cmd = python() + " " + dir + "/peers/quantize_peers.py " + std::to_string(rows) + " " +
+    const std::string cmd = bench::peerPython() + " " + bench::peerScript("quantize_peers.py") + " " + std::to_string(rows) + " " +
                             std::to_string(cols) + " " + dtype + " " + std::to_string(repeat) + " " +
                             std::to_string(threads) + " 2>/dev/null";
     std::map<std::string, std::map<std::string, double>> out;
