@@ -82,6 +82,18 @@ struct CheckOptions {
 CLI::App* addCheck(CLI::App& parent, CheckOptions& o);
 int runCheck(const CheckOptions& o);
 
+struct DiffOptions {
+    std::string a;
+    std::string b;
+    std::vector<std::string> tensors;
+    std::string match;
+    std::vector<std::string> rules;
+    std::string report;
+    bool quiet = false;
+};
+CLI::App* addDiff(CLI::App& parent, DiffOptions& o);
+int runDiff(const DiffOptions& o);
+
 CLI::App* addBackends(CLI::App& parent);
 int runBackends();
 

@@ -36,12 +36,14 @@ int main(int argc, char** argv) {
     SweepOptions sweep;
     MergeOptions merge;
     CheckOptions check;
+    DiffOptions diff;
     CLI::App* inspectCmd = addInspect(app, inspect);
     CLI::App* quantizeCmd = addQuantize(app, quantize);
     CLI::App* compareCmd = addCompare(app, compare);
     CLI::App* sweepCmd = addSweep(app, sweep);
     CLI::App* mergeCmd = addMerge(app, merge);
     CLI::App* checkCmd = addCheck(app, check);
+    CLI::App* diffCmd = addDiff(app, diff);
     CLI::App* backendsCmd = addBackends(app);
 
     try {
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
         if (sweepCmd->parsed()) return runSweep(sweep);
         if (mergeCmd->parsed()) return runMerge(merge);
         if (checkCmd->parsed()) return runCheck(check);
+        if (diffCmd->parsed()) return runDiff(diff);
         if (backendsCmd->parsed()) return runBackends();
     } catch (const UsageError& e) {
         return fail(2, e.what());

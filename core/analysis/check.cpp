@@ -43,6 +43,7 @@ constexpr Metric kMetrics[] = {
     {"codes_used", "", false},
     {"entropy_bits", "", false},
     {"count", "", false},
+    {"max_ulp", "", false}, // diff reports
     {"mismatched", "mismatched_codes", true},
     {"scale_mismatches", "", true},
     {"max_scale_ulp", "", true},
@@ -326,7 +327,7 @@ CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
             continue;
         }
         if (t.contains("error")) {
-            s.failures.push_back("did not quantize: " + t.value("error", std::string()));
+            s.failures.push_back("not measured: " + t.value("error", std::string()));
         } else {
             if (!t.contains("stats") || !t["stats"].is_object()) throw FileError("tensor '" + s.name + "' has no \"stats\"");
             const Values v = tensorValues(t["stats"]);

@@ -15,54 +15,20 @@ namespace {
 
 using nlohmann::json;
 
-json histogramJson(const Histogram& h) {
-    json counts = json::array();
-    for (auto c : h.counts()) counts.push_back(c);
-    json edges = json::array();
-    for (double e : h.edges()) edges.push_back(jsonNumber(e));
-    return {{"scale", h.scale() == Histogram::Scale::Log10 ? "log10" : "linear"},
-            {"edges", edges},
-            {"counts", counts},
-            {"underflow", h.underflow()},
-            {"overflow", h.overflow()}};
-}
-
-// The running sums every metric above comes from: a reader rebuilds them exactly (report_read.h).
-json accumulatorsJson(const ErrorStats::Sums& s) {
-    return {{"count", s.count},           {"finite", s.finite},         {"nan_x", s.nanX},
-            {"inf_x", s.infX},            {"non_finite_xhat", s.nonFiniteXhat},
-            {"over_1e-3", s.over1e3},     {"over_5e-3", s.over5e3},     {"worst_index", s.worstIndex},
-            {"sum_sq_x", s.sumSqX},       {"sum_sq_xhat", s.sumSqXhat}, {"sum_dot", s.sumDot},
-            {"sum_sq_err", s.sumSqErr},   {"sum_abs_err", s.sumAbsErr}, {"max_abs_err", s.maxAbsErr}};
-}
-
 json statsJson(const TensorAnalysis& a) {
     const ErrorStats& s = a.stats;
     const GroupClipping clip = a.clipping.total();
-    return {{"count", s.count()},
-            {"mse", jsonNumber(s.mse())},
-            {"rmse", jsonNumber(s.rmse())},
-            {"sqnr_db", jsonNumber(s.sqnrDb())},
-            {"max_abs_error", jsonNumber(s.maxAbsError())},
-            {"worst_index", s.worstIndex()},
-            {"mean_abs_error", jsonNumber(s.meanAbsError())},
-            {"rel_error", jsonNumber(s.relError())},
-            {"cosine", jsonNumber(s.cosine())},
-            {"rel_error_ratio_1e-3", jsonNumber(s.ratioOver1e3())},
-            {"rel_error_ratio_5e-3", jsonNumber(s.ratioOver5e3())},
-            {"clipped_low", clip.clippedLow},
-            {"clipped_high", clip.clippedHigh},
-            {"clipped_fraction", jsonNumber(s.finiteCount() ? clip.clippedFraction() : std::nan(""))},
-            {"clip_error_sq", jsonNumber(clip.clipErrorSq)},
-            {"round_error_sq", jsonNumber(clip.roundErrorSq)},
-            {"flushed_to_zero", clip.flushedToZero},
-            {"nan_count", s.nanCount()},
-            {"inf_count", s.infCount()},
-            {"non_finite_output_count", s.nonFiniteOutputCount()},
-            {"codes_used", a.codes.codesUsed()},
-            {"codes_possible", a.codes.possibleCodes()},
-            {"entropy_bits", jsonNumber(a.codes.entropyBits())},
-            {"accumulators", accumulatorsJson(s.sums())}};
+    json j = errorStatsJson(s);
+    j.update({{"clipped_low", clip.clippedLow},
+              {"clipped_high", clip.clippedHigh},
+              {"clipped_fraction", jsonNumber(s.finiteCount() ? clip.clippedFraction() : std::nan(""))},
+              {"clip_error_sq", jsonNumber(clip.clipErrorSq)},
+              {"round_error_sq", jsonNumber(clip.roundErrorSq)},
+              {"flushed_to_zero", clip.flushedToZero},
+              {"codes_used", a.codes.codesUsed()},
+              {"codes_possible", a.codes.possibleCodes()},
+              {"entropy_bits", jsonNumber(a.codes.entropyBits())}});
+    return j;
 }
 
 json histogramsJson(const TensorAnalysis& a) {
@@ -70,16 +36,16 @@ json histogramsJson(const TensorAnalysis& a) {
     for (const auto& [code, n] : a.codes.counts()) codes.push_back({code, n});
     json grid = json::array();
     for (double g : a.grid) grid.push_back(jsonNumber(g));
-    json values = histogramJson(a.values);
+    json values = toJson(a.values);
     values["grid"] = grid;
     values["grid_group"] = a.gridGroup;
     values["clip_low"] = jsonNumber(a.gridEdges.low);
     values["clip_high"] = jsonNumber(a.gridEdges.high);
-    return {{"error", histogramJson(a.error)},
-            {"abs_error_log", histogramJson(a.absErrorLog)},
+    return {{"error", toJson(a.error)},
+            {"abs_error_log", toJson(a.absErrorLog)},
             {"values", values},
             {"codes", codes},
-            {"scales", histogramJson(a.scales)}};
+            {"scales", toJson(a.scales)}};
 }
 
 json perChannelJson(const TensorReport& r, const ReportOptions& opt) {
@@ -148,6 +114,42 @@ void keepReportedGroups(TensorReport& r, const ReportOptions& opt) {
 }
 
 json jsonNumber(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json toJson(const Histogram& h) {
+    json counts = json::array();
+    for (auto c : h.counts()) counts.push_back(c);
+    json edges = json::array();
+    for (double e : h.edges()) edges.push_back(jsonNumber(e));
+    return {{"scale", h.scale() == Histogram::Scale::Log10 ? "log10" : "linear"},
+            {"edges", edges},
+            {"counts", counts},
+            {"underflow", h.underflow()},
+            {"overflow", h.overflow()}};
+}
+
+json errorStatsJson(const ErrorStats& s) {
+    const ErrorStats::Sums a = s.sums(); // the running sums every metric is computed from (report_read.h)
+    return {{"count", s.count()},
+            {"mse", jsonNumber(s.mse())},
+            {"rmse", jsonNumber(s.rmse())},
+            {"sqnr_db", jsonNumber(s.sqnrDb())},
+            {"max_abs_error", jsonNumber(s.maxAbsError())},
+            {"worst_index", s.worstIndex()},
+            {"mean_abs_error", jsonNumber(s.meanAbsError())},
+            {"rel_error", jsonNumber(s.relError())},
+            {"cosine", jsonNumber(s.cosine())},
+            {"rel_error_ratio_1e-3", jsonNumber(s.ratioOver1e3())},
+            {"rel_error_ratio_5e-3", jsonNumber(s.ratioOver5e3())},
+            {"nan_count", s.nanCount()},
+            {"inf_count", s.infCount()},
+            {"non_finite_output_count", s.nonFiniteOutputCount()},
+            {"accumulators",
+             {{"count", a.count},           {"finite", a.finite},         {"nan_x", a.nanX},
+              {"inf_x", a.infX},            {"non_finite_xhat", a.nonFiniteXhat},
+              {"over_1e-3", a.over1e3},     {"over_5e-3", a.over5e3},     {"worst_index", a.worstIndex},
+              {"sum_sq_x", a.sumSqX},       {"sum_sq_xhat", a.sumSqXhat}, {"sum_dot", a.sumDot},
+              {"sum_sq_err", a.sumSqErr},   {"sum_abs_err", a.sumAbsErr}, {"max_abs_err", a.maxAbsErr}}}};
+}
 
 json toJson(const TensorReport& r, const ReportOptions& opt) {
     json j = {{"name", r.name}, {"shape", r.shape}, {"dtype", std::string(nameOf(r.dtype))}};

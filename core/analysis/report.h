@@ -44,6 +44,9 @@ void keepReportedGroups(TensorReport& r, const ReportOptions& options = {});
 
 nlohmann::json toJson(const TensorReport& r, const ReportOptions& options = {});
 nlohmann::json toJson(const Comparison& c);
+nlohmann::json toJson(const Histogram& h);
+/// The error statistics of a report entry's "stats", with the accumulators they come from.
+nlohmann::json errorStatsJson(const ErrorStats& s);
 /// {"file": ..., "tensors": [...]} (plus "comparison" when given).
 nlohmann::json reportJson(const std::string& file, const std::vector<TensorReport>& tensors,
                           const Comparison* comparison = nullptr, const ReportOptions& options = {});

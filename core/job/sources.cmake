@@ -1,4 +1,5 @@
 target_sources(quantlens_core PRIVATE
+    job/diff_job.cpp
     job/explicit_params.cpp
     job/model_job.cpp
     job/report_journal.cpp

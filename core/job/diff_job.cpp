@@ -1,0 +1,180 @@
+#include "job/diff_job.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <new>
+
+#include "analysis/report.h"
+#include "job/tensor_run.h"
+#include "tensor/error.h"
+
+namespace ql {
+namespace {
+
+using nlohmann::json;
+
+// Hugging Face llama-family module names and llama.cpp's GGUF names for them (its converter's
+// tensor map), per layer and model-wide.
+constexpr std::pair<const char*, const char*> kLayerNames[] = {
+    {"self_attn.q_proj", "attn_q"},         {"self_attn.k_proj", "attn_k"},
+    {"self_attn.v_proj", "attn_v"},         {"self_attn.o_proj", "attn_output"},
+    {"mlp.gate_proj", "ffn_gate"},          {"mlp.up_proj", "ffn_up"},
+    {"mlp.down_proj", "ffn_down"},          {"input_layernorm", "attn_norm"},
+    {"post_attention_layernorm", "ffn_norm"},
+};
+constexpr std::pair<const char*, const char*> kModelNames[] = {
+    {"model.embed_tokens", "token_embd"},
+    {"model.norm", "output_norm"},
+    {"lm_head", "output"},
+};
+
+bool startsWith(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+// Bits of an f32, bf16 or f16 value as an integer that orders like the value (-0 and +0 adjacent).
+std::int64_t orderedBits(std::uint32_t bits, int width) {
+    const std::uint32_t sign = 1u << (width - 1);
+    const std::uint32_t magnitude = bits & (sign - 1);
+    return (bits & sign) ? -static_cast<std::int64_t>(magnitude) : static_cast<std::int64_t>(magnitude);
+}
+
+std::uint32_t rawBits(const ValuesView& v, std::int64_t i) {
+    if (v.dtype == DType::F32) {
+        std::uint32_t u;
+        std::memcpy(&u, v.data + 4 * i, 4);
+        return u;
+    }
+    std::uint16_t h;
+    std::memcpy(&h, v.data + 2 * i, 2);
+    return h;
+}
+
+std::uint32_t f32Bits(float f) {
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+} // namespace
+
+std::string ggufNameOf(const std::string& hf) {
+    std::string stem = hf, suffix;
+    for (const char* s : {".weight", ".bias"})
+        if (hf.size() > std::strlen(s) && hf.compare(hf.size() - std::strlen(s), std::string::npos, s) == 0) {
+            stem = hf.substr(0, hf.size() - std::strlen(s));
+            suffix = s;
+        }
+    if (suffix.empty()) return {};
+    for (const auto& [from, to] : kModelNames)
+        if (stem == from) return std::string(to) + suffix;
+    const std::string layers = "model.layers.";
+    if (!startsWith(stem, layers)) return {};
+    const std::size_t dot = stem.find('.', layers.size());
+    if (dot == std::string::npos) return {};
+    const std::string index = stem.substr(layers.size(), dot - layers.size());
+    if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) return {};
+    const std::string module = stem.substr(dot + 1);
+    for (const auto& [from, to] : kLayerNames)
+        if (module == from) return "blk." + index + "." + to + suffix;
+    return {};
+}
+
+TensorMatch matchTensors(const TensorSource& a, const TensorSource& b) {
+    std::map<std::string, std::string> bByName, bByGguf; // B's names, and B's HF names by their GGUF name
+    for (const auto& t : b.tensors()) {
+        bByName[t.name] = t.name;
+        if (const std::string g = ggufNameOf(t.name); !g.empty()) bByGguf[g] = t.name;
+    }
+    TensorMatch m;
+    std::map<std::string, bool> usedB;
+    for (const auto& t : a.tensors()) {
+        std::string other, how;
+        if (bByName.count(t.name)) {
+            other = t.name, how = "exact";
+        } else if (const std::string g = ggufNameOf(t.name); !g.empty() && bByName.count(g)) {
+            other = g, how = "gguf"; // A is a Hugging Face checkpoint, B a GGUF
+        } else if (bByGguf.count(t.name)) {
+            other = bByGguf[t.name], how = "gguf"; // A is the GGUF
+        }
+        if (other.empty() || usedB[other]) {
+            m.onlyA.push_back(t.name);
+            continue;
+        }
+        usedB[other] = true;
+        m.pairs.push_back({t.name, other, how});
+    }
+    for (const auto& t : b.tensors())
+        if (!usedB[t.name]) m.onlyB.push_back(t.name);
+    return m;
+}
+
+TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const TensorPair& pair) {
+    TensorDiff d;
+    d.pair = pair;
+    try {
+        const TensorInfo& ia = requireTensor(a, pair.a);
+        const TensorInfo& ib = requireTensor(b, pair.b);
+        d.shape = ia.shape;
+        d.dtypeA = ia.dtype;
+        d.dtypeB = ib.dtype;
+        if (ia.shape != ib.shape) {
+            d.failure = "shapes differ: " + toString(ia.shape) + " and " + toString(ib.shape);
+            return d;
+        }
+        const LoadedTensor ta(a, ia), tb(b, ib);
+        const ValuesView va = ta.view(), vb = tb.view();
+        const std::int64_t n = va.count;
+        double maxErr = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const float x = va.at(i), y = vb.at(i);
+            d.stats.addElement(x, y, i);
+            if (std::isfinite(x) && std::isfinite(y)) maxErr = std::max(maxErr, std::fabs(double(x) - double(y)));
+        }
+        d.error = Histogram(-std::max(maxErr, 1e-30), std::max(maxErr, 1e-30), 101);
+        // ULPs in the tensors' own format when both share one, else in f32 (the wider view).
+        const bool sameFormat = ia.dtype == ib.dtype && ValuesView::readsInPlace(ia.dtype) &&
+                                ValuesView::readsInPlace(ib.dtype);
+        const int width = sameFormat && ia.dtype != DType::F32 ? 16 : 32;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const float x = va.at(i), y = vb.at(i);
+            if (!std::isfinite(x) || !std::isfinite(y)) continue;
+            d.error.add(double(x) - double(y));
+            const std::uint32_t bx = sameFormat ? rawBits(va, i) : f32Bits(x);
+            const std::uint32_t by = sameFormat ? rawBits(vb, i) : f32Bits(y);
+            d.maxUlp = std::max(d.maxUlp, std::abs(orderedBits(bx, width) - orderedBits(by, width)));
+        }
+        if (pair.how == "gguf" && (pair.a.find("attn_q") != std::string::npos || pair.b.find("attn_q") != std::string::npos ||
+                                   pair.a.find("attn_k") != std::string::npos || pair.b.find("attn_k") != std::string::npos))
+            d.note = "llama.cpp's converter reorders the rows of q and k for its rotary layout: rows are compared as "
+                     "stored, so large differences here may be that order, not quantization";
+        if (!sameFormat) d.note += std::string(d.note.empty() ? "" : "; ") + "ULPs counted in f32 (the dtypes differ)";
+        a.release(pair.a);
+        b.release(pair.b);
+    } catch (const std::bad_alloc&) {
+        d.failure = "out of memory";
+    } catch (const std::exception& e) {
+        d.failure = e.what();
+    }
+    return d;
+}
+
+json diffReport(const std::string& fileA, const std::string& fileB, const std::vector<TensorDiff>& diffs) {
+    json tensors = json::array();
+    for (const TensorDiff& d : diffs) {
+        json t = {{"name", d.pair.a}, {"name_b", d.pair.b}, {"matched", d.pair.how}, {"shape", d.shape},
+                  {"dtype", std::string(nameOf(d.dtypeA))}, {"dtype_b", std::string(nameOf(d.dtypeB))}};
+        if (!d.failure.empty()) {
+            t["error"] = d.failure;
+        } else {
+            t["stats"] = errorStatsJson(d.stats);
+            t["stats"]["max_ulp"] = d.maxUlp;
+            t["histograms"] = {{"error", toJson(d.error)}};
+            if (!d.note.empty()) t["note"] = d.note;
+        }
+        tensors.push_back(std::move(t));
+    }
+    return {{"file", fileA}, {"file_b", fileB}, {"tensors", std::move(tensors)}};
+}
+
+} // namespace ql

@@ -1,0 +1,150 @@
+// diff: two checkpoints of one model, tensor by tensor. Names matched exactly and through the
+// Hugging Face <-> GGUF naming (either way round), the error statistics of B against A equal the
+// ones ErrorStats gives directly, ULPs counted in the tensors' own format, pairs that cannot be
+// compared said, and the CLI's report gated by `check` rules.
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+#include "io/safetensors_writer.h"
+#include "job/diff_job.h"
+#include "tensor/float_formats.h"
+#include "backend_test_util.h"
+
+using namespace ql;
+
+namespace {
+
+Tensor bf16Of(const std::vector<float>& v, Shape shape) { return qltest::tensorOf(v, std::move(shape), DType::BF16); }
+
+} // namespace
+
+class TestDiff : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void ggufNames_data();
+    void ggufNames();
+    void matchesBothWays();
+    void statisticsAndUlps();
+    void cliGatesWithRules();
+
+private:
+    QTemporaryDir m_dir;
+    std::string m_hf, m_gguf;
+    std::vector<float> m_up;
+};
+
+void TestDiff::initTestCase() {
+    QVERIFY(m_dir.isValid());
+    m_up = qltest::normalValues(8 * 16, 5);
+    std::vector<float> upB = m_up;
+    upB[3] = std::nextafter(upB[3], 10.0f); // one element one ULP away
+    upB[7] = std::nextafter(std::nextafter(upB[7], -10.0f), -10.0f); // another two
+    const auto embed = qltest::normalValues(10 * 4, 6);
+    m_hf = m_dir.filePath(QStringLiteral("hf.safetensors")).toStdString();
+    m_gguf = m_dir.filePath(QStringLiteral("gguf-named.safetensors")).toStdString();
+    writeSafetensors(m_hf, {{"model.layers.0.mlp.up_proj.weight", Tensor::fromFloats({8, 16}, m_up)},
+                            {"model.embed_tokens.weight", bf16Of(embed, {10, 4})},
+                            {"model.norm.weight", Tensor::fromFloats({4}, qltest::normalValues(4, 7))},
+                            {"only.in.a", Tensor::fromFloats({2}, qltest::normalValues(2, 8))}});
+    writeSafetensors(m_gguf, {{"blk.0.ffn_up.weight", Tensor::fromFloats({8, 16}, upB)},
+                              {"token_embd.weight", bf16Of(embed, {10, 4})},
+                              {"output_norm.weight", Tensor::fromFloats({5}, qltest::normalValues(5, 7))},
+                              {"only.in.b", Tensor::fromFloats({2}, qltest::normalValues(2, 9))}});
+}
+
+void TestDiff::ggufNames_data() {
+    QTest::addColumn<QString>("hf");
+    QTest::addColumn<QString>("gguf");
+    QTest::newRow("q") << "model.layers.12.self_attn.q_proj.weight" << "blk.12.attn_q.weight";
+    QTest::newRow("o") << "model.layers.0.self_attn.o_proj.weight" << "blk.0.attn_output.weight";
+    QTest::newRow("down") << "model.layers.3.mlp.down_proj.weight" << "blk.3.ffn_down.weight";
+    QTest::newRow("bias") << "model.layers.3.self_attn.k_proj.bias" << "blk.3.attn_k.bias";
+    QTest::newRow("norm") << "model.layers.1.post_attention_layernorm.weight" << "blk.1.ffn_norm.weight";
+    QTest::newRow("embed") << "model.embed_tokens.weight" << "token_embd.weight";
+    QTest::newRow("head") << "lm_head.weight" << "output.weight";
+    QTest::newRow("unknown module") << "model.layers.1.mlp.experts.weight" << "";
+    QTest::newRow("not a layer index") << "model.layers.x.mlp.up_proj.weight" << "";
+    QTest::newRow("no suffix") << "model.norm" << "";
+}
+
+void TestDiff::ggufNames() {
+    QFETCH(QString, hf);
+    QFETCH(QString, gguf);
+    QCOMPARE(QString::fromStdString(ggufNameOf(hf.toStdString())), gguf);
+}
+
+void TestDiff::matchesBothWays() {
+    const auto hf = openTensorSource(m_hf), gguf = openTensorSource(m_gguf);
+    for (bool hfFirst : {true, false}) {
+        const TensorMatch m = hfFirst ? matchTensors(*hf, *gguf) : matchTensors(*gguf, *hf);
+        QCOMPARE(m.pairs.size(), std::size_t{3});
+        for (const auto& p : m.pairs) QCOMPARE(p.how, std::string("gguf"));
+        QCOMPARE(m.onlyA, std::vector<std::string>{hfFirst ? "only.in.a" : "only.in.b"});
+        QCOMPARE(m.onlyB, std::vector<std::string>{hfFirst ? "only.in.b" : "only.in.a"});
+    }
+    const TensorMatch self = matchTensors(*hf, *hf);
+    QCOMPARE(self.pairs.size(), hf->tensors().size());
+    QCOMPARE(self.pairs.front().how, std::string("exact"));
+}
+
+void TestDiff::statisticsAndUlps() {
+    const auto hf = openTensorSource(m_hf), gguf = openTensorSource(m_gguf);
+    const TensorDiff up = diffTensors(*hf, *gguf, {"model.layers.0.mlp.up_proj.weight", "blk.0.ffn_up.weight", "gguf"});
+    QVERIFY2(up.failure.empty(), up.failure.c_str());
+    QCOMPARE(up.maxUlp, std::int64_t{2});
+    // The same statistics ErrorStats gives on the two value lists.
+    ErrorStats direct;
+    const auto b = gguf->load("blk.0.ffn_up.weight").toFloatVector();
+    for (std::size_t i = 0; i < m_up.size(); ++i) direct.addElement(m_up[i], b[i], static_cast<std::int64_t>(i));
+    QCOMPARE(up.stats.sqnrDb(), direct.sqnrDb());
+    QCOMPARE(up.stats.maxAbsError(), direct.maxAbsError());
+    QCOMPARE(up.stats.worstIndex(), std::int64_t{7});
+    QCOMPARE(up.error.total(), static_cast<std::int64_t>(m_up.size()));
+
+    const TensorDiff embed = diffTensors(*hf, *gguf, {"model.embed_tokens.weight", "token_embd.weight", "gguf"});
+    QCOMPARE(embed.maxUlp, std::int64_t{0});
+    QVERIFY(std::isinf(embed.stats.sqnrDb())); // identical
+    QVERIFY(embed.note.empty());
+
+    const TensorDiff norm = diffTensors(*hf, *gguf, {"model.norm.weight", "output_norm.weight", "gguf"});
+    QVERIFY(QString::fromStdString(norm.failure).contains(QStringLiteral("shapes differ")));
+
+    const auto report = diffReport(m_hf, m_gguf, {up, embed, norm});
+    QCOMPARE(report["tensors"].size(), std::size_t{3});
+    QCOMPARE(report["tensors"][0]["stats"]["max_ulp"].get<int>(), 2);
+    QVERIFY(report["tensors"][2].contains("error"));
+}
+
+void TestDiff::cliGatesWithRules() {
+    auto run = [&](const QStringList& args, QByteArray* out = nullptr) {
+        QProcess p;
+        p.setWorkingDirectory(m_dir.path());
+        p.start(QStringLiteral(QUANTLENS_CLI), args);
+        if (!p.waitForFinished(60000)) return -1;
+        if (out) *out = p.readAllStandardOutput() + p.readAllStandardError();
+        return p.exitCode();
+    };
+    const QString hf = QString::fromStdString(m_hf), gguf = QString::fromStdString(m_gguf);
+    QByteArray out;
+    // The norm pair cannot be compared (shapes differ): exit 1 without rules.
+    QCOMPARE(run({QStringLiteral("diff"), hf, gguf, QStringLiteral("--report"), QStringLiteral("d.json")}, &out), 1);
+    QVERIFY2(out.contains("shapes differ") && out.contains("only in"), out.constData());
+    QVERIFY(out.contains("model.layers.0.mlp.up_proj.weight ~ blk.0.ffn_up.weight"));
+    const QStringList upOnly{QStringLiteral("diff"), hf, gguf, QStringLiteral("--match"), QStringLiteral("up_proj|embed")};
+    QCOMPARE(run(upOnly, &out), 0);
+    QCOMPARE(run(upOnly + QStringList{QStringLiteral("--rule"), QStringLiteral("max_ulp > 1")}, &out), 1);
+    QVERIFY2(out.contains("FAIL  model.layers.0.mlp.up_proj.weight: max_ulp > 1 (max_ulp = 2)"), out.constData());
+    QCOMPARE(run(upOnly + QStringList{QStringLiteral("--rule"), QStringLiteral("max_ulp > 2")}), 0);
+    // The report is one `check` reads.
+    QCOMPARE(run({QStringLiteral("check"), QStringLiteral("d.json"), QStringLiteral("--rule"), QStringLiteral("sqnr < 300")}, &out), 1);
+    QVERIFY2(out.contains("FAIL  model.layers.0.mlp.up_proj.weight") && out.contains("not measured: shapes differ"), out.constData());
+    QCOMPARE(run({QStringLiteral("diff"), hf, gguf, QStringLiteral("--tensor"), QStringLiteral("only.in.a")}, &out), 1);
+    QVERIFY(out.contains("no counterpart"));
+}
+
+QTEST_GUILESS_MAIN(TestDiff)
+#include "tst_diff.moc"
