@@ -1,6 +1,7 @@
 # Suites of core/io (issue 3): safetensors, HDF5, export, real models, and the parser fuzzer.
 ql_add_test(tst_safetensors)
 ql_add_test(tst_safetensors_errors)
+ql_add_test(tst_gguf)
 ql_add_test(tst_export)
 ql_add_test(tst_real_model)
 set_tests_properties(tst_real_model PROPERTIES TIMEOUT 600)

@@ -54,7 +54,7 @@ void MainWindow::buildActions() {
     connect(open, &QAction::triggered, this, [this] {
         const QString path = QFileDialog::getOpenFileName(
             this, tr("Open model"), {},
-            tr("Model files (*.safetensors *.index.json *.h5 *.hdf5 *.keras);;All files (*)"));
+            tr("Model files (*.safetensors *.index.json *.gguf *.h5 *.hdf5 *.keras);;All files (*)"));
         if (!path.isEmpty()) openFile(path);
     });
     file->addAction(open);

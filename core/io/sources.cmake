@@ -3,6 +3,8 @@ target_sources(quantlens_core PRIVATE
     io/child_process.cpp
     io/export_safetensors.cpp
     io/export_tensors.cpp
+    io/gguf_blocks.cpp
+    io/gguf_source.cpp
     io/mapped_file.cpp
     io/safetensors_header.cpp
     io/json_shape.cpp

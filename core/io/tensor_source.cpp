@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "io/atomic_file.h"
+#include "io/gguf_source.h"
 #include "io/mapped_file.h"
 #include "io/safetensors_source.h"
 #include "quantlens/config.h"
@@ -39,7 +40,7 @@ std::string lower(std::string s) {
     return s;
 }
 
-enum class Kind { Safetensors, Index, Hdf5, Zip, Unknown };
+enum class Kind { Safetensors, Index, Hdf5, Zip, Gguf, Unknown };
 
 Kind sniff(const std::string& path) {
     std::array<char, 9> head{};
@@ -48,6 +49,7 @@ Kind sniff(const std::string& path) {
     const auto n = in.gcount();
     if (n >= 8 && std::string_view(head.data(), 8) == std::string_view("\x89HDF\r\n\x1a\n", 8)) return Kind::Hdf5;
     if (n >= 4 && std::string_view(head.data(), 4) == std::string_view("PK\x03\x04", 4)) return Kind::Zip;
+    if (hasGgufMagic(head.data(), static_cast<std::size_t>(n))) return Kind::Gguf;
     if (n >= 9 && head[8] == '{') return Kind::Safetensors;
     if (n >= 1 && head[0] == '{') return Kind::Index;
     return Kind::Unknown;
@@ -79,6 +81,7 @@ std::unique_ptr<TensorSource> openTensorSource(const std::string& path) {
     const std::string name = lower(fs::path(path).filename().string());
     const Kind kind = sniff(path);
     if (endsWith(name, ".index.json")) return SafetensorsSource::openIndex(path);
+    if (kind == Kind::Gguf || endsWith(name, ".gguf")) return GgufSource::open(path); // reports a bad magic
     if (kind == Kind::Hdf5) return openHdf5(path);
     if (endsWith(name, ".h5") || endsWith(name, ".hdf5") || endsWith(name, ".keras") || endsWith(name, ".he5")) {
         if (kind == Kind::Zip)

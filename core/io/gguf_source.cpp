@@ -1,0 +1,310 @@
+#include "io/gguf_source.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "io/gguf_blocks.h"
+#include "tensor/error.h"
+
+namespace ql {
+
+namespace {
+
+constexpr std::uint32_t kMaxDims = 4;     // GGML_MAX_DIMS
+constexpr int kMaxNesting = 16;           // arrays of arrays: deeper is certainly not a model
+
+/// Bounds-checked little-endian reads over the mapped header; every failure names what was being read.
+class Reader {
+public:
+    Reader(const std::byte* data, std::uint64_t size, const std::string& path) : m_data(data), m_size(size), m_path(path) {}
+
+    std::uint64_t pos() const { return m_pos; }
+    std::uint64_t left() const { return m_size - m_pos; }
+    [[noreturn]] void fail(const std::string& reason) const { throw FileError(m_path + ": " + reason); }
+
+    void need(std::uint64_t n, const std::string& what) const {
+        if (n > left())
+            fail("truncated " + what + " at byte " + std::to_string(m_pos) + " (needs " + std::to_string(n) + " bytes, "
+                 + std::to_string(left()) + " left)");
+    }
+    template <typename T>
+    T read(const std::string& what) {
+        need(sizeof(T), what);
+        T v;
+        std::memcpy(&v, m_data + m_pos, sizeof(T)); // GGUF is little-endian, as is every host we build for
+        m_pos += sizeof(T);
+        return v;
+    }
+    std::string string(const std::string& what) {
+        const auto n = read<std::uint64_t>(what + " length");
+        if (n > left())
+            fail(what + " at byte " + std::to_string(m_pos) + " claims " + std::to_string(n) + " bytes, but only "
+                 + std::to_string(left()) + " are left in the file");
+        std::string s(reinterpret_cast<const char*>(m_data + m_pos), static_cast<std::size_t>(n));
+        m_pos += n;
+        return s;
+    }
+
+private:
+    const std::byte* m_data;
+    std::uint64_t m_size;
+    std::uint64_t m_pos = 0;
+    const std::string& m_path;
+};
+
+// The fewest bytes one value of a type takes, so an array's count can be checked before allocating.
+std::uint64_t minBytes(std::uint32_t type) {
+    switch (type) {
+    case GgufValue::U8: case GgufValue::I8: case GgufValue::Bool: return 1;
+    case GgufValue::U16: case GgufValue::I16: return 2;
+    case GgufValue::U32: case GgufValue::I32: case GgufValue::F32: return 4;
+    case GgufValue::U64: case GgufValue::I64: case GgufValue::F64: case GgufValue::String: return 8;
+    case GgufValue::Array: return 12;
+    default: return 0;
+    }
+}
+
+GgufValue readValue(Reader& r, std::uint32_t type, const std::string& key, int depth) {
+    GgufValue v;
+    v.type = static_cast<GgufValue::Type>(type);
+    const std::string what = "value of '" + key + "'";
+    switch (type) {
+    case GgufValue::U8: v.u = r.read<std::uint8_t>(what); break;
+    case GgufValue::I8: v.i = r.read<std::int8_t>(what); break;
+    case GgufValue::U16: v.u = r.read<std::uint16_t>(what); break;
+    case GgufValue::I16: v.i = r.read<std::int16_t>(what); break;
+    case GgufValue::U32: v.u = r.read<std::uint32_t>(what); break;
+    case GgufValue::I32: v.i = r.read<std::int32_t>(what); break;
+    case GgufValue::U64: v.u = r.read<std::uint64_t>(what); break;
+    case GgufValue::I64: v.i = r.read<std::int64_t>(what); break;
+    case GgufValue::F32: v.f = r.read<float>(what); break;
+    case GgufValue::F64: v.f = r.read<double>(what); break;
+    case GgufValue::Bool: {
+        const auto b = r.read<std::uint8_t>(what);
+        if (b > 1) r.fail("metadata '" + key + "': bool value " + std::to_string(b) + " is neither 0 nor 1");
+        v.u = b;
+        break;
+    }
+    case GgufValue::String: v.s = r.string(what); break;
+    case GgufValue::Array: {
+        if (depth >= kMaxNesting) r.fail("metadata '" + key + "': arrays nested deeper than " + std::to_string(kMaxNesting));
+        const auto et = r.read<std::uint32_t>("array type of '" + key + "'");
+        if (minBytes(et) == 0) r.fail("metadata '" + key + "': unknown array element type " + std::to_string(et));
+        v.elementType = static_cast<GgufValue::Type>(et);
+        const auto n = r.read<std::uint64_t>("array length of '" + key + "'");
+        if (n > r.left() / minBytes(et))
+            r.fail("metadata '" + key + "': array of " + std::to_string(n) + " elements is larger than the "
+                   + std::to_string(r.left()) + " bytes left in the file");
+        v.elements.reserve(static_cast<std::size_t>(n));
+        for (std::uint64_t k = 0; k < n; ++k) v.elements.push_back(readValue(r, et, key, depth + 1));
+        break;
+    }
+    default: r.fail("metadata '" + key + "': unknown value type " + std::to_string(type));
+    }
+    return v;
+}
+
+bool isPowerOfTwo(std::uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+std::string formatFloat(double f) {
+    std::string s = std::to_string(f);
+    while (s.size() > 1 && s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
+    return s;
+}
+
+} // namespace
+
+bool hasGgufMagic(const char* head, std::size_t n) { return n >= 4 && std::memcmp(head, "GGUF", 4) == 0; }
+
+std::string GgufValue::toString() const {
+    switch (type) {
+    case U8: case U16: case U32: case U64: return std::to_string(u);
+    case I8: case I16: case I32: case I64: return std::to_string(i);
+    case F32: case F64: return formatFloat(f);
+    case Bool: return u ? "true" : "false";
+    case String: return '"' + s + '"';
+    case Array: {
+        std::string out = "[";
+        const std::size_t shown = std::min<std::size_t>(elements.size(), 8);
+        for (std::size_t k = 0; k < shown; ++k) out += (k ? ", " : "") + elements[k].toString();
+        if (shown < elements.size()) out += ", ... (" + std::to_string(elements.size()) + " in all)";
+        return out + "]";
+    }
+    }
+    return {};
+}
+
+std::unique_ptr<GgufSource> GgufSource::open(const std::string& path) {
+    requireRegularFile(path);
+    std::unique_ptr<GgufSource> src(new GgufSource);
+    src->m_path = path;
+    src->m_mapping = MappedFile::open(path);
+    src->parse();
+    return src;
+}
+
+void GgufSource::parse() {
+    Reader r(m_mapping->data(), m_mapping->size(), m_path);
+    r.need(4, "header");
+    if (!hasGgufMagic(reinterpret_cast<const char*>(m_mapping->data()), 4)) r.fail("not a GGUF file (no GGUF magic)");
+    r.read<std::uint32_t>("magic");
+    m_version = r.read<std::uint32_t>("header (version)");
+    if (m_version == 1) r.fail("GGUF version 1 is not supported (only versions 2 and 3)");
+    if (m_version != 2 && m_version != 3) {
+        if ((m_version & 0xffff) == 0 && m_version != 0)
+            r.fail("a big-endian GGUF file (version field " + std::to_string(m_version) + "): only little-endian is supported");
+        r.fail("unsupported GGUF version " + std::to_string(m_version) + " (only versions 2 and 3)");
+    }
+    const auto nTensors = r.read<std::uint64_t>("header (tensor count)");
+    const auto nKv = r.read<std::uint64_t>("header (metadata count)");
+    // Each key/value takes at least 13 bytes, each tensor info at least 24: refuse counts the file cannot hold.
+    if (nKv > r.left() / 13)
+        r.fail("header claims " + std::to_string(nKv) + " metadata entries, more than the file can hold");
+    if (nTensors > r.left() / 24)
+        r.fail("header claims " + std::to_string(nTensors) + " tensors, more than the file can hold");
+
+    for (std::uint64_t k = 0; k < nKv; ++k) {
+        std::string key = r.string("metadata key " + std::to_string(k));
+        const auto type = r.read<std::uint32_t>("type of metadata '" + key + "'");
+        GgufValue v = readValue(r, type, key, 0);
+        if (!m_metadata.emplace(key, std::move(v)).second) r.fail("metadata key '" + key + "' appears twice");
+    }
+    if (const auto it = m_metadata.find("general.alignment"); it != m_metadata.end()) {
+        if (it->second.type != GgufValue::U32) r.fail("general.alignment must be a u32");
+        if (!isPowerOfTwo(it->second.u))
+            r.fail("general.alignment " + std::to_string(it->second.u) + " is not a power of two");
+        m_alignment = it->second.u;
+    }
+
+    m_entries.reserve(static_cast<std::size_t>(nTensors));
+    for (std::uint64_t k = 0; k < nTensors; ++k) {
+        GgufTensorEntry e;
+        e.name = r.string("name of tensor " + std::to_string(k));
+        const std::string at = "tensor '" + e.name + "': ";
+        const auto nDims = r.read<std::uint32_t>(at + "dimension count");
+        if (nDims > kMaxDims) r.fail(at + std::to_string(nDims) + " dimensions (GGUF allows at most 4)");
+        std::uint64_t elements = 1;
+        bool overflow = false;
+        for (std::uint32_t d = 0; d < nDims; ++d) {
+            const auto n = r.read<std::uint64_t>(at + "dimensions");
+            e.ne.push_back(n);
+            if (n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                || (n != 0 && elements > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / n))
+                overflow = true;
+            else
+                elements *= n;
+        }
+        if (overflow) r.fail(at + "element count overflows");
+        e.type = r.read<std::uint32_t>(at + "type");
+        e.offset = r.read<std::uint64_t>(at + "offset");
+        const auto traits = ggmlTypeTraits(e.type);
+        if (!traits) r.fail(at + "unknown or unsupported ggml type id " + std::to_string(e.type));
+        const std::uint64_t ne0 = e.ne.empty() ? 1 : e.ne[0];
+        if (ne0 % static_cast<std::uint64_t>(traits->blockElems) != 0)
+            r.fail(at + "first dimension " + std::to_string(ne0) + " is not a multiple of " + std::string(traits->name)
+                   + "'s block size " + std::to_string(traits->blockElems));
+        e.elements = static_cast<std::int64_t>(elements);
+        const std::uint64_t blocks = elements / static_cast<std::uint64_t>(traits->blockElems);
+        if (blocks > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(traits->blockBytes))
+            r.fail(at + "byte size overflows");
+        e.bytes = blocks * static_cast<std::uint64_t>(traits->blockBytes);
+        e.shape.assign(e.ne.rbegin(), e.ne.rend());
+        if (!m_index.emplace(e.name, m_entries.size()).second) r.fail(at + "name appears twice");
+        m_entries.push_back(std::move(e));
+    }
+
+    // The data section starts at the next multiple of the alignment (an empty model may end before it).
+    const std::uint64_t end = r.pos();
+    m_dataStart = (end + m_alignment - 1) / m_alignment * m_alignment;
+    const std::uint64_t fileSize = m_mapping->size();
+    const std::uint64_t dataSize = m_dataStart <= fileSize ? fileSize - m_dataStart : 0;
+    for (const auto& e : m_entries) {
+        const std::string at = "tensor '" + e.name + "': ";
+        if (e.offset % m_alignment != 0)
+            r.fail(at + "data offset " + std::to_string(e.offset) + " is not a multiple of the alignment "
+                   + std::to_string(m_alignment));
+        if (e.bytes > 0 && (m_dataStart > fileSize || e.offset > dataSize || e.bytes > dataSize - e.offset))
+            r.fail(at + "data [" + std::to_string(e.offset) + ", +" + std::to_string(e.bytes)
+                   + ") runs past the end of the file (data section holds " + std::to_string(dataSize) + " bytes)");
+    }
+    std::vector<const GgufTensorEntry*> byOffset;
+    for (const auto& e : m_entries)
+        if (e.bytes > 0) byOffset.push_back(&e);
+    std::sort(byOffset.begin(), byOffset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+    for (std::size_t k = 1; k < byOffset.size(); ++k)
+        if (byOffset[k - 1]->offset + byOffset[k - 1]->bytes > byOffset[k]->offset)
+            r.fail("tensor '" + byOffset[k]->name + "': data overlaps tensor '" + byOffset[k - 1]->name + "'");
+
+    for (const auto& e : m_entries) {
+        const GgmlType t = static_cast<GgmlType>(e.type);
+        TensorInfo info;
+        info.name = e.name;
+        info.dtype = t == GgmlType::F16 ? DType::F16 : t == GgmlType::BF16 ? DType::BF16 : DType::F32;
+        info.shape = e.shape;
+        info.byteSize = static_cast<std::uint64_t>(e.elements) * static_cast<std::uint64_t>(storageBytes(info.dtype));
+        info.location = std::string(ggmlTypeTraits(e.type)->name) + " at offset " + std::to_string(m_dataStart + e.offset);
+        m_infos.push_back(std::move(info));
+    }
+}
+
+const GgufTensorEntry& GgufSource::entry(const std::string& name) const {
+    const auto it = m_index.find(name);
+    if (it == m_index.end()) throw FileError(m_path + ": no tensor named '" + name + "'");
+    return m_entries[it->second];
+}
+
+Tensor GgufSource::decode(const GgufTensorEntry& e, std::int64_t firstRow, std::int64_t rows) const {
+    const GgmlType t = static_cast<GgmlType>(e.type);
+    const GgmlTypeTraits tr = *ggmlTypeTraits(e.type);
+    Shape shape = e.shape;
+    std::int64_t rowElems = e.elements;
+    if (!shape.empty()) {
+        rowElems = shape[0] == 0 ? 0 : e.elements / shape[0];
+        shape[0] = rows;
+    }
+    const std::int64_t firstElem = firstRow * rowElems, elems = rows * rowElems;
+    if (!isQuantized(t)) {
+        const DType dt = t == GgmlType::F16 ? DType::F16 : t == GgmlType::BF16 ? DType::BF16 : DType::F32;
+        return Tensor(dt, std::move(shape), tensorData(e) + firstElem * tr.blockBytes, m_mapping);
+    }
+    Tensor out(DType::F32, std::move(shape));
+    if (elems == 0) return out;
+    // Rows of a matrix are whole blocks; the rows of a 1-D tensor are single elements, so decode
+    // the blocks around them and keep the slice.
+    const std::int64_t firstBlock = firstElem / tr.blockElems;
+    const std::int64_t endBlock = (firstElem + elems + tr.blockElems - 1) / tr.blockElems;
+    const std::byte* p = tensorData(e) + firstBlock * tr.blockBytes;
+    float* y = reinterpret_cast<float*>(out.mutableData());
+    if (firstElem % tr.blockElems == 0 && elems % tr.blockElems == 0) {
+        dequantizeBlocks(t, p, endBlock - firstBlock, y);
+    } else {
+        std::vector<float> blocks(static_cast<std::size_t>((endBlock - firstBlock) * tr.blockElems));
+        dequantizeBlocks(t, p, endBlock - firstBlock, blocks.data());
+        std::memcpy(y, blocks.data() + firstElem % tr.blockElems, static_cast<std::size_t>(elems) * sizeof(float));
+    }
+    return out;
+}
+
+Tensor GgufSource::load(const std::string& name) const {
+    const GgufTensorEntry& e = entry(name);
+    return decode(e, 0, e.shape.empty() ? 1 : e.shape[0]);
+}
+
+Tensor GgufSource::loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const {
+    const GgufTensorEntry& e = entry(name);
+    if (e.shape.empty()) throw FileError(m_path + ": tensor '" + name + "': a scalar has no rows");
+    if (begin < 0 || count < 0 || begin > e.shape[0] || count > e.shape[0] - begin)
+        throw FileError(m_path + ": tensor '" + name + "': rows [" + std::to_string(begin) + ", "
+                        + std::to_string(begin + count) + ") are outside " + toString(e.shape));
+    return decode(e, begin, count);
+}
+
+void GgufSource::release(const std::string& name) const {
+    const auto it = m_index.find(name);
+    if (it == m_index.end()) return;
+    const GgufTensorEntry& e = m_entries[it->second];
+    m_mapping->release(m_dataStart + e.offset, e.bytes);
+}
+
+} // namespace ql
