@@ -2,6 +2,7 @@
 // Hugging Face <-> GGUF naming (either way round), the error statistics of B against A equal the
 // ones ErrorStats gives directly, ULPs counted in the tensors' own format, pairs that cannot be
 // compared said, and the CLI's report gated by `check` rules.
+#include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -30,6 +31,7 @@ private slots:
     void matchesBothWays();
     void statisticsAndUlps();
     void cliGatesWithRules();
+    void shardsMergeIntoTheWholeDiff();
 
 private:
     QTemporaryDir m_dir;
@@ -144,6 +146,31 @@ void TestDiff::cliGatesWithRules() {
     QVERIFY2(out.contains("FAIL  model.layers.0.mlp.up_proj.weight") && out.contains("not measured: shapes differ"), out.constData());
     QCOMPARE(run({QStringLiteral("diff"), hf, gguf, QStringLiteral("--tensor"), QStringLiteral("only.in.a")}, &out), 1);
     QVERIFY(out.contains("no counterpart"));
+}
+
+// A diff fanned out as quantize is: the parts merge into the one-process report, byte for byte.
+void TestDiff::shardsMergeIntoTheWholeDiff() {
+    auto run = [&](const QStringList& args) {
+        QProcess p;
+        p.setWorkingDirectory(m_dir.path());
+        p.start(QStringLiteral(QUANTLENS_CLI), args);
+        return p.waitForFinished(60000) ? p.exitCode() : -1;
+    };
+    auto read = [&](const char* name) {
+        QFile f(m_dir.filePath(QLatin1String(name)));
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    };
+    const QStringList diff{QStringLiteral("diff"), QString::fromStdString(m_hf), QString::fromStdString(m_hf), QStringLiteral("-q")};
+    QCOMPARE(run(diff + QStringList{QStringLiteral("--report"), QStringLiteral("whole.json")}), 0);
+    for (const char* shard : {"0/2", "1/2"})
+        QCOMPARE(run(diff + QStringList{QStringLiteral("--shard"), QLatin1String(shard), QStringLiteral("--report"),
+                                        QStringLiteral("part-%1.json").arg(QLatin1Char(shard[0]))}),
+                 0);
+    QCOMPARE(run({QStringLiteral("merge"), QStringLiteral("part-1.json"), QStringLiteral("part-0.json"), QStringLiteral("-o"),
+                  QStringLiteral("merged.json"), QStringLiteral("-q")}),
+             0);
+    QCOMPARE(read("merged.json"), read("whole.json"));
+    QVERIFY(read("whole.json").contains("\"file_b\""));
 }
 
 QTEST_GUILESS_MAIN(TestDiff)

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <cstdio>
 #include <regex>
 
@@ -10,6 +12,8 @@
 #include "cli/commands.h"
 #include "io/atomic_file.h"
 #include "job/diff_job.h"
+#include "job/report_parts.h"
+#include "job/shard.h"
 #include "tensor/error.h"
 
 namespace ql::cli {
@@ -37,6 +41,10 @@ CLI::App* addDiff(CLI::App& parent, DiffOptions& o) {
     cmd->add_option("--match", o.match, "Only A's tensors whose name matches this regular expression");
     cmd->add_option("--rule", o.rules, "A failure rule (repeatable), as for `check`");
     cmd->add_option("--report", o.report, "Write the diff as a JSON report (`check` reads it)");
+    cmd->add_option("--shard", o.shard,
+                    "Compare only shard I of N (from 0) of the pairs, byte-balanced as quantize --shard splits, and "
+                    "write it as a partial report (--report PART.json) that `merge` joins")
+        ->group("FAN-OUT");
     cmd->add_flag("--quiet,-q", o.quiet, "Only the summary and the failures");
     return cmd;
 }
@@ -78,9 +86,35 @@ int runDiff(const DiffOptions& o) {
             throw FileError(o.a + ": tensor '" + name + "' has no counterpart in " + o.b);
     if (pairs.empty()) throw FileError(o.a + " and " + o.b + ": no tensor in common");
 
+    // A shard runs its byte-balanced part of the pairs (split by A's tensors, as quantize splits).
+    std::optional<ShardSpec> shard;
+    std::vector<std::int64_t> positions;
+    nlohmann::json header;
+    if (!o.shard.empty()) {
+        try {
+            shard = parseShard(o.shard);
+        } catch (const QuantError& e) {
+            throw UsageError("--shard: " + std::string(e.what()));
+        }
+        if (o.report.empty()) throw UsageError("--shard: give --report PART.json; the shard's part is what merge joins");
+        std::vector<std::string> names;
+        for (const auto& p : pairs) names.push_back(p.a);
+        const ShardPart part = shardPart(*a, names, *shard);
+        header = shardHeader(o.a, *shard, names, {{"diff", o.b}, {"rules", o.rules}});
+        std::vector<TensorPair> mine;
+        for (std::int64_t position : part.positions) mine.push_back(pairs[static_cast<std::size_t>(position)]);
+        pairs = std::move(mine);
+        positions = part.positions;
+    }
+
     std::vector<TensorDiff> diffs;
     for (const auto& p : pairs) diffs.push_back(diffTensors(*a, *b, p));
-    const nlohmann::json report = diffReport(o.a, o.b, diffs);
+    nlohmann::json report = diffReport(o.a, o.b, diffs);
+    if (shard) {
+        std::map<std::int64_t, nlohmann::json> entries;
+        for (std::size_t i = 0; i < positions.size(); ++i) entries[positions[i]] = report["tensors"][i];
+        report = partialReport(header, entries, nullptr, {{"file_b", o.b}});
+    }
     if (!o.report.empty()) {
         const std::string text = report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
         AtomicFile out(o.report, o.a);

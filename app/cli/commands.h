@@ -89,6 +89,7 @@ struct DiffOptions {
     std::string match;
     std::vector<std::string> rules;
     std::string report;
+    std::string shard; // "I/N"
     bool quiet = false;
 };
 CLI::App* addDiff(CLI::App& parent, DiffOptions& o);

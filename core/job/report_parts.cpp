@@ -63,7 +63,8 @@ json shardHeader(const std::string& file, const ShardSpec& shard, const std::vec
               {"run", run}}}};
 }
 
-json partialReport(const json& header, const std::map<std::int64_t, json>& entries, const json& exported) {
+json partialReport(const json& header, const std::map<std::int64_t, json>& entries, const json& exported,
+                   const json& extra) {
     json tensors = json::array(), positions = json::array();
     for (const auto& [position, entry] : entries) {
         positions.push_back(position);
@@ -72,7 +73,9 @@ json partialReport(const json& header, const std::map<std::int64_t, json>& entri
     json shard = header["shard"];
     shard["positions"] = positions;
     if (!exported.is_null()) shard["export"] = exported;
-    return {{"file", header["file"]}, {"tensors", tensors}, {"shard", shard}};
+    json part = extra.is_object() ? extra : json::object();
+    part.update({{"file", header["file"]}, {"tensors", tensors}, {"shard", shard}});
+    return part;
 }
 
 json readReportFile(const std::string& path) {
@@ -101,10 +104,13 @@ MergedReport mergeReports(const std::vector<std::string>& paths, const std::vect
     std::map<std::int64_t, const json*> byPosition;
     for (std::size_t p = 0; p < parts.size(); ++p) {
         const json& s = shardOf(paths[p], parts[p]);
-        auto differs = [&](const char* what) {
+        auto differs = [&](const std::string& what) {
             return FileError(paths[p] + ": from another run than " + paths[0] + " (" + what + " differs)");
         };
         if (parts[p]["file"] != parts[0]["file"]) throw differs("the model file");
+        for (const auto& [key, value] : parts[p].items()) // what else a report names (diff: "file_b")
+            if (key != "tensors" && key != "shard" && (!parts[0].contains(key) || parts[0][key] != value))
+                throw differs("\"" + key + "\"");
         if (s["count"] != first["count"]) throw differs("the number of shards");
         if (s["selected"] != first["selected"] || s.value("selection", json()) != first.value("selection", json()))
             throw differs("the tensor selection");
@@ -135,7 +141,9 @@ MergedReport mergeReports(const std::vector<std::string>& paths, const std::vect
     MergedReport merged;
     json tensors = json::array();
     for (const auto& [position, entry] : byPosition) tensors.push_back(*entry);
-    merged.report = {{"file", parts[0]["file"]}, {"tensors", std::move(tensors)}};
+    merged.report = parts[0];
+    merged.report.erase("shard");
+    merged.report["tensors"] = std::move(tensors);
     for (const auto& [index, p] : byShard) {
         const json& s = parts[p]["shard"];
         if (s.contains("export")) merged.exports.push_back(s["export"]);

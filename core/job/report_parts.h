@@ -24,16 +24,17 @@ nlohmann::json shardHeader(const std::string& file, const ShardSpec& shard, cons
                            const nlohmann::json& run);
 
 /// The shard's report: its tensors' entries (position → entry) in position order, with the header,
-/// the positions and the export (null when none).
+/// the positions, the export (null when none) and any other top-level keys the report has (`extra`,
+/// e.g. a diff's "file_b"), which every part must share.
 nlohmann::json partialReport(const nlohmann::json& header, const std::map<std::int64_t, nlohmann::json>& entries,
-                             const nlohmann::json& exported);
+                             const nlohmann::json& exported, const nlohmann::json& extra = nullptr);
 
 /// Reads a report written by QuantLens (at most 4 GiB, nesting checked before parsing). Throws
 /// FileError naming the file and the reason.
 nlohmann::json readReportFile(const std::string& path);
 
 struct MergedReport {
-    nlohmann::json report;                  // {"file", "tensors"}: the single-process report
+    nlohmann::json report;                  // the single-process report: the parts' keys but "shard"
     std::vector<nlohmann::json> exports;    // each part's "export", in shard order
 };
 
