@@ -16,3 +16,10 @@ if(TARGET quantlens-cli) # an export that fails on a full disk, run as the CLI p
     target_compile_definitions(tst_bad_input PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
     add_dependencies(tst_bad_input quantlens-cli)
 endif()
+# compressed-tensors export, run as the CLI and read back by an independent Python reader.
+if(TARGET quantlens-cli)
+    ql_add_test(tst_compressed_tensors LIBS quantlens_backends)
+    target_compile_definitions(tst_compressed_tensors PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
+    add_dependencies(tst_compressed_tensors quantlens-cli)
+    set_tests_properties(tst_compressed_tensors PROPERTIES TIMEOUT 600)
+endif()

@@ -84,8 +84,11 @@ private slots:
         for (bool native : {false, true}) {
             const char* l = native ? "native" : "compressed-tensors";
             QTest::addRow("%s/torch-int8-per-channel", l) << torch8 << Shape{4, 8} << native << "layer.weight" << "I8" << "";
-            QTest::addRow("%s/torch-uint8-asymmetric", l) << torchU8 << Shape{3, 5} << native << "layer.weight" << "U8" << "U8";
-            QTest::addRow("%s/ascend-int4-in-int32", l) << ascend4 << Shape{3, 16} << native << "layer.weight_packed" << "I32" << "";
+            // compressed-tensors keeps integers signed: uint8 codes and zero points shifted by -128.
+            QTest::addRow("%s/torch-uint8-asymmetric", l) << torchU8 << Shape{3, 5} << native << "layer.weight"
+                                                          << (native ? "U8" : "I8") << (native ? "U8" : "I8");
+            if (native) // compressed-tensors cannot express an inverse step (tst_compressed_tensors)
+                QTest::addRow("%s/ascend-int4-in-int32", l) << ascend4 << Shape{3, 16} << native << "layer.weight_packed" << "I32" << "";
             QTest::addRow("%s/custom-int4-group8", l) << group4 << Shape{2, 24} << native
                                                       << (native ? "layer.weight" : "layer.weight_packed") << (native ? "I8" : "I32") << "";
             QTest::addRow("%s/tensorrt-fp8", l) << trtFp8 << Shape{2, 6} << native << "layer.weight" << "F8_E4M3" << "";
@@ -116,12 +119,19 @@ private slots:
         QCOMPARE(QString::fromLatin1(safetensorsName(info->dtype)), codesDtype);
         const Tensor stored = src->load(codes);
         const bool packed = codesName.endsWith(QLatin1String("_packed"));
-        if (packed) QCOMPARE(values<std::int64_t>(src->load("layer.weight_shape")), shape);
+        // compressed-tensors' FP4 formats carry no weight_shape: the packed rows give it.
+        const bool fp4Rows = !native && q.codes.target() == Target::Fp4E2M1;
+        QCOMPARE(src->find("layer.weight_shape") != nullptr, packed && !fp4Rows);
+        if (packed && !fp4Rows) QCOMPARE(values<std::int64_t>(src->load("layer.weight_shape")), shape);
 
         // The codes unpack to exactly what the quantizer produced.
         const Target t = q.codes.target();
         Codes back;
-        if (!packed) {
+        if (!packed && !native && t == Target::UInt8) {
+            std::vector<std::uint8_t> shifted = codeBytes(q.codes);
+            for (auto& b : shifted) b = static_cast<std::uint8_t>(b - 128);
+            QCOMPARE(values<std::uint8_t>(stored), shifted);
+        } else if (!packed) {
             QCOMPARE(values<std::uint8_t>(stored), codeBytes(q.codes));
         } else if (!native && (t == Target::Int4 || t == Target::UInt4)) {
             QCOMPARE(unpackCompressedTensors(values<std::int32_t>(stored), shape, t), q.codes);
@@ -139,7 +149,9 @@ private slots:
         } else {
             QCOMPARE(values<float>(scale), q.params.scales);
         }
-        if (spec.preset == Preset::NVFP4) QCOMPARE(values<float>(src->load("layer.weight_global_scale")), std::vector<float>{q.params.tensorScale});
+        if (spec.preset == Preset::NVFP4) // compressed-tensors divides by its global scale: 1 / s_g
+            QCOMPARE(values<float>(src->load("layer.weight_global_scale")),
+                     std::vector<float>{native ? q.params.tensorScale : float(1.0 / double(q.params.tensorScale))});
         if (spec.scheme == Scheme::PerTensor) QCOMPARE(scale.shape(), Shape{1});
         const TensorInfo* zp = src->find("layer.weight_zero_point");
         QCOMPARE(zp != nullptr, !zeroPointDtype.isEmpty());

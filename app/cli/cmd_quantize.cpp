@@ -10,6 +10,7 @@
 #include "cli/progress.h"
 #include "cli/shard_run.h"
 #include "io/export.h"
+#include "io/export_compressed_tensors.h"
 #include "tensor/error.h"
 
 namespace ql::cli {
@@ -37,12 +38,17 @@ void checkOutputs(const QuantizeOptions& o) {
 }
 
 // The tensors that succeeded, the passed-through ones as they are, and the failed ones' names and
-// reasons in the metadata.
+// reasons in the metadata. A compressed-tensors export gets a config.json beside it (not a shard's:
+// each would hold only its own part), checked before the tensors are written.
 void exportResults(const QuantizeOptions& o, const std::string& out, const ModelOutcome& outcome) {
     const ExportExtras extras = exportExtras(outcome);
     if (extensionOf(out) == ".safetensors") {
         const ExportLayout layout = o.exportLayout == "native" ? ExportLayout::Native : ExportLayout::CompressedTensors;
+        std::optional<CompressedTensorsConfig> config;
+        if (layout == ExportLayout::CompressedTensors && o.shard.empty())
+            config = compressedTensorsConfig(out, outcome.quantized, extras, o.file);
         exportSafetensors(out, outcome.quantized, layout, o.file, extras);
+        if (config) writeCompressedTensorsConfig(*config);
     } else {
         exportHdf5(out, outcome.quantized, o.file, extras);
     }
@@ -77,7 +83,10 @@ CLI::App* addQuantize(CLI::App& parent, QuantizeOptions& o) {
     addSpecOptions(*cmd, o.spec);
     cmd->add_option("--backend", o.backend, "Backend to run on (`quantlens-cli backends` lists this build's)")->capture_default_str();
     cmd->add_option("--out", o.out, "Write the codes, scales and zero points of the tensors that succeeded (.safetensors, .h5)");
-    cmd->add_option("--export-layout", o.exportLayout, "compressed-tensors or native (safetensors only)")
+    cmd->add_option("--export-layout", o.exportLayout,
+                    "compressed-tensors (a checkpoint vLLM and transformers load: the library's tensor layout "
+                    "plus config.json with quantization_config beside the file; tensors whose arithmetic it "
+                    "cannot express are refused) or native (what the operator emits). Safetensors only")
         ->check(CLI::IsMember({"compressed-tensors", "native"}))
         ->capture_default_str();
     cmd->add_option("--report", o.report, "Write a report (.json or .csv)");

@@ -1,5 +1,6 @@
-// exportSafetensors: quantized codes, scales and zero points in compressed-tensors naming (spec/cli.md
-// "Export"), with the full QuantLens plan in __metadata__ so a file can be re-analysed.
+// exportSafetensors: quantized codes, scales and zero points in compressed-tensors' exact layout
+// (export_compressed_tensors.h) or as the operator emits them (spec/cli.md "Export"), with the full
+// QuantLens plan in __metadata__ so a file can be re-analysed.
 #include <cmath>
 #include <cstring>
 
@@ -7,8 +8,10 @@
 
 #include "io/atomic_file.h"
 #include "io/export.h"
+#include "io/export_compressed_tensors.h"
 #include "io/export_tensors.h"
 #include "io/safetensors_writer.h"
+#include "io/tensor_source.h"
 #include "quant/packing.h"
 #include "quant/spec_json.h"
 #include "tensor/error.h"
@@ -78,7 +81,29 @@ void exportSafetensors(const std::string& path, const std::vector<QuantizedTenso
     refuseOverwritingSource(path, sourcePath); // before any work, so the message comes first
     std::vector<NamedTensor> out;
     nlohmann::json described = nlohmann::json::array();
-    for (const auto& q : tensors) {
+    if (layout == ExportLayout::CompressedTensors) {
+        // Every tensor is checked before any is converted, so a refusal comes before the work.
+        std::vector<CompressedTensorsArgs> args;
+        for (const auto& q : tensors) {
+            checkQuantizedTensor(q, path);
+            args.push_back(compressedTensorsArgs(q, path));
+        }
+        // Scales are stored in the source weight's dtype, as compressed-tensors does.
+        std::unique_ptr<TensorSource> source;
+        if (!sourcePath.empty()) source = openTensorSource(sourcePath);
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            const QuantizedTensor& q = tensors[i];
+            const TensorInfo* info = source ? source->find(q.name) : nullptr;
+            nlohmann::json d;
+            d["name"] = q.name;
+            for (auto& t : compressedTensorsTensors(q, args[i], info ? info->dtype : DType::F32, path, d))
+                out.push_back(std::move(t));
+            d["plan"] = toJson(q.plan);
+            described.push_back(std::move(d));
+        }
+    }
+    const std::vector<QuantizedTensor> none;
+    for (const auto& q : layout == ExportLayout::Native ? tensors : none) {
         checkQuantizedTensor(q, path);
         const bool packed = isPacked(q, layout);
         const ExportNames names = exportNames(q.name, packed);
