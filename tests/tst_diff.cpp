@@ -146,6 +146,13 @@ void TestDiff::cliGatesWithRules() {
     QVERIFY2(out.contains("FAIL  model.layers.0.mlp.up_proj.weight") && out.contains("not measured: shapes differ"), out.constData());
     QCOMPARE(run({QStringLiteral("diff"), hf, gguf, QStringLiteral("--tensor"), QStringLiteral("only.in.a")}, &out), 1);
     QVERIFY(out.contains("no counterpart"));
+    // A real GGUF (written by ggml, every common type) against ggml's own dequantization of it.
+    const QString fixtures = QStringLiteral(QUANTLENS_SOURCE_DIR "/tests/data/gguf/");
+    QCOMPARE(run({QStringLiteral("diff"), fixtures + QStringLiteral("types_4x256.expected.safetensors"),
+                  fixtures + QStringLiteral("types_4x256.gguf"), QStringLiteral("--rule"), QStringLiteral("max_ulp > 0")},
+                 &out),
+             0);
+    QVERIFY2(out.contains("13 pairs compared (0 could not be)"), out.constData());
 }
 
 // A diff fanned out as quantize is: the parts merge into the one-process report, byte for byte.
