@@ -174,6 +174,8 @@ private slots:
         QCOMPARE(md.at("test.f64").f, 0.25);
         QCOMPARE(md.at("test.bool").u, 1u);
         QCOMPARE(md.at("test.i32s").toString(), std::string("[1, -2, 3]"));
+        QCOMPARE(md.at("test.i32s").count, 3u);
+        QCOMPARE(md.at("test.i32s").at(1).i, -2);
         QCOMPARE(md.at("test.strings").toString(), std::string("[\"a\", \"\", \"tokens\"]"));
 
         const auto aligned = GgufSource::open(kData + "align64.gguf");
@@ -310,6 +312,23 @@ private slots:
             u32(badBool, 7);
             badBool += '\x02';
             row("bool-not-0-or-1", gguf(1, badBool, 0, {}), "", "bool value 2");
+            std::string bools;
+            str(bools, "bs");
+            u32(bools, 9);
+            u32(bools, 7);
+            u64(bools, 3);
+            bools += std::string("\x01\x00\x05", 3);
+            row("bool-array-not-0-or-1", gguf(1, bools, 0, {}), "", "metadata 'bs': bool value 5");
+            std::string many;
+            str(many, "many");
+            u32(many, 9);
+            u32(many, 9);
+            u64(many, 5u << 20);
+            for (int k = 0; k < (5 << 20); ++k) {
+                u32(many, 0);
+                u64(many, 0);
+            }
+            row("too-many-metadata-arrays", gguf(1, many, 0, {}), "", "strings and arrays in the metadata: refused");
         }
         row("duplicate-key", gguf(2, kvU32("k", 4, 1) + kvU32("k", 4, 2), 0, {}), "", "metadata key 'k' appears twice");
         row("alignment-zero", gguf(1, kvU32("general.alignment", 4, 0), 1, f32x16, 64), "", "general.alignment 0 is not a power of two");

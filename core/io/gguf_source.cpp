@@ -36,6 +36,11 @@ public:
         m_pos += sizeof(T);
         return v;
     }
+    void copy(char* out, std::uint64_t n, const std::string& what) {
+        need(n, what);
+        std::memcpy(out, m_data + m_pos, static_cast<std::size_t>(n));
+        m_pos += n;
+    }
     std::string string(const std::string& what) {
         const auto n = read<std::uint64_t>(what + " length");
         if (n > left())
@@ -65,43 +70,79 @@ std::uint64_t minBytes(std::uint32_t type) {
     }
 }
 
-GgufValue readValue(Reader& r, std::uint32_t type, const std::string& key, int depth) {
+// Strings and nested arrays across all metadata: a real vocabulary holds a few hundred thousand;
+// far more means a crafted file that would cost memory out of all proportion to its size.
+constexpr std::uint64_t kMaxMetadataObjects = 4u << 20;
+
+GgufValue scalarAt(std::uint32_t type, const char* p) {
     GgufValue v;
     v.type = static_cast<GgufValue::Type>(type);
-    const std::string what = "value of '" + key + "'";
+    const auto get = [p](auto x) {
+        std::memcpy(&x, p, sizeof x);
+        return x;
+    };
     switch (type) {
-    case GgufValue::U8: v.u = r.read<std::uint8_t>(what); break;
-    case GgufValue::I8: v.i = r.read<std::int8_t>(what); break;
-    case GgufValue::U16: v.u = r.read<std::uint16_t>(what); break;
-    case GgufValue::I16: v.i = r.read<std::int16_t>(what); break;
-    case GgufValue::U32: v.u = r.read<std::uint32_t>(what); break;
-    case GgufValue::I32: v.i = r.read<std::int32_t>(what); break;
-    case GgufValue::U64: v.u = r.read<std::uint64_t>(what); break;
-    case GgufValue::I64: v.i = r.read<std::int64_t>(what); break;
-    case GgufValue::F32: v.f = r.read<float>(what); break;
-    case GgufValue::F64: v.f = r.read<double>(what); break;
-    case GgufValue::Bool: {
-        const auto b = r.read<std::uint8_t>(what);
-        if (b > 1) r.fail("metadata '" + key + "': bool value " + std::to_string(b) + " is neither 0 nor 1");
-        v.u = b;
-        break;
+    case GgufValue::U8: case GgufValue::Bool: v.u = get(std::uint8_t{}); break;
+    case GgufValue::I8: v.i = get(std::int8_t{}); break;
+    case GgufValue::U16: v.u = get(std::uint16_t{}); break;
+    case GgufValue::I16: v.i = get(std::int16_t{}); break;
+    case GgufValue::U32: v.u = get(std::uint32_t{}); break;
+    case GgufValue::I32: v.i = get(std::int32_t{}); break;
+    case GgufValue::U64: v.u = get(std::uint64_t{}); break;
+    case GgufValue::I64: v.i = get(std::int64_t{}); break;
+    case GgufValue::F32: v.f = get(float{}); break;
+    case GgufValue::F64: v.f = get(double{}); break;
+    default: break;
     }
-    case GgufValue::String: v.s = r.string(what); break;
-    case GgufValue::Array: {
-        if (depth >= kMaxNesting) r.fail("metadata '" + key + "': arrays nested deeper than " + std::to_string(kMaxNesting));
-        const auto et = r.read<std::uint32_t>("array type of '" + key + "'");
-        if (minBytes(et) == 0) r.fail("metadata '" + key + "': unknown array element type " + std::to_string(et));
-        v.elementType = static_cast<GgufValue::Type>(et);
-        const auto n = r.read<std::uint64_t>("array length of '" + key + "'");
-        if (n > r.left() / minBytes(et))
-            r.fail("metadata '" + key + "': array of " + std::to_string(n) + " elements is larger than the "
-                   + std::to_string(r.left()) + " bytes left in the file");
-        v.elements.reserve(static_cast<std::size_t>(n));
-        for (std::uint64_t k = 0; k < n; ++k) v.elements.push_back(readValue(r, et, key, depth + 1));
-        break;
+    return v;
+}
+
+GgufValue readValue(Reader& r, std::uint32_t type, const std::string& key, int depth, std::uint64_t& objects) {
+    const std::string what = "value of '" + key + "'";
+    if (type != GgufValue::String && type != GgufValue::Array) {
+        const std::uint64_t n = minBytes(type);
+        if (n == 0) r.fail("metadata '" + key + "': unknown value type " + std::to_string(type));
+        const std::uint64_t at = r.pos();
+        char bytes[8];
+        r.copy(bytes, n, what);
+        GgufValue v = scalarAt(type, bytes);
+        if (type == GgufValue::Bool && v.u > 1)
+            r.fail("metadata '" + key + "': bool value " + std::to_string(v.u) + " at byte " + std::to_string(at)
+                   + " is neither 0 nor 1");
+        return v;
     }
-    default: r.fail("metadata '" + key + "': unknown value type " + std::to_string(type));
+    GgufValue v;
+    v.type = static_cast<GgufValue::Type>(type);
+    if (type == GgufValue::String) {
+        v.s = r.string(what);
+        return v;
     }
+    if (depth >= kMaxNesting) r.fail("metadata '" + key + "': arrays nested deeper than " + std::to_string(kMaxNesting));
+    const auto et = r.read<std::uint32_t>("array type of '" + key + "'");
+    if (minBytes(et) == 0) r.fail("metadata '" + key + "': unknown array element type " + std::to_string(et));
+    v.elementType = static_cast<GgufValue::Type>(et);
+    const auto n = r.read<std::uint64_t>("array length of '" + key + "'");
+    if (n > r.left() / minBytes(et))
+        r.fail("metadata '" + key + "': array of " + std::to_string(n) + " elements is larger than the "
+               + std::to_string(r.left()) + " bytes left in the file");
+    v.count = n;
+    if (et != GgufValue::String && et != GgufValue::Array) {
+        const std::uint64_t at = r.pos();
+        v.raw.resize(static_cast<std::size_t>(n * minBytes(et)));
+        r.copy(v.raw.data(), v.raw.size(), what);
+        if (et == GgufValue::Bool)
+            for (std::uint64_t k = 0; k < n; ++k)
+                if (static_cast<unsigned char>(v.raw[k]) > 1)
+                    r.fail("metadata '" + key + "': bool value " + std::to_string(static_cast<unsigned char>(v.raw[k]))
+                           + " at byte " + std::to_string(at + k) + " is neither 0 nor 1");
+        return v;
+    }
+    objects += n;
+    if (objects > kMaxMetadataObjects)
+        r.fail("metadata '" + key + "': more than " + std::to_string(kMaxMetadataObjects)
+               + " strings and arrays in the metadata: refused");
+    v.elements.reserve(static_cast<std::size_t>(n));
+    for (std::uint64_t k = 0; k < n; ++k) v.elements.push_back(readValue(r, et, key, depth + 1, objects));
     return v;
 }
 
@@ -117,6 +158,12 @@ std::string formatFloat(double f) {
 
 bool hasGgufMagic(const char* head, std::size_t n) { return n >= 4 && std::memcmp(head, "GGUF", 4) == 0; }
 
+GgufValue GgufValue::at(std::uint64_t k) const {
+    if (type != Array || k >= count) return {};
+    if (!raw.empty()) return scalarAt(elementType, raw.data() + k * minBytes(elementType));
+    return elements[static_cast<std::size_t>(k)];
+}
+
 std::string GgufValue::toString() const {
     switch (type) {
     case U8: case U16: case U32: case U64: return std::to_string(u);
@@ -126,9 +173,9 @@ std::string GgufValue::toString() const {
     case String: return '"' + s + '"';
     case Array: {
         std::string out = "[";
-        const std::size_t shown = std::min<std::size_t>(elements.size(), 8);
-        for (std::size_t k = 0; k < shown; ++k) out += (k ? ", " : "") + elements[k].toString();
-        if (shown < elements.size()) out += ", ... (" + std::to_string(elements.size()) + " in all)";
+        const std::uint64_t shown = std::min<std::uint64_t>(count, 8);
+        for (std::uint64_t k = 0; k < shown; ++k) out += (k ? ", " : "") + at(k).toString();
+        if (shown < count) out += ", ... (" + std::to_string(count) + " in all)";
         return out + "]";
     }
     }
@@ -164,10 +211,11 @@ void GgufSource::parse() {
     if (nTensors > r.left() / 24)
         r.fail("header claims " + std::to_string(nTensors) + " tensors, more than the file can hold");
 
+    std::uint64_t objects = 0;
     for (std::uint64_t k = 0; k < nKv; ++k) {
         std::string key = r.string("metadata key " + std::to_string(k));
         const auto type = r.read<std::uint32_t>("type of metadata '" + key + "'");
-        GgufValue v = readValue(r, type, key, 0);
+        GgufValue v = readValue(r, type, key, 0, objects);
         if (!m_metadata.emplace(key, std::move(v)).second) r.fail("metadata key '" + key + "' appears twice");
     }
     if (const auto it = m_metadata.find("general.alignment"); it != m_metadata.end()) {

@@ -23,8 +23,14 @@ struct GgufValue {
     std::int64_t i = 0;  // signed integers
     double f = 0;        // f32 and f64
     std::string s;
-    Type elementType = U8; // arrays only
+    // Arrays: numbers stay packed in `raw` as in the file (a token-type table is one allocation,
+    // not one value per entry); strings and arrays are kept in `elements`.
+    Type elementType = U8;
+    std::uint64_t count = 0;
+    std::string raw;
     std::vector<GgufValue> elements;
+    /// Element k of an array (k < count).
+    GgufValue at(std::uint64_t k) const;
     /// For display: numbers, quoted strings, "[a, b, ...]" (long arrays shortened).
     std::string toString() const;
 };
