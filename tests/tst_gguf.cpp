@@ -1,17 +1,16 @@
 // GGUF input: files written by ggml itself (tests/data/gguf, made by make_gguf_fixtures.c) decode
 // bit for bit to what ggml's own dequantizers give, for every supported type; crafted files of
 // every bad-input class are refused with a FileError naming the file, the tensor and the reason.
-#include <QTemporaryDir>
-#include <QTest>
-
-#include <cstring>
-#include <filesystem>
-
 #include "io/gguf_blocks.h"
 #include "io/gguf_source.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
 #include "tensor/error.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+#include <cstring>
+#include <filesystem>
 
 using namespace ql;
 using namespace qltest;
@@ -28,7 +27,8 @@ bool sameBits(const std::vector<float>& a, const std::vector<float>& b, std::str
     }
     for (std::size_t i = 0; i < a.size(); ++i)
         if (std::memcmp(&a[i], &b[i], 4) != 0) {
-            *where = "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);
+            *where =
+                "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);
             return false;
         }
     return true;
@@ -36,10 +36,12 @@ bool sameBits(const std::vector<float>& a, const std::vector<float>& b, std::str
 
 // Little-endian pieces of a GGUF header, for crafting files.
 void u32(std::string& s, std::uint32_t v) {
-    for (int i = 0; i < 4; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
+    for (int i = 0; i < 4; ++i)
+        s += static_cast<char>((v >> (8 * i)) & 0xff);
 }
 void u64(std::string& s, std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
+    for (int i = 0; i < 8; ++i)
+        s += static_cast<char>((v >> (8 * i)) & 0xff);
 }
 void str(std::string& s, const std::string& text) {
     u64(s, text.size());
@@ -49,15 +51,19 @@ std::string kvU32(const std::string& key, std::uint32_t type, std::uint32_t v) {
     std::string s;
     str(s, key);
     u32(s, type);
-    if (type == 10) u64(s, v);
-    else u32(s, v);
+    if (type == 10)
+        u64(s, v);
+    else
+        u32(s, v);
     return s;
 }
-std::string info(const std::string& name, std::vector<std::uint64_t> ne, std::uint32_t type, std::uint64_t offset) {
+std::string info(const std::string& name, std::vector<std::uint64_t> ne, std::uint32_t type,
+                 std::uint64_t offset) {
     std::string s;
     str(s, name);
     u32(s, static_cast<std::uint32_t>(ne.size()));
-    for (auto n : ne) u64(s, n);
+    for (auto n : ne)
+        u64(s, n);
     u32(s, type);
     u64(s, offset);
     return s;
@@ -70,7 +76,8 @@ std::string gguf(std::uint64_t nKv, const std::string& kvs, std::uint64_t nTenso
     u64(s, nTensors);
     u64(s, nKv);
     s += kvs + infos;
-    while (s.size() % align) s += '\0';
+    while (s.size() % align)
+        s += '\0';
     return s + std::string(dataBytes, '\x01');
 }
 
@@ -92,7 +99,8 @@ private slots:
         for (const char* f : kFixtures) {
             const auto expected = openTensorSource(kData + f + ".expected.safetensors");
             for (const auto& t : expected->tensors())
-                QTest::addRow("%s/%s", f, t.name.c_str()) << QString::fromLatin1(f) << QString::fromStdString(t.name);
+                QTest::addRow("%s/%s", f, t.name.c_str())
+                    << QString::fromLatin1(f) << QString::fromStdString(t.name);
         }
     }
     void decodesAsGgml() {
@@ -140,15 +148,18 @@ private slots:
             const auto src = openTensorSource(kData + f + ".gguf");
             for (const auto& info : src->tensors()) {
                 const std::vector<float> all = src->load(info.name).toFloatVector();
-                const std::int64_t rows = info.shape[0], per = rows ? info.byteSize / storageBytes(info.dtype) / rows : 0;
+                const std::int64_t rows = info.shape[0],
+                                   per = rows ? info.byteSize / storageBytes(info.dtype) / rows : 0;
                 for (std::int64_t begin = 0; begin < rows; ++begin)
                     for (std::int64_t count = 0; begin + count <= rows; ++count) {
                         const Tensor part = src->loadRows(info.name, begin, count);
                         QCOMPARE(part.shape()[0], count);
                         const std::vector<float> got = part.toFloatVector();
-                        const std::vector<float> want(all.begin() + begin * per, all.begin() + (begin + count) * per);
+                        const std::vector<float> want(all.begin() + begin * per,
+                                                      all.begin() + (begin + count) * per);
                         std::string where;
-                        QVERIFY2(sameBits(got, want, &where), (std::string(f) + ": " + info.name + ": " + where).c_str());
+                        QVERIFY2(sameBits(got, want, &where),
+                                 (std::string(f) + ": " + info.name + ": " + where).c_str());
                     }
                 QVERIFY_THROWS_EXCEPTION(FileError, src->loadRows(info.name, rows, 1));
                 QVERIFY_THROWS_EXCEPTION(FileError, src->loadRows(info.name, -1, 1));
@@ -224,8 +235,9 @@ private slots:
             QCOMPARE(b->tensors().size(), a->tensors().size());
             for (const auto& info : a->tensors()) {
                 std::string where;
-                QVERIFY2(sameBits(a->load(info.name).toFloatVector(), b->load(info.name).toFloatVector(), &where),
-                         where.c_str());
+                QVERIFY2(
+                    sameBits(a->load(info.name).toFloatVector(), b->load(info.name).toFloatVector(), &where),
+                    where.c_str());
             }
         }
     }
@@ -234,7 +246,8 @@ private slots:
         QTest::addColumn<QByteArray>("bytes");
         QTest::addColumn<QString>("tensor"); // named in the message, when there is one
         QTest::addColumn<QString>("reason");
-        const auto row = [](const char* name, const std::string& bytes, const char* tensor, const char* reason) {
+        const auto row = [](const char* name, const std::string& bytes, const char* tensor,
+                            const char* reason) {
             QTest::addRow("%s", name) << QByteArray(bytes.data(), static_cast<qsizetype>(bytes.size()))
                                       << QString::fromLatin1(tensor) << QString::fromLatin1(reason);
         };
@@ -260,24 +273,29 @@ private slots:
             row("truncated-key-length", head + std::string(5, '\x01'), "", "truncated metadata key 1 length");
             std::string cut = head;
             u64(cut, 20);
-            row("truncated-key", cut + "abcde", "", "metadata key 1 at byte 83 claims 20 bytes, but only 5 are left");
+            row("truncated-key", cut + "abcde", "",
+                "metadata key 1 at byte 83 claims 20 bytes, but only 5 are left");
         }
         row("truncated-metadata", fixture.substr(0, 300), "", "truncated");
         row("truncated-tensor-infos", fixture.substr(0, 900), "", "truncated");
-        row("kv-count-too-large", gguf(1ull << 40, {}, 0, {}), "", "metadata entries, more than the file can hold");
-        row("tensor-count-too-large", gguf(0, {}, 1ull << 40, {}), "", "tensors, more than the file can hold");
+        row("kv-count-too-large", gguf(1ull << 40, {}, 0, {}), "",
+            "metadata entries, more than the file can hold");
+        row("tensor-count-too-large", gguf(0, {}, 1ull << 40, {}), "",
+            "tensors, more than the file can hold");
         {
             std::string kv;
             str(kv, "k");
             u32(kv, 8);
             u64(kv, 1ull << 40);
-            row("string-longer-than-file", gguf(1, kv, 0, {}), "", "value of 'k' at byte 45 claims 1099511627776 bytes");
+            row("string-longer-than-file", gguf(1, kv, 0, {}), "",
+                "value of 'k' at byte 45 claims 1099511627776 bytes");
             std::string arr;
             str(arr, "a");
             u32(arr, 9);
             u32(arr, 4);
             u64(arr, 1ull << 60);
-            row("array-longer-than-file", gguf(1, arr, 0, {}), "", "'a': array of 1152921504606846976 elements is larger");
+            row("array-longer-than-file", gguf(1, arr, 0, {}), "",
+                "'a': array of 1152921504606846976 elements is larger");
             std::string strs;
             str(strs, "s");
             u32(strs, 9);
@@ -328,30 +346,43 @@ private slots:
                 u32(many, 0);
                 u64(many, 0);
             }
-            row("too-many-metadata-arrays", gguf(1, many, 0, {}), "", "strings and arrays in the metadata: refused");
+            row("too-many-metadata-arrays", gguf(1, many, 0, {}), "",
+                "strings and arrays in the metadata: refused");
         }
-        row("duplicate-key", gguf(2, kvU32("k", 4, 1) + kvU32("k", 4, 2), 0, {}), "", "metadata key 'k' appears twice");
-        row("alignment-zero", gguf(1, kvU32("general.alignment", 4, 0), 1, f32x16, 64), "", "general.alignment 0 is not a power of two");
-        row("alignment-48", gguf(1, kvU32("general.alignment", 4, 48), 1, f32x16, 64), "", "general.alignment 48 is not a power of two");
-        row("alignment-not-u32", gguf(1, kvU32("general.alignment", 10, 32), 1, f32x16, 64), "", "general.alignment must be a u32");
-        row("five-dims", gguf(0, {}, 1, info("w5", {1, 1, 1, 1, 1}, 0, 0), 64), "w5", "5 dimensions (GGUF allows at most 4)");
+        row("duplicate-key", gguf(2, kvU32("k", 4, 1) + kvU32("k", 4, 2), 0, {}), "",
+            "metadata key 'k' appears twice");
+        row("alignment-zero", gguf(1, kvU32("general.alignment", 4, 0), 1, f32x16, 64), "",
+            "general.alignment 0 is not a power of two");
+        row("alignment-48", gguf(1, kvU32("general.alignment", 4, 48), 1, f32x16, 64), "",
+            "general.alignment 48 is not a power of two");
+        row("alignment-not-u32", gguf(1, kvU32("general.alignment", 10, 32), 1, f32x16, 64), "",
+            "general.alignment must be a u32");
+        row("five-dims", gguf(0, {}, 1, info("w5", {1, 1, 1, 1, 1}, 0, 0), 64), "w5",
+            "5 dimensions (GGUF allows at most 4)");
         row("element-count-overflow", gguf(0, {}, 1, info("big", {1ull << 32, 1ull << 32}, 0, 0), 64), "big",
             "element count overflows");
-        row("dimension-too-large", gguf(0, {}, 1, info("huge", {1ull << 63}, 0, 0), 64), "huge", "element count overflows");
+        row("dimension-too-large", gguf(0, {}, 1, info("huge", {1ull << 63}, 0, 0), 64), "huge",
+            "element count overflows");
         row("not-a-block-multiple", gguf(0, {}, 1, info("q", {48, 2}, 2, 0), 128), "q",
             "first dimension 48 is not a multiple of Q4_0's block size 32");
         row("k-quant-not-a-block-multiple", gguf(0, {}, 1, info("k", {128}, 12, 0), 256), "k",
             "first dimension 128 is not a multiple of Q4_K's block size 256");
-        row("unknown-type", gguf(0, {}, 1, info("u", {16}, 99, 0), 64), "u", "unknown or unsupported ggml type id 99");
-        row("removed-type", gguf(0, {}, 1, info("r", {32}, 4, 0), 64), "r", "unknown or unsupported ggml type id 4");
+        row("unknown-type", gguf(0, {}, 1, info("u", {16}, 99, 0), 64), "u",
+            "unknown or unsupported ggml type id 99");
+        row("removed-type", gguf(0, {}, 1, info("r", {32}, 4, 0), 64), "r",
+            "unknown or unsupported ggml type id 4");
         row("misaligned-offset", gguf(0, {}, 1, info("m", {16}, 0, 16), 128), "m",
             "data offset 16 is not a multiple of the alignment 32");
-        row("offset-past-end", gguf(0, {}, 1, info("p", {16}, 0, 1024), 64), "p", "runs past the end of the file");
-        row("data-cut-short", gguf(0, {}, 1, info("c", {16}, 0, 0), 60), "c", "runs past the end of the file");
-        row("offset-wraps", gguf(0, {}, 1, info("o", {16}, 0, ~0ull - 31), 64), "o", "runs past the end of the file");
-        row("overlapping", gguf(0, {}, 2, info("first", {16}, 0, 0) + info("second", {16}, 0, 32), 128), "second",
-            "data overlaps tensor 'first'");
-        row("duplicate-name", gguf(0, {}, 2, info("w", {16}, 0, 0) + info("w", {16}, 0, 64), 128), "w", "name appears twice");
+        row("offset-past-end", gguf(0, {}, 1, info("p", {16}, 0, 1024), 64), "p",
+            "runs past the end of the file");
+        row("data-cut-short", gguf(0, {}, 1, info("c", {16}, 0, 0), 60), "c",
+            "runs past the end of the file");
+        row("offset-wraps", gguf(0, {}, 1, info("o", {16}, 0, ~0ull - 31), 64), "o",
+            "runs past the end of the file");
+        row("overlapping", gguf(0, {}, 2, info("first", {16}, 0, 0) + info("second", {16}, 0, 32), 128),
+            "second", "data overlaps tensor 'first'");
+        row("duplicate-name", gguf(0, {}, 2, info("w", {16}, 0, 0) + info("w", {16}, 0, 64), 128), "w",
+            "name appears twice");
     }
     void refusesBadInput() {
         QFETCH(QByteArray, bytes);
@@ -387,7 +418,8 @@ private slots:
             writeFile(file, bytes);
             try {
                 const auto src = openTensorSource(file);
-                for (const auto& t : src->tensors()) (void)src->load(t.name).toFloatVector();
+                for (const auto& t : src->tensors())
+                    (void)src->load(t.name).toFloatVector();
             } catch (const FileError&) {
             }
         }
@@ -400,7 +432,8 @@ private slots:
         const GgufBlocks q4 = ggufBlocks(*src, "q4_0.4x256");
         QCOMPARE(q4.scales.size(), std::size_t(32));
         QVERIFY(q4.offsets.empty());
-        for (auto c : q4.codes) QVERIFY(c >= -8 && c <= 7);
+        for (auto c : q4.codes)
+            QVERIFY(c >= -8 && c <= 7);
         const GgufBlocks k = ggufBlocks(*src, "q4_K.4x256");
         QCOMPARE(k.subBlockElems, 32);
         QCOMPARE(k.offsets.size(), std::size_t(32));

@@ -1,25 +1,28 @@
 #include "io/gguf_blocks.h"
 
-#include <array>
-#include <cstring>
-
 #include "io/gguf_source.h"
 #include "tensor/error.h"
 #include "tensor/float_formats.h"
+
+#include <array>
+#include <cstring>
 
 namespace ql {
 
 namespace {
 
-std::uint8_t byteAt(const std::byte* p, int i) { return std::to_integer<std::uint8_t>(p[i]); }
+std::uint8_t byteAt(const std::byte* p, int i) {
+    return std::to_integer<std::uint8_t>(p[i]);
+}
 
 float halfAt(const std::byte* p, int i) {
     return halfToFloat(static_cast<std::uint16_t>(byteAt(p, i) | (byteAt(p, i + 1) << 8)));
 }
 
 std::uint32_t u32At(const std::byte* p, int i) {
-    return static_cast<std::uint32_t>(byteAt(p, i)) | static_cast<std::uint32_t>(byteAt(p, i + 1)) << 8
-        | static_cast<std::uint32_t>(byteAt(p, i + 2)) << 16 | static_cast<std::uint32_t>(byteAt(p, i + 3)) << 24;
+    return static_cast<std::uint32_t>(byteAt(p, i)) | static_cast<std::uint32_t>(byteAt(p, i + 1)) << 8 |
+           static_cast<std::uint32_t>(byteAt(p, i + 2)) << 16 |
+           static_cast<std::uint32_t>(byteAt(p, i + 3)) << 24;
 }
 
 // Legacy 32-element blocks. Layouts: Q4_0 {d, qs[16]}, Q4_1 {d, m, qs[16]}, Q5_0 {d, qh[4], qs[16]},
@@ -28,7 +31,8 @@ std::uint32_t u32At(const std::byte* p, int i) {
 void legacy(GgmlType t, const std::byte* b, std::int8_t* codes, float* scales, float* offsets) {
     scales[0] = halfAt(b, 0);
     if (t == GgmlType::Q8_0) {
-        for (int j = 0; j < 32; ++j) codes[j] = static_cast<std::int8_t>(byteAt(b, 2 + j));
+        for (int j = 0; j < 32; ++j)
+            codes[j] = static_cast<std::int8_t>(byteAt(b, 2 + j));
         return;
     }
     const bool withMin = t == GgmlType::Q4_1 || t == GgmlType::Q5_1;
@@ -110,7 +114,8 @@ void nibblePairs(GgmlType t, const std::byte* b, std::int8_t* codes, float* scal
 // and bits 2k, 2k+1 of qh[l]; codes are centred by 32.
 void sixBit(const std::byte* b, std::int8_t* codes, float* scales) {
     const float d = halfAt(b, 208);
-    for (int s = 0; s < 16; ++s) scales[s] = d * static_cast<float>(static_cast<std::int8_t>(byteAt(b, 192 + s)));
+    for (int s = 0; s < 16; ++s)
+        scales[s] = d * static_cast<float>(static_cast<std::int8_t>(byteAt(b, 192 + s)));
     for (int e = 0; e < 256; ++e) {
         const int n = e / 128, k = (e % 128) / 32, l = e % 32;
         const int lo = byteAt(b, n * 64 + l + 32 * (k % 2));
@@ -124,24 +129,39 @@ void sixBit(const std::byte* b, std::int8_t* codes, float* scales) {
 
 std::optional<GgmlTypeTraits> ggmlTypeTraits(std::uint32_t id) {
     switch (static_cast<GgmlType>(id)) {
-    case GgmlType::F32: return GgmlTypeTraits{"F32", 1, 4, 0, false};
-    case GgmlType::F16: return GgmlTypeTraits{"F16", 1, 2, 0, false};
-    case GgmlType::BF16: return GgmlTypeTraits{"BF16", 1, 2, 0, false};
-    case GgmlType::Q4_0: return GgmlTypeTraits{"Q4_0", 32, 18, 32, false};
-    case GgmlType::Q4_1: return GgmlTypeTraits{"Q4_1", 32, 20, 32, true};
-    case GgmlType::Q5_0: return GgmlTypeTraits{"Q5_0", 32, 22, 32, false};
-    case GgmlType::Q5_1: return GgmlTypeTraits{"Q5_1", 32, 24, 32, true};
-    case GgmlType::Q8_0: return GgmlTypeTraits{"Q8_0", 32, 34, 32, false};
-    case GgmlType::Q2_K: return GgmlTypeTraits{"Q2_K", 256, 84, 16, true};
-    case GgmlType::Q3_K: return GgmlTypeTraits{"Q3_K", 256, 110, 16, false};
-    case GgmlType::Q4_K: return GgmlTypeTraits{"Q4_K", 256, 144, 32, true};
-    case GgmlType::Q5_K: return GgmlTypeTraits{"Q5_K", 256, 176, 32, true};
-    case GgmlType::Q6_K: return GgmlTypeTraits{"Q6_K", 256, 210, 16, false};
+    case GgmlType::F32:
+        return GgmlTypeTraits{"F32", 1, 4, 0, false};
+    case GgmlType::F16:
+        return GgmlTypeTraits{"F16", 1, 2, 0, false};
+    case GgmlType::BF16:
+        return GgmlTypeTraits{"BF16", 1, 2, 0, false};
+    case GgmlType::Q4_0:
+        return GgmlTypeTraits{"Q4_0", 32, 18, 32, false};
+    case GgmlType::Q4_1:
+        return GgmlTypeTraits{"Q4_1", 32, 20, 32, true};
+    case GgmlType::Q5_0:
+        return GgmlTypeTraits{"Q5_0", 32, 22, 32, false};
+    case GgmlType::Q5_1:
+        return GgmlTypeTraits{"Q5_1", 32, 24, 32, true};
+    case GgmlType::Q8_0:
+        return GgmlTypeTraits{"Q8_0", 32, 34, 32, false};
+    case GgmlType::Q2_K:
+        return GgmlTypeTraits{"Q2_K", 256, 84, 16, true};
+    case GgmlType::Q3_K:
+        return GgmlTypeTraits{"Q3_K", 256, 110, 16, false};
+    case GgmlType::Q4_K:
+        return GgmlTypeTraits{"Q4_K", 256, 144, 32, true};
+    case GgmlType::Q5_K:
+        return GgmlTypeTraits{"Q5_K", 256, 176, 32, true};
+    case GgmlType::Q6_K:
+        return GgmlTypeTraits{"Q6_K", 256, 210, 16, false};
     }
     return std::nullopt;
 }
 
-bool isQuantized(GgmlType t) { return t != GgmlType::F32 && t != GgmlType::F16 && t != GgmlType::BF16; }
+bool isQuantized(GgmlType t) {
+    return t != GgmlType::F32 && t != GgmlType::F16 && t != GgmlType::BF16;
+}
 
 void decodeBlock(GgmlType t, const std::byte* block, std::int8_t* codes, float* scales, float* offsets) {
     switch (t) {
@@ -149,13 +169,22 @@ void decodeBlock(GgmlType t, const std::byte* block, std::int8_t* codes, float* 
     case GgmlType::Q4_1:
     case GgmlType::Q5_0:
     case GgmlType::Q5_1:
-    case GgmlType::Q8_0: legacy(t, block, codes, scales, offsets); return;
+    case GgmlType::Q8_0:
+        legacy(t, block, codes, scales, offsets);
+        return;
     case GgmlType::Q2_K:
-    case GgmlType::Q3_K: twoBitPlanes(t, block, codes, scales, offsets); return;
+    case GgmlType::Q3_K:
+        twoBitPlanes(t, block, codes, scales, offsets);
+        return;
     case GgmlType::Q4_K:
-    case GgmlType::Q5_K: nibblePairs(t, block, codes, scales, offsets); return;
-    case GgmlType::Q6_K: sixBit(block, codes, scales); return;
-    default: break;
+    case GgmlType::Q5_K:
+        nibblePairs(t, block, codes, scales, offsets);
+        return;
+    case GgmlType::Q6_K:
+        sixBit(block, codes, scales);
+        return;
+    default:
+        break;
     }
     throw FileError("not a quantized ggml type: " + std::to_string(static_cast<std::uint32_t>(t)));
 }
@@ -169,7 +198,8 @@ void dequantizeBlocks(GgmlType t, const std::byte* data, std::int64_t blocks, fl
         float* y = out + i * tr.blockElems;
         // No "+ 0" for types without a min: it would turn ggml's -0 results into +0.
         for (int e = 0; e < tr.blockElems; ++e) {
-            const float v = scales[static_cast<std::size_t>(e / tr.subBlockElems)] * static_cast<float>(codes[static_cast<std::size_t>(e)]);
+            const float v = scales[static_cast<std::size_t>(e / tr.subBlockElems)] *
+                            static_cast<float>(codes[static_cast<std::size_t>(e)]);
             y[e] = tr.hasOffset ? v + offsets[static_cast<std::size_t>(e / tr.subBlockElems)] : v;
         }
     }
@@ -180,7 +210,8 @@ GgufBlocks ggufBlocks(const GgufSource& source, const std::string& name) {
     const GgmlType t = static_cast<GgmlType>(e.type);
     const GgmlTypeTraits tr = *ggmlTypeTraits(e.type);
     if (!isQuantized(t))
-        throw FileError(source.path() + ": tensor '" + name + "': " + std::string(tr.name) + " is not a block-quantized type");
+        throw FileError(source.path() + ": tensor '" + name + "': " + std::string(tr.name) +
+                        " is not a block-quantized type");
     const std::int64_t blocks = e.elements / tr.blockElems;
     const int subs = tr.blockElems / tr.subBlockElems;
     GgufBlocks out;
@@ -193,7 +224,8 @@ GgufBlocks ggufBlocks(const GgufSource& source, const std::string& name) {
     std::array<float, 16> unused{};
     const std::byte* data = source.tensorData(e);
     for (std::int64_t i = 0; i < blocks; ++i)
-        decodeBlock(t, data + i * tr.blockBytes, out.codes.data() + i * tr.blockElems, out.scales.data() + i * subs,
+        decodeBlock(t, data + i * tr.blockBytes, out.codes.data() + i * tr.blockElems,
+                    out.scales.data() + i * subs,
                     tr.hasOffset ? out.offsets.data() + i * subs : unused.data());
     return out;
 }

@@ -15,16 +15,27 @@ class GgufSource;
 
 /// ggml type ids as they appear in GGUF tensor infos (ggml.h's enum ggml_type).
 enum class GgmlType : std::uint32_t {
-    F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8,
-    Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, BF16 = 30,
+    F32 = 0,
+    F16 = 1,
+    Q4_0 = 2,
+    Q4_1 = 3,
+    Q5_0 = 6,
+    Q5_1 = 7,
+    Q8_0 = 8,
+    Q2_K = 10,
+    Q3_K = 11,
+    Q4_K = 12,
+    Q5_K = 13,
+    Q6_K = 14,
+    BF16 = 30,
 };
 
 struct GgmlTypeTraits {
-    std::string_view name;   // "Q4_K", as ggml spells it
-    int blockElems;          // elements per block (1 for F32/F16/BF16)
-    int blockBytes;          // bytes per block
-    int subBlockElems;       // elements sharing one scale (0 for unquantized types)
-    bool hasOffset;          // a per-sub-block offset (min) besides the scale
+    std::string_view name; // "Q4_K", as ggml spells it
+    int blockElems;        // elements per block (1 for F32/F16/BF16)
+    int blockBytes;        // bytes per block
+    int subBlockElems;     // elements sharing one scale (0 for unquantized types)
+    bool hasOffset;        // a per-sub-block offset (min) besides the scale
 };
 
 /// Traits of the types QuantLens decodes; nullopt for ids it does not know (or ggml removed).

@@ -1,23 +1,26 @@
 #include "io/gguf_source.h"
 
+#include "io/gguf_blocks.h"
+#include "tensor/error.h"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
-
-#include "io/gguf_blocks.h"
-#include "tensor/error.h"
 
 namespace ql {
 
 namespace {
 
-constexpr std::uint32_t kMaxDims = 4;     // GGML_MAX_DIMS
-constexpr int kMaxNesting = 16;           // arrays of arrays: deeper is certainly not a model
+constexpr std::uint32_t kMaxDims = 4; // GGML_MAX_DIMS
+constexpr int kMaxNesting = 16;       // arrays of arrays: deeper is certainly not a model
 
 /// Bounds-checked little-endian reads over the mapped header; every failure names what was being read.
 class Reader {
 public:
-    Reader(const std::byte* data, std::uint64_t size, const std::string& path) : m_data(data), m_size(size), m_path(path) {}
+    Reader(const std::byte* data, std::uint64_t size, const std::string& path)
+        : m_data(data)
+        , m_size(size)
+        , m_path(path) {}
 
     std::uint64_t pos() const { return m_pos; }
     std::uint64_t left() const { return m_size - m_pos; }
@@ -25,11 +28,10 @@ public:
 
     void need(std::uint64_t n, const std::string& what) const {
         if (n > left())
-            fail("truncated " + what + " at byte " + std::to_string(m_pos) + " (needs " + std::to_string(n) + " bytes, "
-                 + std::to_string(left()) + " left)");
+            fail("truncated " + what + " at byte " + std::to_string(m_pos) + " (needs " + std::to_string(n) +
+                 " bytes, " + std::to_string(left()) + " left)");
     }
-    template <typename T>
-    T read(const std::string& what) {
+    template <typename T> T read(const std::string& what) {
         need(sizeof(T), what);
         T v;
         std::memcpy(&v, m_data + m_pos, sizeof(T)); // GGUF is little-endian, as is every host we build for
@@ -44,8 +46,8 @@ public:
     std::string string(const std::string& what) {
         const auto n = read<std::uint64_t>(what + " length");
         if (n > left())
-            fail(what + " at byte " + std::to_string(m_pos) + " claims " + std::to_string(n) + " bytes, but only "
-                 + std::to_string(left()) + " are left in the file");
+            fail(what + " at byte " + std::to_string(m_pos) + " claims " + std::to_string(n) +
+                 " bytes, but only " + std::to_string(left()) + " are left in the file");
         std::string s(reinterpret_cast<const char*>(m_data + m_pos), static_cast<std::size_t>(n));
         m_pos += n;
         return s;
@@ -61,12 +63,26 @@ private:
 // The fewest bytes one value of a type takes, so an array's count can be checked before allocating.
 std::uint64_t minBytes(std::uint32_t type) {
     switch (type) {
-    case GgufValue::U8: case GgufValue::I8: case GgufValue::Bool: return 1;
-    case GgufValue::U16: case GgufValue::I16: return 2;
-    case GgufValue::U32: case GgufValue::I32: case GgufValue::F32: return 4;
-    case GgufValue::U64: case GgufValue::I64: case GgufValue::F64: case GgufValue::String: return 8;
-    case GgufValue::Array: return 12;
-    default: return 0;
+    case GgufValue::U8:
+    case GgufValue::I8:
+    case GgufValue::Bool:
+        return 1;
+    case GgufValue::U16:
+    case GgufValue::I16:
+        return 2;
+    case GgufValue::U32:
+    case GgufValue::I32:
+    case GgufValue::F32:
+        return 4;
+    case GgufValue::U64:
+    case GgufValue::I64:
+    case GgufValue::F64:
+    case GgufValue::String:
+        return 8;
+    case GgufValue::Array:
+        return 12;
+    default:
+        return 0;
     }
 }
 
@@ -82,22 +98,45 @@ GgufValue scalarAt(std::uint32_t type, const char* p) {
         return x;
     };
     switch (type) {
-    case GgufValue::U8: case GgufValue::Bool: v.u = get(std::uint8_t{}); break;
-    case GgufValue::I8: v.i = get(std::int8_t{}); break;
-    case GgufValue::U16: v.u = get(std::uint16_t{}); break;
-    case GgufValue::I16: v.i = get(std::int16_t{}); break;
-    case GgufValue::U32: v.u = get(std::uint32_t{}); break;
-    case GgufValue::I32: v.i = get(std::int32_t{}); break;
-    case GgufValue::U64: v.u = get(std::uint64_t{}); break;
-    case GgufValue::I64: v.i = get(std::int64_t{}); break;
-    case GgufValue::F32: v.f = get(float{}); break;
-    case GgufValue::F64: v.f = get(double{}); break;
-    default: break;
+    case GgufValue::U8:
+    case GgufValue::Bool:
+        v.u = get(std::uint8_t{});
+        break;
+    case GgufValue::I8:
+        v.i = get(std::int8_t{});
+        break;
+    case GgufValue::U16:
+        v.u = get(std::uint16_t{});
+        break;
+    case GgufValue::I16:
+        v.i = get(std::int16_t{});
+        break;
+    case GgufValue::U32:
+        v.u = get(std::uint32_t{});
+        break;
+    case GgufValue::I32:
+        v.i = get(std::int32_t{});
+        break;
+    case GgufValue::U64:
+        v.u = get(std::uint64_t{});
+        break;
+    case GgufValue::I64:
+        v.i = get(std::int64_t{});
+        break;
+    case GgufValue::F32:
+        v.f = get(float{});
+        break;
+    case GgufValue::F64:
+        v.f = get(double{});
+        break;
+    default:
+        break;
     }
     return v;
 }
 
-GgufValue readValue(Reader& r, std::uint32_t type, const std::string& key, int depth, std::uint64_t& objects) {
+GgufValue readValue(Reader& r, std::uint32_t type, const std::string& key, int depth,
+                    std::uint64_t& objects) {
     const std::string what = "value of '" + key + "'";
     if (type != GgufValue::String && type != GgufValue::Array) {
         const std::uint64_t n = minBytes(type);
@@ -107,8 +146,8 @@ GgufValue readValue(Reader& r, std::uint32_t type, const std::string& key, int d
         r.copy(bytes, n, what);
         GgufValue v = scalarAt(type, bytes);
         if (type == GgufValue::Bool && v.u > 1)
-            r.fail("metadata '" + key + "': bool value " + std::to_string(v.u) + " at byte " + std::to_string(at)
-                   + " is neither 0 nor 1");
+            r.fail("metadata '" + key + "': bool value " + std::to_string(v.u) + " at byte " +
+                   std::to_string(at) + " is neither 0 nor 1");
         return v;
     }
     GgufValue v;
@@ -117,14 +156,15 @@ GgufValue readValue(Reader& r, std::uint32_t type, const std::string& key, int d
         v.s = r.string(what);
         return v;
     }
-    if (depth >= kMaxNesting) r.fail("metadata '" + key + "': arrays nested deeper than " + std::to_string(kMaxNesting));
+    if (depth >= kMaxNesting)
+        r.fail("metadata '" + key + "': arrays nested deeper than " + std::to_string(kMaxNesting));
     const auto et = r.read<std::uint32_t>("array type of '" + key + "'");
     if (minBytes(et) == 0) r.fail("metadata '" + key + "': unknown array element type " + std::to_string(et));
     v.elementType = static_cast<GgufValue::Type>(et);
     const auto n = r.read<std::uint64_t>("array length of '" + key + "'");
     if (n > r.left() / minBytes(et))
-        r.fail("metadata '" + key + "': array of " + std::to_string(n) + " elements is larger than the "
-               + std::to_string(r.left()) + " bytes left in the file");
+        r.fail("metadata '" + key + "': array of " + std::to_string(n) + " elements is larger than the " +
+               std::to_string(r.left()) + " bytes left in the file");
     v.count = n;
     if (et != GgufValue::String && et != GgufValue::Array) {
         const std::uint64_t at = r.pos();
@@ -133,30 +173,37 @@ GgufValue readValue(Reader& r, std::uint32_t type, const std::string& key, int d
         if (et == GgufValue::Bool)
             for (std::uint64_t k = 0; k < n; ++k)
                 if (static_cast<unsigned char>(v.raw[k]) > 1)
-                    r.fail("metadata '" + key + "': bool value " + std::to_string(static_cast<unsigned char>(v.raw[k]))
-                           + " at byte " + std::to_string(at + k) + " is neither 0 nor 1");
+                    r.fail("metadata '" + key + "': bool value " +
+                           std::to_string(static_cast<unsigned char>(v.raw[k])) + " at byte " +
+                           std::to_string(at + k) + " is neither 0 nor 1");
         return v;
     }
     objects += n;
     if (objects > kMaxMetadataObjects)
-        r.fail("metadata '" + key + "': more than " + std::to_string(kMaxMetadataObjects)
-               + " strings and arrays in the metadata: refused");
+        r.fail("metadata '" + key + "': more than " + std::to_string(kMaxMetadataObjects) +
+               " strings and arrays in the metadata: refused");
     v.elements.reserve(static_cast<std::size_t>(n));
-    for (std::uint64_t k = 0; k < n; ++k) v.elements.push_back(readValue(r, et, key, depth + 1, objects));
+    for (std::uint64_t k = 0; k < n; ++k)
+        v.elements.push_back(readValue(r, et, key, depth + 1, objects));
     return v;
 }
 
-bool isPowerOfTwo(std::uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+bool isPowerOfTwo(std::uint64_t x) {
+    return x != 0 && (x & (x - 1)) == 0;
+}
 
 std::string formatFloat(double f) {
     std::string s = std::to_string(f);
-    while (s.size() > 1 && s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
+    while (s.size() > 1 && s.back() == '0' && s[s.size() - 2] != '.')
+        s.pop_back();
     return s;
 }
 
 } // namespace
 
-bool hasGgufMagic(const char* head, std::size_t n) { return n >= 4 && std::memcmp(head, "GGUF", 4) == 0; }
+bool hasGgufMagic(const char* head, std::size_t n) {
+    return n >= 4 && std::memcmp(head, "GGUF", 4) == 0;
+}
 
 GgufValue GgufValue::at(std::uint64_t k) const {
     if (type != Array || k >= count) return {};
@@ -166,15 +213,28 @@ GgufValue GgufValue::at(std::uint64_t k) const {
 
 std::string GgufValue::toString() const {
     switch (type) {
-    case U8: case U16: case U32: case U64: return std::to_string(u);
-    case I8: case I16: case I32: case I64: return std::to_string(i);
-    case F32: case F64: return formatFloat(f);
-    case Bool: return u ? "true" : "false";
-    case String: return '"' + s + '"';
+    case U8:
+    case U16:
+    case U32:
+    case U64:
+        return std::to_string(u);
+    case I8:
+    case I16:
+    case I32:
+    case I64:
+        return std::to_string(i);
+    case F32:
+    case F64:
+        return formatFloat(f);
+    case Bool:
+        return u ? "true" : "false";
+    case String:
+        return '"' + s + '"';
     case Array: {
         std::string out = "[";
         const std::uint64_t shown = std::min<std::uint64_t>(count, 8);
-        for (std::uint64_t k = 0; k < shown; ++k) out += (k ? ", " : "") + at(k).toString();
+        for (std::uint64_t k = 0; k < shown; ++k)
+            out += (k ? ", " : "") + at(k).toString();
         if (shown < count) out += ", ... (" + std::to_string(count) + " in all)";
         return out + "]";
     }
@@ -194,18 +254,21 @@ std::unique_ptr<GgufSource> GgufSource::open(const std::string& path) {
 void GgufSource::parse() {
     Reader r(m_mapping->data(), m_mapping->size(), m_path);
     r.need(4, "header");
-    if (!hasGgufMagic(reinterpret_cast<const char*>(m_mapping->data()), 4)) r.fail("not a GGUF file (no GGUF magic)");
+    if (!hasGgufMagic(reinterpret_cast<const char*>(m_mapping->data()), 4))
+        r.fail("not a GGUF file (no GGUF magic)");
     r.read<std::uint32_t>("magic");
     m_version = r.read<std::uint32_t>("header (version)");
     if (m_version == 1) r.fail("GGUF version 1 is not supported (only versions 2 and 3)");
     if (m_version != 2 && m_version != 3) {
         if ((m_version & 0xffff) == 0 && m_version != 0)
-            r.fail("a big-endian GGUF file (version field " + std::to_string(m_version) + "): only little-endian is supported");
+            r.fail("a big-endian GGUF file (version field " + std::to_string(m_version) +
+                   "): only little-endian is supported");
         r.fail("unsupported GGUF version " + std::to_string(m_version) + " (only versions 2 and 3)");
     }
     const auto nTensors = r.read<std::uint64_t>("header (tensor count)");
     const auto nKv = r.read<std::uint64_t>("header (metadata count)");
-    // Each key/value takes at least 13 bytes, each tensor info at least 24: refuse counts the file cannot hold.
+    // Each key/value takes at least 13 bytes, each tensor info at least 24: refuse counts the file cannot
+    // hold.
     if (nKv > r.left() / 13)
         r.fail("header claims " + std::to_string(nKv) + " metadata entries, more than the file can hold");
     if (nTensors > r.left() / 24)
@@ -237,8 +300,9 @@ void GgufSource::parse() {
         for (std::uint32_t d = 0; d < nDims; ++d) {
             const auto n = r.read<std::uint64_t>(at + "dimensions");
             e.ne.push_back(n);
-            if (n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
-                || (n != 0 && elements > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / n))
+            if (n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ||
+                (n != 0 &&
+                 elements > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / n))
                 overflow = true;
             else
                 elements *= n;
@@ -250,11 +314,12 @@ void GgufSource::parse() {
         if (!traits) r.fail(at + "unknown or unsupported ggml type id " + std::to_string(e.type));
         const std::uint64_t ne0 = e.ne.empty() ? 1 : e.ne[0];
         if (ne0 % static_cast<std::uint64_t>(traits->blockElems) != 0)
-            r.fail(at + "first dimension " + std::to_string(ne0) + " is not a multiple of " + std::string(traits->name)
-                   + "'s block size " + std::to_string(traits->blockElems));
+            r.fail(at + "first dimension " + std::to_string(ne0) + " is not a multiple of " +
+                   std::string(traits->name) + "'s block size " + std::to_string(traits->blockElems));
         e.elements = static_cast<std::int64_t>(elements);
         const std::uint64_t blocks = elements / static_cast<std::uint64_t>(traits->blockElems);
-        if (blocks > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(traits->blockBytes))
+        if (blocks >
+            std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(traits->blockBytes))
             r.fail(at + "byte size overflows");
         e.bytes = blocks * static_cast<std::uint64_t>(traits->blockBytes);
         e.shape.assign(e.ne.rbegin(), e.ne.rend());
@@ -270,11 +335,12 @@ void GgufSource::parse() {
     for (const auto& e : m_entries) {
         const std::string at = "tensor '" + e.name + "': ";
         if (e.offset % m_alignment != 0)
-            r.fail(at + "data offset " + std::to_string(e.offset) + " is not a multiple of the alignment "
-                   + std::to_string(m_alignment));
+            r.fail(at + "data offset " + std::to_string(e.offset) + " is not a multiple of the alignment " +
+                   std::to_string(m_alignment));
         if (e.bytes > 0 && (m_dataStart > fileSize || e.offset > dataSize || e.bytes > dataSize - e.offset))
-            r.fail(at + "data [" + std::to_string(e.offset) + ", +" + std::to_string(e.bytes)
-                   + ") runs past the end of the file (data section holds " + std::to_string(dataSize) + " bytes)");
+            r.fail(at + "data [" + std::to_string(e.offset) + ", +" + std::to_string(e.bytes) +
+                   ") runs past the end of the file (data section holds " + std::to_string(dataSize) +
+                   " bytes)");
     }
     std::vector<const GgufTensorEntry*> byOffset;
     for (const auto& e : m_entries)
@@ -282,7 +348,8 @@ void GgufSource::parse() {
     std::sort(byOffset.begin(), byOffset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
     for (std::size_t k = 1; k < byOffset.size(); ++k)
         if (byOffset[k - 1]->offset + byOffset[k - 1]->bytes > byOffset[k]->offset)
-            r.fail("tensor '" + byOffset[k]->name + "': data overlaps tensor '" + byOffset[k - 1]->name + "'");
+            r.fail("tensor '" + byOffset[k]->name + "': data overlaps tensor '" + byOffset[k - 1]->name +
+                   "'");
 
     for (const auto& e : m_entries) {
         const GgmlType t = static_cast<GgmlType>(e.type);
@@ -290,8 +357,10 @@ void GgufSource::parse() {
         info.name = e.name;
         info.dtype = t == GgmlType::F16 ? DType::F16 : t == GgmlType::BF16 ? DType::BF16 : DType::F32;
         info.shape = e.shape;
-        info.byteSize = static_cast<std::uint64_t>(e.elements) * static_cast<std::uint64_t>(storageBytes(info.dtype));
-        info.location = std::string(ggmlTypeTraits(e.type)->name) + " at offset " + std::to_string(m_dataStart + e.offset);
+        info.byteSize =
+            static_cast<std::uint64_t>(e.elements) * static_cast<std::uint64_t>(storageBytes(info.dtype));
+        info.location = std::string(ggmlTypeTraits(e.type)->name) + " at offset " +
+                        std::to_string(m_dataStart + e.offset);
         m_infos.push_back(std::move(info));
     }
 }
@@ -329,7 +398,8 @@ Tensor GgufSource::decode(const GgufTensorEntry& e, std::int64_t firstRow, std::
     } else {
         std::vector<float> blocks(static_cast<std::size_t>((endBlock - firstBlock) * tr.blockElems));
         dequantizeBlocks(t, p, endBlock - firstBlock, blocks.data());
-        std::memcpy(y, blocks.data() + firstElem % tr.blockElems, static_cast<std::size_t>(elems) * sizeof(float));
+        std::memcpy(y, blocks.data() + firstElem % tr.blockElems,
+                    static_cast<std::size_t>(elems) * sizeof(float));
     }
     return out;
 }
@@ -343,8 +413,8 @@ Tensor GgufSource::loadRows(const std::string& name, std::int64_t begin, std::in
     const GgufTensorEntry& e = entry(name);
     if (e.shape.empty()) throw FileError(m_path + ": tensor '" + name + "': a scalar has no rows");
     if (begin < 0 || count < 0 || begin > e.shape[0] || count > e.shape[0] - begin)
-        throw FileError(m_path + ": tensor '" + name + "': rows [" + std::to_string(begin) + ", "
-                        + std::to_string(begin + count) + ") are outside " + toString(e.shape));
+        throw FileError(m_path + ": tensor '" + name + "': rows [" + std::to_string(begin) + ", " +
+                        std::to_string(begin + count) + ") are outside " + toString(e.shape));
     return decode(e, begin, count);
 }
 

@@ -2,15 +2,15 @@
 // GGUF files (llama.cpp's model format, versions 2 and 3) as a TensorSource. Opening parses the
 // header (metadata and tensor infos) and checks every tensor lies inside the file; F32/F16/BF16
 // tensors borrow the memory mapping, block-quantized ones are decoded to f32 on load.
+#include "io/mapped_file.h"
+#include "io/tensor_source.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include "io/mapped_file.h"
-#include "io/tensor_source.h"
 
 namespace ql {
 
@@ -38,12 +38,12 @@ struct GgufValue {
 /// A tensor as the header describes it.
 struct GgufTensorEntry {
     std::string name;
-    std::uint32_t type = 0;           // ggml type id
-    std::vector<std::uint64_t> ne;    // ggml's order: ne[0] is the contiguous dimension
-    std::uint64_t offset = 0;         // from the start of the data section
+    std::uint32_t type = 0;        // ggml type id
+    std::vector<std::uint64_t> ne; // ggml's order: ne[0] is the contiguous dimension
+    std::uint64_t offset = 0;      // from the start of the data section
     std::uint64_t bytes = 0;
     std::int64_t elements = 0;
-    Shape shape;                      // row-major: ne reversed
+    Shape shape; // row-major: ne reversed
 };
 
 class GgufSource : public TensorSource {
@@ -63,7 +63,9 @@ public:
     const std::map<std::string, GgufValue>& metadata() const { return m_metadata; }
     /// Throws FileError when there is no such tensor.
     const GgufTensorEntry& entry(const std::string& name) const;
-    const std::byte* tensorData(const GgufTensorEntry& e) const { return m_mapping->data() + m_dataStart + e.offset; }
+    const std::byte* tensorData(const GgufTensorEntry& e) const {
+        return m_mapping->data() + m_dataStart + e.offset;
+    }
 
 private:
     void parse();
