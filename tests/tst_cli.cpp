@@ -93,7 +93,8 @@ void TestCli::matchesTorchPerChannel() {
                           QStringLiteral("w"), QStringLiteral("--preset"), QStringLiteral("torch"), QStringLiteral("--dtype"),
                           dtype, QStringLiteral("--asymmetric"), QStringLiteral("--axis"), axis, QStringLiteral("--scale"),
                           QStringLiteral("random.safetensors:") + scale, QStringLiteral("--zero-point"),
-                          QStringLiteral("random.safetensors:") + zp, QStringLiteral("--out"), out},
+                          QStringLiteral("random.safetensors:") + zp, QStringLiteral("--out"), out,
+                          QStringLiteral("--export-layout"), QStringLiteral("native")}, // the operator's own codes
                          m_dir.path());
     QVERIFY2(r.code == 0, r.err.constData());
     QByteArray log;
