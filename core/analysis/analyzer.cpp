@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "analysis/analyzer_steps.h"
+#include "analysis/block_sums.h"
 #include "quant/reference.h"
 #include "quant/row_walker.h"
 #include "tensor/error.h"
@@ -178,6 +179,19 @@ void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn) {
     for (auto& t : pool) t.join();
 }
 
+// Whether every x[k] and x̂[k] is finite (exponent bits not all ones), without a branch per element.
+bool allFinite(const float* x, const float* xh, int n) {
+    std::uint32_t bad = 0;
+    for (int k = 0; k < n; ++k) {
+        std::uint32_t a, b;
+        std::memcpy(&a, x + k, 4);
+        std::memcpy(&b, xh + k, 4);
+        bad |= static_cast<std::uint32_t>((a & 0x7F800000u) == 0x7F800000u) |
+               static_cast<std::uint32_t>((b & 0x7F800000u) == 0x7F800000u);
+    }
+    return bad == 0;
+}
+
 // fn(code(i)) readers per code width and signedness, decided once.
 template <typename Fn>
 decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
@@ -234,25 +248,6 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
             });
         });
     };
-    // Every element of slice s: fn(i, x, x̂, code, group), each group's constants hoisted.
-    auto forElements = [&](std::int64_t s, auto&& fn) {
-        forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
-            if (seg.perElement) {
-                for (std::int64_t k = 0; k < seg.length; ++k) {
-                    const std::int64_t i = seg.begin + k, g = seg.scale + k;
-                    const std::int32_t c = codeAt(i);
-                    fn(i, load(i), xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g)), c, g);
-                }
-                return;
-            }
-            const std::int64_t g = seg.scale;
-            const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
-            for (std::int64_t i = seg.begin; i < seg.begin + seg.length; ++i) {
-                const std::int32_t c = codeAt(i);
-                fn(i, load(i), xhatOf(c, sc, zp), c, g);
-            }
-        });
-    };
 
     const auto& edges = a.clipping.edges();
     const bool floatTarget = a.clipping.floatTarget();
@@ -277,22 +272,42 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
                 }
                 return;
             }
-            // One group: its sums run in locals (registers), then join the slice's.
+            // One group, a block at a time: codes counted and x̂ made in one read, then the sums of
+            // an all-finite block in vector lanes; a block with NaN/Inf takes the element path.
             const std::int64_t g = seg.scale;
             const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
             const ClipEdges e = edges[static_cast<std::size_t>(g)];
             ErrorStats stats;
             GroupClipping clip;
             detail::AnalysisRanges ranges;
-            for (std::int64_t i = seg.begin; i < seg.begin + seg.length; ++i) {
-                const std::int32_t c = codeAt(i);
-                const float xi = load(i), xh = xhatOf(c, sc, zp);
-                stats.addElement(xi, xh, i);
-                countCode(c);
-                if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
-                ClippingStats::addTo(clip, e, floatTarget, xi, xh);
-                ranges.add(xi, xh);
+            detail::GroupBlockSums sums(e, floatTarget);
+            constexpr int kBlock = 256;
+            alignas(64) float xs[kBlock], xh[kBlock];
+            const std::int64_t end = seg.begin + seg.length;
+            for (std::int64_t b = seg.begin; b < end; b += kBlock) {
+                const int len = static_cast<int>(std::min<std::int64_t>(kBlock, end - b));
+                for (int k = 0; k < len; ++k) {
+                    const std::int32_t c = codeAt(b + k);
+                    countCode(c);
+                    xs[k] = load(b + k);
+                    xh[k] = xhatOf(c, sc, zp);
+                }
+                if (allFinite(xs, xh, len)) [[likely]] {
+                    sums.addBlock(xs, xh, len, b);
+                    continue;
+                }
+                // What came before joins first, so ranges see the elements in order (±0 extremes).
+                sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
+                sums = detail::GroupBlockSums(e, floatTarget);
+                for (int k = 0; k < len; ++k) {
+                    const float xi = xs[k], xhi = xh[k];
+                    stats.addElement(xi, xhi, b + k);
+                    if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
+                    ClippingStats::addTo(clip, e, floatTarget, xi, xhi);
+                    ranges.add(xi, xhi);
+                }
             }
+            sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
             p.stats.merge(stats);
             p.clipping.addGroup(g, clip);
             p.ranges.merge(ranges);
@@ -316,12 +331,48 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
     forEachSlice(slices, opt.threads, [&](std::int64_t s) {
         SecondPass& h = second[static_cast<std::size_t>(s)];
         Histogram::Filler error(h.error), absError(h.absErrorLog), values(h.values);
-        forElements(s, [&](std::int64_t, float xi, float xh, std::int32_t, std::int64_t) QL_INLINE {
-            if (!std::isfinite(xi) || !std::isfinite(xh)) return;
+        auto fill = [&](float xi, float xh) QL_INLINE {
             const double e = static_cast<double>(xi) - xh;
             error.add(e);
             absError.add(std::fabs(e));
             values.add(xi);
+        };
+        forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
+            if (seg.perElement) {
+                for (std::int64_t k = 0; k < seg.length; ++k) {
+                    const std::int64_t i = seg.begin + k, g = seg.scale + k;
+                    const float xi = load(i), xh = xhatOf(codeAt(i), scales[static_cast<std::size_t>(g)],
+                                                          params.zeroPointOf(g));
+                    if (std::isfinite(xi) && std::isfinite(xh)) fill(xi, xh);
+                }
+                return;
+            }
+            const std::int64_t g = seg.scale;
+            const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
+            constexpr int kBlock = 256;
+            alignas(64) float xs[kBlock], xh[kBlock];
+            const std::int64_t end = seg.begin + seg.length;
+            for (std::int64_t b = seg.begin; b < end; b += kBlock) {
+                const int len = static_cast<int>(std::min<std::int64_t>(kBlock, end - b));
+                for (int k = 0; k < len; ++k) {
+                    xs[k] = load(b + k);
+                    xh[k] = xhatOf(codeAt(b + k), sc, zp);
+                }
+                if (allFinite(xs, xh, len)) [[likely]] {
+                    alignas(64) double ev[kBlock], av[kBlock], xv[kBlock];
+                    for (int k = 0; k < len; ++k) {
+                        ev[k] = static_cast<double>(xs[k]) - xh[k];
+                        av[k] = std::fabs(ev[k]);
+                        xv[k] = xs[k];
+                    }
+                    error.addBlock(ev, len);
+                    absError.addBlock(av, len);
+                    values.addBlock(xv, len);
+                    continue;
+                }
+                for (int k = 0; k < len; ++k)
+                    if (std::isfinite(xs[k]) && std::isfinite(xh[k])) fill(xs[k], xh[k]);
+            }
         });
     });
     for (const SecondPass& h : second) {

@@ -109,6 +109,49 @@ public:
             else ++m_over;
         }
 
+        /// add() for v[0..n), n <= kBlock: bins are found four at a time (the same position,
+        /// whole part and margins as binOf; log bins from the same exponent-bit approximation)
+        /// and only values near an edge or out of range take add().
+        static constexpr int kBlock = 256;
+        static constexpr std::int64_t kMagic = 0x4330000000000000;           // the bits of 2^52
+        static constexpr std::int64_t kMantissa = (std::int64_t{1} << 52) - 1;
+        void addBlock(const double* v, int n) {
+            using D4 = double __attribute__((vector_size(32)));
+            using I4 = std::int64_t __attribute__((vector_size(32)));
+            using W4 = std::int32_t __attribute__((vector_size(16)));
+            const double topS = static_cast<double>(m_rule.last + 1), upperS = 1.0 - m_rule.margin;
+            const D4 zero = {}, lo = {m_lo, m_lo, m_lo, m_lo}, hi = {m_hi, m_hi, m_hi, m_hi};
+            const D4 a = {m_rule.a, m_rule.a, m_rule.a, m_rule.a}, b = {m_rule.b, m_rule.b, m_rule.b, m_rule.b};
+            const D4 top = {topS, topS, topS, topS}, upper = {upperS, upperS, upperS, upperS};
+            const D4 margin = {m_rule.margin, m_rule.margin, m_rule.margin, m_rule.margin};
+            alignas(16) std::int32_t bins[kBlock];
+            int k = 0;
+            for (; k + 4 <= n; k += 4) {
+                D4 x;
+                std::memcpy(&x, v + k, sizeof x);
+                D4 p = x;
+                if (m_rule.log) { // approxLog10, its integer parts made exact doubles by the 2^52 trick
+                    const I4 u = reinterpret_cast<I4>(x), magic = {kMagic, kMagic, kMagic, kMagic};
+                    const I4 expBits = ((u >> 52) & 0x7FF) | magic, manBits = (u & kMantissa) | magic;
+                    const D4 e = (reinterpret_cast<D4>(expBits) - 0x1p52) - 1023.0;
+                    const D4 m = (reinterpret_cast<D4>(manBits) - 0x1p52) * 0x1p-52;
+                    p = (e + m * (1.0 + 0.34 * (1.0 - m))) * 0.30102999566398120;
+                }
+                const D4 t = (p - a) * b;
+                const D4 tc = t > zero ? (t < top ? t : top) : zero; // in int range before converting
+                const W4 whole = __builtin_convertvector(tc, W4);
+                const D4 frac = t - __builtin_convertvector(whole, D4);
+                const I4 fast = (x >= lo) & (x <= hi) & (t > zero) & (t < top) & (frac > margin) & (frac < upper);
+                const W4 bin = __builtin_convertvector(fast, W4) ? whole : W4{-1, -1, -1, -1};
+                std::memcpy(bins + k, &bin, sizeof bin);
+            }
+            for (; k < n; ++k) bins[k] = -1;
+            for (k = 0; k < n; ++k) {
+                if (bins[k] >= 0) [[likely]] ++m_counts[bins[k]];
+                else add(v[k]);
+            }
+        }
+
     private:
         Histogram& m_h;
         double m_lo, m_hi;
