@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include "analysis/check.h"
+#include "cli_test_util.h"
 #include "tensor/error.h"
 
 using namespace ql;
@@ -192,12 +193,9 @@ void TestCheck::cliExitCodes() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     auto run = [&](const QStringList& args, QByteArray* out = nullptr) {
-        QProcess p;
-        p.setWorkingDirectory(dir.path());
-        p.start(QStringLiteral(QUANTLENS_CLI), args);
-        if (!p.waitForFinished(120000)) return -1;
-        if (out) *out = p.readAllStandardOutput() + p.readAllStandardError();
-        return p.exitCode();
+        const qltest::CliRun r = qltest::runCli(args, dir.path());
+        if (out) *out = r.out + r.err;
+        return r.code;
     };
     const QString model = QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
     QCOMPARE(run({QStringLiteral("quantize"), model, QStringLiteral("--all"), QStringLiteral("-q"),

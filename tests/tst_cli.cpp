@@ -1,5 +1,6 @@
 // quantlens-cli as a user and a script see it: outputs against PyTorch, the comparison verdict,
 // reports, help on every command, and one clear line with exit 1 or 2 for every mistake.
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -7,25 +8,15 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "cli_test_util.h"
+#include "io/safetensors_writer.h"
+#include "io/tensor_source.h"
+#include "quant_test_util.h"
+
 namespace {
 
-struct Run {
-    int code = -1;
-    QByteArray out;
-    QByteArray err;
-};
-
-Run runCli(const QStringList& args, const QString& cwd) {
-    QProcess p;
-    p.setWorkingDirectory(cwd);
-    p.start(QStringLiteral(QUANTLENS_CLI), args);
-    Run r;
-    if (!p.waitForFinished(120000)) return r;
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+using Run = qltest::CliRun;
+using qltest::runCli;
 
 int runPython(const QStringList& args, QByteArray* output = nullptr) {
     QProcess p;
@@ -44,6 +35,7 @@ class TestCli : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase();
+    void compressedTensorsExportKeepsWhatItCannotStore();
     void matchesTorchPerChannel_data();
     void matchesTorchPerChannel();
     void compareNamesReciprocalVersusDivision();
@@ -356,6 +348,31 @@ void TestCli::mistakesGiveOneLine() {
     QVERIFY2(!err.isEmpty() && !err.contains('\n'), r.err.constData());
     QVERIFY2(err.startsWith("quantlens-cli: error: "), err.constData());
     QVERIFY2(err.contains(mentions.toUtf8()), err.constData());
+}
+
+// A whole-model export in the compressed-tensors layout: the quantized tensors that layout cannot
+// store (a 1-D norm, a name that is not a module weight) are kept as they are, and the report says
+// so, as for tensors the spec does not apply to.
+void TestCli::compressedTensorsExportKeepsWhatItCannotStore() {
+    const std::string model = m_dir.filePath(QStringLiteral("ct/model.safetensors")).toStdString();
+    QVERIFY(QDir().mkpath(m_dir.filePath(QStringLiteral("ct/out"))));
+    ql::writeSafetensors(model, {{"model.layers.0.mlp.up_proj.weight", ql::Tensor::fromFloats({8, 16}, qltest::normalValues(128, 1))},
+                                 {"model.norm.weight", ql::Tensor::fromFloats({16}, qltest::normalValues(16, 2))},
+                                 {"odd_name", ql::Tensor::fromFloats({4, 16}, qltest::normalValues(64, 3))}});
+    const Run r = runCli({QStringLiteral("quantize"), QString::fromStdString(model), QStringLiteral("--all"), QStringLiteral("-q"),
+                          QStringLiteral("--preset"), QStringLiteral("tensorrt"), QStringLiteral("--report"), QStringLiteral("r.json"),
+                          QStringLiteral("--out"), QStringLiteral("out/model.safetensors")},
+                         m_dir.filePath(QStringLiteral("ct")));
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(r.out.contains("model.norm.weight  kept unquantized: no compressed-tensors layout"), r.out.constData());
+    QVERIFY2(r.out.contains("odd_name  kept unquantized: compressed-tensors quantizes a module's weight"), r.out.constData());
+    const auto out = ql::openTensorSource(m_dir.filePath(QStringLiteral("ct/out/model.safetensors")).toStdString());
+    QVERIFY(out->find("model.layers.0.mlp.up_proj.weight_scale"));
+    const ql::TensorInfo* norm = out->find("model.norm.weight");
+    QVERIFY(norm && norm->dtype == ql::DType::F32); // kept byte for byte
+    QCOMPARE(out->load("model.norm.weight").toFloatVector(), qltest::normalValues(16, 2));
+    QVERIFY(out->find("odd_name"));
+    QVERIFY(QFile::exists(m_dir.filePath(QStringLiteral("ct/out/config.json"))));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

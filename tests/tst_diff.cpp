@@ -9,6 +9,7 @@
 
 #include <cmath>
 
+#include "cli_test_util.h"
 #include "io/safetensors_writer.h"
 #include "job/diff_job.h"
 #include "tensor/float_formats.h"
@@ -123,12 +124,9 @@ void TestDiff::statisticsAndUlps() {
 
 void TestDiff::cliGatesWithRules() {
     auto run = [&](const QStringList& args, QByteArray* out = nullptr) {
-        QProcess p;
-        p.setWorkingDirectory(m_dir.path());
-        p.start(QStringLiteral(QUANTLENS_CLI), args);
-        if (!p.waitForFinished(60000)) return -1;
-        if (out) *out = p.readAllStandardOutput() + p.readAllStandardError();
-        return p.exitCode();
+        const qltest::CliRun r = qltest::runCli(args, m_dir.path());
+        if (out) *out = r.out + r.err;
+        return r.code;
     };
     const QString hf = QString::fromStdString(m_hf), gguf = QString::fromStdString(m_gguf);
     QByteArray out;
@@ -157,12 +155,7 @@ void TestDiff::cliGatesWithRules() {
 
 // A diff fanned out as quantize is: the parts merge into the one-process report, byte for byte.
 void TestDiff::shardsMergeIntoTheWholeDiff() {
-    auto run = [&](const QStringList& args) {
-        QProcess p;
-        p.setWorkingDirectory(m_dir.path());
-        p.start(QStringLiteral(QUANTLENS_CLI), args);
-        return p.waitForFinished(60000) ? p.exitCode() : -1;
-    };
+    auto run = [&](const QStringList& args) { return qltest::runCli(args, m_dir.path()).code; };
     auto read = [&](const char* name) {
         QFile f(m_dir.filePath(QLatin1String(name)));
         return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();

@@ -17,6 +17,7 @@
 #include "tensor/error.h"
 #include "tensor/float_formats.h"
 #include "backend_test_util.h"
+#include "job_test_util.h"
 
 using namespace ql;
 
@@ -36,15 +37,7 @@ public:
         t.push_back({"position_ids", Tensor(DType::I64, {1, 16})});
         writeSafetensors(model, t);
     }
-    JobRequest request(const QuantSpec& spec) const {
-        JobRequest r;
-        r.source = openTensorSource(model);
-        auto registry = std::make_shared<BackendRegistry>();
-        registerBuiltinBackends(*registry);
-        r.registry = std::move(registry);
-        r.spec = spec;
-        return r;
-    }
+    JobRequest request(const QuantSpec& spec) const { return qltest::jobRequest(model, spec); }
     QTemporaryDir dir;
     std::string model;
 };

@@ -6,25 +6,18 @@
 
 #include "analysis/model_table.h"
 #include "analysis/report_read.h"
-#include "builtin_backends.h"
 #include "io/safetensors_writer.h"
 #include "job/job.h"
 #include "tensor/error.h"
 #include "backend_test_util.h"
+#include "job_test_util.h"
 
 using namespace ql;
 
 namespace {
 
 QuantSpec makeSpec(Preset p, Target t, Scheme s, std::vector<int> axes, bool symmetric = true) {
-    QuantSpec spec;
-    spec.preset = p;
-    spec.target = t;
-    spec.scheme = s;
-    spec.axes = std::move(axes);
-    spec.symmetric = symmetric;
-    if (!symmetric) spec.calibration.method = CalibMethod::MinMax;
-    return spec;
+    return qltest::calibratedSpec(p, t, s, std::move(axes), symmetric);
 }
 
 // Writing ignores timings' other phases' minima; the rest must be identical text.
@@ -58,15 +51,7 @@ void TestReportRead::initTestCase() {
     writeSafetensors(m_model, t);
 }
 
-JobRequest TestReportRead::request(const QuantSpec& spec) const {
-    JobRequest r;
-    r.source = openTensorSource(m_model);
-    auto registry = std::make_shared<BackendRegistry>();
-    registerBuiltinBackends(*registry);
-    r.registry = std::move(registry);
-    r.spec = spec;
-    return r;
-}
+JobRequest TestReportRead::request(const QuantSpec& spec) const { return qltest::jobRequest(m_model, spec); }
 
 void TestReportRead::entriesReadBackAsWritten_data() {
     QTest::addColumn<QuantSpec>("spec");

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include "cli_test_util.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
 #include "job/shard.h"
@@ -26,23 +27,8 @@ namespace {
 
 const QString kModel = QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
 
-struct Run {
-    int code = -1;
-    QByteArray out;
-    QByteArray err;
-};
-
-Run runCli(const QStringList& args, const QString& cwd) {
-    QProcess p;
-    p.setWorkingDirectory(cwd);
-    p.start(QStringLiteral(QUANTLENS_CLI), args);
-    Run r;
-    if (!p.waitForFinished(300000)) return r;
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+using Run = qltest::CliRun;
+using qltest::runCli;
 
 QByteArray readAll(const QString& path) {
     QFile f(path);
@@ -77,8 +63,9 @@ long peakRssKb(const std::vector<std::string>& args) {
     return usage.ru_maxrss;
 }
 
-const QStringList kSpec = {QStringLiteral("--all"), QStringLiteral("--dtype"), QStringLiteral("int8"),
-                           QStringLiteral("-q")};
+// The sample model's names are not module ".weight"s: its exports use the operators' own layout.
+const QStringList kSpec = {QStringLiteral("--all"), QStringLiteral("--dtype"), QStringLiteral("int8"), QStringLiteral("-q"),
+                           QStringLiteral("--export-layout"), QStringLiteral("native")};
 
 } // namespace
 

@@ -17,18 +17,6 @@
 #include "tensor/error.h"
 
 namespace ql::cli {
-namespace {
-
-std::string number(double v, const char* fmt) {
-    if (std::isnan(v)) return "-";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, fmt, v);
-    return buf;
-}
-
-} // namespace
-
 CLI::App* addDiff(CLI::App& parent, DiffOptions& o) {
     auto* cmd = parent.add_subcommand(
         "diff", "Compare two checkpoints of the same model tensor by tensor: A is the reference, B its quantized or "
@@ -132,8 +120,8 @@ int runDiff(const DiffOptions& o) {
             }
             if (name.size() > 40) std::printf("%s\n", name.c_str());
             std::printf("%-40s %-16s %9s %11s %9lld %9s\n", name.size() > 40 ? "" : name.c_str(), toString(d.shape).c_str(),
-                        number(d.stats.sqnrDb(), "%.2f").c_str(), number(d.stats.maxAbsError(), "%.4g").c_str(),
-                        static_cast<long long>(d.maxUlp), number(d.stats.cosine(), "%.6f").c_str());
+                        tableNumber(d.stats.sqnrDb(), "%.2f").c_str(), tableNumber(d.stats.maxAbsError(), "%.4g").c_str(),
+                        static_cast<long long>(d.maxUlp), tableNumber(d.stats.cosine(), "%.6f").c_str());
             if (!d.note.empty()) std::printf("    note: %s\n", d.note.c_str());
         }
     }

@@ -141,8 +141,12 @@ int runQuantize(const QuantizeOptions& o) {
     };
     events.progress = progress.callback();
     if (shard) events.finished = [&](const TensorReport& r) { shard->finished(current, r); };
-    // Tensors the user named are quantized or fail; a whole-model run passes the rest through.
-    const ModelOutcome outcome = runModelJob(request, names, {!o.out.empty(), o.tensors.empty()}, events);
+    // Tensors the user named are quantized or fail; a whole-model run passes the rest through, and
+    // with them, for a compressed-tensors export, the tensors that format cannot store.
+    ModelJobOptions options{!o.out.empty(), o.tensors.empty()};
+    if (!o.out.empty() && extensionOf(o.out) == ".safetensors" && o.exportLayout != "native")
+        options.unstorable = [&](const QuantizedTensor& q) { return compressedTensorsRefusal(q, o.out); };
+    const ModelOutcome outcome = runModelJob(request, names, options, events);
     progress.finish();
     printFailures(o.file, outcome.reports);
 

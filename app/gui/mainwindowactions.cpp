@@ -10,6 +10,8 @@
 #include <QToolBar>
 
 #include "analysis/report.h"
+#include "io/export_compressed_tensors.h"
+#include "tensor/error.h"
 #include "gui/mainwindow.h"
 #include "quantlens/config.h"
 #include "widgets/configpanel.h"
@@ -158,13 +160,29 @@ bool MainWindow::exportWeights(const QString& path) {
         return false;
     }
     try {
+        const std::string source = m_source ? m_source->path() : std::string();
         if (m_source) refuseOverwritingInputs(ss(path), *m_source);
         if (path.endsWith(QStringLiteral(".h5"), Qt::CaseInsensitive) ||
-            path.endsWith(QStringLiteral(".hdf5"), Qt::CaseInsensitive))
-            exportHdf5(ss(path), tensors, m_source ? m_source->path() : std::string(), extras);
-        else
-            exportSafetensors(ss(path), tensors, ExportLayout::CompressedTensors,
-                              m_source ? m_source->path() : std::string(), extras);
+            path.endsWith(QStringLiteral(".hdf5"), Qt::CaseInsensitive)) {
+            exportHdf5(ss(path), tensors, source, extras);
+        } else {
+            // A whole model keeps what compressed-tensors cannot store (1-D norms, 4-D convolutions,
+            // inverse steps) as it is, as the CLI does; one tensor asked for alone is refused instead.
+            if (m_model && m_tabs->currentWidget() == m_modelTable && m_source) {
+                std::vector<QuantizedTensor> storable;
+                for (auto& q : tensors) {
+                    if (compressedTensorsRefusal(q, ss(path)).empty()) storable.push_back(std::move(q));
+                    else extras.kept.push_back({q.name, m_source->load(q.name)});
+                }
+                tensors = std::move(storable);
+                if (tensors.empty())
+                    throw FileError(ss(path) + ": compressed-tensors can store none of the quantized tensors; "
+                                               "export as HDF5, or run the CLI with --export-layout native");
+            }
+            const auto config = compressedTensorsConfig(ss(path), tensors, extras, source);
+            exportSafetensors(ss(path), tensors, ExportLayout::CompressedTensors, source, extras);
+            writeCompressedTensorsConfig(config);
+        }
     } catch (const std::exception& e) {
         showMessage(tr("Export failed: %1").arg(qs(e.what())), true);
         return false;

@@ -7,22 +7,19 @@ Usage: quantize_peers.py ROWS COLS DTYPE REPEAT THREADS  ->  one JSON object on 
 it as a user would (x.float()); NumPy has no bf16, so it widens the raw uint16 words itself.
 """
 import json
+import os
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_timing import best_ms  # noqa: E402
 
 rows, cols, dtype, repeat, threads = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 
 
 def best(fn):
-    fn()  # warm-up: first-touch allocations and lazy initialisation
-    t = float("inf")
-    for _ in range(repeat):
-        s = time.perf_counter()
-        fn()
-        t = min(t, time.perf_counter() - s)
-    return t * 1e3
+    return best_ms(fn, repeat)
 
 
 rng = np.random.default_rng(1)

@@ -10,22 +10,19 @@ rounding, SQNR and max |error|, and the code histogram with its entropy. The sam
 bench_pipeline: normal values from a fixed seed.
 """
 import json
+import os
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_timing import best_ms  # noqa: E402
 
 rows, cols, repeat = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 
 
 def best(fn):
-    fn()
-    t = float("inf")
-    for _ in range(repeat):
-        s = time.perf_counter()
-        fn()
-        t = min(t, time.perf_counter() - s)
-    return t * 1e3
+    return best_ms(fn, repeat)
 
 
 rng = np.random.default_rng(1)

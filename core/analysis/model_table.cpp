@@ -24,15 +24,16 @@ double badness(const ModelRow& r, ModelColumn c) {
     return 0;
 }
 
-std::string number(double v, const char* fmt) {
+
+} // namespace
+
+std::string tableNumber(double v, const char* fmt) {
     if (std::isnan(v)) return "-";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     char buf[32];
     std::snprintf(buf, sizeof buf, fmt, v);
     return buf;
 }
-
-} // namespace
 
 std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports) {
     std::vector<ModelRow> rows;
@@ -157,10 +158,10 @@ std::string formatModelTable(const std::vector<ModelRow>& rows) {
         const bool wide = r.name.size() > nameWidth;
         if (wide) out += r.name + "\n";
         std::snprintf(line, sizeof line, "%-*s %-16s %9s %11s %10s %9s %8s %6lld %9s\n", static_cast<int>(nameWidth),
-                      wide ? "" : r.name.c_str(), r.shape.c_str(), number(r.sqnrDb, "%.2f").c_str(),
-                      number(r.maxAbsError, "%.4g").c_str(), number(r.relError, "%.3g").c_str(),
-                      number(r.cosine, "%.6f").c_str(), number(100.0 * r.clippedFraction, "%.3f").c_str(),
-                      static_cast<long long>(r.codesUsed), number(r.totalMs, "%.2f").c_str());
+                      wide ? "" : r.name.c_str(), r.shape.c_str(), tableNumber(r.sqnrDb, "%.2f").c_str(),
+                      tableNumber(r.maxAbsError, "%.4g").c_str(), tableNumber(r.relError, "%.3g").c_str(),
+                      tableNumber(r.cosine, "%.6f").c_str(), tableNumber(100.0 * r.clippedFraction, "%.3f").c_str(),
+                      static_cast<long long>(r.codesUsed), tableNumber(r.totalMs, "%.2f").c_str());
         out += line;
     }
     return out;

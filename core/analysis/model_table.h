@@ -38,6 +38,8 @@ double reportStat(const nlohmann::json& stats, const std::string& key);
 void sortWorstFirst(std::vector<ModelRow>& rows);
 /// Sort by any column; `worstFirst` puts the bad end first (low SQNR/cosine, high errors).
 void sortRows(std::vector<ModelRow>& rows, ModelColumn column, bool worstFirst = true);
+/// A number for a terminal table: printf `fmt`, "-" for NaN, "inf" / "-inf".
+std::string tableNumber(double v, const char* fmt);
 /// Fixed-width text table for a terminal.
 std::string formatModelTable(const std::vector<ModelRow>& rows);
 

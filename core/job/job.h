@@ -105,7 +105,15 @@ struct ModelJobOptions {
     /// Pass through the tensors the spec cannot apply to (a whole-model run). Off when the user
     /// named the tensors: then a spec that does not apply is that tensor's failure.
     bool passThrough = true;
+    /// For an export: why its layout cannot store a quantized tensor (empty: it can). Such a tensor
+    /// is then passed through as one the spec does not apply to (or fails, without passThrough),
+    /// so the export and the report agree on what was kept.
+    std::function<std::string(const QuantizedTensor&)> unstorable;
 };
+
+/// Why a compressed-tensors export at `exportPath` cannot store `q` (empty: it can): it quantizes a
+/// module's ".weight", in the layouts its dequantization reproduces exactly.
+std::string compressedTensorsRefusal(const QuantizedTensor& q, const std::string& exportPath);
 
 /// The export's extras for an outcome: the kept tensors and the failed ones with their reasons.
 ExportExtras exportExtras(const ModelOutcome& outcome);

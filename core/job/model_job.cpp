@@ -3,6 +3,7 @@
 #include <regex>
 #include <variant>
 
+#include "io/export_compressed_tensors.h"
 #include "job/explicit_params.h"
 #include "job/job.h"
 #include "job/suggest.h"
@@ -67,6 +68,21 @@ std::vector<std::string> selectTensors(const TensorSource& source, const TensorS
     return names;
 }
 
+std::string compressedTensorsRefusal(const QuantizedTensor& q, const std::string& exportPath) {
+    const std::string suffix = ".weight";
+    if (q.name.size() <= suffix.size() || q.name.compare(q.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return "compressed-tensors quantizes a module's weight, and this name does not end in \".weight\" "
+               "(--export-layout native exports it)";
+    try {
+        compressedTensorsArgs(q, exportPath);
+        return {};
+    } catch (const FileError& e) {
+        const std::string what = e.what(); // "<file>: tensor '<name>' (<preset>): no compressed-tensors layout: ..."
+        const auto at = what.find("no compressed-tensors layout");
+        return at == std::string::npos ? what : what.substr(at);
+    }
+}
+
 ExportExtras exportExtras(const ModelOutcome& outcome) {
     ExportExtras extras;
     extras.kept = outcome.kept;
@@ -86,29 +102,35 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
         const TensorInfo& info = requireTensor(source, names[static_cast<std::size_t>(i)]);
         if (events.started) events.started(i, total, info.name);
         TensorReport report = reportOf(info, backend.name());
+        // Kept as it is (a whole-model run) or failed (named tensors), with the reason.
+        auto passThrough = [&](const std::string& why) {
+            report = reportOf(info, backend.name());
+            (options.passThrough ? report.passedThrough : report.error) = why;
+            (options.passThrough ? out.passedThrough : out.failed) += 1;
+            if (!options.passThrough || !options.keepCodes) return;
+            try {
+                out.kept.push_back({info.name, source.load(info.name)});
+            } catch (const std::exception& e) { // unreadable: it fails instead
+                report.passedThrough.clear();
+                report.error = e.what();
+                --out.passedThrough;
+                ++out.failed;
+            }
+        };
         auto plan = planOrReason(info, request.spec);
         if (const auto* why = std::get_if<std::string>(&plan)) {
-            (options.passThrough ? report.passedThrough : report.error) = *why;
-            (options.passThrough ? out.passedThrough : out.failed) += 1;
-            if (options.passThrough && options.keepCodes) {
-                try {
-                    out.kept.push_back({info.name, source.load(info.name)});
-                } catch (const std::exception& e) { // unreadable: it fails instead
-                    report.passedThrough.clear();
-                    report.error = e.what();
-                    --out.passedThrough;
-                    ++out.failed;
-                }
-            }
+            passThrough(*why);
         } else {
+            std::string unstorable;
             try {
                 const LoadedTensor tensor(source, info);
                 const auto params = explicitParams.forTensor(info.name);
                 TensorRun run = runTensor(tensor, std::get<QuantPlan>(plan), backend, params, request.repeat,
                                           events.progress);
                 report = std::move(run.report);
-                if (options.keepCodes)
-                    out.quantized.push_back({info.name, run.result.plan, run.result.params, std::move(run.result.codes)});
+                QuantizedTensor q{info.name, run.result.plan, run.result.params, std::move(run.result.codes)};
+                if (options.unstorable) unstorable = options.unstorable(q);
+                if (options.keepCodes && unstorable.empty()) out.quantized.push_back(std::move(q));
             } catch (const Cancelled&) {
                 throw;
             } catch (const std::bad_alloc&) {
@@ -116,7 +138,8 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
             } catch (const std::exception& e) {
                 report.error = e.what();
             }
-            out.failed += !report.error.empty();
+            if (!unstorable.empty()) passThrough(unstorable);
+            else out.failed += !report.error.empty();
         }
         if (events.finished) events.finished(report);
         source.release(info.name); // memory follows the largest tensor, not the model

@@ -76,12 +76,12 @@ sinfo -h -o %t 2>/dev/null | grep -q idle || { logs; skip "the node never became
 model=$src/resources/sample/sample_model.safetensors
 work=$tmp/work
 export QUANTLENS_CLI=$cli
-if ! timeout 600 "$src/scripts/slurm/submit.sh" --wait 4 "$model" "$work" --all --dtype int8 --out out/model.safetensors; then
+if ! timeout 600 "$src/scripts/slurm/submit.sh" --wait 4 "$model" "$work" --all --dtype int8 --export-layout native --out out/model.safetensors; then
     logs
     echo "FAIL: the array or its merge failed"
     exit 1
 fi
-"$cli" quantize "$model" --all --dtype int8 -q --report "$tmp/single.json" --out "$tmp/single.safetensors" >/dev/null ||
+"$cli" quantize "$model" --all --dtype int8 --export-layout native -q --report "$tmp/single.json" --out "$tmp/single.safetensors" >/dev/null ||
     { echo "FAIL: the one-process run failed"; exit 1; }
 # The same report but for timings; the same tensors, byte for byte, in the sharded export.
 strip() { grep -v -E '"(prepare|upload|kernel|download|total|total_min|total_max)_ms"|"runs"' "$1"; }
