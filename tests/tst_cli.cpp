@@ -364,7 +364,7 @@ void TestCli::compressedTensorsExportKeepsWhatItCannotStore() {
                           QStringLiteral("--out"), QStringLiteral("out/model.safetensors")},
                          m_dir.filePath(QStringLiteral("ct")));
     QVERIFY2(r.code == 0, r.err.constData());
-    QVERIFY2(r.out.contains("model.norm.weight  kept unquantized: no compressed-tensors layout"), r.out.constData());
+    QVERIFY2(r.out.contains("model.norm.weight  kept unquantized: tensorrt int8: no compressed-tensors layout"), r.out.constData());
     QVERIFY2(r.out.contains("odd_name  kept unquantized: compressed-tensors quantizes a module's weight"), r.out.constData());
     const auto out = ql::openTensorSource(m_dir.filePath(QStringLiteral("ct/out/model.safetensors")).toStdString());
     QVERIFY(out->find("model.layers.0.mlp.up_proj.weight_scale"));

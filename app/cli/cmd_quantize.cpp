@@ -176,7 +176,7 @@ int runQuantize(const QuantizeOptions& o) {
         for (const auto& r : outcome.reports)
             if (!r.passedThrough.empty()) {
                 why += " (the spec applies to none of the " + std::to_string(outcome.reports.size()) +
-                       " selected; the first: " + r.passedThrough + ")";
+                       " selected; the first, '" + r.name + "': " + r.passedThrough + ")";
                 break;
             }
         throw FileError(o.file + ": " + why + (o.out.empty() ? "" : "; " + o.out + " not written"));

@@ -77,9 +77,13 @@ std::string compressedTensorsRefusal(const QuantizedTensor& q, const std::string
         compressedTensorsArgs(q, exportPath);
         return {};
     } catch (const FileError& e) {
-        const std::string what = e.what(); // "<file>: tensor '<name>' (<preset>): no compressed-tensors layout: ..."
-        const auto at = what.find("no compressed-tensors layout");
-        return at == std::string::npos ? what : what.substr(at);
+        // "<file>: tensor '<name>' (<preset> <target>): no compressed-tensors layout: ..." without the
+        // file and the name, which the pass-through's listing gives.
+        const std::string what = e.what();
+        const auto at = what.find("): no compressed-tensors layout");
+        const auto open = at == std::string::npos ? std::string::npos : what.rfind(" (", at);
+        if (open == std::string::npos) return what;
+        return what.substr(open + 2, at - open - 2) + what.substr(at + 1);
     }
 }
 
