@@ -257,7 +257,7 @@ void TestCli::sweepAndInspect() {
 
 void TestCli::helpOnEveryCommand_data() {
     QTest::addColumn<QString>("command");
-    for (const char* c : {"", "inspect", "quantize", "compare", "sweep", "backends"}) QTest::addRow("%s", *c ? c : "top") << c;
+    for (const char* c : {"", "inspect", "quantize", "compare", "sweep", "merge", "check", "diff", "backends"}) QTest::addRow("%s", *c ? c : "top") << c;
 }
 
 void TestCli::helpOnEveryCommand() {

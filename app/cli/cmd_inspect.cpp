@@ -8,8 +8,9 @@
 namespace ql::cli {
 
 CLI::App* addInspect(CLI::App& parent, InspectOptions& o) {
-    auto* cmd = parent.add_subcommand("inspect", "List the tensors of a model file: name, dtype, shape, size.");
-    cmd->add_option("FILE", o.file, "safetensors (or .safetensors.index.json) or HDF5 file")->required();
+    auto* cmd = parent.add_subcommand("inspect", "List the tensors of a model file: name, dtype, shape, size, and where "
+                                                 "each is stored (file and offset; a GGUF tensor's own type).");
+    cmd->add_option("FILE", o.file, "safetensors (or .safetensors.index.json), HDF5 or GGUF file")->required();
     cmd->add_flag("--json", o.json, "Print JSON instead of a table");
     return cmd;
 }
@@ -28,11 +29,11 @@ int runInspect(const InspectOptions& o) {
     std::size_t width = 6;
     std::uint64_t bytes = 0;
     for (const auto& t : tensors) width = std::max(width, t.name.size()), bytes += t.byteSize;
-    std::printf("%-*s %-8s %-20s %14s\n", static_cast<int>(width), "tensor", "dtype", "shape", "bytes");
+    std::printf("%-*s %-8s %-20s %14s  %s\n", static_cast<int>(width), "tensor", "dtype", "shape", "bytes", "stored");
     for (const auto& t : tensors)
-        std::printf("%-*s %-8s %-20s %14llu\n", static_cast<int>(width), t.name.c_str(),
+        std::printf("%-*s %-8s %-20s %14llu  %s\n", static_cast<int>(width), t.name.c_str(),
                     std::string(nameOf(t.dtype)).c_str(), toString(t.shape).c_str(),
-                    static_cast<unsigned long long>(t.byteSize));
+                    static_cast<unsigned long long>(t.byteSize), t.location.c_str());
     std::printf("%zu tensors, %llu bytes\n", tensors.size(), static_cast<unsigned long long>(bytes));
     return 0;
 }
