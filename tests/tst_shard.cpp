@@ -317,6 +317,9 @@ void TestShard::journalOfAnotherRunIsRefused() {
 // A run streams its tensors: eight times the model (same tensor size) costs a fraction of the
 // tensors added, not their bytes (the mapping's pages and each report's per-group rows are let go).
 void TestShard::memoryFollowsTheLargestTensor() {
+#if defined(__SANITIZE_ADDRESS__)
+    QSKIP("peak memory means nothing under AddressSanitizer: its quarantine holds freed memory on purpose");
+#endif
     auto model = [&](int tensors) {
         std::vector<NamedTensor> t;
         std::vector<float> v(1024 * 1024);

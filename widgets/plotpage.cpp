@@ -81,7 +81,10 @@ private:
 } // namespace
 
 void PlotPage::setTitle(QCustomPlot* plot, const QString& title) {
-    auto* fitter = plot->findChild<TitleFitter*>(QString(), Qt::FindDirectChildrenOnly);
+    // TitleFitter has no meta-object of its own, so findChild (a qobject_cast) would take any child.
+    TitleFitter* fitter = nullptr;
+    for (QObject* child : plot->children())
+        if ((fitter = dynamic_cast<TitleFitter*>(child))) break;
     if (!fitter) fitter = new TitleFitter(plot);
     fitter->setTitle(title);
 }
