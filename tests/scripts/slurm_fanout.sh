@@ -25,9 +25,9 @@ stop() {
     rm -rf "$tmp"
 }
 trap stop EXIT
-logs() { for f in "$tmp"/*.log "$tmp"/work/logs/*.log; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done; }
+logs() { for f in "$tmp"/*.log "$tmp"/run/logs/*.log; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done; }
 
-mkdir -p "$tmp/state" "$tmp/spool" "$tmp/work" "$tmp/munge"
+mkdir -p "$tmp/state" "$tmp/spool" "$tmp/run" "$tmp/munge"
 chmod 711 "$tmp/munge"
 head -c 1024 /dev/urandom >"$tmp/munge/munge.key"
 chmod 400 "$tmp/munge/munge.key"
@@ -74,7 +74,7 @@ done
 sinfo -h -o %t 2>/dev/null | grep -q idle || { logs; skip "the node never became idle: $(sinfo 2>&1 | tail -2)"; }
 
 model=$src/resources/sample/sample_model.safetensors
-work=$tmp/work
+work=$tmp/run
 export QUANTLENS_CLI=$cli
 if ! timeout 600 "$src/scripts/slurm/submit.sh" --wait 4 "$model" "$work" --all --dtype int8 --export-layout native --out out/model.safetensors; then
     logs
