@@ -15,6 +15,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_test_util.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
@@ -222,6 +224,31 @@ void TestShard::mergeRefusesWhatDoesNotBelong() {
     QVERIFY(deep.open(QIODevice::WriteOnly));
     deep.write(QByteArray(100000, '['));
     deep.close();
+    // A part that names another file as its export index: merge must not write there.
+    QFile redirect(dir + QStringLiteral("/redirect.json"));
+    QVERIFY(redirect.open(QIODevice::WriteOnly));
+    nlohmann::json redirected = nlohmann::json::parse(readAll(dir + QStringLiteral("/a0.json")).toStdString());
+    redirected["shard"]["count"] = 1;
+    redirected["shard"]["index"] = 0;
+    redirected["shard"]["selected"] = redirected["tensors"].size();
+    redirected["shard"]["positions"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < redirected["tensors"].size(); ++i) redirected["shard"]["positions"].push_back(i);
+    redirected["shard"]["export"] = {{"file", "victim.safetensors"}, {"index", "victim.txt"}};
+    redirect.write(QByteArray::fromStdString(redirected.dump()));
+    redirect.close();
+    QVERIFY(QFile::copy(kModel, dir + QStringLiteral("/victim.safetensors"))); // a real export, so only the index stops it
+    QFile victim(dir + QStringLiteral("/victim.txt"));
+    QVERIFY(victim.open(QIODevice::WriteOnly));
+    victim.write("keep me");
+    victim.close();
+    const Run redirectedRun = runCli({QStringLiteral("merge"), QStringLiteral("redirect.json"), QStringLiteral("-o"),
+                                      QStringLiteral("merged.json")},
+                                     dir);
+    QCOMPARE(redirectedRun.code, 1);
+    QVERIFY2(redirectedRun.err.contains("index.json"), redirectedRun.err.constData());
+    QCOMPARE(readAll(dir + QStringLiteral("/victim.txt")), QByteArray("keep me"));
+    QVERIFY(!QFile::exists(dir + QStringLiteral("/merged.json")));
+
     QFile lying(dir + QStringLiteral("/lying.json"));
     QVERIFY(lying.open(QIODevice::WriteOnly));
     lying.write(readAll(dir + QStringLiteral("/a0.json")).replace("\"positions\": [", "\"positions\": [999999,"));

@@ -164,6 +164,11 @@ void writeExportIndex(const std::vector<json>& exports) {
         const std::string index = e["index"].get<std::string>();
         if (indexPath.empty()) indexPath = index;
         if (index != indexPath) throw FileError(file + ": exported for another index than " + indexPath);
+        // The part names where merge writes: only ever a weight index beside the shards it lists.
+        const std::string suffix = ".safetensors.index.json";
+        if (index.size() <= suffix.size() || index.compare(index.size() - suffix.size(), suffix.size(), suffix) != 0)
+            throw FileError(index + ": a part's export index must be a *" + suffix + " file; not written");
+        if (fs::path(file).extension() != ".safetensors") throw FileError(file + ": a part's export is not a .safetensors file");
         if (fs::absolute(file).parent_path() != fs::absolute(indexPath).parent_path())
             throw FileError(file + ": not in the folder of " + indexPath);
         const auto source = openTensorSource(file);
