@@ -8,6 +8,7 @@
 #include "io/atomic_file.h"
 #include "io/gguf_source.h"
 #include "io/mapped_file.h"
+#include "io/onnx_source.h"
 #include "io/safetensors_source.h"
 #include "quantlens/config.h"
 #include "tensor/error.h"
@@ -83,6 +84,7 @@ std::unique_ptr<TensorSource> openTensorSource(const std::string& path) {
     if (endsWith(name, ".index.json")) return SafetensorsSource::openIndex(path);
     if (kind == Kind::Gguf || endsWith(name, ".gguf")) return GgufSource::open(path); // reports a bad magic
     if (kind == Kind::Hdf5) return openHdf5(path);
+    if (endsWith(name, ".onnx")) return openOnnxSource(path); // protobuf has no magic: by extension
     if (endsWith(name, ".h5") || endsWith(name, ".hdf5") || endsWith(name, ".keras") || endsWith(name, ".he5")) {
         if (kind == Kind::Zip)
             throw FileError(path + ": a zip archive, not HDF5 (a Keras 3 .keras file: extract its model.weights.h5)");

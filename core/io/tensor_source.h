@@ -64,7 +64,8 @@ std::vector<float> loadTensorValues(const TensorSource& source, const std::strin
 /// path, symlink or hard link; a shard; the index).
 void refuseOverwritingInputs(const std::string& target, const TensorSource& source);
 
-/// Opens by content and extension: .safetensors, .safetensors.index.json (sharded), .h5/.hdf5/.keras.
+/// Opens by content and extension: .safetensors, .safetensors.index.json (sharded), .h5/.hdf5/.keras,
+/// .gguf, .onnx.
 /// Throws FileError with the path and the reason.
 std::unique_ptr<TensorSource> openTensorSource(const std::string& path);
 

@@ -1,0 +1,17 @@
+// Built when QuantLens is configured without ONNX support (-DQUANTLENS_ONNX=OFF).
+#include "io/onnx_source.h"
+#include "tensor/error.h"
+
+namespace ql {
+
+std::unique_ptr<TensorSource> openOnnxSource(const std::string& path) {
+    throw FileError(path +
+                    ": this build of QuantLens has no ONNX support (configure with -DQUANTLENS_ONNX=ON, "
+                    "which needs libonnx-dev and libprotobuf-dev)");
+}
+
+const QdqWeight* findQdqWeight(const TensorSource&, const std::string&) {
+    return nullptr;
+}
+
+} // namespace ql
