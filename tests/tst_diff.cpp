@@ -30,6 +30,7 @@ private slots:
     void ggufNames_data();
     void ggufNames();
     void matchesBothWays();
+    void matchesQdqNames();
     void statisticsAndUlps();
     void cliGatesWithRules();
     void shardsMergeIntoTheWholeDiff();
@@ -92,6 +93,29 @@ void TestDiff::matchesBothWays() {
     const TensorMatch self = matchTensors(*hf, *hf);
     QCOMPARE(self.pairs.size(), hf->tensors().size());
     QCOMPARE(self.pairs.front().how, std::string("exact"));
+}
+
+// A float weight W and the DequantizeLinear output onnxruntime's quantizer names W_DequantizeLinear_Output.
+void TestDiff::matchesQdqNames() {
+    const std::string fl = m_dir.filePath(QStringLiteral("float.safetensors")).toStdString();
+    const std::string qdq = m_dir.filePath(QStringLiteral("qdq-named.safetensors")).toStdString();
+    const auto w = qltest::normalValues(6, 10);
+    const std::vector<float> bias(w.begin(), w.begin() + 2);
+    writeSafetensors(fl, {{"fc.weight", Tensor::fromFloats({2, 3}, w)}, {"fc.bias", Tensor::fromFloats({2}, bias)}});
+    writeSafetensors(qdq, {{"fc.weight_DequantizeLinear_Output", Tensor::fromFloats({2, 3}, w)},
+                           {"fc.weight_scale", Tensor::fromFloats({}, std::vector<float>{0.5f})},
+                           {"fc.bias", Tensor::fromFloats({2}, bias)}});
+    const auto a = openTensorSource(fl), b = openTensorSource(qdq);
+    for (bool floatFirst : {true, false}) {
+        const TensorMatch m = floatFirst ? matchTensors(*a, *b) : matchTensors(*b, *a);
+        QCOMPARE(m.pairs.size(), std::size_t{2});
+        const TensorPair& p = m.pairs[0];
+        QCOMPARE(floatFirst ? p.a : p.b, std::string("fc.weight"));
+        QCOMPARE(floatFirst ? p.b : p.a, std::string("fc.weight_DequantizeLinear_Output"));
+        QCOMPARE(p.how, std::string("qdq"));
+        QCOMPARE(m.pairs[1].how, std::string("exact"));
+        QCOMPARE(floatFirst ? m.onlyB : m.onlyA, std::vector<std::string>{"fc.weight_scale"});
+    }
 }
 
 void TestDiff::statisticsAndUlps() {

@@ -5,6 +5,7 @@
 // and the expected bytes come from tests/scripts/onnx_fixtures.py (python3 with onnx and numpy).
 #include "io/onnx_source.h"
 #include "io_test_util.h"
+#include "job/diff_job.h"
 #include "tensor/error.h"
 
 #include <QDir>
@@ -149,6 +150,19 @@ private slots:
         }
         QVERIFY(!src->qdq(q->codes));
         QVERIFY_THROWS_EXCEPTION(FileError, src->qdqCodes(q->codes));
+    }
+
+    // `diff float.onnx qdq.onnx` pairs W with onnxruntime's name for its dequantized form.
+    void diffPairsFloatWithQdq() {
+        if (m_manifest.is_null()) QSKIP("no fixtures");
+        const auto fl = open("float.onnx"), qdq = open("qdq.onnx");
+        const TensorMatch m = matchTensors(*fl, *qdq);
+        QCOMPARE(m.pairs.size(), std::size_t{1});
+        QCOMPARE(m.pairs[0].b, std::string("W_DequantizeLinear_Output"));
+        QCOMPARE(m.pairs[0].how, std::string("qdq"));
+        const TensorDiff d = diffTensors(*fl, *qdq, m.pairs[0]);
+        QVERIFY2(d.failure.empty(), d.failure.c_str());
+        QCOMPARE(d.maxUlp, std::int64_t{0}); // the float model holds exactly what DequantizeLinear computes
     }
 
     void inspectShowsQdq() {

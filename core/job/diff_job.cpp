@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <new>
+#include <string_view>
 
 #include "analysis/report.h"
 #include "job/tensor_run.h"
@@ -31,6 +32,20 @@ constexpr std::pair<const char*, const char*> kModelNames[] = {
 };
 
 bool startsWith(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+// onnxruntime's QDQ quantizer (onnxruntime/python/tools/quantization: quant_utils.py's
+// DEQUANT_OUTPUT_SUFFIX, used by qdq_quantizer.py) names the DequantizeLinear output of weight W
+// "W_DequantizeLinear_Output", beside W_quantized, W_scale and W_zero_point. (Older versions kept the
+// name W itself, which matches exactly.)
+constexpr std::string_view kDequantOutput = "_DequantizeLinear_Output";
+
+// W for "W_DequantizeLinear_Output"; empty otherwise.
+std::string qdqWeightName(const std::string& name) {
+    if (name.size() <= kDequantOutput.size() ||
+        name.compare(name.size() - kDequantOutput.size(), kDequantOutput.size(), kDequantOutput) != 0)
+        return {};
+    return name.substr(0, name.size() - kDequantOutput.size());
+}
 
 // Bits of an f32, bf16 or f16 value as an integer that orders like the value (-0 and +0 adjacent).
 std::int64_t orderedBits(std::uint32_t bits, int width) {
@@ -96,6 +111,10 @@ TensorMatch matchTensors(const TensorSource& a, const TensorSource& b) {
             other = g, how = "gguf"; // A is a Hugging Face checkpoint, B a GGUF
         } else if (bByGguf.count(t.name)) {
             other = bByGguf[t.name], how = "gguf"; // A is the GGUF
+        } else if (const std::string dq = t.name + std::string(kDequantOutput); bByName.count(dq)) {
+            other = dq, how = "qdq"; // A is the float model, B its QDQ export
+        } else if (const std::string w = qdqWeightName(t.name); !w.empty() && bByName.count(w)) {
+            other = w, how = "qdq"; // A is the QDQ export
         }
         if (other.empty() || usedB[other]) {
             m.onlyA.push_back(t.name);

@@ -1,9 +1,9 @@
 #pragma once
 // Two checkpoints of the same model, tensor by tensor: the original against its quantized or
-// converted version (a GGUF, a dequantized export), or two exports. Names are matched exactly, then
-// through the Hugging Face <-> GGUF (llama.cpp) naming; each pair gets the error statistics of B
-// against A (A is the reference x, B the reconstruction x̂), the error histogram and the largest
-// difference in units in the last place.
+// converted version (a GGUF, a dequantized export, an ONNX QDQ model), or two exports. Names are
+// matched exactly, then through the Hugging Face <-> GGUF (llama.cpp) naming and onnxruntime's QDQ
+// naming; each pair gets the error statistics of B against A (A is the reference x, B the
+// reconstruction x̂), the error histogram and the largest difference in units in the last place.
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,7 +16,8 @@
 
 namespace ql {
 
-/// A's name -> B's name; `how` says "exact" or "gguf" (matched through the naming map).
+/// A's name -> B's name; `how` says "exact", "gguf" (matched through the naming map) or "qdq" (a float
+/// weight W and the DequantizeLinear output onnxruntime's quantizer names W_DequantizeLinear_Output).
 struct TensorPair {
     std::string a;
     std::string b;
