@@ -45,7 +45,7 @@ void printTimings(const std::string& labelA, const Timing& a, const std::string&
 CLI::App* addCompare(CLI::App& parent, CompareOptions& o) {
     auto* cmd = parent.add_subcommand("compare", "Quantize one tensor two ways (two backends or two presets) and "
                                                  "compare the codes, naming the convention that explains them.");
-    cmd->add_option("FILE", o.file, "Model file (safetensors or HDF5)")->required();
+    cmd->add_option("FILE", o.file, "Model file (safetensors, HDF5, GGUF or ONNX)")->required();
     cmd->add_option("--tensor", o.tensor, "Tensor name")->required();
     addSpecOptions(*cmd, o.spec);
     cmd->add_option("--backend", o.backend, "Backend for A")->capture_default_str();

@@ -36,7 +36,7 @@ std::vector<std::int64_t> parseSizes(const std::string& text) {
 CLI::App* addSweep(CLI::App& parent, SweepOptions& o) {
     auto* cmd = parent.add_subcommand("sweep", "Quantize one tensor with groups (blocks) of several sizes along "
                                                "--axis (default last) and tabulate the error of each.");
-    cmd->add_option("FILE", o.file, "Model file (safetensors or HDF5)")->required();
+    cmd->add_option("FILE", o.file, "Model file (safetensors, HDF5, GGUF or ONNX)")->required();
     cmd->add_option("--tensor", o.tensor, "Tensor name")->required();
     cmd->add_option("--group-size", o.groupSizes, "Group sizes to try, e.g. 32,64,128")->required();
     addSpecOptions(*cmd, o.spec, false);

@@ -51,12 +51,12 @@ QAction* action(QObject* parent, const QString& text, const QKeySequence& key, c
 void MainWindow::buildActions() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = action(this, tr("&Open…"), QKeySequence::Open, tr("Open a safetensors file, a sharded "
-                                                                        ".safetensors.index.json, or an HDF5 file"));
+                                                                        ".safetensors.index.json, or an HDF5, GGUF or ONNX file"));
     open->setIcon(style()->standardIcon(QStyle::SP_DialogOpenButton));
     connect(open, &QAction::triggered, this, [this] {
         const QString path = QFileDialog::getOpenFileName(
             this, tr("Open model"), {},
-            tr("Model files (*.safetensors *.index.json *.gguf *.h5 *.hdf5 *.keras);;All files (*)"));
+            tr("Model files (*.safetensors *.index.json *.gguf *.onnx *.h5 *.hdf5 *.keras);;All files (*)"));
         if (!path.isEmpty()) openFile(path);
     });
     file->addAction(open);
