@@ -6,6 +6,8 @@ target_sources(quantlens_core PRIVATE
     io/export_tensors.cpp
     io/gguf_blocks.cpp
     io/gguf_source.cpp
+    io/importance_file.cpp
+    io/importance_file_readers.cpp
     io/mapped_file.cpp
     io/safetensors_header.cpp
     io/json_shape.cpp
