@@ -515,6 +515,55 @@ private slots:
         QCOMPARE(f.entries.at(w).sqMean[9], 1.0f);
     }
 
+    // Deterministic mutations of each form (flipped bytes, extreme int32s, cuts): every outcome is
+    // a file read or a FileError, never another exception or a crash (run it under the asan preset).
+    void mutatedFilesNeverCrash_data() {
+        QTest::addColumn<QString>("source");
+        QTest::addRow("dat") << QString::fromStdString(kData + "imatrix.dat");
+        QTest::addRow("gguf") << QString::fromStdString(kData + "imatrix.gguf");
+        const std::string st = path("mutate.safetensors");
+        writeSafetensors(st, {{"m.a.input_sq_mean", Tensor::fromFloats(Shape{16}, ramp(16))},
+                              {"m.b.inputs", Tensor::fromFloats(Shape{4, 8}, ramp(32))}});
+        QTest::addRow("safetensors") << QString::fromStdString(st);
+    }
+    void mutatedFilesNeverCrash() {
+        QFETCH(QString, source);
+        const std::string original = readFile(source.toStdString());
+        QVERIFY(!original.empty());
+        std::mt19937 rng(1616);
+        const std::string p = path("mutant.bin");
+        int read = 0, refused = 0;
+        for (int round = 0; round < 600; ++round) {
+            std::string s = original;
+            const auto at = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+            switch (round % 3) {
+            case 0:
+                for (int k = 0; k < 1 + round % 4; ++k)
+                    s[at(s.size())] ^= static_cast<char>(1 + rng() % 255);
+                break;
+            case 1: {
+                static const std::uint32_t extremes[] = {0x7fffffffu, 0x80000000u, 0xffffffffu, 0u,
+                                                         0x7fc00000u};
+                const std::size_t pos = at(s.size() / 4) * 4;
+                std::memcpy(s.data() + pos, &extremes[rng() % 5], 4);
+                break;
+            }
+            default:
+                s.resize(at(s.size()));
+            }
+            writeFile(p, s);
+            try {
+                (void)readImportanceFile(p);
+                ++read;
+            } catch (const FileError& e) {
+                ++refused;
+                QVERIFY2(std::string(e.what()).find(p) != std::string::npos, e.what());
+            }
+        }
+        QVERIFY(refused > 0);
+        qInfo("%d mutants read, %d refused", read, refused);
+    }
+
     void missingFile() {
         QVERIFY_THROWS_EXCEPTION(FileError, readImportanceFile(path("absent.imatrix")));
         QVERIFY_THROWS_EXCEPTION(FileError, readImportanceFile(m_dir.path().toStdString()));
