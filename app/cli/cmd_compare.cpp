@@ -48,6 +48,7 @@ CLI::App* addCompare(CLI::App& parent, CompareOptions& o) {
     cmd->add_option("FILE", o.file, "Model file (safetensors, HDF5, GGUF or ONNX)")->required();
     cmd->add_option("--tensor", o.tensor, "Tensor name")->required();
     addSpecOptions(*cmd, o.spec);
+    addImportanceOption(*cmd, o.importance);
     cmd->add_option("--backend", o.backend, "Backend for A")->capture_default_str();
     auto* bb = cmd->add_option("--backend-b", o.backendB, "Run B on this backend (same spec)");
     auto* pb = cmd->add_option("--preset-b", o.presetB, "Run B with this preset (same backend and flags)");
@@ -64,7 +65,7 @@ CLI::App* addCompare(CLI::App& parent, CompareOptions& o) {
 
 int runCompare(const CompareOptions& o) {
     if (o.backendB.empty() == o.presetB.empty()) throw UsageError("compare needs one of --backend-b NAME or --preset-b NAME");
-    JobRequest request = makeRequest(o.file, o.spec, o.backend, o.repeat);
+    JobRequest request = makeRequest(o.file, o.spec, o.backend, o.repeat, o.importance);
     if (!o.report.empty()) refuseOverwritingInputs(o.report, *request.source);
     if (!o.presetB.empty()) {
         const auto p = presetFromName(o.presetB);
@@ -82,6 +83,7 @@ int runCompare(const CompareOptions& o) {
 
     const Comparison& c = *out.comparison;
     std::vector<TensorReport> reports{out.a.report, out.b->report};
+    noteMissingImportance(o.file, {out.a.report});
     auto rows = modelRows(reports);
     rows[0].name = "A " + out.a.label;
     rows[1].name = "B " + out.b->label;

@@ -81,6 +81,7 @@ CLI::App* addQuantize(CLI::App& parent, QuantizeOptions& o) {
     cmd->add_option("--match", o.match, "Every tensor whose name matches this regular expression")->group("TENSORS");
     cmd->add_flag("--all", o.all, "Every tensor in the file")->group("TENSORS");
     addSpecOptions(*cmd, o.spec);
+    addImportanceOption(*cmd, o.importance);
     cmd->add_option("--backend", o.backend, "Backend to run on (`quantlens-cli backends` lists this build's)")->capture_default_str();
     cmd->add_option("--out", o.out, "Write the codes, scales and zero points of the tensors that succeeded (.safetensors, .h5)");
     cmd->add_option("--export-layout", o.exportLayout,
@@ -112,7 +113,7 @@ int runQuantize(const QuantizeOptions& o) {
     checkOutputs(o);
     if (!o.tensors.empty() + !o.match.empty() + o.all != 1)
         throw UsageError("choose the tensors with exactly one of --tensor NAME..., --match REGEX or --all");
-    const JobRequest request = makeRequest(o.file, o.spec, o.backend, o.repeat);
+    const JobRequest request = makeRequest(o.file, o.spec, o.backend, o.repeat, o.importance);
     for (const std::string& out : {o.out, o.report}) // never over the model, a shard or the index
         if (!out.empty()) refuseOverwritingInputs(out, *request.source);
     std::vector<std::string> names;
@@ -149,6 +150,7 @@ int runQuantize(const QuantizeOptions& o) {
     const ModelOutcome outcome = runModelJob(request, names, options, events);
     progress.finish();
     printFailures(o.file, outcome.reports);
+    noteMissingImportance(o.file, outcome.reports);
 
     for (const auto& r : outcome.reports) // a calibration far worse than absmax is said, not hidden
         if (!r.params.calibrationNote.empty())

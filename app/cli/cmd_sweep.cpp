@@ -40,6 +40,7 @@ CLI::App* addSweep(CLI::App& parent, SweepOptions& o) {
     cmd->add_option("--tensor", o.tensor, "Tensor name")->required();
     cmd->add_option("--group-size", o.groupSizes, "Group sizes to try, e.g. 32,64,128")->required();
     addSpecOptions(*cmd, o.spec, false);
+    addImportanceOption(*cmd, o.importance);
     cmd->add_option("--backend", o.backend, "Backend to run on (`quantlens-cli backends` lists this build's)")->capture_default_str();
     cmd->add_option("--report", o.report, "Write a report (.json or .csv), one entry per group size");
     cmd->add_flag("--quiet,-q", o.quiet, "No progress bar");
@@ -49,7 +50,7 @@ CLI::App* addSweep(CLI::App& parent, SweepOptions& o) {
 int runSweep(const SweepOptions& o) {
     const auto sizes = parseSizes(o.groupSizes);
     if (!o.spec.scale.empty()) throw UsageError("sweep calibrates each group size; --scale does not apply");
-    JobRequest request = makeRequest(o.file, o.spec, o.backend);
+    JobRequest request = makeRequest(o.file, o.spec, o.backend, 1, o.importance);
     if (!o.report.empty()) refuseOverwritingInputs(o.report, *request.source);
     QuantSpec& spec = request.spec;
     if (!o.spec.scheme.empty() && spec.scheme != Scheme::PerGroup && spec.scheme != Scheme::Block)
@@ -68,6 +69,7 @@ int runSweep(const SweepOptions& o) {
     for (const auto& [size, reason] : out.skipped)
         std::fprintf(stderr, "quantlens-cli: note: %s\n",
                      oneLine(where(o.file, o.tensor, "group size " + std::to_string(size) + " skipped: " + reason)).c_str());
+    noteMissingImportance(o.file, out.reports);
     auto rows = modelRows(out.reports);
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i].name = "group " + std::to_string(out.sizes[i]);
     std::fputs(formatModelTable(rows).c_str(), stdout);

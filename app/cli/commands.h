@@ -27,6 +27,7 @@ struct QuantizeOptions {
     std::string out;
     std::string exportLayout = "compressed-tensors";
     std::string report;
+    std::string importance;
     int repeat = 1;
     bool strict = false;
     bool quiet = false;
@@ -44,6 +45,7 @@ struct CompareOptions {
     std::string backendB;
     std::string presetB;
     std::string report;
+    std::string importance;
     int repeat = 1;
     bool failOnMismatch = false;
     bool quiet = false;
@@ -58,6 +60,7 @@ struct SweepOptions {
     std::string groupSizes;
     std::string backend = "cpu";
     std::string report;
+    std::string importance;
     bool quiet = false;
 };
 CLI::App* addSweep(CLI::App& parent, SweepOptions& o);
@@ -94,6 +97,26 @@ struct DiffOptions {
 };
 CLI::App* addDiff(CLI::App& parent, DiffOptions& o);
 int runDiff(const DiffOptions& o);
+
+struct PlanOptions {
+    std::string file;
+    std::vector<std::string> tensors;
+    std::string match;
+    std::string candidates;          // comma-separated default names
+    std::vector<std::string> custom; // "NAME: SPEC FLAGS"
+    double bitsPerWeight = 0;
+    std::int64_t bytes = 0;
+    std::string importance;
+    std::string from;
+    std::string backend = "cpu";
+    std::string report;
+    std::string llamaRules;
+    std::string recipe;
+    std::string out;
+    bool quiet = false;
+};
+CLI::App* addPlan(CLI::App& parent, PlanOptions& o);
+int runPlan(const PlanOptions& o);
 
 CLI::App* addBackends(CLI::App& parent);
 int runBackends();

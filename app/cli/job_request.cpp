@@ -1,10 +1,13 @@
 #include "cli/job_request.h"
 
+#include <cstdio>
 #include <filesystem>
+#include <map>
 #include <utility>
 
 #include "builtin_backends.h"
 #include "cli/cli_error.h"
+#include "job/importance.h"
 #include "tensor/error.h"
 
 namespace ql::cli {
@@ -17,7 +20,27 @@ const Backend& pickBackend(const BackendRegistry& registry, const std::string& n
     }
 }
 
-JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const std::string& backend, int repeat) {
+void addImportanceOption(CLI::App& cmd, std::string& importance) {
+    cmd.add_option("--importance", importance,
+                   "Activation statistics per input channel: a llama.cpp imatrix (.dat or .gguf) or a safetensors "
+                   "file of <module>.input_sq_mean [in] or <module>.inputs [n, in]. Adds the importance-weighted "
+                   "error (the layer output's SQNR) and ranks by it");
+}
+
+void noteMissingImportance(const std::string& file, const std::vector<TensorReport>& reports) {
+    std::map<std::string, std::vector<std::string>> byReason;
+    for (const auto& r : reports)
+        if (r.quantized() && !r.weighted && !r.importanceNote.empty()) byReason[r.importanceNote].push_back(r.name);
+    for (const auto& [why, names] : byReason)
+        std::fprintf(stderr, "quantlens-cli: note: %s\n",
+                     oneLine(names.size() == 1 ? where(file, names[0], why + ": no weighted error")
+                                               : file + ": " + std::to_string(names.size()) + " tensors ('" + names[0] +
+                                                     "', ...): " + why + ": no weighted error")
+                         .c_str());
+}
+
+JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const std::string& backend, int repeat,
+                       const std::string& importance) {
     JobRequest r;
     r.spec = buildSpec(spec);
     auto registry = std::make_shared<BackendRegistry>();
@@ -34,6 +57,7 @@ JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const s
     r.params = {spec.scale, spec.zeroPoint};
     r.repeat = repeat;
     r.source = openTensorSource(file);
+    if (!importance.empty()) r.importance = Importance::open(importance);
     return r;
 }
 

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
     MergeOptions merge;
     CheckOptions check;
     DiffOptions diff;
+    PlanOptions plan;
     CLI::App* inspectCmd = addInspect(app, inspect);
     CLI::App* quantizeCmd = addQuantize(app, quantize);
     CLI::App* compareCmd = addCompare(app, compare);
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
     CLI::App* mergeCmd = addMerge(app, merge);
     CLI::App* checkCmd = addCheck(app, check);
     CLI::App* diffCmd = addDiff(app, diff);
+    CLI::App* planCmd = addPlan(app, plan);
     CLI::App* backendsCmd = addBackends(app);
 
     try {
@@ -70,6 +72,7 @@ int main(int argc, char** argv) {
         if (mergeCmd->parsed()) return runMerge(merge);
         if (checkCmd->parsed()) return runCheck(check);
         if (diffCmd->parsed()) return runDiff(diff);
+        if (planCmd->parsed()) return runPlan(plan);
         if (backendsCmd->parsed()) return runBackends();
     } catch (const UsageError& e) {
         return fail(2, e.what());

@@ -25,6 +25,8 @@ struct Metric {
 };
 constexpr Metric kMetrics[] = {
     {"sqnr_db", "sqnr", false},
+    {"weighted_sqnr_db", "weighted_sqnr", false}, // with importance (--importance); NaN without
+    {"weighted_mse", "", false},
     {"cosine", "", false},
     {"max_abs_error", "max_abs", false},
     {"mean_abs_error", "mean_abs", false},

@@ -15,6 +15,7 @@ double badness(const ModelRow& r, ModelColumn c) {
     switch (c) {
     case ModelColumn::Name: return 0;
     case ModelColumn::Sqnr: return -r.sqnrDb;
+    case ModelColumn::WeightedSqnr: return -r.weightedSqnrDb;
     case ModelColumn::MaxAbsError: return r.maxAbsError;
     case ModelColumn::RelError: return r.relError;
     case ModelColumn::Cosine: return -r.cosine;
@@ -24,6 +25,9 @@ double badness(const ModelRow& r, ModelColumn c) {
     return 0;
 }
 
+std::string padded(const std::string& s, std::size_t width) {
+    return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
 
 } // namespace
 
@@ -45,6 +49,7 @@ std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports) {
         row.kept = r.passedThrough;
         const ErrorStats& s = r.analysis.stats;
         row.sqnrDb = s.sqnrDb();
+        if (r.weighted) row.weightedSqnrDb = r.weighted->sqnrDb();
         row.maxAbsError = s.maxAbsError();
         row.relError = s.relError();
         row.cosine = s.cosine();
@@ -80,6 +85,18 @@ double reportStat(const nlohmann::json& stats, const std::string& key) {
 
 namespace {
 
+// An entry's weighted SQNR from its accumulators (null in "stats" is ambiguous: exact or empty).
+double weightedSqnrOf(const nlohmann::json& t) {
+    const auto it = t.find("importance");
+    if (it == t.end() || !it->is_object() || !it->contains("accumulators")) return std::nan("");
+    const auto& a = (*it)["accumulators"];
+    WeightedError w;
+    w.sumWeightedSqError = statOf(a, "sum_weighted_sq_err", std::nan(""));
+    w.sumWeightedSqX = statOf(a, "sum_weighted_sq_x", std::nan(""));
+    w.count = static_cast<std::int64_t>(statOf(a, "count", 0));
+    return w.sqnrDb();
+}
+
 ModelRow rowOf(const nlohmann::json& t) {
     if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) throw FileError("an entry without a name");
     ModelRow row;
@@ -97,6 +114,7 @@ ModelRow rowOf(const nlohmann::json& t) {
     const auto& s = t["stats"];
     const double nan = std::nan("");
     row.sqnrDb = reportStat(s, "sqnr_db");
+    row.weightedSqnrDb = weightedSqnrOf(t);
     row.maxAbsError = reportStat(s, "max_abs_error");
     row.relError = reportStat(s, "rel_error");
     row.cosine = reportStat(s, "cosine");
@@ -134,7 +152,13 @@ void sortRows(std::vector<ModelRow>& rows, ModelColumn column, bool worstFirst) 
     });
 }
 
-void sortWorstFirst(std::vector<ModelRow>& rows) { sortRows(rows, ModelColumn::Sqnr, true); }
+bool anyWeighted(const std::vector<ModelRow>& rows) {
+    return std::any_of(rows.begin(), rows.end(), [](const ModelRow& r) { return !std::isnan(r.weightedSqnrDb); });
+}
+
+void sortWorstFirst(std::vector<ModelRow>& rows) {
+    sortRows(rows, anyWeighted(rows) ? ModelColumn::WeightedSqnr : ModelColumn::Sqnr, true);
+}
 
 std::string formatModelTable(const std::vector<ModelRow>& rows) {
     // Names wider than kWide get a line of their own, so the columns stay aligned.
@@ -142,9 +166,11 @@ std::string formatModelTable(const std::vector<ModelRow>& rows) {
     std::size_t nameWidth = 6;
     for (const auto& r : rows)
         if (r.name.size() <= kWide) nameWidth = std::max(nameWidth, r.name.size());
+    const bool weighted = anyWeighted(rows);
     char line[512];
-    std::snprintf(line, sizeof line, "%-*s %-16s %9s %11s %10s %9s %8s %6s %9s\n", static_cast<int>(nameWidth),
-                  "tensor", "shape", "SQNR dB", "max |err|", "rel err", "cosine", "clip %", "codes", "ms");
+    std::snprintf(line, sizeof line, "%-*s %-16s %9s%s %11s %10s %9s %8s %6s %9s\n", static_cast<int>(nameWidth),
+                  "tensor", "shape", "SQNR dB", weighted ? " w.SQNR dB" : "", "max |err|", "rel err", "cosine",
+                  "clip %", "codes", "ms");
     std::string out = line;
     for (const auto& r : rows) {
         if (!r.error.empty()) {
@@ -157,8 +183,9 @@ std::string formatModelTable(const std::vector<ModelRow>& rows) {
         }
         const bool wide = r.name.size() > nameWidth;
         if (wide) out += r.name + "\n";
-        std::snprintf(line, sizeof line, "%-*s %-16s %9s %11s %10s %9s %8s %6lld %9s\n", static_cast<int>(nameWidth),
-                      wide ? "" : r.name.c_str(), r.shape.c_str(), tableNumber(r.sqnrDb, "%.2f").c_str(),
+        const std::string w = weighted ? " " + padded(tableNumber(r.weightedSqnrDb, "%.2f"), 9) : "";
+        std::snprintf(line, sizeof line, "%-*s %-16s %9s%s %11s %10s %9s %8s %6lld %9s\n", static_cast<int>(nameWidth),
+                      wide ? "" : r.name.c_str(), r.shape.c_str(), tableNumber(r.sqnrDb, "%.2f").c_str(), w.c_str(),
                       tableNumber(r.maxAbsError, "%.4g").c_str(), tableNumber(r.relError, "%.3g").c_str(),
                       tableNumber(r.cosine, "%.6f").c_str(), tableNumber(100.0 * r.clippedFraction, "%.3f").c_str(),
                       static_cast<long long>(r.codesUsed), tableNumber(r.totalMs, "%.2f").c_str());

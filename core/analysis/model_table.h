@@ -1,5 +1,6 @@
 #pragma once
 // The whole-model table: one row of headline numbers per tensor, worst first.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@ struct ModelRow {
     std::string name;
     std::string shape;
     double sqnrDb = 0;
+    double weightedSqnrDb = std::nan(""); // importance-weighted, when the run had importance for it
     double maxAbsError = 0;
     double relError = 0;
     double cosine = 0;
@@ -22,7 +24,7 @@ struct ModelRow {
     std::string kept;  // tensors passed through unquantized, and why
 };
 
-enum class ModelColumn { Name, Sqnr, MaxAbsError, RelError, Cosine, Clipped, TotalMs };
+enum class ModelColumn { Name, Sqnr, WeightedSqnr, MaxAbsError, RelError, Cosine, Clipped, TotalMs };
 
 std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports);
 /// The same rows from a JSON report's "tensors" list (a report written earlier, or merged from
@@ -34,13 +36,16 @@ std::vector<ModelRow> modelRows(const nlohmann::json& tensors, const std::string
 /// value is not a number.
 double reportStat(const nlohmann::json& stats, const std::string& key);
 /// Worst first: failed tensors, then ascending SQNR (−Inf first, +Inf — exact — last), ties by
-/// name; rows with no SQNR (empty tensors) at the end.
+/// name; rows with no SQNR (empty tensors) at the end. With importance, by the weighted SQNR: what
+/// the layer's output loses ranks the tensors.
 void sortWorstFirst(std::vector<ModelRow>& rows);
 /// Sort by any column; `worstFirst` puts the bad end first (low SQNR/cosine, high errors).
 void sortRows(std::vector<ModelRow>& rows, ModelColumn column, bool worstFirst = true);
 /// A number for a terminal table: printf `fmt`, "-" for NaN, "inf" / "-inf".
 std::string tableNumber(double v, const char* fmt);
-/// Fixed-width text table for a terminal.
+/// Whether any row has an importance-weighted figure.
+bool anyWeighted(const std::vector<ModelRow>& rows);
+/// Fixed-width text table for a terminal (a weighted SQNR column when any row has one).
 std::string formatModelTable(const std::vector<ModelRow>& rows);
 
 } // namespace ql

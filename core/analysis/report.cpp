@@ -165,6 +165,18 @@ json toJson(const TensorReport& r, const ReportOptions& opt) {
     if (!r.params.calibrationNote.empty()) j["calibration_note"] = r.params.calibrationNote;
     j["backend"] = r.backend;
     j["stats"] = statsJson(r.analysis);
+    if (r.weighted) {
+        const WeightedError& w = *r.weighted;
+        j["stats"]["weighted_mse"] = jsonNumber(w.mse());
+        j["stats"]["weighted_sqnr_db"] = jsonNumber(w.sqnrDb());
+        j["importance"] = {{"source", w.importance},
+                           {"accumulators",
+                            {{"sum_weighted_sq_err", w.sumWeightedSqError},
+                             {"sum_weighted_sq_x", w.sumWeightedSqX},
+                             {"count", w.count}}}};
+    } else if (!r.importanceNote.empty()) {
+        j["importance"] = {{"note", r.importanceNote}};
+    }
     j["histograms"] = histogramsJson(r.analysis);
     j["per_channel"] = perChannelJson(r, opt);
     j["timing"] = timingJson(r.timing);

@@ -1,5 +1,6 @@
 #pragma once
 // Reports: JSON (the stable schema in core/analysis/report_schema.md) and CSV (one row per tensor).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -7,6 +8,7 @@
 
 #include "analysis/analyzer.h"
 #include "analysis/comparison.h"
+#include "analysis/weighted_error.h"
 #include "backend/timing.h"
 #include "quant/params.h"
 #include "quant/plan.h"
@@ -28,6 +30,10 @@ struct TensorReport {
     Timing timing;
     std::string error;
     std::string passedThrough;
+    /// The importance-weighted error, when the run had activation statistics for this tensor;
+    /// otherwise `importanceNote` may say why it has none.
+    std::optional<WeightedError> weighted;
+    std::string importanceNote;
 
     bool quantized() const { return error.empty() && passedThrough.empty(); }
 };

@@ -173,6 +173,18 @@ TensorReport readEntry(const json& t) {
         for (const auto& z : array(perChannel, "zero_point", "\"per_channel\""))
             r.params.zeroPoints.push_back(static_cast<float>(number(z)));
     if (t.contains("timing") && t["timing"].is_object()) r.timing = timingFromJson(t["timing"]);
+    if (const auto it = t.find("importance"); it != t.end() && it->is_object()) {
+        if (it->contains("accumulators")) {
+            const json& acc = (*it)["accumulators"];
+            WeightedError w;
+            w.sumWeightedSqError = number(field(acc, "sum_weighted_sq_err", "\"importance\""));
+            w.sumWeightedSqX = number(field(acc, "sum_weighted_sq_x", "\"importance\""));
+            w.count = whole(field(acc, "count", "\"importance\""));
+            w.importance = it->value("source", std::string());
+            r.weighted = w;
+        }
+        r.importanceNote = it->value("note", std::string());
+    }
     return r;
 }
 

@@ -10,4 +10,5 @@ target_sources(quantlens_core PRIVATE
     analysis/report.cpp
     analysis/report_read.cpp
     analysis/check.cpp
-    analysis/model_table.cpp)
+    analysis/model_table.cpp
+    analysis/weighted_error.cpp)

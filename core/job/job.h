@@ -27,6 +27,8 @@
 
 namespace ql {
 
+class Importance;
+
 /// Which second run to compare against: none, the same spec on another backend, or another preset.
 struct CompareWith {
     enum class Kind { None, Backend, Preset } kind = Kind::None;
@@ -48,6 +50,8 @@ struct JobRequest {
     std::string backend = "cpu";
     CompareWith compare;
     ParamFiles params; // read when spec.calibration.method is Explicit
+    /// Activation statistics: reports gain the importance-weighted error (job/importance.h).
+    std::shared_ptr<const Importance> importance;
     int repeat = 1;
 };
 

@@ -130,7 +130,7 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
                 const LoadedTensor tensor(source, info);
                 const auto params = explicitParams.forTensor(info.name);
                 TensorRun run = runTensor(tensor, std::get<QuantPlan>(plan), backend, params, request.repeat,
-                                          events.progress);
+                                          events.progress, request.importance.get());
                 report = std::move(run.report);
                 QuantizedTensor q{info.name, run.result.plan, run.result.params, std::move(run.result.codes)};
                 if (options.unstorable) unstorable = options.unstorable(q);

@@ -1,7 +1,11 @@
 target_sources(quantlens_core PRIVATE
     job/diff_job.cpp
     job/explicit_params.cpp
+    job/importance.cpp
     job/model_job.cpp
+    job/plan_job.cpp
+    job/plan_output.cpp
+    job/plan_solver.cpp
     job/report_journal.cpp
     job/report_parts.cpp
     job/shard.cpp

@@ -24,7 +24,7 @@ SweepOutcome runSweepJob(const JobRequest& request, const std::string& name, con
             continue;
         }
         try {
-            out.reports.push_back(runTensor(tensor, plan, backend, std::nullopt, request.repeat, progress).report);
+            out.reports.push_back(runTensor(tensor, plan, backend, std::nullopt, request.repeat, progress, request.importance.get()).report);
             out.sizes.push_back(sizes[i]);
         } catch (const QuantError& e) {
             throw QuantError(whereIn(source, name, "group size " + std::to_string(sizes[i]) + ": " + e.what()));

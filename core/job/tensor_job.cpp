@@ -19,8 +19,9 @@ ProgressFn subProgress(const ProgressFn& progress, int index, int steps) {
 }
 
 SideOutcome runSide(const LoadedTensor& tensor, const QuantSpec& spec, const std::optional<QuantParams>& params,
-                    const Backend& backend, int repeat, const ProgressFn& progress) {
-    TensorRun run = runTensor(tensor, planQuantization(spec, tensor.info().shape), backend, params, repeat, progress);
+                    const Backend& backend, int repeat, const ProgressFn& progress, const Importance* importance) {
+    TensorRun run = runTensor(tensor, planQuantization(spec, tensor.info().shape), backend, params, repeat, progress,
+                              importance);
     SideOutcome side;
     side.label = backend.name();
     side.report = std::move(run.report);
@@ -64,7 +65,7 @@ TensorOutcome runTensorJob(const JobRequest& request, const std::string& name, c
     try {
         paramsA = ExplicitParams(request, 1).forTensor(name);
         out.a = runSide(tensor, request.spec, paramsA, registry.require(request.backend), request.repeat,
-                        subProgress(progress, 0, steps));
+                        subProgress(progress, 0, steps), request.importance.get());
     } catch (const QuantError& e) {
         throw QuantError(whereIn(source, name, (twoSides ? "A: " : "") + std::string(e.what())));
     }
@@ -77,7 +78,7 @@ TensorOutcome runTensorJob(const JobRequest& request, const std::string& name, c
     if (paramsA) paramsB = convertParams(*paramsA, out.a.report.plan.convention, conventionOf(specB));
     try {
         out.b = runSide(tensor, specB, paramsB, registry.require(nameB), request.repeat,
-                        subProgress(progress, 1, steps));
+                        subProgress(progress, 1, steps), request.importance.get());
     } catch (const QuantError& e) {
         throw QuantError(whereIn(source, name, "B (" + describe(specB) + "): " + e.what()));
     }

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "analysis/analyzer.h"
+#include "job/importance.h"
 #include "tensor/error.h"
 
 namespace ql {
@@ -38,7 +39,8 @@ std::span<const float> LoadedTensor::floats() const {
 }
 
 TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Backend& backend,
-                    const std::optional<QuantParams>& params, int repeat, const ProgressFn& progress) {
+                    const std::optional<QuantParams>& params, int repeat, const ProgressFn& progress,
+                    const Importance* importance) {
     if (auto why = backend.supports(plan)) throw QuantError("backend " + backend.name() + " cannot run it: " + *why);
     Job job = tensor.job();
     job.plan = plan;
@@ -55,6 +57,10 @@ TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Bac
     r.params = run.result.params;
     r.timing = run.result.timing;
     r.analysis = analyze(r.plan, r.params, run.result.codes, tensor.view());
+    if (importance) {
+        if (const auto weights = importance->forTensor(tensor.info(), r.importanceNote))
+            r.weighted = weightedErrorOf(r.plan, r.params, run.result.codes, tensor.floats(), *weights);
+    }
     return run;
 }
 

@@ -42,11 +42,14 @@ struct TensorRun {
     Result result;       // the backend's result, codes included
 };
 
-/// Plans `spec` for the tensor, runs it on `backend` and analyses the codes. Throws QuantError
-/// (impossible spec, unsupported by the backend, parameters that do not fit) or Cancelled; the
-/// caller adds file and tensor to the message.
+class Importance;
+
+/// Plans `spec` for the tensor, runs it on `backend` and analyses the codes (with `importance`, the
+/// weighted error too, or a note why the tensor has none). Throws QuantError (impossible spec,
+/// unsupported by the backend, parameters that do not fit) or Cancelled; the caller adds file and
+/// tensor to the message.
 TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Backend& backend,
                     const std::optional<QuantParams>& params = std::nullopt, int repeat = 1,
-                    const ProgressFn& progress = {});
+                    const ProgressFn& progress = {}, const Importance* importance = nullptr);
 
 } // namespace ql

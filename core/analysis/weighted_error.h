@@ -1,0 +1,35 @@
+#pragma once
+// Importance-weighted error: the expected error in a linear layer's output, E‖(W − Ŵ)x‖², under the
+// diagonal approximation llama.cpp's importance matrices make: Σ_j E[x_j²] Σ_i (W_ij − Ŵ_ij)², with j
+// the input channel (the weight's last, contiguous axis). Mergeable sums, like ErrorStats.
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace ql {
+
+struct WeightedError {
+    double sumWeightedSqError = 0; // Σ s_j (x − x̂)²
+    double sumWeightedSqX = 0;     // Σ s_j x²
+    std::int64_t count = 0;        // finite elements counted
+    std::string importance;        // where s came from: "file: entry"
+
+    /// Σ s_j (x − x̂)² / count.
+    double mse() const { return count ? sumWeightedSqError / static_cast<double>(count) : NAN; }
+    /// 10 log10(Σ s x² / Σ s (x − x̂)²): the output's signal-to-noise ratio.
+    double sqnrDb() const;
+    void merge(const WeightedError& o) {
+        sumWeightedSqError += o.sumWeightedSqError;
+        sumWeightedSqX += o.sumWeightedSqX;
+        count += o.count;
+    }
+};
+
+/// x and x̂ in row-major order, s the importance per input channel: `channels` values per matrix,
+/// `matrices` matrices (a mixture of experts' weight [E, out, in] has one vector per expert).
+/// Elements where x or x̂ is not finite are left out, as ErrorStats does.
+WeightedError weightedError(std::span<const float> x, std::span<const float> xhat, std::span<const float> s,
+                            std::int64_t channels, int matrices = 1);
+
+} // namespace ql

@@ -1,0 +1,58 @@
+#include "job/importance.h"
+
+#include "job/diff_job.h"
+#include "quant/reference.h"
+#include "tensor/error.h"
+
+namespace ql {
+
+Importance::Importance(ImportanceFile file)
+    : m_file(std::move(file)) {}
+
+std::shared_ptr<const Importance> Importance::open(const std::string& path) {
+    return std::make_shared<const Importance>(readImportanceFile(path));
+}
+
+std::optional<Importance::Weights> Importance::forTensor(const TensorInfo& info, std::string& why) const {
+    // The weight's own name; its llama.cpp name (an imatrix made on the GGUF of this checkpoint);
+    // or, for a GGUF, the Hugging Face name whose llama.cpp name it is.
+    const std::string gguf = ggufNameOf(info.name);
+    auto found = m_file.entries.find(info.name);
+    if (found == m_file.entries.end() && !gguf.empty()) found = m_file.entries.find(gguf);
+    if (found == m_file.entries.end())
+        for (auto it = m_file.entries.begin(); it != m_file.entries.end(); ++it)
+            if (ggufNameOf(it->first) == info.name) {
+                found = it;
+                break;
+            }
+    if (found == m_file.entries.end()) {
+        why = "the importance file has no entry for it";
+        return std::nullopt;
+    }
+    const ImportanceEntry& e = found->second;
+    const std::int64_t channels = info.shape.empty() ? 0 : info.shape.back();
+    const auto values = static_cast<std::int64_t>(e.sqMean.size());
+    // The legacy imatrix keeps an expert weight's vectors as one: experts x channels values.
+    const int matrices = e.matrices == 1 && info.shape.size() == 3 && values == info.shape[0] * channels
+                             ? static_cast<int>(info.shape[0])
+                             : e.matrices;
+    const bool fits = channels > 0 && matrices > 0 && values == channels * matrices &&
+                      (matrices == 1 || (info.shape.size() == 3 && info.shape[0] == matrices));
+    if (!fits) {
+        why = "importance entry '" + found->first + "' has " + std::to_string(values) + " values in " +
+              std::to_string(e.matrices) + " matrices; the weight " + toString(info.shape) + " has " +
+              std::to_string(channels) + " input channels";
+        return std::nullopt;
+    }
+    return Weights{e.sqMean, channels, matrices, m_file.path + ": " + found->first};
+}
+
+WeightedError weightedErrorOf(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                              std::span<const float> x, const Importance::Weights& weights) {
+    const std::vector<float> xhat = dequantizeReference(plan, params, codes);
+    WeightedError w = weightedError(x, xhat, weights.sqMean, weights.channels, weights.matrices);
+    w.importance = weights.origin;
+    return w;
+}
+
+} // namespace ql

@@ -1,0 +1,44 @@
+#pragma once
+// Importance files as the jobs use them: each weight's activation statistics found by its name (the
+// name itself, its module's for QuantLens's own statistics, or its llama.cpp name for an imatrix
+// made on the GGUF of the same model), and the weighted error of a quantized tensor.
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "analysis/weighted_error.h"
+#include "io/importance_file.h"
+#include "io/tensor_source.h"
+#include "quant/params.h"
+#include "quant/plan.h"
+
+namespace ql {
+
+class Importance {
+public:
+    explicit Importance(ImportanceFile file);
+    /// Throws FileError naming the file and the reason.
+    static std::shared_ptr<const Importance> open(const std::string& path);
+
+    const ImportanceFile& file() const { return m_file; }
+
+    struct Weights {
+        std::span<const float> sqMean;
+        std::int64_t channels = 0;
+        int matrices = 1;
+        std::string origin; // "file: entry"
+    };
+    /// The statistics for a weight, or nullopt with `why` (no entry; an entry of another size).
+    std::optional<Weights> forTensor(const TensorInfo& info, std::string& why) const;
+
+private:
+    ImportanceFile m_file;
+};
+
+/// The weighted error of `codes` against the original values `x` (dequantized with the plan's
+/// arithmetic, element by element as the reference does).
+WeightedError weightedErrorOf(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                              std::span<const float> x, const Importance::Weights& weights);
+
+} // namespace ql

@@ -1,0 +1,82 @@
+#pragma once
+// The mixed-precision planner (issue 16): measure every selected weight under each candidate format
+// (the target operator's arithmetic, on the request's backend), then choose one format per weight
+// minimising the total (importance-weighted) squared error under a bits budget (plan_solver.h).
+//
+// Bits are what a compressed-tensors export of the plan stores for the weight, exactly: its codes
+// (packed), scales and zero points (and NVFP4's global scale); "keep" stores the weight as it is.
+// Every candidate is therefore one that format can store, and the plan exports as it was measured.
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "job/job.h"
+#include "job/plan_solver.h"
+
+namespace ql {
+
+struct PlanCandidate {
+    std::string name;              // "int4-g128"
+    std::optional<QuantSpec> spec; // none: kept as stored
+    std::string ggmlType;          // the nearest llama.cpp type for --tensor-type (none for keep: the weight's own)
+    bool ggmlSameLayout = false;   // that type stores the same codes and scales (its quantizer rounds its own way)
+};
+/// The formats the planner tries unless told otherwise, in order of size.
+std::vector<PlanCandidate> defaultPlanCandidates();
+/// Throws QuantError naming the unknown name and the known ones.
+std::vector<PlanCandidate> planCandidatesNamed(const std::vector<std::string>& names);
+
+/// One weight under one candidate.
+struct PlanCell {
+    std::int64_t bits = -1;  // -1: not available (why says so)
+    double error = NAN;      // squared error summed over the weight: importance-weighted when weighted
+    double sqnrDb = NAN;     // plain SQNR, for display
+    std::string why;
+    nlohmann::json compressedTensors; // {"format", "weights"}: the config group this choice joins
+};
+
+struct PlanTensor {
+    std::string name;
+    Shape shape;
+    DType dtype = DType::F32;
+    std::int64_t elements = 0;
+    bool weighted = false;   // its error is weighted by an importance entry
+    std::string note;        // importance: where its weights came from, or why none
+    std::vector<PlanCell> cells; // one per candidate
+};
+
+struct PlanMeasurements {
+    std::string file;
+    std::string importance; // the importance file, empty: plain squared error
+    std::vector<PlanCandidate> candidates;
+    std::vector<PlanTensor> tensors;                         // the weights planned
+    std::vector<std::pair<std::string, std::string>> notPlanned; // name, why (kept as they are)
+    std::int64_t elements() const;
+};
+
+/// Measures each candidate on each selected tensor, one tensor at a time. A weight is planned when
+/// compressed-tensors could quantize it (a 2-D floating ".weight"); the others are listed as not
+/// planned. Throws Cancelled; everything else is per cell.
+PlanMeasurements measurePlan(const JobRequest& request, const std::vector<std::string>& tensors,
+                             const std::vector<PlanCandidate>& candidates, const ModelEvents& events = {});
+
+struct PlanBudget {
+    double bitsPerWeight = 0; // > 0: average over the planned weights
+    std::int64_t bytes = 0;   // > 0: total bytes of the planned weights
+};
+
+struct PlanResult {
+    std::int64_t budgetBits = 0;
+    PlanSolution solution;
+    std::vector<FrontPoint> front;
+    double bitsPerWeight(const PlanMeasurements& m) const;
+};
+/// Throws QuantError for an impossible budget (naming the smallest plan's bits per weight).
+PlanResult choosePlan(const PlanMeasurements& m, const PlanBudget& budget);
+/// The error-vs-bits front of the measurements (whatever the budget).
+std::vector<FrontPoint> planFrontOf(const PlanMeasurements& m);
+
+} // namespace ql

@@ -1,0 +1,243 @@
+#include "job/plan_output.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "analysis/report.h"
+#include "io/export_compressed_tensors.h"
+#include "job/diff_job.h"
+#include "job/tensor_run.h"
+#include "quant/spec_json.h"
+#include "tensor/error.h"
+
+namespace ql {
+namespace {
+
+using json = nlohmann::json;
+
+const PlanCandidate& chosen(const PlanMeasurements& m, const PlanResult& r, std::size_t t) {
+    return m.candidates[static_cast<std::size_t>(r.solution.choice[t])];
+}
+
+std::string moduleOf(const std::string& weight) { return weight.substr(0, weight.size() - std::string(".weight").size()); }
+
+std::string regexEscaped(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (std::string_view(".^$|()[]{}*+?\\").find(c) != std::string_view::npos) out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+double readNumber(const json& v) { return v.is_null() ? NAN : v.get<double>(); }
+
+} // namespace
+
+json planJson(const PlanMeasurements& m, const PlanResult& r) {
+    json candidates = json::array();
+    for (const auto& c : m.candidates)
+        candidates.push_back({{"name", c.name},
+                              {"spec", c.spec ? toJson(*c.spec) : json()},
+                              {"ggml_type", c.ggmlType},
+                              {"ggml_same_layout", c.ggmlSameLayout}});
+    json tensors = json::array(), choice = json::array();
+    for (std::size_t t = 0; t < m.tensors.size(); ++t) {
+        const PlanTensor& pt = m.tensors[t];
+        json cells = json::array();
+        for (const auto& c : pt.cells) {
+            json cell = {{"bits", c.bits}, {"error", jsonNumber(c.error)}, {"sqnr_db", jsonNumber(c.sqnrDb)}};
+            if (!c.why.empty()) cell["why"] = c.why;
+            if (!c.compressedTensors.is_null()) cell["compressed_tensors"] = c.compressedTensors;
+            cells.push_back(std::move(cell));
+        }
+        tensors.push_back({{"name", pt.name},
+                           {"shape", pt.shape},
+                           {"dtype", std::string(nameOf(pt.dtype))},
+                           {"weighted", pt.weighted},
+                           {"note", pt.note},
+                           {"cells", std::move(cells)}});
+        const auto k = static_cast<std::size_t>(r.solution.choice[t]);
+        choice.push_back({{"name", pt.name},
+                          {"candidate", m.candidates[k].name},
+                          {"bits", pt.cells[k].bits},
+                          {"error", jsonNumber(pt.cells[k].error)}});
+    }
+    json notPlanned = json::array();
+    for (const auto& [name, why] : m.notPlanned) notPlanned.push_back({{"name", name}, {"why", why}});
+    json front = json::array();
+    const double n = static_cast<double>(m.elements());
+    for (const auto& p : r.front)
+        front.push_back({{"bits", p.bits}, {"bits_per_weight", static_cast<double>(p.bits) / n}, {"error", p.error}});
+    return {{"format", "quantlens-plan"},
+            {"version", 1},
+            {"file", m.file},
+            {"importance", m.importance},
+            {"objective", m.importance.empty() ? "sum of squared errors"
+                                               : "sum of importance-weighted squared errors"},
+            {"candidates", std::move(candidates)},
+            {"tensors", std::move(tensors)},
+            {"not_planned", std::move(notPlanned)},
+            {"budget_bits", r.budgetBits},
+            {"unit_bits", r.solution.unitBits},
+            {"exact", r.solution.exact},
+            {"bits", r.solution.bits},
+            {"bits_per_weight", r.bitsPerWeight(m)},
+            {"error", r.solution.error},
+            {"choice", std::move(choice)},
+            {"front", std::move(front)}};
+}
+
+PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path) {
+    auto bad = [&](const std::string& why) { return FileError(path + ": not a QuantLens plan: " + why); };
+    PlanMeasurements m;
+    try {
+        if (!j.is_object() || j.value("format", std::string()) != "quantlens-plan") throw bad("no \"format\": \"quantlens-plan\"");
+        if (j.at("version").get<int>() != 1) throw bad("version " + j.at("version").dump() + " is not 1");
+        m.file = j.at("file").get<std::string>();
+        m.importance = j.at("importance").get<std::string>();
+        for (const auto& c : j.at("candidates")) {
+            PlanCandidate pc{c.at("name").get<std::string>(), std::nullopt, c.at("ggml_type").get<std::string>(),
+                             c.value("ggml_same_layout", false)};
+            if (!c.at("spec").is_null()) pc.spec = specFromJson(c.at("spec"));
+            m.candidates.push_back(std::move(pc));
+        }
+        if (m.candidates.empty()) throw bad("no candidates");
+        for (const auto& t : j.at("tensors")) {
+            PlanTensor pt;
+            pt.name = t.at("name").get<std::string>();
+            pt.shape = t.at("shape").get<Shape>();
+            const auto dtype = dtypeFromName(t.at("dtype").get<std::string>());
+            if (!dtype) throw bad("tensor '" + pt.name + "' has an unknown dtype");
+            pt.dtype = *dtype;
+            pt.elements = elementCount(pt.shape);
+            pt.weighted = t.at("weighted").get<bool>();
+            pt.note = t.at("note").get<std::string>();
+            for (const auto& c : t.at("cells")) {
+                PlanCell cell;
+                cell.bits = c.at("bits").get<std::int64_t>();
+                cell.error = readNumber(c.at("error"));
+                cell.sqnrDb = readNumber(c.at("sqnr_db"));
+                if (cell.bits >= 0 && cell.error == 0 && std::isnan(cell.sqnrDb)) cell.sqnrDb = INFINITY;
+                cell.why = c.value("why", std::string());
+                cell.compressedTensors = c.value("compressed_tensors", json());
+                if (cell.bits >= 0 && !(cell.error >= 0)) throw bad("tensor '" + pt.name + "' has an invalid error");
+                pt.cells.push_back(std::move(cell));
+            }
+            if (pt.cells.size() != m.candidates.size())
+                throw bad("tensor '" + pt.name + "' has " + std::to_string(pt.cells.size()) + " cells for " +
+                          std::to_string(m.candidates.size()) + " candidates");
+            m.tensors.push_back(std::move(pt));
+        }
+        for (const auto& n : j.at("not_planned"))
+            m.notPlanned.emplace_back(n.at("name").get<std::string>(), n.at("why").get<std::string>());
+    } catch (const json::exception& e) {
+        throw bad(e.what());
+    } catch (const QuantError& e) {
+        throw bad(e.what());
+    }
+    if (m.tensors.empty()) throw bad("no tensors");
+    return m;
+}
+
+PlanText llamaTensorTypeRules(const PlanMeasurements& m, const PlanResult& r) {
+    PlanText out;
+    std::set<std::string> approximated;
+    for (std::size_t t = 0; t < m.tensors.size(); ++t) {
+        const PlanTensor& pt = m.tensors[t];
+        const PlanCandidate& c = chosen(m, r, t);
+        std::string name = ggufNameOf(pt.name);
+        if (name.empty()) {
+            name = pt.name;
+            if (name.rfind("blk.", 0) != 0 && name.rfind("token_embd", 0) != 0 && name.rfind("output", 0) != 0)
+                out.notes.push_back("'" + pt.name + "' has no llama.cpp name: its rule uses the name as it is");
+        }
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
+        const std::string type = c.spec ? c.ggmlType : std::string(nameOf(pt.dtype));
+        out.text += "^" + regexEscaped(name) + "$=" + type + "\n";
+        if (c.spec) approximated.insert(std::string(c.ggmlSameLayout ? "=" : "~") + c.name + " " + type);
+    }
+    for (const auto& a : approximated) {
+        const std::string name = a.substr(1, a.find(' ') - 1), type = a.substr(a.find(' ') + 1);
+        out.notes.push_back(a[0] == '='
+                                ? name + " is written as llama.cpp's " + type +
+                                      ": the same layout, rounded by llama.cpp's own quantizer"
+                                : "llama.cpp has no type with the arithmetic of " + name + "; its rules name the nearest, " +
+                                      type + " (the same code width, blocks no coarser)");
+    }
+    return out;
+}
+
+PlanText llmCompressorRecipe(const PlanMeasurements& m, const PlanResult& r) {
+    // One config group per distinct (format, weights), in the order first chosen.
+    std::vector<std::pair<json, std::vector<std::string>>> groups;
+    std::vector<std::string> ignore;
+    for (std::size_t t = 0; t < m.tensors.size(); ++t) {
+        const PlanCell& cell = m.tensors[t].cells[static_cast<std::size_t>(r.solution.choice[t])];
+        const std::string module = moduleOf(m.tensors[t].name);
+        if (!chosen(m, r, t).spec) {
+            ignore.push_back(module);
+            continue;
+        }
+        const json& weights = cell.compressedTensors.at("weights");
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == weights; });
+        if (it == groups.end()) it = groups.insert(groups.end(), std::make_pair(weights, std::vector<std::string>{}));
+        it->second.push_back(module);
+    }
+    // YAML: JSON strings and flow mappings are YAML, so names and arguments are written as JSON.
+    std::string y = "# QuantLens plan for " + json(m.file).dump() + ": " + std::to_string(r.bitsPerWeight(m)) +
+                    " bits per weight.\n";
+    y += "quant_stage:\n  quant_modifiers:\n    QuantizationModifier:\n";
+    y += "      ignore: " + json(ignore).dump() + "\n";
+    y += "      config_groups:\n";
+    if (groups.empty()) y.replace(y.size() - 1, 1, " {}\n");
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        y += "        group_" + std::to_string(g) + ":\n";
+        y += "          targets: " + json(groups[g].second).dump() + "\n";
+        y += "          weights: " + groups[g].first.dump() + "\n";
+    }
+    return {y, {}};
+}
+
+int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanResult& r, const std::string& path,
+               const ModelEvents& events) {
+    const TensorSource& source = *request.source;
+    refuseOverwritingInputs(path, source);
+    const Backend& backend = request.registry->require(request.backend);
+    std::map<std::string, std::size_t> planned;
+    for (std::size_t t = 0; t < m.tensors.size(); ++t) planned[m.tensors[t].name] = t;
+    std::vector<QuantizedTensor> quantized;
+    ExportExtras extras;
+    const int total = static_cast<int>(source.tensors().size());
+    int index = 0;
+    for (const TensorInfo& info : source.tensors()) {
+        if (events.started) events.started(index++, total, info.name);
+        const auto it = planned.find(info.name);
+        const PlanCandidate* c = it == planned.end() ? nullptr : &chosen(m, r, it->second);
+        if (it != planned.end() && info.shape != m.tensors[it->second].shape)
+            throw FileError(whereIn(source, info.name, "its shape " + toString(info.shape) + " is not the plan's " +
+                                                           toString(m.tensors[it->second].shape)));
+        if (!c || !c->spec) {
+            extras.kept.push_back({info.name, source.load(info.name)});
+            continue;
+        }
+        try {
+            const LoadedTensor tensor(source, info);
+            TensorRun run = runTensor(tensor, planQuantization(*c->spec, info.shape), backend, std::nullopt, 1,
+                                      events.progress);
+            quantized.push_back({info.name, run.result.plan, run.result.params, std::move(run.result.codes)});
+        } catch (const QuantError& e) {
+            throw QuantError(whereIn(source, info.name, c->name + ": " + e.what()));
+        }
+    }
+    for (const auto& [name, t] : planned)
+        if (!source.find(name)) throw FileError(whereIn(source, name, "the plan names it and the file lacks it"));
+    const CompressedTensorsConfig config = compressedTensorsConfig(path, quantized, extras, source.path());
+    exportSafetensors(path, quantized, ExportLayout::CompressedTensors, source.path(), extras);
+    writeCompressedTensorsConfig(config);
+    return static_cast<int>(quantized.size());
+}
+
+} // namespace ql

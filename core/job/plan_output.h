@@ -1,0 +1,36 @@
+#pragma once
+// What a plan becomes: its JSON file (read back to re-plan for another budget without measuring),
+// llama.cpp --tensor-type rules, an llm-compressor recipe, and a compressed-tensors checkpoint.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "job/plan_job.h"
+
+namespace ql {
+
+nlohmann::json planJson(const PlanMeasurements& m, const PlanResult& r);
+/// Throws FileError naming `path` and what is malformed.
+PlanMeasurements planMeasurementsFromJson(const nlohmann::json& j, const std::string& path);
+
+struct PlanText {
+    std::string text;
+    std::vector<std::string> notes; // what the reader of the text should know (approximations)
+};
+/// llama-quantize's --tensor-type-file: one "pattern=type" per line, the pattern the tensor's
+/// llama.cpp name anchored as a regular expression (llama.cpp lower-cases it and regex-searches).
+/// The type is each candidate's nearest ggml type; notes list where it is not the same arithmetic.
+PlanText llamaTensorTypeRules(const PlanMeasurements& m, const PlanResult& r);
+/// An llm-compressor recipe: a QuantizationModifier whose config_groups target each chosen format's
+/// modules by name, with the modules kept as they are in `ignore`.
+PlanText llmCompressorRecipe(const PlanMeasurements& m, const PlanResult& r);
+
+/// Quantizes each planned weight with its chosen format and writes a compressed-tensors checkpoint
+/// at `path` (mixed-precision when the formats differ) and its config.json; every other tensor of
+/// the model is kept as it is. Throws FileError / QuantError naming the tensor; nothing is written
+/// then. Returns the number of quantized tensors.
+int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanResult& r, const std::string& path,
+               const ModelEvents& events = {});
+
+} // namespace ql

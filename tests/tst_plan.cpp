@@ -1,0 +1,479 @@
+// The mixed-precision planner: the knapsack against brute force (random problems, and a real model's
+// measurements), each candidate's bits against the compressed-tensors layout's own sizes, the error
+// against a direct computation, the importance weighting, the plan file read back, the llama.cpp
+// rules, the llm-compressor recipe, the export read by an independent reader, and the CLI.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <regex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "io/export_compressed_tensors.h"
+#include "io/safetensors_source.h"
+#include "analysis/model_table.h"
+#include "analysis/report_read.h"
+#include "job/importance.h"
+#include "job/plan_output.h"
+#include "quant/reference.h"
+#include "tensor/error.h"
+
+#include "cli_test_util.h"
+#include "io_test_util.h"
+#include "job_test_util.h"
+#include "plan_test_util.h"
+
+using namespace ql;
+using namespace qltest;
+
+namespace {
+
+using Options = std::vector<std::vector<PlanOption>>;
+
+// The least error among all choices within the budget, by enumeration.
+double bruteForce(const Options& o, std::int64_t budget, std::int64_t unit = 1) {
+    double best = INFINITY;
+    std::vector<std::size_t> k(o.size(), 0);
+    while (true) {
+        std::int64_t bits = 0;
+        double err = 0;
+        for (std::size_t t = 0; t < o.size(); ++t) {
+            const PlanOption& p = o[t][k[t]];
+            bits += (p.bits + unit - 1) / unit;
+            err += p.error;
+        }
+        if (bits <= budget / unit && err < best) best = err;
+        std::size_t t = 0;
+        while (t < o.size() && ++k[t] == o[t].size()) k[t++] = 0;
+        if (t == o.size()) return best;
+    }
+}
+
+std::int64_t gcdOf(const Options& o) {
+    std::int64_t g = 0;
+    for (const auto& t : o)
+        for (const auto& p : t)
+            if (std::isfinite(p.error)) g = std::gcd(g, p.bits);
+    return g;
+}
+
+Options randomProblem(std::mt19937_64& rng) {
+    std::uniform_int_distribution<int> tensors(1, 6), formats(1, 5), grain(1, 4);
+    std::uniform_real_distribution<double> error(0.0, 10.0);
+    Options o(static_cast<std::size_t>(tensors(rng)));
+    const std::int64_t g = 8 * grain(rng); // real sizes share factors: bytes, rows
+    for (auto& t : o) {
+        const int n = formats(rng);
+        for (int k = 0; k < n; ++k) {
+            PlanOption p{g * std::uniform_int_distribution<std::int64_t>(1, 40)(rng), error(rng)};
+            if (k > 0 && rng() % 5 == 0) p.error = INFINITY; // a format the tensor cannot take
+            t.push_back(p);
+        }
+    }
+    return o;
+}
+
+std::int64_t minBits(const Options& o) {
+    std::int64_t s = 0;
+    for (const auto& t : o) {
+        std::int64_t lo = INT64_MAX;
+        for (const auto& p : t)
+            if (std::isfinite(p.error)) lo = std::min(lo, p.bits);
+        s += lo;
+    }
+    return s;
+}
+
+} // namespace
+
+class TestPlan : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::string m_model, m_stats;
+    std::vector<std::vector<double>> m_sqMean; // per module, from the samples, in double
+
+    std::string path(const char* name) const { return m_dir.filePath(QString::fromUtf8(name)).toStdString(); }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        const PlanFixture f = writePlanFixture(m_dir.path().toStdString());
+        m_model = f.model, m_stats = f.stats, m_sqMean = f.sqMean;
+    }
+
+    void solverMatchesBruteForce() {
+        std::mt19937_64 rng(11);
+        for (int trial = 0; trial < 300; ++trial) {
+            const Options o = randomProblem(rng);
+            const std::int64_t lo = minBits(o);
+            for (std::int64_t budget : {lo - 8, lo, lo + 40, lo + 200, lo + 100000}) {
+                const PlanSolution s = solvePlan(o, budget);
+                const double expected = bruteForce(o, budget);
+                QCOMPARE(s.feasible, std::isfinite(expected));
+                if (!s.feasible) continue;
+                QVERIFY(s.exact && s.unitBits % 8 == 0); // the common divisor
+                QVERIFY(s.bits <= budget);
+                double err = 0;
+                for (std::size_t t = 0; t < o.size(); ++t) err += o[t][static_cast<std::size_t>(s.choice[t])].error;
+                QVERIFY2(std::abs(err - expected) <= 1e-9 * std::max(1.0, expected),
+                         qPrintable(QStringLiteral("trial %1: %2 vs %3").arg(trial).arg(err).arg(expected)));
+                QVERIFY(std::abs(s.error - err) <= 1e-9 * std::max(1.0, err));
+            }
+        }
+    }
+
+    // Too many levels: costs are rounded up to coarser units; the plan is then the optimum of the
+    // rounded problem, and still fits the real budget.
+    void coarseUnitsSolveTheRoundedProblem() {
+        std::mt19937_64 rng(12);
+        for (int trial = 0; trial < 200; ++trial) {
+            const Options o = randomProblem(rng);
+            const std::int64_t budget = minBits(o) + 150;
+            const PlanSolution s = solvePlan(o, budget, PlanSolver{4});
+            QCOMPARE(s.exact, s.unitBits == gcdOf(o));
+            const double expected = bruteForce(o, budget, s.unitBits);
+            QCOMPARE(s.feasible, std::isfinite(expected));
+            if (!s.feasible) continue;
+            QVERIFY(s.bits <= budget);
+            QVERIFY(std::abs(s.error - expected) <= 1e-9 * std::max(1.0, expected));
+            QVERIFY(s.error >= bruteForce(o, budget) - 1e-9);
+        }
+    }
+
+    void frontIsTheBruteForceFront() {
+        std::mt19937_64 rng(13);
+        for (int trial = 0; trial < 100; ++trial) {
+            const Options o = randomProblem(rng);
+            const auto front = planFront(o);
+            QVERIFY(!front.empty());
+            QCOMPARE(front.front().bits, minBits(o));
+            for (std::size_t i = 0; i < front.size(); ++i) {
+                if (i > 0) QVERIFY(front[i].bits > front[i - 1].bits && front[i].error < front[i - 1].error);
+                QVERIFY(std::abs(front[i].error - bruteForce(o, front[i].bits)) <= 1e-9 * std::max(1.0, front[i].error));
+                if (i > 0) QVERIFY(bruteForce(o, front[i].bits - 1) > front[i].error); // nothing cheaper reaches it
+            }
+        }
+    }
+
+    void unavailableEverywhereIsInfeasible() {
+        const Options o = {{{8, INFINITY}}, {{8, 1.0}}};
+        QVERIFY(!solvePlan(o, 1000).feasible);
+        QVERIFY(planFront(o).empty());
+    }
+
+    // Bits are the compressed-tensors layout's own sizes; errors the squared error of the reference x̂.
+    void measuresBitsAndErrorsExactly() {
+        const JobRequest request = jobRequest(m_model, {});
+        const auto candidates = defaultPlanCandidates();
+        const std::vector<std::string> names = {"model.layers.0.self_attn.k_proj.weight",
+                                                "model.layers.0.mlp.down_proj.weight", "model.norm.weight"};
+        const PlanMeasurements m = measurePlan(request, names, candidates);
+        QCOMPARE(m.tensors.size(), std::size_t{2});
+        QCOMPARE(m.notPlanned.size(), std::size_t{1});
+        QCOMPARE(m.notPlanned[0].first, std::string("model.norm.weight"));
+        for (const PlanTensor& t : m.tensors) {
+            const std::int64_t rows = t.shape[0], cols = t.shape[1], n = rows * cols;
+            const std::vector<float> x = request.source->load(t.name).toFloatVector();
+            for (std::size_t k = 0; k < candidates.size(); ++k) {
+                const PlanCandidate& c = candidates[k];
+                const PlanCell& cell = t.cells[k];
+                const QString row = QString::fromStdString(t.name + " / " + c.name + ": " + cell.why);
+                std::int64_t expected = -1; // codes + scales (bf16 like the weight; E4M3/E8M0 codes) + global
+                if (c.name == "keep") expected = n * 16;
+                else if (c.name == "nvfp4") expected = n * 4 + n / 16 * 8 + 32;
+                else if (c.name == "mxfp4") expected = n * 4 + n / 32 * 8;
+                else if (c.name == "int8-channel" || c.name == "fp8-channel") expected = n * 8 + rows * 16;
+                else {
+                    const std::int64_t g = std::stoll(c.name.substr(c.name.find('g') + 1));
+                    expected = cols % g ? -1 : n * 4 + n / g * 16;
+                }
+                QVERIFY2(cell.bits == expected, qPrintable(row + QStringLiteral(" bits %1, expected %2").arg(cell.bits).arg(expected)));
+                if (cell.bits < 0) {
+                    QVERIFY2(!cell.why.empty(), qPrintable(row));
+                    continue;
+                }
+                if (!c.spec) {
+                    QCOMPARE(cell.error, 0.0);
+                    continue;
+                }
+                const TensorOutcome run = [&] {
+                    JobRequest r = request;
+                    r.spec = *c.spec;
+                    return runTensorJob(r, t.name);
+                }();
+                const std::vector<float> xhat = dequantizeReference(run.a.report.plan, run.a.report.params, run.a.codes);
+                double sse = 0;
+                for (std::size_t i = 0; i < x.size(); ++i) sse += (double(x[i]) - xhat[i]) * (double(x[i]) - xhat[i]);
+                QVERIFY2(std::abs(cell.error - sse) <= 1e-9 * sse, qPrintable(row));
+                QVERIFY(cell.compressedTensors.contains("format"));
+            }
+        }
+    }
+
+    void importanceWeightsTheError() {
+        JobRequest request = jobRequest(m_model, {});
+        request.importance = Importance::open(m_stats);
+        const PlanMeasurements m =
+            measurePlan(request, {"model.layers.0.mlp.up_proj.weight"}, planCandidatesNamed({"int4-g32", "keep"}));
+        const PlanTensor& t = m.tensors.at(0);
+        QVERIFY2(t.weighted, t.note.c_str());
+        QVERIFY(t.note.find("stats.safetensors: model.layers.0.mlp.up_proj.weight") != std::string::npos);
+        JobRequest r = request;
+        r.spec = *m.candidates[0].spec;
+        const TensorOutcome run = runTensorJob(r, t.name);
+        const std::vector<float> x = request.source->load(t.name).toFloatVector();
+        const std::vector<float> xhat = dequantizeReference(run.a.report.plan, run.a.report.params, run.a.codes);
+        const std::vector<double>& s = m_sqMean[5];
+        double weighted = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const double d = double(x[i]) - xhat[i];
+            weighted += s[i % s.size()] * d * d;
+        }
+        QVERIFY2(std::abs(t.cells[0].error - weighted) <= 1e-5 * weighted,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(t.cells[0].error).arg(weighted)));
+    }
+
+    void weightedErrorAgainstDirectSums() {
+        // Two experts of 3x4, NaN skipped, as ErrorStats skips it.
+        const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, -1, -2, -3, -4, NAN, 0, 1, 2, 3, 4, 5, 6};
+        std::vector<float> xhat = x;
+        for (float& v : xhat) v += 0.5f;
+        const std::vector<float> s = {1, 2, 3, 4, 10, 20, 30, 40};
+        const WeightedError w = weightedError(x, xhat, s, 4, 2);
+        double err = 0, sig = 0;
+        std::int64_t n = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            if (std::isnan(x[i])) continue;
+            const double si = s[(i / 12) * 4 + i % 4];
+            err += si * 0.25, sig += si * x[i] * x[i], ++n;
+        }
+        QCOMPARE(w.count, n);
+        QCOMPARE(w.sumWeightedSqError, err);
+        QCOMPARE(w.sumWeightedSqX, sig);
+        QCOMPARE(w.sqnrDb(), 10 * std::log10(sig / err));
+        QVERIFY_THROWS_EXCEPTION(QuantError, weightedError(x, xhat, s, 5, 2));
+    }
+
+    // A real model's measurements: the plan is the brute-force optimum at every budget.
+    void modelPlanIsTheBruteForceOptimum() {
+        JobRequest request = jobRequest(m_model, {});
+        request.importance = Importance::open(m_stats);
+        const PlanMeasurements m = measurePlan(request, selectTensors(*request.source, {{}, {}, true}),
+                                               planCandidatesNamed({"int4-g32", "int4-g128", "int8-channel", "keep"}));
+        QCOMPARE(m.tensors.size(), std::size_t{7});
+        Options o;
+        for (const auto& t : m.tensors) {
+            auto& row = o.emplace_back();
+            for (const auto& c : t.cells) row.push_back({c.bits, c.bits < 0 ? INFINITY : c.error});
+        }
+        for (double bpw : {4.3, 4.5, 5.0, 6.0, 8.2, 12.0, 16.0}) {
+            const PlanResult r = choosePlan(m, {bpw, 0});
+            QVERIFY(r.bitsPerWeight(m) <= bpw);
+            const double expected = bruteForce(o, r.budgetBits);
+            QVERIFY2(std::abs(r.solution.error - expected) <= 1e-9 * std::max(expected, 1e-30),
+                     qPrintable(QStringLiteral("%1 bpw: %2 vs %3").arg(bpw).arg(r.solution.error).arg(expected)));
+        }
+        QVERIFY_THROWS_EXCEPTION(QuantError, choosePlan(m, {2.0, 0}));
+        // The same plan read back from its file, without measuring.
+        const PlanResult r = choosePlan(m, {4.5, 0});
+        const PlanMeasurements back = planMeasurementsFromJson(nlohmann::json::parse(planJson(m, r).dump()), "p.json");
+        QCOMPARE(choosePlan(back, {4.5, 0}).solution.choice, r.solution.choice);
+        auto broken = planJson(m, r);
+        broken["tensors"][0]["cells"].erase(0);
+        QVERIFY_THROWS_EXCEPTION(FileError, planMeasurementsFromJson(broken, "p.json"));
+        QVERIFY_THROWS_EXCEPTION(FileError, planMeasurementsFromJson(nlohmann::json::array(), "p.json"));
+    }
+
+    void rulesAndRecipe() {
+        const JobRequest request = jobRequest(m_model, {});
+        const PlanMeasurements m = measurePlan(request, selectTensors(*request.source, {{}, {}, true}),
+                                               planCandidatesNamed({"int4-g32", "int8-channel", "keep"}));
+        const PlanResult r = choosePlan(m, {6.0, 0});
+        // Rules: one per weight, each matching its llama.cpp name and no other.
+        const PlanText rules = llamaTensorTypeRules(m, r);
+        std::istringstream lines(rules.text);
+        const std::vector<std::string> gguf = {"blk.0.attn_q.weight",   "blk.0.attn_k.weight",   "blk.0.attn_v.weight",
+                                               "blk.0.attn_output.weight", "blk.0.ffn_gate.weight", "blk.0.ffn_up.weight",
+                                               "blk.0.ffn_down.weight"};
+        std::size_t i = 0;
+        for (std::string line; std::getline(lines, line); ++i) {
+            const auto eq = line.rfind('=');
+            const std::regex re(line.substr(0, eq));
+            for (std::size_t j = 0; j < gguf.size(); ++j) QCOMPARE(std::regex_search(gguf[j], re), i == j);
+            const std::string& chosenName = m.candidates[static_cast<std::size_t>(r.solution.choice[i])].name;
+            const std::string type = line.substr(eq + 1);
+            QCOMPARE(type, chosenName == "keep" ? std::string("bf16") : chosenName == "int4-g32" ? "q4_0" : "q8_0");
+        }
+        QCOMPARE(i, gguf.size());
+        // Recipe: YAML that names each quantized module once, the kept ones in ignore.
+        if (!pythonHas(QStringLiteral("yaml"))) QSKIP("python3 with yaml is not available");
+        const std::string recipe = path("recipe.yaml");
+        writeFile(recipe, llmCompressorRecipe(m, r).text);
+        QString err;
+        const QByteArray out = runPython({QStringLiteral("-c"),
+                                          QStringLiteral("import json,sys,yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))"),
+                                          QString::fromStdString(recipe)},
+                                         &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        const auto y = parseJson(out)["quant_stage"]["quant_modifiers"]["QuantizationModifier"];
+        std::map<std::string, std::string> got;
+        for (const auto& [group, g] : y["config_groups"].items())
+            for (const auto& target : g["targets"]) got[target.get<std::string>()] = g["weights"].dump();
+        for (const auto& name : y["ignore"]) got[name.get<std::string>()] = "keep";
+        for (std::size_t t = 0; t < m.tensors.size(); ++t) {
+            const auto k = static_cast<std::size_t>(r.solution.choice[t]);
+            const std::string module = m.tensors[t].name.substr(0, m.tensors[t].name.size() - 7);
+            QVERIFY2(got.count(module), module.c_str());
+            QCOMPARE(got[module], m.candidates[k].spec ? m.tensors[t].cells[k].compressedTensors["weights"].dump()
+                                                        : std::string("keep"));
+        }
+        QCOMPARE(got.size(), m.tensors.size());
+    }
+
+    // The export holds each weight in its chosen format; an independent reader dequantizes it.
+    void exportIsTheChosenFormats() {
+        JobRequest request = jobRequest(m_model, {});
+        const PlanMeasurements m = measurePlan(request, selectTensors(*request.source, {{}, {}, true}),
+                                               planCandidatesNamed({"int4-g32", "int8-channel", "mxfp4", "keep"}));
+        const PlanResult r = choosePlan(m, {6.5, 0});
+        const std::string out = path("export/model.safetensors");
+        std::filesystem::create_directories(path("export"));
+        exportPlan(request, m, r, out);
+        const auto config = nlohmann::json::parse(readFile(path("export/config.json")));
+        const auto& qc = config["quantization_config"];
+        std::set<std::string> formats;
+        for (std::size_t t = 0; t < m.tensors.size(); ++t) {
+            const auto k = static_cast<std::size_t>(r.solution.choice[t]);
+            if (m.candidates[k].spec) formats.insert(m.tensors[t].cells[k].compressedTensors["format"].get<std::string>());
+        }
+        QVERIFY2(formats.size() > 1, "the test budget should mix formats");
+        QCOMPARE(qc["format"].get<std::string>(), std::string("mixed-precision"));
+        // Stored bytes are the plan's bits, tensor by tensor.
+        const auto src = SafetensorsSource::openFile(out);
+        std::int64_t bits = 0;
+        for (const auto& info : src->tensors())
+            if (info.name.find("_shape") == std::string::npos && info.name != "model.norm.weight")
+                bits += static_cast<std::int64_t>(info.byteSize) * 8;
+        QCOMPARE(bits, r.solution.bits);
+        if (!pythonHas(QStringLiteral("numpy, torch"))) QSKIP("python3 with numpy and torch is not available");
+        QString err;
+        const QByteArray summary = runPython({pythonScript("ct_reader.py"), QStringLiteral("dequantize"),
+                                              QString::fromStdString(out), QString::fromStdString(path("xhat.safetensors"))},
+                                             &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        std::size_t quantized = 0;
+        for (std::size_t t = 0; t < m.tensors.size(); ++t) quantized += m.candidates[static_cast<std::size_t>(r.solution.choice[t])].spec.has_value();
+        QCOMPARE(parseJson(summary).size(), quantized);
+    }
+
+    // quantize --importance: the report carries the weighted error, reads back, ranks the table and
+    // is gated by check.
+    void quantizeReportsTheWeightedError() {
+        const QString dir = m_dir.path();
+        CliRun run = runCli({QStringLiteral("quantize"), QString::fromStdString(m_model), QStringLiteral("--all"),
+                             QStringLiteral("--preset"), QStringLiteral("tensorrt"), QStringLiteral("--dtype"),
+                             QStringLiteral("int4"), QStringLiteral("--block"), QStringLiteral("32"),
+                             QStringLiteral("--importance"), QString::fromStdString(m_stats), QStringLiteral("--report"),
+                             QStringLiteral("weighted.json"), QStringLiteral("-q")},
+                            dir);
+        QVERIFY2(run.code == 0, run.err.constData());
+        QVERIFY2(run.out.contains("w.SQNR dB"), run.out.constData());
+        const auto report = nlohmann::json::parse(readFile(path("weighted.json")));
+        std::vector<double> weighted;
+        for (const auto& t : report["tensors"]) {
+            if (!t.contains("stats")) continue;
+            const TensorReport r = reportFromJson(t);
+            if (r.name == "model.norm.weight") { // quantized, and the file has nothing for it
+                QVERIFY(!r.weighted && r.importanceNote == "the importance file has no entry for it");
+                continue;
+            }
+            QVERIFY2(r.weighted.has_value(), r.name.c_str());
+            QCOMPARE(r.weighted->sqnrDb(), t["stats"]["weighted_sqnr_db"].get<double>());
+            weighted.push_back(r.weighted->sqnrDb());
+        }
+        QCOMPARE(weighted.size(), std::size_t{7});
+        // The table is ranked by it: its first row is the tensor with the lowest weighted SQNR.
+        auto rows = modelRows(report["tensors"], "weighted.json");
+        sortWorstFirst(rows);
+        QCOMPARE(rows.front().weightedSqnrDb, *std::min_element(weighted.begin(), weighted.end()));
+        const QString threshold = QString::number(*std::min_element(weighted.begin(), weighted.end()) + 0.01);
+        run = runCli({QStringLiteral("check"), QStringLiteral("weighted.json"), QStringLiteral("--rule"),
+                      QStringLiteral("weighted_sqnr < ") + threshold},
+                     dir);
+        QVERIFY2(run.code == 1, run.out.constData());
+        run = runCli({QStringLiteral("check"), QStringLiteral("weighted.json"), QStringLiteral("--rule"),
+                      QStringLiteral("weighted_sqnr < ") + QString::number(weighted.front() - 100)},
+                     dir);
+        QVERIFY2(run.code == 0, run.out.constData());
+        // A weight the file has nothing for: said once, and no weighted figures.
+        run = runCli({QStringLiteral("quantize"), QString::fromStdString(m_model), QStringLiteral("--tensor"),
+                      QStringLiteral("model.norm.weight"), QStringLiteral("--importance"),
+                      QString::fromStdString(m_stats), QStringLiteral("-q")},
+                     dir);
+        QVERIFY2(run.code == 0 && run.err.contains("no entry") && !run.out.contains("w.SQNR"), run.err.constData());
+    }
+
+    void cli() {
+        const QString dir = m_dir.path();
+        const QString model = QString::fromStdString(m_model);
+        CliRun run = runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("5"),
+                             QStringLiteral("--importance"), QString::fromStdString(m_stats), QStringLiteral("--report"),
+                             QStringLiteral("plan.json"), QStringLiteral("--llama-rules"), QStringLiteral("rules.txt"),
+                             QStringLiteral("--recipe"), QStringLiteral("recipe.yaml"), QStringLiteral("--out"),
+                             QStringLiteral("cli/model.safetensors"), QStringLiteral("-q")},
+                            dir);
+        QVERIFY2(run.code == 2 && run.err.contains("folder"), run.err.constData()); // no such folder: nothing run
+        QVERIFY(QDir(dir).mkpath(QStringLiteral("cli")));
+        run = runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("5"),
+                      QStringLiteral("--importance"), QString::fromStdString(m_stats), QStringLiteral("--report"),
+                      QStringLiteral("plan.json"), QStringLiteral("--llama-rules"), QStringLiteral("rules.txt"),
+                      QStringLiteral("--recipe"), QStringLiteral("recipe.yaml"), QStringLiteral("--out"),
+                      QStringLiteral("cli/model.safetensors"), QStringLiteral("-q")},
+                     dir);
+        QVERIFY2(run.code == 0, run.err.constData());
+        QVERIFY2(run.out.contains("plan: ") && run.out.contains("importance-weighted"), run.out.constData());
+        for (const char* f : {"plan.json", "rules.txt", "recipe.yaml", "cli/model.safetensors", "cli/config.json"})
+            QVERIFY2(QFile::exists(dir + QLatin1Char('/') + QString::fromUtf8(f)), f);
+        const auto plan = nlohmann::json::parse(readFile(path("plan.json")));
+        QVERIFY(plan["bits_per_weight"].get<double>() <= 5.0);
+        // Re-planned from the file for another budget, without the model's measurements redone.
+        run = runCli({QStringLiteral("plan"), QStringLiteral("--from"), QStringLiteral("plan.json"),
+                      QStringLiteral("--bits-per-weight"), QStringLiteral("8"), QStringLiteral("--report"),
+                      QStringLiteral("plan8.json")},
+                     dir);
+        QVERIFY2(run.code == 0, run.err.constData());
+        const auto plan8 = nlohmann::json::parse(readFile(path("plan8.json")));
+        QVERIFY(plan8["error"].get<double>() <= plan["error"].get<double>());
+        QCOMPARE(plan8["tensors"], plan["tensors"]);
+        // Mistakes: no budget, unknown candidate, malformed custom one, budget below any plan.
+        QCOMPARE(runCli({QStringLiteral("plan"), model}, dir).code, 2);
+        run = runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("5"),
+                      QStringLiteral("--candidates"), QStringLiteral("int4-g32,int3")},
+                     dir);
+        QVERIFY2(run.code == 2 && run.err.contains("int3"), run.err.constData());
+        run = runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("5"),
+                      QStringLiteral("--candidate"), QStringLiteral("wide --dtype int4")},
+                     dir);
+        QVERIFY2(run.code == 2 && run.err.contains("NAME: SPEC FLAGS"), run.err.constData());
+        run = runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("2"),
+                      QStringLiteral("--candidates"), QStringLiteral("int4-g32,keep"), QStringLiteral("-q")},
+                     dir);
+        QVERIFY2(run.code == 1 && run.err.contains("no plan fits the budget"), run.err.constData());
+        // A custom candidate joins the defaults named.
+        // (blocks of 256 fit five of the seven weights; the other two stay 16-bit: 8.04 bits at least)
+        run = runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("9"),
+                      QStringLiteral("--candidates"), QStringLiteral("keep"), QStringLiteral("--candidate"),
+                      QStringLiteral("int4-g256: --preset tensorrt --dtype int4 --block 256"), QStringLiteral("-q")},
+                     dir);
+        QVERIFY2(run.code == 0 && run.out.contains("int4-g256"), run.err.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPlan)
+#include "tst_plan.moc"
