@@ -7,6 +7,7 @@
 #include <QTest>
 
 #include "widgets/modeltablemodel.h"
+#include "widgets/plantablemodel.h"
 #include "widgets/tensorbrowser.h"
 #include "widgets/tensortreemodel.h"
 
@@ -119,6 +120,38 @@ private slots:
         model.sort(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
         QCOMPARE(model.index(1, 0).data(ModelTableModel::TensorNameRole).toString(), QStringLiteral("bad"));
         model.setRows({});
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    // With importance, the weighted SQNR ranks the rows (a tensor with a fine plain SQNR can lose the
+    // most in its output).
+    void modelTableRanksByWeightedSqnr() {
+        ModelTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto a = row("a", 20, 0.1), b = row("b", 40, 0.1);
+        a.weightedSqnrDb = 30, b.weightedSqnrDb = 10;
+        model.setRows({a, b});
+        QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("b"));
+        QCOMPARE(model.index(0, ModelTableModel::WeightedSqnrColumn).data().toString(), QStringLiteral("10"));
+        model.sort(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
+        QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("a"));
+    }
+
+    void planTablePassesTester() {
+        PlanTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto m = std::make_shared<PlanMeasurements>();
+        m->candidates = planCandidatesNamed({"int4-g32", "keep"});
+        m->tensors = {{"x.weight", {4, 32}, DType::BF16, 128, false, {}, {{576, 2.0, 20.0, {}, {}}, {2048, 0.0, INFINITY, {}, {}}}},
+                      {"y.weight", {4, 30}, DType::BF16, 120, false, {}, {{-1, NAN, NAN, "blocks of 32 do not fit", {}}, {1920, 0.0, INFINITY, {}, {}}}}};
+        const PlanResult r = choosePlan(*m, {11.0, 0});
+        model.setPlan(m, r);
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.index(0, PlanTableModel::FormatColumn).data().toString(), QStringLiteral("int4-g32"));
+        QCOMPARE(model.index(1, PlanTableModel::FormatColumn).data().toString(), QStringLiteral("keep"));
+        QVERIFY(model.index(1, 0).data(Qt::ToolTipRole).toString().contains(QStringLiteral("blocks of 32 do not fit")));
+        QCOMPARE(model.index(0, PlanTableModel::BitsColumn).data().toString(), QStringLiteral("4.5"));
+        model.setPlan(nullptr, {});
         QCOMPARE(model.rowCount(), 0);
     }
 };

@@ -73,6 +73,11 @@ void HeadlineStrip::setOutcome(const TensorOutcome& o) {
         l->setText(QStringLiteral("<small>%1</small><br><b>%2</b>").arg(name, both(v.first, v.second)));
     };
     show(m_sqnr, tr("SQNR"), field([](const TensorAnalysis& a) -> QString { return fmtNumber(a.stats.sqnrDb(), 4) + tr(" dB"); }));
+    if (o.a.report.weighted) { // the layer output's SQNR, from the importance file
+        QString w = fmtNumber(o.a.report.weighted->sqnrDb(), 4);
+        if (o.b && o.b->report.weighted) w += QStringLiteral(" | ") + fmtNumber(o.b->report.weighted->sqnrDb(), 4);
+        m_sqnr->setText(m_sqnr->text() + tr("<br><small>weighted</small> <b>%1 dB</b>").arg(w));
+    }
     show(m_maxError, tr("max |error|"), field([](const TensorAnalysis& a) -> QString { return fmtNumber(a.stats.maxAbsError()); }));
     show(m_clipped, tr("clipped"),
          field([](const TensorAnalysis& a) -> QString { return fmtNumber(100.0 * a.clipping.total().clippedFraction(), 3) + tr(" %"); }));

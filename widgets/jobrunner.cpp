@@ -4,6 +4,7 @@
 #include <QUnhandledException>
 #include <QtConcurrent>
 
+#include "job/plan_output.h"
 #include "tensor/error.h"
 #include "widgets/qtutil.h"
 
@@ -100,17 +101,43 @@ void JobRunner::startModel(const JobRequest& request) {
     setBusy(true);
     emit progress(0);
     ProgressFn fn = progressFn(m_generation, cancel);
-    auto work = [request, fn] {
-        const auto names = selectTensors(*request.source, {{}, {}, true});
-        const double total = static_cast<double>(names.size());
-        auto current = std::make_shared<int>(0);
-        ModelEvents events;
-        events.started = [current](int index, int, const std::string&) { *current = index; };
-        events.progress = [fn, current, total](double done) { return fn((*current + done) / total); };
-        return runModelJob(request, names, {true, true}, events);
+    const ModelEvents events = modelEvents(fn);
+    auto work = [request, events] {
+        return runModelJob(request, selectTensors(*request.source, {{}, {}, true}), {true, true}, events);
     };
     launch<ModelOutcome>(&m_generation, work,
                          [this](std::shared_ptr<const ModelOutcome> o) { emit modelFinished(std::move(o)); });
+}
+
+// Progress over a run of tensors: tensor `index` of `total`, `done` within it.
+ModelEvents JobRunner::modelEvents(const ProgressFn& fn) {
+    auto current = std::make_shared<std::pair<int, int>>(0, 1);
+    ModelEvents events;
+    events.started = [current](int index, int total, const std::string&) { *current = {index, std::max(total, 1)}; };
+    events.progress = [fn, current](double done) { return fn((current->first + done) / current->second); };
+    return events;
+}
+
+void JobRunner::startPlan(const JobRequest& request, const std::vector<PlanCandidate>& candidates) {
+    const Flag cancel = beginJob();
+    setBusy(true);
+    emit progress(0);
+    const ModelEvents events = modelEvents(progressFn(m_generation, cancel));
+    auto work = [request, candidates, events] {
+        return measurePlan(request, selectTensors(*request.source, {{}, {}, true}), candidates, events);
+    };
+    launch<PlanMeasurements>(&m_generation, work,
+                             [this](std::shared_ptr<const PlanMeasurements> m) { emit planMeasured(std::move(m)); });
+}
+
+void JobRunner::startPlanExport(const JobRequest& request, std::shared_ptr<const PlanMeasurements> m,
+                                const PlanResult& r, const std::string& path) {
+    const Flag cancel = beginJob();
+    setBusy(true);
+    emit progress(0);
+    const ModelEvents events = modelEvents(progressFn(m_generation, cancel));
+    auto work = [request, m, r, path, events] { return exportPlan(request, *m, r, path, events); };
+    launch<int>(&m_generation, work, [this, path](std::shared_ptr<const int> n) { emit planExported(qs(path), *n); });
 }
 
 void JobRunner::startPreview(std::shared_ptr<const TensorSource> source, const std::string& tensor) {

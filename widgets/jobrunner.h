@@ -9,6 +9,7 @@
 #include <QString>
 
 #include "job/job.h"
+#include "job/plan_job.h"
 
 namespace ql {
 
@@ -24,6 +25,11 @@ public:
     /// Every tensor of the file; the codes are kept for an export.
     void startModel(const JobRequest& request);
     void startPreview(std::shared_ptr<const TensorSource> source, const std::string& tensor);
+    /// Measures every 2-D weight of the file under each candidate (job/plan_job.h).
+    void startPlan(const JobRequest& request, const std::vector<PlanCandidate>& candidates);
+    /// Writes the plan's compressed-tensors checkpoint to `path`.
+    void startPlanExport(const JobRequest& request, std::shared_ptr<const PlanMeasurements> m, const PlanResult& r,
+                         const std::string& path);
     bool isBusy() const { return m_busy; }
     /// The generation of the latest job (tests check that stale ones are dropped).
     quint64 generation() const { return m_generation; }
@@ -37,6 +43,8 @@ signals:
     void tensorFinished(std::shared_ptr<const ql::TensorOutcome> outcome);
     void modelFinished(std::shared_ptr<const ql::ModelOutcome> outcome);
     void previewReady(std::shared_ptr<const ql::ValuePreview> preview);
+    void planMeasured(std::shared_ptr<const ql::PlanMeasurements> measurements);
+    void planExported(const QString& path, int quantized);
     void failed(const QString& message);
     void cancelled();
 
@@ -45,6 +53,7 @@ private:
     /// Bumps the generation, cancels the running job, returns the new job's flag.
     Flag beginJob();
     ProgressFn progressFn(quint64 generation, const Flag& cancel);
+    static ModelEvents modelEvents(const ProgressFn& fn);
     template <typename T, typename Work, typename Done>
     void launch(const quint64* counter, Work work, Done done);
     void setBusy(bool busy);

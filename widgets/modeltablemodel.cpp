@@ -41,6 +41,7 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
     case NameColumn: return qs(r.name);
     case ShapeColumn: return qs(r.shape);
     case SqnrColumn: return fmtNumber(r.sqnrDb, 4);
+    case WeightedSqnrColumn: return fmtNumber(r.weightedSqnrDb, 4);
     case MaxErrorColumn: return fmtNumber(r.maxAbsError);
     case RelErrorColumn: return fmtNumber(r.relError);
     case CosineColumn: return fmtNumber(r.cosine, 6);
@@ -54,9 +55,12 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant ModelTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-    static const char* names[] = {"Tensor", "Shape", "SQNR dB", "Max |err|", "Rel. err", "Cosine",
+    static const char* names[] = {"Tensor", "Shape", "SQNR dB", "Weighted SQNR dB", "Max |err|", "Rel. err", "Cosine",
                                   "Clipped %", "Codes", "Time ms", "Problem"};
     if (role == Qt::DisplayRole) return tr(names[section]);
+    if (role == Qt::ToolTipRole && section == WeightedSqnrColumn)
+        return tr("The layer output's SQNR: each input channel's error weighted by its mean squared activation "
+                  "(File > Open importance). With it, the table ranks by this column");
     if (role == Qt::ToolTipRole) return tr("Click to sort; the first click puts the worst tensors on top");
     return {};
 }
@@ -69,6 +73,7 @@ void ModelTableModel::sort(int column, Qt::SortOrder order) {
     for (const QModelIndex& i : before) names.push_back(m_rows[static_cast<std::size_t>(i.row())].name);
     switch (column) {
     case SqnrColumn: sortRows(m_rows, ModelColumn::Sqnr, worstFirst); break;
+    case WeightedSqnrColumn: sortRows(m_rows, ModelColumn::WeightedSqnr, worstFirst); break;
     case MaxErrorColumn: sortRows(m_rows, ModelColumn::MaxAbsError, worstFirst); break;
     case RelErrorColumn: sortRows(m_rows, ModelColumn::RelError, worstFirst); break;
     case CosineColumn: sortRows(m_rows, ModelColumn::Cosine, worstFirst); break;

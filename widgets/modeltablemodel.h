@@ -12,7 +12,7 @@ namespace ql {
 class ModelTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { NameColumn, ShapeColumn, SqnrColumn, MaxErrorColumn, RelErrorColumn, CosineColumn, ClippedColumn,
+    enum Column { NameColumn, ShapeColumn, SqnrColumn, WeightedSqnrColumn, MaxErrorColumn, RelErrorColumn, CosineColumn, ClippedColumn,
                   CodesColumn, TimeColumn, ErrorColumn, ColumnCount };
     enum Role { TensorNameRole = Qt::UserRole + 1 };
 

@@ -14,6 +14,7 @@ ModelTablePage::ModelTablePage(QWidget* parent)
     m_view->setModel(m_model);
     m_view->setSortingEnabled(true);
     m_view->horizontalHeader()->setSortIndicator(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
+    m_view->setColumnHidden(ModelTableModel::WeightedSqnrColumn, true); // until a run has importance
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -42,8 +43,11 @@ void ModelTablePage::setRows(std::vector<ModelRow> rows) {
         kept += !r.kept.empty();
     }
     const int n = static_cast<int>(rows.size());
-    m_model->setRows(std::move(rows));
-    m_view->horizontalHeader()->setSortIndicator(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
+    const bool weighted = anyWeighted(rows);
+    m_model->setRows(std::move(rows)); // ranked by the weighted SQNR when there is one
+    m_view->setColumnHidden(ModelTableModel::WeightedSqnrColumn, !weighted);
+    m_view->horizontalHeader()->setSortIndicator(
+        weighted ? ModelTableModel::WeightedSqnrColumn : ModelTableModel::SqnrColumn, Qt::AscendingOrder);
     QString text = tr("%n tensor(s) quantized", nullptr, n - failed - kept);
     if (failed) text += tr("; %n failed (shown first, reason in the last column)", nullptr, failed);
     if (kept)

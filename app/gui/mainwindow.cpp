@@ -27,6 +27,7 @@
 #include "widgets/histogrampages.h"
 #include "widgets/jobrunner.h"
 #include "widgets/modeltablepage.h"
+#include "widgets/planpage.h"
 #include "widgets/qtutil.h"
 #include "widgets/tensorbrowser.h"
 #include "widgets/timingpage.h"
@@ -136,6 +137,7 @@ void MainWindow::buildPages() {
     m_tabs->addTab(comparison, tr("A vs B"));
     m_tabs->addTab(m_modelTable, tr("Whole model"));
     m_pages = {values, error, clipping, timing, comparison};
+    buildPlanPage();
     connect(m_modelTable, &ModelTablePage::tensorActivated, this, [this](const QString& name) {
         if (m_report) return showReportedTensor(name);
         if (selectTensor(name)) quantizeSelected();
@@ -195,6 +197,7 @@ bool MainWindow::openFile(const QString& path) {
     m_report.reset();
     m_browser->setSource(m_source.get());
     m_modelTable->setRows({});
+    m_planPage->clear(tr("Measure formats to plan a mixed-precision checkpoint of %1.").arg(QFileInfo(path).fileName()));
     m_headline->clear();
     for (PlotPage* p : m_pages) p->clear(tr("Select a tensor and run (Ctrl+R)."));
     setWindowTitle(tr("%1 — QuantLens").arg(QFileInfo(path).fileName()));
@@ -234,6 +237,7 @@ JobRequest MainWindow::request() const {
     r.backend = m_config->backend();
     r.compare = m_config->compare();
     r.params = m_config->paramFiles();
+    r.importance = m_importance;
     return r;
 }
 

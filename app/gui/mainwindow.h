@@ -24,6 +24,7 @@ class ConfigPanel;
 class HeadlineStrip;
 class JobRunner;
 class ModelTablePage;
+class PlanPage;
 class PlotPage;
 class TensorBrowser;
 class ValueHistogramPage;
@@ -52,6 +53,11 @@ public:
     bool exportReport(const QString& path);
     bool exportPlot(const QString& path);
     bool saveSessionTo(const QString& path);
+    /// Activation statistics (an imatrix or QuantLens's safetensors form) every later run and plan
+    /// weighs its error with. False + message on failure (the previous file stays).
+    bool openImportance(const QString& path);
+    /// Starts writing the Plan tab's checkpoint; false + message when there is no plan.
+    bool exportPlanTo(const QString& path);
     bool loadSessionFrom(const QString& path);
     Session session() const;
     void applySession(const Session& s);
@@ -62,6 +68,7 @@ public:
     HeadlineStrip* headline() const { return m_headline; }
     JobRunner* runner() const { return m_runner; }
     ModelTablePage* modelTable() const { return m_modelTable; }
+    PlanPage* planPage() const { return m_planPage; }
     QTabWidget* tabs() const { return m_tabs; }
     const std::vector<PlotPage*>& pages() const { return m_pages; }
     /// The error the message bar shows; empty when it shows none.
@@ -74,6 +81,8 @@ signals:
     void resultShown();
     /// A whole-model run filled the table.
     void modelShown();
+    /// A plan's measurements are on the Plan tab.
+    void planShown();
     /// A job failed or was cancelled; the text is in the message bar.
     void jobEnded(const QString& message);
 
@@ -85,6 +94,7 @@ protected:
 private:
     void buildPages();
     void buildActions();            // mainwindowactions.cpp
+    void buildPlanPage();           // mainwindowplan.cpp
     void updateRecentMenu();        // mainwindowactions.cpp
     void showMessage(const QString& text, bool error);
     void onTensorSelected(const QString& name);
@@ -108,6 +118,8 @@ private:
     std::vector<PlotPage*> m_pages; // values, error, then the tabbed ones
     ValueHistogramPage* m_valuesPage = nullptr; // also shows the preview before a run
     ModelTablePage* m_modelTable = nullptr;
+    PlanPage* m_planPage = nullptr;
+    std::shared_ptr<const Importance> m_importance;
     QLabel* m_message = nullptr;
     QString m_errorText; // the message bar's text while it shows an error
     QProgressBar* m_progress = nullptr;

@@ -68,6 +68,16 @@ void MainWindow::buildActions() {
         if (!path.isEmpty()) openReport(path);
     });
     file->addAction(openReportAction);
+    QAction* openImportanceAction = action(
+        this, tr("Open &importance…"), QKeySequence(tr("Ctrl+I")),
+        tr("Activation statistics per input channel (a llama.cpp imatrix .dat/.gguf, or a safetensors file of "
+           "<module>.input_sq_mean or <module>.inputs): runs then report and rank by the weighted SQNR"));
+    connect(openImportanceAction, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open importance"), {}, tr("Importance (*.dat *.gguf *.safetensors);;All files (*)"));
+        if (!path.isEmpty()) openImportance(path);
+    });
+    file->addAction(openImportanceAction);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     m_recentMenu->setToolTipsVisible(true);
     updateRecentMenu();

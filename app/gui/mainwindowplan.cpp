@@ -1,0 +1,69 @@
+// The window's part in planning and importance: the Plan tab's jobs, and the importance file every
+// run then weighs its error with.
+#include <QFileInfo>
+#include <QTabWidget>
+
+#include "gui/mainwindow.h"
+#include "job/importance.h"
+#include "widgets/jobrunner.h"
+#include "widgets/planpage.h"
+#include "widgets/qtutil.h"
+
+namespace ql {
+
+void MainWindow::buildPlanPage() {
+    m_planPage = new PlanPage(this);
+    m_tabs->addTab(m_planPage, tr("Plan"));
+    connect(m_planPage, &PlanPage::message, this, &MainWindow::showMessage);
+    connect(m_planPage, &PlanPage::measureRequested, this, [this] {
+        if (!m_source) return showMessage(tr("Open a model file first (Ctrl+O)."), true);
+        std::vector<PlanCandidate> candidates;
+        try {
+            candidates = m_planPage->candidates();
+        } catch (const std::exception& e) {
+            return showMessage(qs(e.what()), true);
+        }
+        if (candidates.empty()) return showMessage(tr("Check at least one format to plan with."), true);
+        showMessage({}, false);
+        m_runner->startPlan(request(), candidates);
+    });
+    connect(m_runner, &JobRunner::planMeasured, this, [this](std::shared_ptr<const PlanMeasurements> m) {
+        m_planPage->setMeasurements(std::move(m));
+        m_tabs->setCurrentWidget(m_planPage);
+        emit planShown();
+    });
+    connect(m_planPage, &PlanPage::exportRequested, this, [this](const QString& path) { exportPlanTo(path); });
+    connect(m_runner, &JobRunner::planExported, this, [this](const QString& path, int n) {
+        showMessage(tr("Wrote %1: %n weight(s) quantized as planned, with config.json beside it.", nullptr, n).arg(path),
+                    false);
+        emit jobEnded(QString());
+    });
+}
+
+bool MainWindow::exportPlanTo(const QString& path) {
+    if (!m_source || !m_planPage->result()) {
+        showMessage(tr("Measure formats and choose a budget that fits first."), true);
+        return false;
+    }
+    showMessage({}, false);
+    m_runner->startPlanExport(request(), m_planPage->measurements(), *m_planPage->result(), ss(path));
+    return true;
+}
+
+bool MainWindow::openImportance(const QString& path) {
+    try {
+        m_importance = Importance::open(ss(path));
+    } catch (const std::exception& e) {
+        showMessage(tr("Could not read the importance file %1:\n%2").arg(path, qs(e.what())), true);
+        return false;
+    }
+    const ImportanceFile& f = m_importance->file();
+    showMessage(tr("Importance: %1 (%2, %3 entries). Runs now report the weighted SQNR of each layer's output and "
+                   "rank by it; plans weigh their error with it.")
+                    .arg(QFileInfo(path).fileName(), qs(f.format))
+                    .arg(f.entries.size()),
+                false);
+    return true;
+}
+
+} // namespace ql

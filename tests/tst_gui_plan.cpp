@@ -1,0 +1,133 @@
+// The Plan tab and importance in the real main window (offscreen): measure the formats of a model,
+// move the budget and see the choice follow the solver, write the plan's three forms, export the
+// weights; open an importance file and see the whole-model table rank by the weighted SQNR.
+#include <QAction>
+#include <QFile>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "gui/mainwindow.h"
+#include "job/plan_output.h"
+#include "widgets/jobrunner.h"
+#include "widgets/modeltablemodel.h"
+#include "widgets/modeltablepage.h"
+#include "widgets/planpage.h"
+#include "widgets/plantablemodel.h"
+#include "widgets/qcp.h"
+
+#include "plan_test_util.h"
+
+using namespace ql;
+using namespace qltest;
+
+class TestGuiPlan : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    PlanFixture m_fixture;
+
+    QString path(const char* name) const { return m_dir.filePath(QLatin1String(name)); }
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QVERIFY(m_dir.isValid());
+        m_fixture = writePlanFixture(m_dir.path().toStdString());
+    }
+
+    void measureChooseAndExport() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.openFile(QString::fromStdString(m_fixture.model)));
+        PlanPage* page = w.planPage();
+        page->setCandidatesChecked({QStringLiteral("int4-g32"), QStringLiteral("int8-channel"), QStringLiteral("keep")});
+        page->setBudget(6.0);
+        QSignalSpy shown(&w, &MainWindow::planShown);
+        QPushButton* measure = nullptr;
+        for (auto* b : page->findChildren<QPushButton*>())
+            if (b->text() == QStringLiteral("Measure formats")) measure = b;
+        QVERIFY(measure);
+        QTest::mouseClick(measure, Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
+        QCOMPARE(w.tabs()->currentWidget(), page);
+        QCOMPARE(page->model()->rowCount(), 7);
+        QVERIFY(page->result().has_value());
+        // The page shows what the core solver chooses for the same measurements and budget.
+        const PlanResult expected = choosePlan(*page->measurements(), {6.0, 0});
+        QCOMPARE(page->result()->solution.choice, expected.solution.choice);
+        for (int row = 0; row < 7; ++row) {
+            const auto k = static_cast<std::size_t>(expected.solution.choice[static_cast<std::size_t>(row)]);
+            QCOMPARE(page->model()->index(row, PlanTableModel::FormatColumn).data().toString(),
+                     QString::fromStdString(page->measurements()->candidates[k].name));
+        }
+        QVERIFY(page->summary()->text().contains(QStringLiteral("bits per weight")));
+        QVERIFY(page->plot()->graphCount() >= 1 && page->plot()->graph(0)->dataCount() >= 2);
+        // A lower budget: fewer bits, more error, no new measuring.
+        const double before = page->result()->solution.error;
+        page->setBudget(4.6);
+        QVERIFY(page->result()->bitsPerWeight(*page->measurements()) <= 4.6);
+        QVERIFY(page->result()->solution.error > before);
+        QCOMPARE(shown.count(), 1);
+        // Too low: said, nothing chosen, exports off.
+        page->setBudget(1.0);
+        QVERIFY(!page->result());
+        QVERIFY(page->summary()->text().contains(QStringLiteral("no plan fits")));
+        page->setBudget(6.0);
+
+        // The three text forms, and the plan file read back.
+        QVERIFY(page->writeRules(path("rules.txt")));
+        QVERIFY(page->writeRecipe(path("recipe.yaml")));
+        QVERIFY(page->writePlanFile(path("plan.json")));
+        QVERIFY(QFile(path("rules.txt")).size() > 0 && QFile(path("recipe.yaml")).size() > 0);
+        const auto choice = page->result()->solution.choice;
+        page->clear(QStringLiteral("-"));
+        QVERIFY(page->readPlanFile(path("plan.json")));
+        QCOMPARE(page->result()->solution.choice, choice);
+        QString error;
+        QVERIFY(!page->readPlanFile(QString::fromStdString(m_fixture.model), &error));
+        QVERIFY2(error.contains(QStringLiteral("model.safetensors")), qPrintable(error));
+
+        // The weights, through the runner.
+        QSignalSpy exported(w.runner(), &JobRunner::planExported);
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("out")));
+        QVERIFY(w.exportPlanTo(path("out/model.safetensors")));
+        QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, 60000);
+        QVERIFY(QFile::exists(path("out/config.json")));
+        QVERIFY(w.errorText().isEmpty());
+    }
+
+    void importanceRanksTheWholeModelTable() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.openFile(QString::fromStdString(m_fixture.model)));
+        QVERIFY(!w.openImportance(path("no-such.dat")));
+        QVERIFY(w.errorText().contains(QStringLiteral("no-such.dat")));
+        QVERIFY(w.openImportance(QString::fromStdString(m_fixture.stats)));
+        QSignalSpy model(&w, &MainWindow::modelShown);
+        w.quantizeAll();
+        QTRY_COMPARE_WITH_TIMEOUT(model.count(), 1, 60000);
+        const auto* table = w.modelTable()->findChild<QTableView*>();
+        QVERIFY(!table->isColumnHidden(ModelTableModel::WeightedSqnrColumn));
+        const auto* m = w.modelTable()->findChild<QTableView*>()->model();
+        // Quantized rows are ranked by the weighted SQNR, worst first.
+        double last = -INFINITY;
+        int weighted = 0;
+        for (int row = 0; row < m->rowCount(); ++row) {
+            const QString text = m->index(row, ModelTableModel::WeightedSqnrColumn).data().toString();
+            bool ok = false;
+            const double v = text.toDouble(&ok);
+            if (!ok) continue;
+            QVERIFY2(v >= last, qPrintable(text));
+            last = v;
+            ++weighted;
+        }
+        QCOMPARE(weighted, 7);
+    }
+};
+
+QTEST_MAIN(TestGuiPlan)
+#include "tst_gui_plan.moc"

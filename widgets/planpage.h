@@ -1,0 +1,78 @@
+#pragma once
+// The mixed-precision plan (issue 16): which candidate formats to measure, a bits-per-weight budget,
+// the error-vs-bits front with the chosen point, the chosen format per weight, and the plan's three
+// exports. Measuring runs in the window's JobRunner; choosing re-runs the solver on the measurements
+// as the budget changes (no re-measuring).
+#include <memory>
+#include <optional>
+
+#include <QWidget>
+
+#include "job/plan_job.h"
+
+class QCustomPlot;
+class QDoubleSpinBox;
+class QLabel;
+class QPushButton;
+class QTableView;
+class QToolButton;
+
+namespace ql {
+
+class PlanTableModel;
+
+class PlanPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit PlanPage(QWidget* parent = nullptr);
+
+    /// The candidates checked in the Formats menu, in the table's order.
+    std::vector<PlanCandidate> candidates() const;
+    void setCandidatesChecked(const QStringList& names);
+    double budget() const;
+    void setBudget(double bitsPerWeight);
+
+    /// Measurements from a finished job (or read from a plan file); chooses at the current budget.
+    void setMeasurements(std::shared_ptr<const PlanMeasurements> m);
+    void clear(const QString& message);
+    std::shared_ptr<const PlanMeasurements> measurements() const { return m_measurements; }
+    /// The current choice; none before measurements or when the budget fits no plan.
+    const std::optional<PlanResult>& result() const { return m_result; }
+
+    /// Writers for the plan's forms (the buttons ask for a path, then call these). False + message.
+    bool writeRules(const QString& path, QString* error = nullptr) const;
+    bool writeRecipe(const QString& path, QString* error = nullptr) const;
+    bool writePlanFile(const QString& path, QString* error = nullptr) const;
+    /// Reads a plan file written earlier (here or by `quantlens-cli plan --report`).
+    bool readPlanFile(const QString& path, QString* error = nullptr);
+
+    PlanTableModel* model() const { return m_model; }
+    QCustomPlot* plot() const { return m_plot; }
+    QLabel* summary() const { return m_summary; }
+
+signals:
+    /// "Measure" was pressed: the window runs measurePlan with its request and candidates().
+    void measureRequested();
+    /// "Export weights" was given a path: the window runs exportPlan.
+    void exportRequested(const QString& path);
+    /// A message for the window's message bar (a write failed, a budget fits nothing).
+    void message(const QString& text, bool error);
+
+private:
+    void choose();
+    void drawFront();
+    void saveAs(const QString& what, const QString& filter, bool (PlanPage::*write)(const QString&, QString*) const);
+
+    std::shared_ptr<const PlanMeasurements> m_measurements;
+    std::optional<PlanResult> m_result;
+    QToolButton* m_formats;
+    QDoubleSpinBox* m_budget;
+    QPushButton* m_measure;
+    QLabel* m_summary;
+    QCustomPlot* m_plot;
+    PlanTableModel* m_model;
+    QTableView* m_view;
+    std::vector<QPushButton*> m_exports;
+};
+
+} // namespace ql
