@@ -208,6 +208,7 @@ void TestAnalysisReport::csvOneRowPerTensor() {
     QCOMPARE(lines.size(), 3);
     const int columns = static_cast<int>(lines[0].count(','));
     QCOMPARE(static_cast<int>(lines[1].count(',')), columns);
+    QCOMPARE(static_cast<int>(lines[2].count(',')), columns + 1); // the one comma in "bad,name"
     QVERIFY(lines[2].startsWith("\"bad,name\""));
     QVERIFY(lines[2].endsWith("\"no \"\"scale\"\"\""));
     QVERIFY_THROWS_EXCEPTION(FileError, writeReport(dir.filePath(QStringLiteral("r.txt")).toStdString(), "m", reports));

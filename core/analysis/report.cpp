@@ -215,12 +215,12 @@ std::string reportCsv(const std::vector<TensorReport>& tensors) {
     std::ostringstream out;
     out << "name,shape,dtype,spec,backend,count,mse,rmse,sqnr_db,max_abs_error,mean_abs_error,rel_error,cosine,"
            "rel_error_ratio_1e-3,rel_error_ratio_5e-3,clipped_low,clipped_high,clipped_fraction,nan_count,"
-           "inf_count,codes_used,entropy_bits,total_ms,runs,error\n";
+           "inf_count,codes_used,entropy_bits,total_ms,runs,weighted_sqnr_db,error\n";
     for (const auto& t : tensors) {
         std::string shape = toString(t.shape);
         out << csvField(t.name) << ',' << csvField(shape) << ',' << nameOf(t.dtype) << ',';
         if (!t.quantized()) {
-            out << ",,,,,,,,,,,,,,,,,,,,," << csvField(t.error.empty() ? "passed through: " + t.passedThrough : t.error) << '\n';
+            out << ",,,,,,,,,,,,,,,,,,,,,," << csvField(t.error.empty() ? "passed through: " + t.passedThrough : t.error) << '\n';
             continue;
         }
         const ErrorStats& s = t.analysis.stats;
@@ -233,7 +233,7 @@ std::string reportCsv(const std::vector<TensorReport>& tensors) {
             << csvNumber(s.finiteCount() ? clip.clippedFraction() : std::nan("")) << ',' << s.nanCount() << ','
             << s.infCount() << ',' << t.analysis.codes.codesUsed() << ','
             << csvNumber(t.analysis.codes.entropyBits()) << ',' << csvNumber(t.timing.median.totalMs) << ','
-            << t.timing.runs << ",\n";
+            << t.timing.runs << ',' << (t.weighted ? csvNumber(t.weighted->sqnrDb()) : std::string()) << ",\n";
     }
     return out.str();
 }
