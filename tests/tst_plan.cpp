@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/export_compressed_tensors.h"
+#include "io/safetensors_writer.h"
 #include "io/safetensors_source.h"
 #include "analysis/model_table.h"
 #include "analysis/report_read.h"
@@ -237,6 +238,59 @@ private slots:
         }
         QVERIFY2(std::abs(t.cells[0].error - weighted) <= 1e-5 * weighted,
                  qPrintable(QStringLiteral("%1 vs %2").arg(t.cells[0].error).arg(weighted)));
+    }
+
+    // An importance matrix llama.cpp wrote for the GGUF of this checkpoint weighs the Hugging Face
+    // weights through the llama.cpp naming, with the means llama-quantize derives from the file.
+    void llamaImatrixWeighsHuggingFaceWeights_data() {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("gguf") << QStringLiteral("imatrix.gguf");
+        QTest::newRow("legacy dat") << QStringLiteral("imatrix.dat");
+    }
+    void llamaImatrixWeighsHuggingFaceWeights() {
+        QFETCH(QString, file);
+        const std::string dir = QUANTLENS_SOURCE_DIR "/tests/data/imatrix/";
+        const std::string imatrix = dir + file.toStdString();
+        const auto expected = SafetensorsSource::openFile(imatrix + ".expected.safetensors");
+        const std::vector<std::pair<std::string, std::string>> names = {
+            {"blk.0.attn_q.weight", "model.layers.0.self_attn.q_proj.weight"},
+            {"blk.0.attn_k.weight", "model.layers.0.self_attn.k_proj.weight"},
+            {"blk.0.ffn_up.weight", "model.layers.0.mlp.up_proj.weight"},
+            {"blk.0.ffn_down.weight", "model.layers.0.mlp.down_proj.weight"},
+            {"blk.1.attn_q.weight", "model.layers.1.self_attn.q_proj.weight"}};
+        std::mt19937_64 rng(3);
+        std::normal_distribution<float> normal(0.0f, 0.05f);
+        std::vector<NamedTensor> weights;
+        for (const auto& [gguf, hf] : names) {
+            const std::int64_t channels = expected->find(gguf)->shape.back();
+            std::vector<float> w(static_cast<std::size_t>(24 * channels));
+            for (float& v : w) v = normal(rng);
+            weights.push_back({hf, Tensor::fromFloats({24, channels}, w)});
+        }
+        const std::string model = path("imatrix-model.safetensors");
+        writeSafetensors(model, weights);
+        JobRequest request = jobRequest(model, {});
+        request.importance = Importance::open(imatrix);
+        const PlanMeasurements m = measurePlan(request, selectTensors(*request.source, {{}, {}, true}),
+                                               planCandidatesNamed({"int8-channel", "keep"}));
+        QCOMPARE(m.tensors.size(), names.size());
+        for (std::size_t t = 0; t < names.size(); ++t) {
+            const PlanTensor& pt = m.tensors[t];
+            QVERIFY2(pt.weighted, pt.note.c_str());
+            QVERIFY(pt.note.find(names[t].first) != std::string::npos);
+            const std::vector<float> s = expected->load(names[t].first).toFloatVector();
+            JobRequest r = request;
+            r.spec = *m.candidates[0].spec;
+            const TensorOutcome run = runTensorJob(r, pt.name);
+            const std::vector<float> x = request.source->load(pt.name).toFloatVector();
+            const std::vector<float> xhat = dequantizeReference(run.a.report.plan, run.a.report.params, run.a.codes);
+            double weighted = 0;
+            for (std::size_t i = 0; i < x.size(); ++i)
+                weighted += double(s[i % s.size()]) * (double(x[i]) - xhat[i]) * (double(x[i]) - xhat[i]);
+            QVERIFY2(std::abs(pt.cells[0].error - weighted) <= 1e-9 * weighted, pt.name.c_str());
+            QVERIFY(run.a.report.weighted.has_value()); // the job itself weighs it the same way
+            QVERIFY(std::abs(run.a.report.weighted->sumWeightedSqError - weighted) <= 1e-9 * weighted);
+        }
     }
 
     void weightedErrorAgainstDirectSums() {
