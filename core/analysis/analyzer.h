@@ -17,12 +17,17 @@
 
 namespace ql {
 
+/// Which build of the fast pass runs: the best the CPU has (AVX2 on x86-64 where present) or the
+/// baseline one. Both give the same bits; tests run both.
+enum class AnalysisIsa { Best, Baseline };
+
 struct AnalysisOptions {
     int errorBins = 101;  // odd: one bin centred on zero error
     int absErrorBins = 60; // log10 bins of |x − x̂|
     int valueBins = 256;
     int scaleBins = 64;
     unsigned threads = 0; // 0: every hardware thread; the result never depends on it
+    AnalysisIsa isa = AnalysisIsa::Best; // nor on this
 };
 
 struct TensorAnalysis {

@@ -24,7 +24,8 @@ public:
         : m_lowT(e.low - e.roundingSlack), m_highT(e.high + e.roundingSlack), m_float(floatTarget) {}
 
     /// `n` finite elements x[k], xh[k] with flat indices first + k, in index order after any earlier block.
-    void addBlock(const float* x, const float* xh, int n, std::int64_t first) {
+    /// Always inlined: the analysis pass is built per ISA (analyzer_fast.h) and this is its body.
+    [[gnu::always_inline]] void addBlock(const float* x, const float* xh, int n, std::int64_t first) {
         constexpr double kInf = std::numeric_limits<double>::infinity();
         const D4 lowT = {m_lowT, m_lowT, m_lowT, m_lowT}, highT = {m_highT, m_highT, m_highT, m_highT};
         const D4 t1 = {1e-3, 1e-3, 1e-3, 1e-3}, t5 = {5e-3, 5e-3, 5e-3, 5e-3}, zero = {};

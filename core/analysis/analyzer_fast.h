@@ -1,0 +1,289 @@
+// The fast analysis pass (analyzer.h), included twice by analyzer.cpp: once for the baseline ISA
+// and once under "#pragma GCC target" for AVX2, each in its own namespace (QL_ANALYZER_NS), picked
+// at run time. The GCC vector types fix the lanes and the order of every sum, so both builds give
+// the same bits; only the instructions differ. No include guard: included once per ISA.
+#ifndef QL_ANALYZER_NS
+#error "define QL_ANALYZER_NS before including analyzer_fast.h"
+#endif
+
+namespace ql::detail::QL_ANALYZER_NS {
+// The per-element bodies below must inline into the segment loops (GCC's attribute on a lambda).
+#define QL_INLINE __attribute__((always_inline))
+
+// dequantizeValue with the plan's choices made once: float targets decode through a table of the
+// format's codes, the scale operation is chosen per call by a predictable branch.
+class Reconstruct {
+public:
+    explicit Reconstruct(const QuantPlan& plan) : m_op(plan.convention.scaleOp), m_float(isFloatTarget(plan.codeTarget)) {
+        if (m_float)
+            for (int c = 0; c < 256; ++c)
+                m_decoded[static_cast<std::size_t>(c)] =
+                    decodeMiniFloat(static_cast<std::uint8_t>(c), miniFloatOf(plan.codeTarget));
+    }
+    QL_INLINE float operator()(std::int32_t code, float scale, float zp) const {
+        const float value = m_float ? m_decoded[static_cast<std::size_t>(code & 0xFF)] : static_cast<float>(code) - zp;
+        switch (m_op) {
+        case ScaleOp::Divide:
+        case ScaleOp::MultiplyReciprocal: return value * scale;
+        case ScaleOp::Multiply: return value / scale;
+        case ScaleOp::MultiplyTwice: return value / scale / scale;
+        }
+        return value;
+    }
+
+    /// x̂ of n codes of one group: the operation chosen once per block, so the integer loops vectorise.
+    template <typename CodeAt>
+    QL_INLINE void block(CodeAt codeAt, std::int64_t first, int n, float scale, float zp, float* out) const {
+        if (m_float) {
+            for (int k = 0; k < n; ++k) out[k] = (*this)(codeAt(first + k), scale, zp);
+            return;
+        }
+        switch (m_op) {
+        case ScaleOp::Divide:
+        case ScaleOp::MultiplyReciprocal:
+            for (int k = 0; k < n; ++k) out[k] = (static_cast<float>(codeAt(first + k)) - zp) * scale;
+            return;
+        case ScaleOp::Multiply:
+            for (int k = 0; k < n; ++k) out[k] = (static_cast<float>(codeAt(first + k)) - zp) / scale;
+            return;
+        case ScaleOp::MultiplyTwice:
+            for (int k = 0; k < n; ++k) out[k] = (static_cast<float>(codeAt(first + k)) - zp) / scale / scale;
+            return;
+        }
+    }
+
+private:
+    ScaleOp m_op;
+    bool m_float;
+    std::array<float, 256> m_decoded{};
+};
+
+// Fixed slices, a function of the tensor alone (never of the thread count), so merging them in
+// order gives the same sums on every machine. Few enough that each slice's per-group clipping
+// table stays small.
+std::int64_t sliceCount(std::int64_t n, std::int64_t groups) {
+    constexpr std::int64_t kMinSlice = 1 << 16, kMaxSlices = 16, kGroupBudget = 1 << 21;
+    return std::clamp<std::int64_t>(std::min(n / kMinSlice, kGroupBudget / std::max<std::int64_t>(groups, 1)), 1,
+                                    kMaxSlices);
+}
+
+// Runs fn(slice) for every slice on up to `threads` threads.
+template <typename Fn>
+void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn) {
+    const auto workers = static_cast<std::int64_t>(
+        std::min<std::int64_t>(slices, threads ? threads : std::max(1u, std::thread::hardware_concurrency())));
+    std::atomic<std::int64_t> next{0};
+    auto work = [&] {
+        for (std::int64_t s; (s = next.fetch_add(1)) < slices;) fn(s);
+    };
+    std::vector<std::thread> pool;
+    for (std::int64_t w = 1; w < workers; ++w) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+}
+
+// Whether every x[k] and x̂[k] is finite (exponent bits not all ones), without a branch per element.
+bool allFinite(const float* x, const float* xh, int n) {
+    std::uint32_t bad = 0;
+    for (int k = 0; k < n; ++k) {
+        std::uint32_t a, b;
+        std::memcpy(&a, x + k, 4);
+        std::memcpy(&b, xh + k, 4);
+        bad |= static_cast<std::uint32_t>((a & 0x7F800000u) == 0x7F800000u) |
+               static_cast<std::uint32_t>((b & 0x7F800000u) == 0x7F800000u);
+    }
+    return bad == 0;
+}
+
+// fn(code(i)) readers per code width and signedness, decided once.
+template <typename Fn>
+decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
+    const std::uint8_t* p = codes.data();
+    switch (codes.target()) {
+    case Target::Int32:
+        return fn([p](std::int64_t i) {
+            std::int32_t v;
+            std::memcpy(&v, p + 4 * i, 4);
+            return v;
+        });
+    case Target::Int8:
+    case Target::Int4: return fn([p](std::int64_t i) { return static_cast<std::int32_t>(static_cast<std::int8_t>(p[i])); });
+    default: return fn([p](std::int64_t i) { return static_cast<std::int32_t>(p[i]); });
+    }
+}
+
+struct alignas(64) FirstPass {
+    ErrorStats stats;
+    ClippingStats clipping;
+    // 8-bit and smaller targets, by code & 0xFF, in four tables taken in turn: runs of one code
+    // then increment four counters, not one (no store-to-load chain per element).
+    std::array<std::array<std::int64_t, 256>, 4> byteCodes{};
+    CodeStats wideCodes;                       // int32
+    detail::AnalysisRanges ranges;
+};
+
+struct alignas(64) SecondPass {
+    Histogram error, absErrorLog, values;
+};
+
+TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes, const ValuesView& x,
+                           const AnalysisOptions& opt) {
+    const std::int64_t n = x.count;
+    TensorAnalysis a = detail::beginAnalysis(plan, params, codes, n, opt);
+    const RowWalker walker(plan);
+    const Reconstruct xhatOf(plan);
+    const std::int64_t slices = sliceCount(n, plan.scaleCount);
+    auto sliceBegin = [&](std::int64_t s) { return n * s / slices; };
+    const bool wide = codes.target() == Target::Int32;
+    const std::vector<float>& scales = params.scales;
+
+    // Every segment of slice s: seg(segment, load, codeAt) with the dtype and code width decided.
+    auto forSegmentsOf = [&](std::int64_t s, auto&& seg) {
+        withLoader(x, [&](auto load) {
+            withCodes(codes, [&](auto codeAt) {
+                walker.forSegments(sliceBegin(s), sliceBegin(s + 1), [&](const Segment& g) { seg(g, load, codeAt); });
+            });
+        });
+    };
+
+    const auto& edges = a.clipping.edges();
+    const bool floatTarget = a.clipping.floatTarget();
+    std::vector<FirstPass> first(static_cast<std::size_t>(slices), FirstPass{{}, a.clipping, {}, a.codes, {}});
+    forEachSlice(slices, opt.threads, [&](std::int64_t s) {
+        FirstPass& p = first[static_cast<std::size_t>(s)];
+        auto countCode = [&](std::int32_t c) QL_INLINE {
+            if (wide) p.wideCodes.add(c);
+            else ++p.byteCodes[0][static_cast<std::size_t>(c & 0xFF)];
+        };
+        forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
+            if (seg.perElement) { // one group per element: straight into the slice's tables
+                for (std::int64_t k = 0; k < seg.length; ++k) {
+                    const std::int64_t i = seg.begin + k, g = seg.scale + k;
+                    const std::int32_t c = codeAt(i);
+                    const float xi = load(i), xh = xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g));
+                    p.stats.addElement(xi, xh, i);
+                    countCode(c);
+                    if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
+                    p.clipping.add(g, xi, xh);
+                    p.ranges.add(xi, xh);
+                }
+                return;
+            }
+            // One group, a block at a time: codes counted and x̂ made in one read, then the sums of
+            // an all-finite block in vector lanes; a block with NaN/Inf takes the element path.
+            const std::int64_t g = seg.scale;
+            const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
+            const ClipEdges e = edges[static_cast<std::size_t>(g)];
+            ErrorStats stats;
+            GroupClipping clip;
+            detail::AnalysisRanges ranges;
+            detail::GroupBlockSums sums(e, floatTarget);
+            constexpr int kBlock = 256;
+            alignas(64) float xs[kBlock], xh[kBlock];
+            const std::int64_t end = seg.begin + seg.length;
+            for (std::int64_t b = seg.begin; b < end; b += kBlock) {
+                const int len = static_cast<int>(std::min<std::int64_t>(kBlock, end - b));
+                for (int k = 0; k < len; ++k) xs[k] = load(b + k);
+                xhatOf.block(codeAt, b, len, sc, zp, xh);
+                if (wide) {
+                    for (int k = 0; k < len; ++k) p.wideCodes.add(codeAt(b + k));
+                } else {
+                    int k = 0;
+                    for (; k + 4 <= len; k += 4)
+                        for (int t = 0; t < 4; ++t) ++p.byteCodes[t][static_cast<std::size_t>(codeAt(b + k + t) & 0xFF)];
+                    for (; k < len; ++k) ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
+                }
+                if (allFinite(xs, xh, len)) [[likely]] {
+                    sums.addBlock(xs, xh, len, b);
+                    continue;
+                }
+                // What came before joins first, so ranges see the elements in order (±0 extremes).
+                sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
+                sums = detail::GroupBlockSums(e, floatTarget);
+                for (int k = 0; k < len; ++k) {
+                    const float xi = xs[k], xhi = xh[k];
+                    stats.addElement(xi, xhi, b + k);
+                    if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
+                    ClippingStats::addTo(clip, e, floatTarget, xi, xhi);
+                    ranges.add(xi, xhi);
+                }
+            }
+            sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
+            p.stats.merge(stats);
+            p.clipping.addGroup(g, clip);
+            p.ranges.merge(ranges);
+        });
+    });
+    detail::AnalysisRanges r;
+    const bool signedBytes = codes.target() == Target::Int8 || codes.target() == Target::Int4;
+    for (const FirstPass& p : first) { // in slice order: the sums never depend on timing
+        a.stats.merge(p.stats);
+        a.clipping.merge(p.clipping);
+        r.merge(p.ranges);
+        if (wide) a.codes.merge(p.wideCodes);
+        for (int b = 0; b < 256 && !wide; ++b)
+            if (const std::int64_t count = p.byteCodes[0][static_cast<std::size_t>(b)] + p.byteCodes[1][static_cast<std::size_t>(b)] +
+                                           p.byteCodes[2][static_cast<std::size_t>(b)] + p.byteCodes[3][static_cast<std::size_t>(b)])
+                a.codes.add(signedBytes ? static_cast<std::int8_t>(b) : b, count);
+    }
+    first.clear();
+
+    detail::openHistograms(a, r, opt);
+    std::vector<SecondPass> second(static_cast<std::size_t>(slices), SecondPass{a.error, a.absErrorLog, a.values});
+    forEachSlice(slices, opt.threads, [&](std::int64_t s) {
+        SecondPass& h = second[static_cast<std::size_t>(s)];
+        Histogram::Filler error(h.error), absError(h.absErrorLog), values(h.values);
+        auto fill = [&](float xi, float xh) QL_INLINE {
+            const double e = static_cast<double>(xi) - xh;
+            error.add(e);
+            absError.add(std::fabs(e));
+            values.add(xi);
+        };
+        forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
+            if (seg.perElement) {
+                for (std::int64_t k = 0; k < seg.length; ++k) {
+                    const std::int64_t i = seg.begin + k, g = seg.scale + k;
+                    const float xi = load(i), xh = xhatOf(codeAt(i), scales[static_cast<std::size_t>(g)],
+                                                          params.zeroPointOf(g));
+                    if (std::isfinite(xi) && std::isfinite(xh)) fill(xi, xh);
+                }
+                return;
+            }
+            const std::int64_t g = seg.scale;
+            const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
+            constexpr int kBlock = 256;
+            alignas(64) float xs[kBlock], xh[kBlock];
+            const std::int64_t end = seg.begin + seg.length;
+            for (std::int64_t b = seg.begin; b < end; b += kBlock) {
+                const int len = static_cast<int>(std::min<std::int64_t>(kBlock, end - b));
+                for (int k = 0; k < len; ++k) xs[k] = load(b + k);
+                xhatOf.block(codeAt, b, len, sc, zp, xh);
+                if (allFinite(xs, xh, len)) [[likely]] {
+                    alignas(64) double ev[kBlock], av[kBlock], xv[kBlock];
+                    for (int k = 0; k < len; ++k) {
+                        ev[k] = static_cast<double>(xs[k]) - xh[k];
+                        av[k] = std::fabs(ev[k]);
+                        xv[k] = xs[k];
+                    }
+                    error.addBlock(ev, len);
+                    absError.addBlock(av, len);
+                    values.addBlock(xv, len);
+                    continue;
+                }
+                for (int k = 0; k < len; ++k)
+                    if (std::isfinite(xs[k]) && std::isfinite(xh[k])) fill(xs[k], xh[k]);
+            }
+        });
+    });
+    for (const SecondPass& h : second) {
+        a.error.merge(h.error);
+        a.absErrorLog.merge(h.absErrorLog);
+        a.values.merge(h.values);
+    }
+    detail::finishAnalysis(a, plan, params);
+    return a;
+}
+
+#undef QL_INLINE
+
+} // namespace ql::detail::QL_ANALYZER_NS
