@@ -426,6 +426,7 @@ private slots:
             half.type = 1;
             row("gguf/f16-sums", imatrixGguf({half, counts(w, {4, 4})}), "has ggml type 1, not F32");
         }
+        row("gguf/no-weight-name", imatrixGguf({sums("", 8, 1), counts("", {4})}), "names no weight");
         row("gguf/no-entries", imatrixGguf({{"token_embd.weight", {8}, ramp(8)}}), "no <weight>.in_sum2");
         row("gguf/datasets-not-strings",
             gguf({kvString("general.type", "imatrix"), kvU32("imatrix.datasets", 3)},

@@ -91,6 +91,7 @@ ImportanceFile readImatrixGguf(const std::string& path) {
 
     for (const auto& [name, p] : parts) {
         const std::string where = "entry '" + name + "': ";
+        if (name.empty()) fail("a tensor named only by its suffix names no weight");
         if (!p.sum2) fail(where + (p.counts ? "counts without in_sum2" : "in_sum without in_sum2"));
         if (!p.counts) fail(where + "in_sum2 without counts");
         for (const GgufTensorEntry* t : {p.sum2, p.counts, p.sum})
