@@ -1,13 +1,13 @@
 #pragma once
 // A small llama-style checkpoint (one decoder layer, bf16, HF names) and activation samples for
 // it in QuantLens's safetensors statistics form: the planner's and the importance suites' model.
+#include "io/safetensors_writer.h"
+#include "tensor/float_formats.h"
+
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
-
-#include "io/safetensors_writer.h"
-#include "tensor/float_formats.h"
 
 namespace qltest {
 
@@ -18,24 +18,28 @@ struct PlanModule {
 };
 inline const std::vector<PlanModule>& planModules() {
     static const std::vector<PlanModule> modules = {
-        {"model.layers.0.self_attn.q_proj", {64, 256}, 0.0},   {"model.layers.0.self_attn.k_proj", {32, 256}, 0.02},
-        {"model.layers.0.self_attn.v_proj", {32, 256}, 0.0},   {"model.layers.0.self_attn.o_proj", {256, 64}, 0.01},
-        {"model.layers.0.mlp.gate_proj", {96, 256}, 0.0},      {"model.layers.0.mlp.up_proj", {96, 256}, 0.005},
+        {"model.layers.0.self_attn.q_proj", {64, 256}, 0.0},
+        {"model.layers.0.self_attn.k_proj", {32, 256}, 0.02},
+        {"model.layers.0.self_attn.v_proj", {32, 256}, 0.0},
+        {"model.layers.0.self_attn.o_proj", {256, 64}, 0.01},
+        {"model.layers.0.mlp.gate_proj", {96, 256}, 0.0},
+        {"model.layers.0.mlp.up_proj", {96, 256}, 0.005},
         {"model.layers.0.mlp.down_proj", {256, 96}, 0.03}, // 96 columns: no group of 64 or 128 fits
     };
     return modules;
 }
 
 struct PlanFixture {
-    std::string model; // model.safetensors: the modules' weights and a 1-D norm
-    std::string stats; // stats.safetensors: <module>.inputs [48, in] per module
+    std::string model;                       // model.safetensors: the modules' weights and a 1-D norm
+    std::string stats;                       // stats.safetensors: <module>.inputs [48, in] per module
     std::vector<std::vector<double>> sqMean; // per module, the samples' mean squares in double
 };
 
 inline ql::Tensor bf16Tensor(const ql::Shape& shape, const std::vector<float>& v) {
     ql::Tensor t(ql::DType::BF16, shape);
     auto* p = reinterpret_cast<std::uint16_t*>(t.mutableData());
-    for (std::size_t i = 0; i < v.size(); ++i) p[i] = ql::floatToBf16(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i)
+        p[i] = ql::floatToBf16(v[i]);
     return t;
 }
 
@@ -48,7 +52,8 @@ inline PlanFixture writePlanFixture(const std::string& dir) {
     weights.push_back({"model.norm.weight", bf16Tensor({256}, std::vector<float>(256, 1.0f))});
     for (const PlanModule& m : planModules()) {
         std::vector<float> w(static_cast<std::size_t>(ql::elementCount(m.shape)));
-        for (float& x : w) x = normal(rng) * (u(rng) < m.outliers ? 8.0f : 1.0f);
+        for (float& x : w)
+            x = normal(rng) * (u(rng) < m.outliers ? 8.0f : 1.0f);
         weights.push_back({std::string(m.name) + ".weight", bf16Tensor(m.shape, w)});
         // Activation samples [n, in]: a few hot input channels, as real layers have.
         const std::int64_t in = m.shape[1], n = 48;

@@ -1,6 +1,16 @@
 // The Plan tab and importance in the real main window (offscreen): measure the formats of a model,
 // move the budget and see the choice follow the solver, write the plan's three forms, export the
 // weights; open an importance file and see the whole-model table rank by the weighted SQNR.
+#include "gui/mainwindow.h"
+#include "job/plan_output.h"
+#include "plan_test_util.h"
+#include "widgets/jobrunner.h"
+#include "widgets/modeltablemodel.h"
+#include "widgets/modeltablepage.h"
+#include "widgets/planpage.h"
+#include "widgets/plantablemodel.h"
+#include "widgets/qcp.h"
+
 #include <QAction>
 #include <QFile>
 #include <QLabel>
@@ -10,17 +20,6 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
-
-#include "gui/mainwindow.h"
-#include "job/plan_output.h"
-#include "widgets/jobrunner.h"
-#include "widgets/modeltablemodel.h"
-#include "widgets/modeltablepage.h"
-#include "widgets/planpage.h"
-#include "widgets/plantablemodel.h"
-#include "widgets/qcp.h"
-
-#include "plan_test_util.h"
 
 using namespace ql;
 using namespace qltest;
@@ -44,7 +43,8 @@ private slots:
         w.show();
         QVERIFY(w.openFile(QString::fromStdString(m_fixture.model)));
         PlanPage* page = w.planPage();
-        page->setCandidatesChecked({QStringLiteral("int4-g32"), QStringLiteral("int8-channel"), QStringLiteral("keep")});
+        page->setCandidatesChecked(
+            {QStringLiteral("int4-g32"), QStringLiteral("int8-channel"), QStringLiteral("keep")});
         page->setBudget(6.0);
         QSignalSpy shown(&w, &MainWindow::planShown);
         QPushButton* measure = nullptr;

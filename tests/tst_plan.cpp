@@ -2,32 +2,30 @@
 // measurements), each candidate's bits against the compressed-tensors layout's own sizes, the error
 // against a direct computation, the importance weighting, the plan file read back, the llama.cpp
 // rules, the llm-compressor recipe, the export read by an independent reader, and the CLI.
+#include "analysis/model_table.h"
+#include "analysis/report_read.h"
+#include "cli_test_util.h"
+#include "io/export_compressed_tensors.h"
+#include "io/safetensors_source.h"
+#include "io/safetensors_writer.h"
+#include "io_test_util.h"
+#include "job/importance.h"
+#include "job/plan_output.h"
+#include "job_test_util.h"
+#include "plan_test_util.h"
+#include "quant/reference.h"
+#include "tensor/error.h"
+
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
 #include <regex>
 #include <set>
-
-#include <nlohmann/json.hpp>
-
-#include "io/export_compressed_tensors.h"
-#include "io/safetensors_writer.h"
-#include "io/safetensors_source.h"
-#include "analysis/model_table.h"
-#include "analysis/report_read.h"
-#include "job/importance.h"
-#include "job/plan_output.h"
-#include "quant/reference.h"
-#include "tensor/error.h"
-
-#include "cli_test_util.h"
-#include "io_test_util.h"
-#include "job_test_util.h"
-#include "plan_test_util.h"
 
 using namespace ql;
 using namespace qltest;
@@ -50,7 +48,8 @@ double bruteForce(const Options& o, std::int64_t budget, std::int64_t unit = 1) 
         }
         if (bits <= budget / unit && err < best) best = err;
         std::size_t t = 0;
-        while (t < o.size() && ++k[t] == o[t].size()) k[t++] = 0;
+        while (t < o.size() && ++k[t] == o[t].size())
+            k[t++] = 0;
         if (t == o.size()) return best;
     }
 }
@@ -121,7 +120,8 @@ private slots:
                 QVERIFY(s.exact && s.unitBits % 8 == 0); // the common divisor
                 QVERIFY(s.bits <= budget);
                 double err = 0;
-                for (std::size_t t = 0; t < o.size(); ++t) err += o[t][static_cast<std::size_t>(s.choice[t])].error;
+                for (std::size_t t = 0; t < o.size(); ++t)
+                    err += o[t][static_cast<std::size_t>(s.choice[t])].error;
                 QVERIFY2(std::abs(err - expected) <= 1e-9 * std::max(1.0, expected),
                          qPrintable(QStringLiteral("trial %1: %2 vs %3").arg(trial).arg(err).arg(expected)));
                 QVERIFY(std::abs(s.error - err) <= 1e-9 * std::max(1.0, err));
@@ -156,8 +156,10 @@ private slots:
             QCOMPARE(front.front().bits, minBits(o));
             for (std::size_t i = 0; i < front.size(); ++i) {
                 if (i > 0) QVERIFY(front[i].bits > front[i - 1].bits && front[i].error < front[i - 1].error);
-                QVERIFY(std::abs(front[i].error - bruteForce(o, front[i].bits)) <= 1e-9 * std::max(1.0, front[i].error));
-                if (i > 0) QVERIFY(bruteForce(o, front[i].bits - 1) > front[i].error); // nothing cheaper reaches it
+                QVERIFY(std::abs(front[i].error - bruteForce(o, front[i].bits)) <=
+                        1e-9 * std::max(1.0, front[i].error));
+                if (i > 0)
+                    QVERIFY(bruteForce(o, front[i].bits - 1) > front[i].error); // nothing cheaper reaches it
             }
         }
     }
@@ -186,15 +188,21 @@ private slots:
                 const PlanCell& cell = t.cells[k];
                 const QString row = QString::fromStdString(t.name + " / " + c.name + ": " + cell.why);
                 std::int64_t expected = -1; // codes + scales (bf16 like the weight; E4M3/E8M0 codes) + global
-                if (c.name == "keep") expected = n * 16;
-                else if (c.name == "nvfp4") expected = n * 4 + n / 16 * 8 + 32;
-                else if (c.name == "mxfp4") expected = n * 4 + n / 32 * 8;
-                else if (c.name == "int8-channel" || c.name == "fp8-channel") expected = n * 8 + rows * 16;
+                if (c.name == "keep")
+                    expected = n * 16;
+                else if (c.name == "nvfp4")
+                    expected = n * 4 + n / 16 * 8 + 32;
+                else if (c.name == "mxfp4")
+                    expected = n * 4 + n / 32 * 8;
+                else if (c.name == "int8-channel" || c.name == "fp8-channel")
+                    expected = n * 8 + rows * 16;
                 else {
                     const std::int64_t g = std::stoll(c.name.substr(c.name.find('g') + 1));
                     expected = cols % g ? -1 : n * 4 + n / g * 16;
                 }
-                QVERIFY2(cell.bits == expected, qPrintable(row + QStringLiteral(" bits %1, expected %2").arg(cell.bits).arg(expected)));
+                QVERIFY2(
+                    cell.bits == expected,
+                    qPrintable(row + QStringLiteral(" bits %1, expected %2").arg(cell.bits).arg(expected)));
                 if (cell.bits < 0) {
                     QVERIFY2(!cell.why.empty(), qPrintable(row));
                     continue;
@@ -208,9 +216,11 @@ private slots:
                     r.spec = *c.spec;
                     return runTensorJob(r, t.name);
                 }();
-                const std::vector<float> xhat = dequantizeReference(run.a.report.plan, run.a.report.params, run.a.codes);
+                const std::vector<float> xhat =
+                    dequantizeReference(run.a.report.plan, run.a.report.params, run.a.codes);
                 double sse = 0;
-                for (std::size_t i = 0; i < x.size(); ++i) sse += (double(x[i]) - xhat[i]) * (double(x[i]) - xhat[i]);
+                for (std::size_t i = 0; i < x.size(); ++i)
+                    sse += (double(x[i]) - xhat[i]) * (double(x[i]) - xhat[i]);
                 QVERIFY2(std::abs(cell.error - sse) <= 1e-9 * sse, qPrintable(row));
                 QVERIFY(cell.compressedTensors.contains("format"));
             }
@@ -220,8 +230,8 @@ private slots:
     void importanceWeightsTheError() {
         JobRequest request = jobRequest(m_model, {});
         request.importance = Importance::open(m_stats);
-        const PlanMeasurements m =
-            measurePlan(request, {"model.layers.0.mlp.up_proj.weight"}, planCandidatesNamed({"int4-g32", "keep"}));
+        const PlanMeasurements m = measurePlan(request, {"model.layers.0.mlp.up_proj.weight"},
+                                               planCandidatesNamed({"int4-g32", "keep"}));
         const PlanTensor& t = m.tensors.at(0);
         QVERIFY2(t.weighted, t.note.c_str());
         QVERIFY(t.note.find("stats.safetensors: model.layers.0.mlp.up_proj.weight") != std::string::npos);
@@ -229,7 +239,8 @@ private slots:
         r.spec = *m.candidates[0].spec;
         const TensorOutcome run = runTensorJob(r, t.name);
         const std::vector<float> x = request.source->load(t.name).toFloatVector();
-        const std::vector<float> xhat = dequantizeReference(run.a.report.plan, run.a.report.params, run.a.codes);
+        const std::vector<float> xhat =
+            dequantizeReference(run.a.report.plan, run.a.report.params, run.a.codes);
         const std::vector<double>& s = m_sqMean[5];
         double weighted = 0;
         for (std::size_t i = 0; i < x.size(); ++i) {
@@ -264,7 +275,8 @@ private slots:
         for (const auto& [gguf, hf] : names) {
             const std::int64_t channels = expected->find(gguf)->shape.back();
             std::vector<float> w(static_cast<std::size_t>(24 * channels));
-            for (float& v : w) v = normal(rng);
+            for (float& v : w)
+                v = normal(rng);
             weights.push_back({hf, Tensor::fromFloats({24, channels}, w)});
         }
         const std::string model = path("imatrix-model.safetensors");
@@ -283,7 +295,8 @@ private slots:
             r.spec = *m.candidates[0].spec;
             const TensorOutcome run = runTensorJob(r, pt.name);
             const std::vector<float> x = request.source->load(pt.name).toFloatVector();
-            const std::vector<float> xhat = dequantizeReference(run.a.report.plan, run.a.report.params, run.a.codes);
+            const std::vector<float> xhat =
+                dequantizeReference(run.a.report.plan, run.a.report.params, run.a.codes);
             double weighted = 0;
             for (std::size_t i = 0; i < x.size(); ++i)
                 weighted += double(s[i % s.size()]) * (double(x[i]) - xhat[i]) * (double(x[i]) - xhat[i]);
@@ -295,9 +308,11 @@ private slots:
 
     void weightedErrorAgainstDirectSums() {
         // Two experts of 3x4, NaN skipped, as ErrorStats skips it.
-        const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, -1, -2, -3, -4, NAN, 0, 1, 2, 3, 4, 5, 6};
+        const std::vector<float> x = {1,  2,  3,  4,  5,   6, 7, 8, 9, 10, 11, 12,
+                                      -1, -2, -3, -4, NAN, 0, 1, 2, 3, 4,  5,  6};
         std::vector<float> xhat = x;
-        for (float& v : xhat) v += 0.5f;
+        for (float& v : xhat)
+            v += 0.5f;
         const std::vector<float> s = {1, 2, 3, 4, 10, 20, 30, 40};
         const WeightedError w = weightedError(x, xhat, s, 4, 2);
         double err = 0, sig = 0;
@@ -318,25 +333,29 @@ private slots:
     void modelPlanIsTheBruteForceOptimum() {
         JobRequest request = jobRequest(m_model, {});
         request.importance = Importance::open(m_stats);
-        const PlanMeasurements m = measurePlan(request, selectTensors(*request.source, {{}, {}, true}),
-                                               planCandidatesNamed({"int4-g32", "int4-g128", "int8-channel", "keep"}));
+        const PlanMeasurements m =
+            measurePlan(request, selectTensors(*request.source, {{}, {}, true}),
+                        planCandidatesNamed({"int4-g32", "int4-g128", "int8-channel", "keep"}));
         QCOMPARE(m.tensors.size(), std::size_t{7});
         Options o;
         for (const auto& t : m.tensors) {
             auto& row = o.emplace_back();
-            for (const auto& c : t.cells) row.push_back({c.bits, c.bits < 0 ? INFINITY : c.error});
+            for (const auto& c : t.cells)
+                row.push_back({c.bits, c.bits < 0 ? INFINITY : c.error});
         }
         for (double bpw : {4.3, 4.5, 5.0, 6.0, 8.2, 12.0, 16.0}) {
             const PlanResult r = choosePlan(m, {bpw, 0});
             QVERIFY(r.bitsPerWeight(m) <= bpw);
             const double expected = bruteForce(o, r.budgetBits);
-            QVERIFY2(std::abs(r.solution.error - expected) <= 1e-9 * std::max(expected, 1e-30),
-                     qPrintable(QStringLiteral("%1 bpw: %2 vs %3").arg(bpw).arg(r.solution.error).arg(expected)));
+            QVERIFY2(
+                std::abs(r.solution.error - expected) <= 1e-9 * std::max(expected, 1e-30),
+                qPrintable(QStringLiteral("%1 bpw: %2 vs %3").arg(bpw).arg(r.solution.error).arg(expected)));
         }
         QVERIFY_THROWS_EXCEPTION(QuantError, choosePlan(m, {2.0, 0}));
         // The same plan read back from its file, without measuring.
         const PlanResult r = choosePlan(m, {4.5, 0});
-        const PlanMeasurements back = planMeasurementsFromJson(nlohmann::json::parse(planJson(m, r).dump()), "p.json");
+        const PlanMeasurements back =
+            planMeasurementsFromJson(nlohmann::json::parse(planJson(m, r).dump()), "p.json");
         QCOMPARE(choosePlan(back, {4.5, 0}).solution.choice, r.solution.choice);
         auto broken = planJson(m, r);
         broken["tensors"][0]["cells"].erase(0);
@@ -352,17 +371,21 @@ private slots:
         // Rules: one per weight, each matching its llama.cpp name and no other.
         const PlanText rules = llamaTensorTypeRules(m, r);
         std::istringstream lines(rules.text);
-        const std::vector<std::string> gguf = {"blk.0.attn_q.weight",   "blk.0.attn_k.weight",   "blk.0.attn_v.weight",
-                                               "blk.0.attn_output.weight", "blk.0.ffn_gate.weight", "blk.0.ffn_up.weight",
+        const std::vector<std::string> gguf = {"blk.0.attn_q.weight",   "blk.0.attn_k.weight",
+                                               "blk.0.attn_v.weight",   "blk.0.attn_output.weight",
+                                               "blk.0.ffn_gate.weight", "blk.0.ffn_up.weight",
                                                "blk.0.ffn_down.weight"};
         std::size_t i = 0;
         for (std::string line; std::getline(lines, line); ++i) {
             const auto eq = line.rfind('=');
             const std::regex re(line.substr(0, eq));
-            for (std::size_t j = 0; j < gguf.size(); ++j) QCOMPARE(std::regex_search(gguf[j], re), i == j);
+            for (std::size_t j = 0; j < gguf.size(); ++j)
+                QCOMPARE(std::regex_search(gguf[j], re), i == j);
             const std::string& chosenName = m.candidates[static_cast<std::size_t>(r.solution.choice[i])].name;
             const std::string type = line.substr(eq + 1);
-            QCOMPARE(type, chosenName == "keep" ? std::string("bf16") : chosenName == "int4-g32" ? "q4_0" : "q8_0");
+            QCOMPARE(type, chosenName == "keep"       ? std::string("bf16")
+                           : chosenName == "int4-g32" ? "q4_0"
+                                                      : "q8_0");
         }
         QCOMPARE(i, gguf.size());
         // Recipe: YAML that names each quantized module once, the kept ones in ignore.
@@ -370,22 +393,26 @@ private slots:
         const std::string recipe = path("recipe.yaml");
         writeFile(recipe, llmCompressorRecipe(m, r).text);
         QString err;
-        const QByteArray out = runPython({QStringLiteral("-c"),
-                                          QStringLiteral("import json,sys,yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))"),
-                                          QString::fromStdString(recipe)},
-                                         &err);
+        const QByteArray out = runPython(
+            {QStringLiteral("-c"),
+             QStringLiteral("import json,sys,yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))"),
+             QString::fromStdString(recipe)},
+            &err);
         QVERIFY2(err.isEmpty(), qPrintable(err));
         const auto y = parseJson(out)["quant_stage"]["quant_modifiers"]["QuantizationModifier"];
         std::map<std::string, std::string> got;
         for (const auto& [group, g] : y["config_groups"].items())
-            for (const auto& target : g["targets"]) got[target.get<std::string>()] = g["weights"].dump();
-        for (const auto& name : y["ignore"]) got[name.get<std::string>()] = "keep";
+            for (const auto& target : g["targets"])
+                got[target.get<std::string>()] = g["weights"].dump();
+        for (const auto& name : y["ignore"])
+            got[name.get<std::string>()] = "keep";
         for (std::size_t t = 0; t < m.tensors.size(); ++t) {
             const auto k = static_cast<std::size_t>(r.solution.choice[t]);
             const std::string module = m.tensors[t].name.substr(0, m.tensors[t].name.size() - 7);
             QVERIFY2(got.count(module), module.c_str());
-            QCOMPARE(got[module], m.candidates[k].spec ? m.tensors[t].cells[k].compressedTensors["weights"].dump()
-                                                        : std::string("keep"));
+            QCOMPARE(got[module], m.candidates[k].spec
+                                      ? m.tensors[t].cells[k].compressedTensors["weights"].dump()
+                                      : std::string("keep"));
         }
         QCOMPARE(got.size(), m.tensors.size());
     }
@@ -393,8 +420,9 @@ private slots:
     // The export holds each weight in its chosen format; an independent reader dequantizes it.
     void exportIsTheChosenFormats() {
         JobRequest request = jobRequest(m_model, {});
-        const PlanMeasurements m = measurePlan(request, selectTensors(*request.source, {{}, {}, true}),
-                                               planCandidatesNamed({"int4-g32", "int8-channel", "mxfp4", "keep"}));
+        const PlanMeasurements m =
+            measurePlan(request, selectTensors(*request.source, {{}, {}, true}),
+                        planCandidatesNamed({"int4-g32", "int8-channel", "mxfp4", "keep"}));
         const PlanResult r = choosePlan(m, {6.5, 0});
         const std::string out = path("export/model.safetensors");
         std::filesystem::create_directories(path("export"));
@@ -404,7 +432,8 @@ private slots:
         std::set<std::string> formats;
         for (std::size_t t = 0; t < m.tensors.size(); ++t) {
             const auto k = static_cast<std::size_t>(r.solution.choice[t]);
-            if (m.candidates[k].spec) formats.insert(m.tensors[t].cells[k].compressedTensors["format"].get<std::string>());
+            if (m.candidates[k].spec)
+                formats.insert(m.tensors[t].cells[k].compressedTensors["format"].get<std::string>());
         }
         QVERIFY2(formats.size() > 1, "the test budget should mix formats");
         QCOMPARE(qc["format"].get<std::string>(), std::string("mixed-precision"));
@@ -415,14 +444,17 @@ private slots:
             if (info.name.find("_shape") == std::string::npos && info.name != "model.norm.weight")
                 bits += static_cast<std::int64_t>(info.byteSize) * 8;
         QCOMPARE(bits, r.solution.bits);
-        if (!pythonHas(QStringLiteral("numpy, torch"))) QSKIP("python3 with numpy and torch is not available");
+        if (!pythonHas(QStringLiteral("numpy, torch")))
+            QSKIP("python3 with numpy and torch is not available");
         QString err;
-        const QByteArray summary = runPython({pythonScript("ct_reader.py"), QStringLiteral("dequantize"),
-                                              QString::fromStdString(out), QString::fromStdString(path("xhat.safetensors"))},
-                                             &err);
+        const QByteArray summary =
+            runPython({pythonScript("ct_reader.py"), QStringLiteral("dequantize"),
+                       QString::fromStdString(out), QString::fromStdString(path("xhat.safetensors"))},
+                      &err);
         QVERIFY2(err.isEmpty(), qPrintable(err));
         std::size_t quantized = 0;
-        for (std::size_t t = 0; t < m.tensors.size(); ++t) quantized += m.candidates[static_cast<std::size_t>(r.solution.choice[t])].spec.has_value();
+        for (std::size_t t = 0; t < m.tensors.size(); ++t)
+            quantized += m.candidates[static_cast<std::size_t>(r.solution.choice[t])].spec.has_value();
         QCOMPARE(parseJson(summary).size(), quantized);
     }
 
@@ -430,12 +462,13 @@ private slots:
     // is gated by check.
     void quantizeReportsTheWeightedError() {
         const QString dir = m_dir.path();
-        CliRun run = runCli({QStringLiteral("quantize"), QString::fromStdString(m_model), QStringLiteral("--all"),
-                             QStringLiteral("--preset"), QStringLiteral("tensorrt"), QStringLiteral("--dtype"),
-                             QStringLiteral("int4"), QStringLiteral("--block"), QStringLiteral("32"),
-                             QStringLiteral("--importance"), QString::fromStdString(m_stats), QStringLiteral("--report"),
-                             QStringLiteral("weighted.json"), QStringLiteral("-q")},
-                            dir);
+        CliRun run =
+            runCli({QStringLiteral("quantize"), QString::fromStdString(m_model), QStringLiteral("--all"),
+                    QStringLiteral("--preset"), QStringLiteral("tensorrt"), QStringLiteral("--dtype"),
+                    QStringLiteral("int4"), QStringLiteral("--block"), QStringLiteral("32"),
+                    QStringLiteral("--importance"), QString::fromStdString(m_stats),
+                    QStringLiteral("--report"), QStringLiteral("weighted.json"), QStringLiteral("-q")},
+                   dir);
         QVERIFY2(run.code == 0, run.err.constData());
         QVERIFY2(run.out.contains("w.SQNR dB"), run.out.constData());
         const auto report = nlohmann::json::parse(readFile(path("weighted.json")));
@@ -470,29 +503,34 @@ private slots:
                       QStringLiteral("model.norm.weight"), QStringLiteral("--importance"),
                       QString::fromStdString(m_stats), QStringLiteral("-q")},
                      dir);
-        QVERIFY2(run.code == 0 && run.err.contains("no entry") && !run.out.contains("w.SQNR"), run.err.constData());
+        QVERIFY2(run.code == 0 && run.err.contains("no entry") && !run.out.contains("w.SQNR"),
+                 run.err.constData());
     }
 
     void cli() {
         const QString dir = m_dir.path();
         const QString model = QString::fromStdString(m_model);
-        CliRun run = runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("5"),
-                             QStringLiteral("--importance"), QString::fromStdString(m_stats), QStringLiteral("--report"),
-                             QStringLiteral("plan.json"), QStringLiteral("--llama-rules"), QStringLiteral("rules.txt"),
-                             QStringLiteral("--recipe"), QStringLiteral("recipe.yaml"), QStringLiteral("--out"),
-                             QStringLiteral("cli/model.safetensors"), QStringLiteral("-q")},
-                            dir);
-        QVERIFY2(run.code == 2 && run.err.contains("folder"), run.err.constData()); // no such folder: nothing run
+        CliRun run =
+            runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("5"),
+                    QStringLiteral("--importance"), QString::fromStdString(m_stats),
+                    QStringLiteral("--report"), QStringLiteral("plan.json"), QStringLiteral("--llama-rules"),
+                    QStringLiteral("rules.txt"), QStringLiteral("--recipe"), QStringLiteral("recipe.yaml"),
+                    QStringLiteral("--out"), QStringLiteral("cli/model.safetensors"), QStringLiteral("-q")},
+                   dir);
+        QVERIFY2(run.code == 2 && run.err.contains("folder"),
+                 run.err.constData()); // no such folder: nothing run
         QVERIFY(QDir(dir).mkpath(QStringLiteral("cli")));
-        run = runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("5"),
-                      QStringLiteral("--importance"), QString::fromStdString(m_stats), QStringLiteral("--report"),
-                      QStringLiteral("plan.json"), QStringLiteral("--llama-rules"), QStringLiteral("rules.txt"),
-                      QStringLiteral("--recipe"), QStringLiteral("recipe.yaml"), QStringLiteral("--out"),
-                      QStringLiteral("cli/model.safetensors"), QStringLiteral("-q")},
-                     dir);
+        run =
+            runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("5"),
+                    QStringLiteral("--importance"), QString::fromStdString(m_stats),
+                    QStringLiteral("--report"), QStringLiteral("plan.json"), QStringLiteral("--llama-rules"),
+                    QStringLiteral("rules.txt"), QStringLiteral("--recipe"), QStringLiteral("recipe.yaml"),
+                    QStringLiteral("--out"), QStringLiteral("cli/model.safetensors"), QStringLiteral("-q")},
+                   dir);
         QVERIFY2(run.code == 0, run.err.constData());
         QVERIFY2(run.out.contains("plan: ") && run.out.contains("importance-weighted"), run.out.constData());
-        for (const char* f : {"plan.json", "rules.txt", "recipe.yaml", "cli/model.safetensors", "cli/config.json"})
+        for (const char* f :
+             {"plan.json", "rules.txt", "recipe.yaml", "cli/model.safetensors", "cli/config.json"})
             QVERIFY2(QFile::exists(dir + QLatin1Char('/') + QString::fromUtf8(f)), f);
         const auto plan = nlohmann::json::parse(readFile(path("plan.json")));
         QVERIFY(plan["bits_per_weight"].get<double>() <= 5.0);
@@ -523,7 +561,8 @@ private slots:
         // (blocks of 256 fit five of the seven weights; the other two stay 16-bit: 8.04 bits at least)
         run = runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("9"),
                       QStringLiteral("--candidates"), QStringLiteral("keep"), QStringLiteral("--candidate"),
-                      QStringLiteral("int4-g256: --preset tensorrt --dtype int4 --block 256"), QStringLiteral("-q")},
+                      QStringLiteral("int4-g256: --preset tensorrt --dtype int4 --block 256"),
+                      QStringLiteral("-q")},
                      dir);
         QVERIFY2(run.code == 0 && run.out.contains("int4-g256"), run.err.constData());
     }

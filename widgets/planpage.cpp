@@ -1,6 +1,12 @@
 #include "widgets/planpage.h"
 
-#include <fstream>
+#include "io/atomic_file.h"
+#include "job/plan_output.h"
+#include "job/report_parts.h"
+#include "widgets/plantablemodel.h"
+#include "widgets/plotpage.h"
+#include "widgets/qcp.h"
+#include "widgets/qtutil.h"
 
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -13,14 +19,7 @@
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
-
-#include "io/atomic_file.h"
-#include "job/plan_output.h"
-#include "job/report_parts.h"
-#include "widgets/plantablemodel.h"
-#include "widgets/plotpage.h"
-#include "widgets/qcp.h"
-#include "widgets/qtutil.h"
+#include <fstream>
 
 namespace ql {
 namespace {
@@ -40,9 +39,14 @@ bool writeText(const QString& path, const std::string& text, QString* error) {
 } // namespace
 
 PlanPage::PlanPage(QWidget* parent)
-    : QWidget(parent), m_formats(new QToolButton(this)), m_budget(new QDoubleSpinBox(this)),
-      m_measure(new QPushButton(tr("Measure formats"), this)), m_summary(new QLabel(this)),
-      m_plot(new QCustomPlot(this)), m_model(new PlanTableModel(this)), m_view(new QTableView(this)) {
+    : QWidget(parent)
+    , m_formats(new QToolButton(this))
+    , m_budget(new QDoubleSpinBox(this))
+    , m_measure(new QPushButton(tr("Measure formats"), this))
+    , m_summary(new QLabel(this))
+    , m_plot(new QCustomPlot(this))
+    , m_model(new PlanTableModel(this))
+    , m_view(new QTableView(this)) {
     // Formats: every default candidate, checkable; all checked.
     m_formats->setText(tr("Formats"));
     m_formats->setPopupMode(QToolButton::InstantPopup);
@@ -85,7 +89,8 @@ PlanPage::PlanPage(QWidget* parent)
          [this] { saveAs(tr("llm-compressor recipe"), tr("YAML (*.yaml)"), &PlanPage::writeRecipe); }},
         {tr("Plan file…"), tr("The measurements and the choice as JSON (quantlens-cli plan --from reads it)"),
          [this] { saveAs(tr("plan file"), tr("JSON (*.json)"), &PlanPage::writePlanFile); }},
-        {tr("Export weights…"), tr("A compressed-tensors checkpoint with each weight in its chosen format"), [this] {
+        {tr("Export weights…"), tr("A compressed-tensors checkpoint with each weight in its chosen format"),
+         [this] {
              QString path = QFileDialog::getSaveFileName(this, tr("Export the planned weights"), {},
                                                          tr("safetensors (*.safetensors)"));
              if (path.isEmpty()) return;
@@ -143,11 +148,16 @@ std::vector<PlanCandidate> PlanPage::candidates() const {
 }
 
 void PlanPage::setCandidatesChecked(const QStringList& names) {
-    for (QAction* a : m_formats->menu()->actions()) a->setChecked(names.contains(a->text()));
+    for (QAction* a : m_formats->menu()->actions())
+        a->setChecked(names.contains(a->text()));
 }
 
-double PlanPage::budget() const { return m_budget->value(); }
-void PlanPage::setBudget(double bitsPerWeight) { m_budget->setValue(bitsPerWeight); }
+double PlanPage::budget() const {
+    return m_budget->value();
+}
+void PlanPage::setBudget(double bitsPerWeight) {
+    m_budget->setValue(bitsPerWeight);
+}
 
 void PlanPage::clear(const QString& message) {
     m_measurements.reset();
@@ -157,7 +167,8 @@ void PlanPage::clear(const QString& message) {
     m_plot->clearItems();
     m_plot->replot();
     m_summary->setText(message);
-    for (auto* b : m_exports) b->setEnabled(false);
+    for (auto* b : m_exports)
+        b->setEnabled(false);
 }
 
 void PlanPage::setMeasurements(std::shared_ptr<const PlanMeasurements> m) {
@@ -174,23 +185,28 @@ void PlanPage::choose() {
         m_result.reset();
         m_model->setPlan(nullptr, {});
         m_summary->setText(tr("%1 weights measured. %2").arg(m.tensors.size()).arg(qs(e.what())));
-        for (auto* b : m_exports) b->setEnabled(false);
+        for (auto* b : m_exports)
+            b->setEnabled(false);
         drawFront();
         return;
     }
     m_model->setPlan(m_measurements, *m_result);
-    const QString objective = m.importance.empty() ? tr("squared error") : tr("importance-weighted squared error");
-    QString text = tr("<b>%1 bits per weight</b> (budget %2) over %3 weights, %4; total %5 %6 — the least of any "
-                      "choice within the budget")
-                       .arg(fmtNumber(m_result->bitsPerWeight(m), 4), fmtNumber(budget(), 4))
-                       .arg(m.tensors.size())
-                       .arg(fmtBytes(static_cast<double>(m_result->solution.bits) / 8), objective,
-                            fmtNumber(m_result->solution.error, 4));
+    const QString objective =
+        m.importance.empty() ? tr("squared error") : tr("importance-weighted squared error");
+    QString text =
+        tr("<b>%1 bits per weight</b> (budget %2) over %3 weights, %4; total %5 %6 — the least of any "
+           "choice within the budget")
+            .arg(fmtNumber(m_result->bitsPerWeight(m), 4), fmtNumber(budget(), 4))
+            .arg(m.tensors.size())
+            .arg(fmtBytes(static_cast<double>(m_result->solution.bits) / 8), objective,
+                 fmtNumber(m_result->solution.error, 4));
     if (!m_result->solution.exact)
         text += tr(" (sizes counted in units of %1 bits, rounded up)").arg(m_result->solution.unitBits);
-    if (!m.notPlanned.empty()) text += tr("; %n other tensor(s) kept as they are", nullptr, int(m.notPlanned.size()));
+    if (!m.notPlanned.empty())
+        text += tr("; %n other tensor(s) kept as they are", nullptr, int(m.notPlanned.size()));
     m_summary->setText(text + QLatin1Char('.'));
-    for (auto* b : m_exports) b->setEnabled(true);
+    for (auto* b : m_exports)
+        b->setEnabled(true);
     drawFront();
 }
 
@@ -236,8 +252,10 @@ void PlanPage::saveAs(const QString& what, const QString& filter,
     const QString path = QFileDialog::getSaveFileName(this, tr("Save the %1").arg(what), {}, filter);
     if (path.isEmpty()) return;
     QString error;
-    if ((this->*write)(path, &error)) emit message(tr("Wrote the %1 to %2.").arg(what, path), false);
-    else emit message(tr("Could not write the %1: %2").arg(what, error), true);
+    if ((this->*write)(path, &error))
+        emit message(tr("Wrote the %1 to %2.").arg(what, path), false);
+    else
+        emit message(tr("Could not write the %1: %2").arg(what, error), true);
 }
 
 bool PlanPage::writeRules(const QString& path, QString* error) const {

@@ -3,12 +3,11 @@
 // the error-vs-bits front with the chosen point, the chosen format per weight, and the plan's three
 // exports. Measuring runs in the window's JobRunner; choosing re-runs the solver on the measurements
 // as the budget changes (no re-measuring).
-#include <memory>
-#include <optional>
+#include "job/plan_job.h"
 
 #include <QWidget>
-
-#include "job/plan_job.h"
+#include <memory>
+#include <optional>
 
 class QCustomPlot;
 class QDoubleSpinBox;
@@ -61,7 +60,8 @@ signals:
 private:
     void choose();
     void drawFront();
-    void saveAs(const QString& what, const QString& filter, bool (PlanPage::*write)(const QString&, QString*) const);
+    void saveAs(const QString& what, const QString& filter,
+                bool (PlanPage::*write)(const QString&, QString*) const);
 
     std::shared_ptr<const PlanMeasurements> m_measurements;
     std::optional<PlanResult> m_result;

@@ -4,7 +4,8 @@
 
 namespace ql {
 
-PlanTableModel::PlanTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+PlanTableModel::PlanTableModel(QObject* parent)
+    : QAbstractTableModel(parent) {}
 
 void PlanTableModel::setPlan(std::shared_ptr<const PlanMeasurements> m, const PlanResult& result) {
     beginResetModel();
@@ -17,7 +18,9 @@ int PlanTableModel::rowCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : static_cast<int>(m_choice.size());
 }
 
-int PlanTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int PlanTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
@@ -30,10 +33,11 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
         for (std::size_t i = 0; i < t.cells.size(); ++i) {
             const PlanCell& o = t.cells[i];
             tip += QStringLiteral("\n%1: ").arg(qs(m_measurements->candidates[i].name)) +
-                   (o.bits < 0 ? tr("not available: %1").arg(qs(o.why))
-                               : tr("%1 bits/w, SQNR %2 dB")
-                                     .arg(fmtNumber(static_cast<double>(o.bits) / static_cast<double>(t.elements)),
-                                          fmtNumber(o.sqnrDb)));
+                   (o.bits < 0
+                        ? tr("not available: %1").arg(qs(o.why))
+                        : tr("%1 bits/w, SQNR %2 dB")
+                              .arg(fmtNumber(static_cast<double>(o.bits) / static_cast<double>(t.elements)),
+                                   fmtNumber(o.sqnrDb)));
         }
         return tip;
     }
@@ -41,12 +45,18 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
-    case NameColumn: return qs(t.name);
-    case FormatColumn: return qs(m_measurements->candidates[k].name);
-    case BitsColumn: return fmtNumber(static_cast<double>(c.bits) / static_cast<double>(t.elements), 4);
-    case SqnrColumn: return fmtNumber(c.sqnrDb, 4);
-    case ErrorColumn: return fmtNumber(c.error, 4);
-    case NoteColumn: return qs(t.note);
+    case NameColumn:
+        return qs(t.name);
+    case FormatColumn:
+        return qs(m_measurements->candidates[k].name);
+    case BitsColumn:
+        return fmtNumber(static_cast<double>(c.bits) / static_cast<double>(t.elements), 4);
+    case SqnrColumn:
+        return fmtNumber(c.sqnrDb, 4);
+    case ErrorColumn:
+        return fmtNumber(c.error, 4);
+    case NoteColumn:
+        return qs(t.note);
     }
     return {};
 }
@@ -56,12 +66,18 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, in
     const bool weighted = m_measurements && !m_measurements->importance.empty();
     if (role == Qt::DisplayRole) {
         switch (section) {
-        case NameColumn: return tr("Tensor");
-        case FormatColumn: return tr("Format");
-        case BitsColumn: return tr("Bits/weight");
-        case SqnrColumn: return tr("SQNR dB");
-        case ErrorColumn: return weighted ? tr("Weighted sq. error") : tr("Sq. error");
-        case NoteColumn: return tr("Importance");
+        case NameColumn:
+            return tr("Tensor");
+        case FormatColumn:
+            return tr("Format");
+        case BitsColumn:
+            return tr("Bits/weight");
+        case SqnrColumn:
+            return tr("SQNR dB");
+        case ErrorColumn:
+            return weighted ? tr("Weighted sq. error") : tr("Sq. error");
+        case NoteColumn:
+            return tr("Importance");
         }
     }
     if (role == Qt::ToolTipRole && section == ErrorColumn)

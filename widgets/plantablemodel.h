@@ -1,11 +1,10 @@
 #pragma once
 // The plan's table: one row per planned weight with the format chosen for it, its bits per weight,
 // SQNR and the (weighted) squared error the choice costs.
-#include <memory>
+#include "job/plan_job.h"
 
 #include <QAbstractTableModel>
-
-#include "job/plan_job.h"
+#include <memory>
 
 namespace ql {
 

@@ -1,8 +1,3 @@
-#include <algorithm>
-#include <cstdio>
-#include <filesystem>
-#include <sstream>
-
 #include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
@@ -13,6 +8,11 @@
 #include "job/report_parts.h"
 #include "tensor/error.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
 namespace ql::cli {
 namespace {
 
@@ -22,8 +22,10 @@ PlanCandidate parseCandidate(const std::string& text) {
     std::string name = text.substr(0, colon);
     name.erase(std::remove(name.begin(), name.end(), ' '), name.end());
     if (colon == std::string::npos || name.empty())
-        throw UsageError("--candidate expects 'NAME: SPEC FLAGS' (e.g. 'int4-g256: --preset tensorrt --dtype int4 "
-                         "--block 256'), got '" + text + "'");
+        throw UsageError(
+            "--candidate expects 'NAME: SPEC FLAGS' (e.g. 'int4-g256: --preset tensorrt --dtype int4 "
+            "--block 256'), got '" +
+            text + "'");
     CLI::App parser{"candidate"};
     SpecOptions spec;
     addSpecOptions(parser, spec);
@@ -33,7 +35,8 @@ PlanCandidate parseCandidate(const std::string& text) {
         throw UsageError("--candidate " + name + ": " + e.what());
     }
     if (!spec.scale.empty() || !spec.groupIndex.empty())
-        throw UsageError("--candidate " + name + ": a candidate calibrates itself (no --scale, --group-index)");
+        throw UsageError("--candidate " + name +
+                         ": a candidate calibrates itself (no --scale, --group-index)");
     PlanCandidate c{name, buildSpec(spec), "", false};
     // The nearest llama.cpp type: 8-bit codes q8_0, FP4 in MX blocks mxfp4, any other sub-byte code q4_K.
     c.ggmlType = !isSubByte(c.spec->target) ? "q8_0" : (c.spec->preset == Preset::MX ? "mxfp4" : "q4_K");
@@ -45,7 +48,8 @@ std::vector<PlanCandidate> candidatesOf(const PlanOptions& o) {
     if (!o.candidates.empty()) {
         std::vector<std::string> names;
         std::stringstream list(o.candidates);
-        for (std::string n; std::getline(list, n, ',');) names.push_back(n);
+        for (std::string n; std::getline(list, n, ',');)
+            names.push_back(n);
         try {
             out = planCandidatesNamed(names);
         } catch (const QuantError& e) {
@@ -54,10 +58,12 @@ std::vector<PlanCandidate> candidatesOf(const PlanOptions& o) {
     } else if (o.custom.empty()) {
         out = defaultPlanCandidates();
     }
-    for (const auto& text : o.custom) out.push_back(parseCandidate(text));
+    for (const auto& text : o.custom)
+        out.push_back(parseCandidate(text));
     for (std::size_t i = 0; i < out.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
-            if (out[i].name == out[j].name) throw UsageError("two candidates are named '" + out[i].name + "'");
+            if (out[i].name == out[j].name)
+                throw UsageError("two candidates are named '" + out[i].name + "'");
     return out;
 }
 
@@ -75,9 +81,10 @@ std::string formatted(const char* fmt, double v) {
 
 void printPlan(const PlanMeasurements& m, const PlanResult& r) {
     std::size_t width = 6;
-    for (const auto& t : m.tensors) width = std::max(width, t.name.size());
-    std::printf("%-*s  %-14s %9s %10s %12s\n", static_cast<int>(width), "tensor", "format", "bits/w", "SQNR dB",
-                m.importance.empty() ? "sq. error" : "w. sq. error");
+    for (const auto& t : m.tensors)
+        width = std::max(width, t.name.size());
+    std::printf("%-*s  %-14s %9s %10s %12s\n", static_cast<int>(width), "tensor", "format", "bits/w",
+                "SQNR dB", m.importance.empty() ? "sq. error" : "w. sq. error");
     for (std::size_t t = 0; t < m.tensors.size(); ++t) {
         const PlanTensor& pt = m.tensors[t];
         const auto k = static_cast<std::size_t>(r.solution.choice[t]);
@@ -90,53 +97,66 @@ void printPlan(const PlanMeasurements& m, const PlanResult& r) {
     const double budget = static_cast<double>(r.budgetBits) / static_cast<double>(m.elements());
     std::printf("\nplan: %.4f bits per weight (budget %.4f) over %zu weights, %lld bytes; total %s %.6g\n",
                 r.bitsPerWeight(m), budget, m.tensors.size(), static_cast<long long>(r.solution.bits / 8),
-                m.importance.empty() ? "squared error" : "importance-weighted squared error", r.solution.error);
-    std::printf("the least total error of any choice within the budget%s; the front has %zu points from %.3f to "
-                "%.3f bits per weight\n",
-                r.solution.exact ? " (exact)"
-                                 : (" (bits counted in units of " + std::to_string(r.solution.unitBits) +
-                                    ", rounded up)").c_str(),
-                r.front.size(), r.front.empty() ? NAN : static_cast<double>(r.front.front().bits) / m.elements(),
-                r.front.empty() ? NAN : static_cast<double>(r.front.back().bits) / m.elements());
+                m.importance.empty() ? "squared error" : "importance-weighted squared error",
+                r.solution.error);
+    std::printf(
+        "the least total error of any choice within the budget%s; the front has %zu points from %.3f to "
+        "%.3f bits per weight\n",
+        r.solution.exact
+            ? " (exact)"
+            : (" (bits counted in units of " + std::to_string(r.solution.unitBits) + ", rounded up)").c_str(),
+        r.front.size(), r.front.empty() ? NAN : static_cast<double>(r.front.front().bits) / m.elements(),
+        r.front.empty() ? NAN : static_cast<double>(r.front.back().bits) / m.elements());
 }
 
 } // namespace
 
 CLI::App* addPlan(CLI::App& parent, PlanOptions& o) {
     auto* cmd = parent.add_subcommand(
-        "plan", "Choose a format per weight under a size budget: measure each 2-D \".weight\" under every candidate "
-                "format (the target operator's arithmetic), then pick the choice with the least total squared "
-                "error (importance-weighted with --importance) whose compressed-tensors size fits the budget. "
-                "Exports the plan as llama.cpp --tensor-type rules, an llm-compressor recipe and a "
-                "compressed-tensors checkpoint.");
-    cmd->add_option("FILE", o.file, "Model file (safetensors, HDF5 or GGUF); with --from, the plan's file by default");
+        "plan",
+        "Choose a format per weight under a size budget: measure each 2-D \".weight\" under every candidate "
+        "format (the target operator's arithmetic), then pick the choice with the least total squared "
+        "error (importance-weighted with --importance) whose compressed-tensors size fits the budget. "
+        "Exports the plan as llama.cpp --tensor-type rules, an llm-compressor recipe and a "
+        "compressed-tensors checkpoint.");
+    cmd->add_option("FILE", o.file,
+                    "Model file (safetensors, HDF5 or GGUF); with --from, the plan's file by default");
     cmd->add_option("--tensor", o.tensors, "Tensor name (repeatable)")->group("TENSORS");
-    cmd->add_option("--match", o.match, "Every tensor whose name matches this regular expression")->group("TENSORS");
-    cmd->add_option("--candidates", o.candidates,
-                    "Formats to choose from, comma-separated (default all): " + [] {
-                        std::string s;
-                        for (const auto& c : defaultPlanCandidates()) s += (s.empty() ? "" : ", ") + c.name;
-                        return s;
-                    }())
+    cmd->add_option("--match", o.match, "Every tensor whose name matches this regular expression")
+        ->group("TENSORS");
+    cmd->add_option(
+           "--candidates", o.candidates,
+           "Formats to choose from, comma-separated (default all): " +
+               [] {
+                   std::string s;
+                   for (const auto& c : defaultPlanCandidates())
+                       s += (s.empty() ? "" : ", ") + c.name;
+                   return s;
+               }())
         ->group("PLAN");
-    cmd->add_option("--candidate", o.custom,
-                    "Another format, as 'NAME: SPEC FLAGS', e.g. 'int4-g256: --preset tensorrt --dtype int4 --block "
-                    "256' (repeatable)")
+    cmd->add_option(
+           "--candidate", o.custom,
+           "Another format, as 'NAME: SPEC FLAGS', e.g. 'int4-g256: --preset tensorrt --dtype int4 --block "
+           "256' (repeatable)")
         ->group("PLAN");
-    auto* bpw = cmd->add_option("--bits-per-weight", o.bitsPerWeight, "Budget: average bits per planned weight")
-                    ->check(CLI::PositiveNumber)
-                    ->group("PLAN");
+    auto* bpw =
+        cmd->add_option("--bits-per-weight", o.bitsPerWeight, "Budget: average bits per planned weight")
+            ->check(CLI::PositiveNumber)
+            ->group("PLAN");
     auto* size = cmd->add_option("--size", o.bytes, "Budget: total bytes of the planned weights")
                      ->check(CLI::PositiveNumber)
                      ->group("PLAN");
     bpw->excludes(size);
     addImportanceOption(*cmd, o.importance);
-    cmd->add_option("--from", o.from, "Re-plan from a plan file (--report of an earlier run) without measuring")
+    cmd->add_option("--from", o.from,
+                    "Re-plan from a plan file (--report of an earlier run) without measuring")
         ->group("PLAN");
     cmd->add_option("--backend", o.backend, "Backend to run on (`quantlens-cli backends` lists this build's)")
         ->capture_default_str();
-    cmd->add_option("--report", o.report, "Write the plan file (.json): measurements, choice and front")->group("OUTPUT");
-    cmd->add_option("--llama-rules", o.llamaRules, "Write llama-quantize --tensor-type-file rules")->group("OUTPUT");
+    cmd->add_option("--report", o.report, "Write the plan file (.json): measurements, choice and front")
+        ->group("OUTPUT");
+    cmd->add_option("--llama-rules", o.llamaRules, "Write llama-quantize --tensor-type-file rules")
+        ->group("OUTPUT");
     cmd->add_option("--recipe", o.recipe, "Write an llm-compressor recipe (.yaml)")->group("OUTPUT");
     cmd->add_option("--out", o.out, "Write the weights as a compressed-tensors checkpoint (.safetensors)")
         ->group("OUTPUT");
@@ -145,13 +165,16 @@ CLI::App* addPlan(CLI::App& parent, PlanOptions& o) {
 }
 
 int runPlan(const PlanOptions& o) {
-    if (o.bitsPerWeight <= 0 && o.bytes <= 0) throw UsageError("plan needs a budget: --bits-per-weight or --size");
+    if (o.bitsPerWeight <= 0 && o.bytes <= 0)
+        throw UsageError("plan needs a budget: --bits-per-weight or --size");
     if (!o.from.empty() && (!o.importance.empty() || !o.candidates.empty() || !o.custom.empty() ||
                             !o.tensors.empty() || !o.match.empty()))
-        throw UsageError("--from re-plans the measurements it holds: no --importance, --candidates, --candidate, "
-                         "--tensor or --match with it");
+        throw UsageError(
+            "--from re-plans the measurements it holds: no --importance, --candidates, --candidate, "
+            "--tensor or --match with it");
     if (o.from.empty() && o.file.empty()) throw UsageError("plan needs FILE (or --from PLAN.json)");
-    if (!o.tensors.empty() && !o.match.empty()) throw UsageError("choose the tensors with --tensor or --match, not both");
+    if (!o.tensors.empty() && !o.match.empty())
+        throw UsageError("choose the tensors with --tensor or --match, not both");
     if (!o.out.empty() && std::filesystem::path(o.out).extension() != ".safetensors")
         throw UsageError("--out " + o.out + ": a compressed-tensors checkpoint is a .safetensors file");
     if (!o.report.empty() && std::filesystem::path(o.report).extension() != ".json")
@@ -175,12 +198,15 @@ int runPlan(const PlanOptions& o) {
         if (!out.empty() && out != o.from) refuseOverwritingInputs(out, *request.source);
     ProgressPrinter progress(o.quiet);
     ModelEvents events;
-    events.started = [&](int index, int total, const std::string& tensor) { progress.begin(index, total, tensor); };
+    events.started = [&](int index, int total, const std::string& tensor) {
+        progress.begin(index, total, tensor);
+    };
     events.progress = progress.callback();
     if (o.from.empty()) {
         std::vector<std::string> names;
         try {
-            names = selectTensors(*request.source, {o.tensors, o.match, o.tensors.empty() && o.match.empty()});
+            names =
+                selectTensors(*request.source, {o.tensors, o.match, o.tensors.empty() && o.match.empty()});
         } catch (const FileError&) {
             throw;
         } catch (const QuantError& e) {
@@ -198,8 +224,10 @@ int runPlan(const PlanOptions& o) {
         std::string why;
         bool any = false;
         for (const auto& t : m.tensors) {
-            if (t.cells[k].bits >= 0) any = true;
-            else if (why.empty()) why = t.name + ": " + t.cells[k].why;
+            if (t.cells[k].bits >= 0)
+                any = true;
+            else if (why.empty())
+                why = t.name + ": " + t.cells[k].why;
         }
         if (!any)
             std::fprintf(stderr, "quantlens-cli: note: %s: candidate %s fits no weight (%s)\n", file.c_str(),
@@ -208,7 +236,8 @@ int runPlan(const PlanOptions& o) {
     if (!o.report.empty()) writeText(o.report, planJson(m, r).dump(1) + "\n", file);
     if (!o.llamaRules.empty()) {
         const PlanText rules = llamaTensorTypeRules(m, r);
-        for (const auto& note : rules.notes) std::fprintf(stderr, "quantlens-cli: note: %s\n", note.c_str());
+        for (const auto& note : rules.notes)
+            std::fprintf(stderr, "quantlens-cli: note: %s\n", note.c_str());
         writeText(o.llamaRules, rules.text, file);
     }
     if (!o.recipe.empty()) writeText(o.recipe, llmCompressorRecipe(m, r).text, file);

@@ -1,13 +1,13 @@
 // The window's part in planning and importance: the Plan tab's jobs, and the importance file every
 // run then weighs its error with.
-#include <QFileInfo>
-#include <QTabWidget>
-
 #include "gui/mainwindow.h"
 #include "job/importance.h"
 #include "widgets/jobrunner.h"
 #include "widgets/planpage.h"
 #include "widgets/qtutil.h"
+
+#include <QFileInfo>
+#include <QTabWidget>
 
 namespace ql {
 
@@ -32,9 +32,11 @@ void MainWindow::buildPlanPage() {
         m_tabs->setCurrentWidget(m_planPage);
         emit planShown();
     });
-    connect(m_planPage, &PlanPage::exportRequested, this, [this](const QString& path) { exportPlanTo(path); });
+    connect(m_planPage, &PlanPage::exportRequested, this,
+            [this](const QString& path) { exportPlanTo(path); });
     connect(m_runner, &JobRunner::planExported, this, [this](const QString& path, int n) {
-        showMessage(tr("Wrote %1: %n weight(s) quantized as planned, with config.json beside it.", nullptr, n).arg(path),
+        showMessage(tr("Wrote %1: %n weight(s) quantized as planned, with config.json beside it.", nullptr, n)
+                        .arg(path),
                     false);
         emit jobEnded(QString());
     });
@@ -58,11 +60,12 @@ bool MainWindow::openImportance(const QString& path) {
         return false;
     }
     const ImportanceFile& f = m_importance->file();
-    showMessage(tr("Importance: %1 (%2, %3 entries). Runs now report the weighted SQNR of each layer's output and "
-                   "rank by it; plans weigh their error with it.")
-                    .arg(QFileInfo(path).fileName(), qs(f.format))
-                    .arg(f.entries.size()),
-                false);
+    showMessage(
+        tr("Importance: %1 (%2, %3 entries). Runs now report the weighted SQNR of each layer's output and "
+           "rank by it; plans weigh their error with it.")
+            .arg(QFileInfo(path).fileName(), qs(f.format))
+            .arg(f.entries.size()),
+        false);
     return true;
 }
 

@@ -14,19 +14,25 @@ namespace ql::detail::QL_ANALYZER_NS {
 // format's codes, the scale operation is chosen per call by a predictable branch.
 class Reconstruct {
 public:
-    explicit Reconstruct(const QuantPlan& plan) : m_op(plan.convention.scaleOp), m_float(isFloatTarget(plan.codeTarget)) {
+    explicit Reconstruct(const QuantPlan& plan)
+        : m_op(plan.convention.scaleOp)
+        , m_float(isFloatTarget(plan.codeTarget)) {
         if (m_float)
             for (int c = 0; c < 256; ++c)
                 m_decoded[static_cast<std::size_t>(c)] =
                     decodeMiniFloat(static_cast<std::uint8_t>(c), miniFloatOf(plan.codeTarget));
     }
     QL_INLINE float operator()(std::int32_t code, float scale, float zp) const {
-        const float value = m_float ? m_decoded[static_cast<std::size_t>(code & 0xFF)] : static_cast<float>(code) - zp;
+        const float value =
+            m_float ? m_decoded[static_cast<std::size_t>(code & 0xFF)] : static_cast<float>(code) - zp;
         switch (m_op) {
         case ScaleOp::Divide:
-        case ScaleOp::MultiplyReciprocal: return value * scale;
-        case ScaleOp::Multiply: return value / scale;
-        case ScaleOp::MultiplyTwice: return value / scale / scale;
+        case ScaleOp::MultiplyReciprocal:
+            return value * scale;
+        case ScaleOp::Multiply:
+            return value / scale;
+        case ScaleOp::MultiplyTwice:
+            return value / scale / scale;
         }
         return value;
     }
@@ -35,19 +41,23 @@ public:
     template <typename CodeAt>
     QL_INLINE void block(CodeAt codeAt, std::int64_t first, int n, float scale, float zp, float* out) const {
         if (m_float) {
-            for (int k = 0; k < n; ++k) out[k] = (*this)(codeAt(first + k), scale, zp);
+            for (int k = 0; k < n; ++k)
+                out[k] = (*this)(codeAt(first + k), scale, zp);
             return;
         }
         switch (m_op) {
         case ScaleOp::Divide:
         case ScaleOp::MultiplyReciprocal:
-            for (int k = 0; k < n; ++k) out[k] = (static_cast<float>(codeAt(first + k)) - zp) * scale;
+            for (int k = 0; k < n; ++k)
+                out[k] = (static_cast<float>(codeAt(first + k)) - zp) * scale;
             return;
         case ScaleOp::Multiply:
-            for (int k = 0; k < n; ++k) out[k] = (static_cast<float>(codeAt(first + k)) - zp) / scale;
+            for (int k = 0; k < n; ++k)
+                out[k] = (static_cast<float>(codeAt(first + k)) - zp) / scale;
             return;
         case ScaleOp::MultiplyTwice:
-            for (int k = 0; k < n; ++k) out[k] = (static_cast<float>(codeAt(first + k)) - zp) / scale / scale;
+            for (int k = 0; k < n; ++k)
+                out[k] = (static_cast<float>(codeAt(first + k)) - zp) / scale / scale;
             return;
         }
     }
@@ -58,28 +68,46 @@ private:
     std::array<float, 256> m_decoded{};
 };
 
+// x and x̂ of one group's segment, a block of kBlock at a time: fn(first, len, xs, xh).
+constexpr int kBlock = 256;
+template <typename Load, typename CodeAt, typename Fn>
+inline QL_INLINE void forBlocksOf(const Segment& seg, Load load, CodeAt codeAt, const Reconstruct& xhatOf,
+                                  float scale, float zp, Fn&& fn) {
+    alignas(64) float xs[kBlock], xh[kBlock];
+    const std::int64_t end = seg.begin + seg.length;
+    for (std::int64_t b = seg.begin; b < end; b += kBlock) {
+        const int len = static_cast<int>(std::min<std::int64_t>(kBlock, end - b));
+        for (int k = 0; k < len; ++k)
+            xs[k] = load(b + k);
+        xhatOf.block(codeAt, b, len, scale, zp, xh);
+        fn(b, len, xs, xh);
+    }
+}
+
 // Fixed slices, a function of the tensor alone (never of the thread count), so merging them in
 // order gives the same sums on every machine. Few enough that each slice's per-group clipping
 // table stays small.
 std::int64_t sliceCount(std::int64_t n, std::int64_t groups) {
     constexpr std::int64_t kMinSlice = 1 << 16, kMaxSlices = 16, kGroupBudget = 1 << 21;
-    return std::clamp<std::int64_t>(std::min(n / kMinSlice, kGroupBudget / std::max<std::int64_t>(groups, 1)), 1,
-                                    kMaxSlices);
+    return std::clamp<std::int64_t>(std::min(n / kMinSlice, kGroupBudget / std::max<std::int64_t>(groups, 1)),
+                                    1, kMaxSlices);
 }
 
 // Runs fn(slice) for every slice on up to `threads` threads.
-template <typename Fn>
-void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn) {
-    const auto workers = static_cast<std::int64_t>(
-        std::min<std::int64_t>(slices, threads ? threads : std::max(1u, std::thread::hardware_concurrency())));
+template <typename Fn> void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn) {
+    const auto workers = static_cast<std::int64_t>(std::min<std::int64_t>(
+        slices, threads ? threads : std::max(1u, std::thread::hardware_concurrency())));
     std::atomic<std::int64_t> next{0};
     auto work = [&] {
-        for (std::int64_t s; (s = next.fetch_add(1)) < slices;) fn(s);
+        for (std::int64_t s; (s = next.fetch_add(1)) < slices;)
+            fn(s);
     };
     std::vector<std::thread> pool;
-    for (std::int64_t w = 1; w < workers; ++w) pool.emplace_back(work);
+    for (std::int64_t w = 1; w < workers; ++w)
+        pool.emplace_back(work);
     work();
-    for (auto& t : pool) t.join();
+    for (auto& t : pool)
+        t.join();
 }
 
 // Whether every x[k] and x̂[k] is finite (exponent bits not all ones), without a branch per element.
@@ -96,8 +124,7 @@ bool allFinite(const float* x, const float* xh, int n) {
 }
 
 // fn(code(i)) readers per code width and signedness, decided once.
-template <typename Fn>
-decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
+template <typename Fn> decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
     const std::uint8_t* p = codes.data();
     switch (codes.target()) {
     case Target::Int32:
@@ -107,8 +134,10 @@ decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
             return v;
         });
     case Target::Int8:
-    case Target::Int4: return fn([p](std::int64_t i) { return static_cast<std::int32_t>(static_cast<std::int8_t>(p[i])); });
-    default: return fn([p](std::int64_t i) { return static_cast<std::int32_t>(p[i]); });
+    case Target::Int4:
+        return fn([p](std::int64_t i) { return static_cast<std::int32_t>(static_cast<std::int8_t>(p[i])); });
+    default:
+        return fn([p](std::int64_t i) { return static_cast<std::int32_t>(p[i]); });
     }
 }
 
@@ -118,7 +147,7 @@ struct alignas(64) FirstPass {
     // 8-bit and smaller targets, by code & 0xFF, in four tables taken in turn: runs of one code
     // then increment four counters, not one (no store-to-load chain per element).
     std::array<std::array<std::int64_t, 256>, 4> byteCodes{};
-    CodeStats wideCodes;                       // int32
+    CodeStats wideCodes; // int32
     detail::AnalysisRanges ranges;
 };
 
@@ -126,8 +155,8 @@ struct alignas(64) SecondPass {
     Histogram error, absErrorLog, values;
 };
 
-TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes, const ValuesView& x,
-                           const AnalysisOptions& opt) {
+TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                           const ValuesView& x, const AnalysisOptions& opt) {
     const std::int64_t n = x.count;
     TensorAnalysis a = detail::beginAnalysis(plan, params, codes, n, opt);
     const RowWalker walker(plan);
@@ -141,26 +170,31 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
     auto forSegmentsOf = [&](std::int64_t s, auto&& seg) {
         withLoader(x, [&](auto load) {
             withCodes(codes, [&](auto codeAt) {
-                walker.forSegments(sliceBegin(s), sliceBegin(s + 1), [&](const Segment& g) { seg(g, load, codeAt); });
+                walker.forSegments(sliceBegin(s), sliceBegin(s + 1),
+                                   [&](const Segment& g) { seg(g, load, codeAt); });
             });
         });
     };
 
     const auto& edges = a.clipping.edges();
     const bool floatTarget = a.clipping.floatTarget();
-    std::vector<FirstPass> first(static_cast<std::size_t>(slices), FirstPass{{}, a.clipping, {}, a.codes, {}});
+    std::vector<FirstPass> first(static_cast<std::size_t>(slices),
+                                 FirstPass{{}, a.clipping, {}, a.codes, {}});
     forEachSlice(slices, opt.threads, [&](std::int64_t s) {
         FirstPass& p = first[static_cast<std::size_t>(s)];
         auto countCode = [&](std::int32_t c) QL_INLINE {
-            if (wide) p.wideCodes.add(c);
-            else ++p.byteCodes[0][static_cast<std::size_t>(c & 0xFF)];
+            if (wide)
+                p.wideCodes.add(c);
+            else
+                ++p.byteCodes[0][static_cast<std::size_t>(c & 0xFF)];
         };
         forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
             if (seg.perElement) { // one group per element: straight into the slice's tables
                 for (std::int64_t k = 0; k < seg.length; ++k) {
                     const std::int64_t i = seg.begin + k, g = seg.scale + k;
                     const std::int32_t c = codeAt(i);
-                    const float xi = load(i), xh = xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g));
+                    const float xi = load(i),
+                                xh = xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g));
                     p.stats.addElement(xi, xh, i);
                     countCode(c);
                     if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
@@ -178,36 +212,35 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
             GroupClipping clip;
             detail::AnalysisRanges ranges;
             detail::GroupBlockSums sums(e, floatTarget);
-            constexpr int kBlock = 256;
-            alignas(64) float xs[kBlock], xh[kBlock];
-            const std::int64_t end = seg.begin + seg.length;
-            for (std::int64_t b = seg.begin; b < end; b += kBlock) {
-                const int len = static_cast<int>(std::min<std::int64_t>(kBlock, end - b));
-                for (int k = 0; k < len; ++k) xs[k] = load(b + k);
-                xhatOf.block(codeAt, b, len, sc, zp, xh);
-                if (wide) {
-                    for (int k = 0; k < len; ++k) p.wideCodes.add(codeAt(b + k));
-                } else {
-                    int k = 0;
-                    for (; k + 4 <= len; k += 4)
-                        for (int t = 0; t < 4; ++t) ++p.byteCodes[t][static_cast<std::size_t>(codeAt(b + k + t) & 0xFF)];
-                    for (; k < len; ++k) ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
-                }
-                if (allFinite(xs, xh, len)) [[likely]] {
-                    sums.addBlock(xs, xh, len, b);
-                    continue;
-                }
-                // What came before joins first, so ranges see the elements in order (±0 extremes).
-                sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
-                sums = detail::GroupBlockSums(e, floatTarget);
-                for (int k = 0; k < len; ++k) {
-                    const float xi = xs[k], xhi = xh[k];
-                    stats.addElement(xi, xhi, b + k);
-                    if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
-                    ClippingStats::addTo(clip, e, floatTarget, xi, xhi);
-                    ranges.add(xi, xhi);
-                }
-            }
+            forBlocksOf(seg, load, codeAt, xhatOf, sc, zp,
+                        [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
+                            if (wide) {
+                                for (int k = 0; k < len; ++k)
+                                    p.wideCodes.add(codeAt(b + k));
+                            } else {
+                                int k = 0;
+                                for (; k + 4 <= len; k += 4)
+                                    for (int t = 0; t < 4; ++t)
+                                        ++p.byteCodes[t][static_cast<std::size_t>(codeAt(b + k + t) & 0xFF)];
+                                for (; k < len; ++k)
+                                    ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
+                            }
+                            if (allFinite(xs, xh, len)) [[likely]] {
+                                sums.addBlock(xs, xh, len, b);
+                                return;
+                            }
+                            // What came before joins first, so ranges see the elements in order (±0
+                            // extremes).
+                            sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
+                            sums = detail::GroupBlockSums(e, floatTarget);
+                            for (int k = 0; k < len; ++k) {
+                                const float xi = xs[k], xhi = xh[k];
+                                stats.addElement(xi, xhi, b + k);
+                                if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
+                                ClippingStats::addTo(clip, e, floatTarget, xi, xhi);
+                                ranges.add(xi, xhi);
+                            }
+                        });
             sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
             p.stats.merge(stats);
             p.clipping.addGroup(g, clip);
@@ -222,14 +255,17 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
         r.merge(p.ranges);
         if (wide) a.codes.merge(p.wideCodes);
         for (int b = 0; b < 256 && !wide; ++b)
-            if (const std::int64_t count = p.byteCodes[0][static_cast<std::size_t>(b)] + p.byteCodes[1][static_cast<std::size_t>(b)] +
-                                           p.byteCodes[2][static_cast<std::size_t>(b)] + p.byteCodes[3][static_cast<std::size_t>(b)])
+            if (const std::int64_t count = p.byteCodes[0][static_cast<std::size_t>(b)] +
+                                           p.byteCodes[1][static_cast<std::size_t>(b)] +
+                                           p.byteCodes[2][static_cast<std::size_t>(b)] +
+                                           p.byteCodes[3][static_cast<std::size_t>(b)])
                 a.codes.add(signedBytes ? static_cast<std::int8_t>(b) : b, count);
     }
     first.clear();
 
     detail::openHistograms(a, r, opt);
-    std::vector<SecondPass> second(static_cast<std::size_t>(slices), SecondPass{a.error, a.absErrorLog, a.values});
+    std::vector<SecondPass> second(static_cast<std::size_t>(slices),
+                                   SecondPass{a.error, a.absErrorLog, a.values});
     forEachSlice(slices, opt.threads, [&](std::int64_t s) {
         SecondPass& h = second[static_cast<std::size_t>(s)];
         Histogram::Filler error(h.error), absError(h.absErrorLog), values(h.values);
@@ -251,28 +287,23 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
             }
             const std::int64_t g = seg.scale;
             const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
-            constexpr int kBlock = 256;
-            alignas(64) float xs[kBlock], xh[kBlock];
-            const std::int64_t end = seg.begin + seg.length;
-            for (std::int64_t b = seg.begin; b < end; b += kBlock) {
-                const int len = static_cast<int>(std::min<std::int64_t>(kBlock, end - b));
-                for (int k = 0; k < len; ++k) xs[k] = load(b + k);
-                xhatOf.block(codeAt, b, len, sc, zp, xh);
-                if (allFinite(xs, xh, len)) [[likely]] {
-                    alignas(64) double ev[kBlock], av[kBlock], xv[kBlock];
-                    for (int k = 0; k < len; ++k) {
-                        ev[k] = static_cast<double>(xs[k]) - xh[k];
-                        av[k] = std::fabs(ev[k]);
-                        xv[k] = xs[k];
-                    }
-                    error.addBlock(ev, len);
-                    absError.addBlock(av, len);
-                    values.addBlock(xv, len);
-                    continue;
-                }
-                for (int k = 0; k < len; ++k)
-                    if (std::isfinite(xs[k]) && std::isfinite(xh[k])) fill(xs[k], xh[k]);
-            }
+            forBlocksOf(seg, load, codeAt, xhatOf, sc, zp,
+                        [&](std::int64_t, int len, const float* xs, const float* xh) QL_INLINE {
+                            if (allFinite(xs, xh, len)) [[likely]] {
+                                alignas(64) double ev[kBlock], av[kBlock], xv[kBlock];
+                                for (int k = 0; k < len; ++k) {
+                                    ev[k] = static_cast<double>(xs[k]) - xh[k];
+                                    av[k] = std::fabs(ev[k]);
+                                    xv[k] = xs[k];
+                                }
+                                error.addBlock(ev, len);
+                                absError.addBlock(av, len);
+                                values.addBlock(xv, len);
+                                return;
+                            }
+                            for (int k = 0; k < len; ++k)
+                                if (std::isfinite(xs[k]) && std::isfinite(xh[k])) fill(xs[k], xh[k]);
+                        });
         });
     });
     for (const SecondPass& h : second) {

@@ -1,8 +1,8 @@
 #include "analysis/weighted_error.h"
 
-#include <limits>
-
 #include "tensor/error.h"
+
+#include <limits>
 
 namespace ql {
 
@@ -20,8 +20,8 @@ WeightedError weightedError(std::span<const float> x, std::span<const float> xha
     if (channels <= 0 || matrices <= 0 || static_cast<std::int64_t>(s.size()) != channels * matrices ||
         n % (channels * matrices) != 0)
         throw QuantError("weighted error: " + std::to_string(s.size()) + " importance values do not fit " +
-                         std::to_string(n) + " elements in " + std::to_string(matrices) + " matrices of rows of " +
-                         std::to_string(channels));
+                         std::to_string(n) + " elements in " + std::to_string(matrices) +
+                         " matrices of rows of " + std::to_string(channels));
     const std::int64_t perMatrix = n / matrices;
     WeightedError w;
     for (std::int64_t m = 0; m < matrices; ++m) {
@@ -30,7 +30,8 @@ WeightedError weightedError(std::span<const float> x, std::span<const float> xha
             double err = 0, sig = 0;
             std::int64_t finite = 0;
             for (std::int64_t j = 0; j < channels; ++j) {
-                const float a = x[static_cast<std::size_t>(row + j)], b = xhat[static_cast<std::size_t>(row + j)];
+                const float a = x[static_cast<std::size_t>(row + j)],
+                            b = xhat[static_cast<std::size_t>(row + j)];
                 if (!std::isfinite(a) || !std::isfinite(b)) continue;
                 const double d = static_cast<double>(a) - static_cast<double>(b);
                 err += static_cast<double>(sm[j]) * d * d;

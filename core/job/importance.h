@@ -2,16 +2,16 @@
 // Importance files as the jobs use them: each weight's activation statistics found by its name (the
 // name itself, its module's for QuantLens's own statistics, or its llama.cpp name for an imatrix
 // made on the GGUF of the same model), and the weighted error of a quantized tensor.
-#include <memory>
-#include <optional>
-#include <span>
-#include <string>
-
 #include "analysis/weighted_error.h"
 #include "io/importance_file.h"
 #include "io/tensor_source.h"
 #include "quant/params.h"
 #include "quant/plan.h"
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
 
 namespace ql {
 

@@ -1,12 +1,12 @@
 #include "job/plan_job.h"
 
-#include <algorithm>
-#include <limits>
-
 #include "io/export_compressed_tensors.h"
 #include "job/importance.h"
 #include "job/tensor_run.h"
 #include "tensor/error.h"
+
+#include <algorithm>
+#include <limits>
 
 namespace ql {
 namespace {
@@ -44,7 +44,8 @@ std::string whyNotPlanned(const TensorInfo& info) {
     const std::string suffix = ".weight";
     if (!isFloating(info.dtype)) return "not a floating-point tensor";
     if (info.shape.size() != 2) return "not a 2-D weight";
-    if (info.name.size() <= suffix.size() || info.name.compare(info.name.size() - suffix.size(), suffix.size(), suffix))
+    if (info.name.size() <= suffix.size() ||
+        info.name.compare(info.name.size() - suffix.size(), suffix.size(), suffix))
         return "not a module's \".weight\"";
     if (elementCount(info.shape) == 0) return "no elements";
     return {};
@@ -63,7 +64,8 @@ double meanImportance(const Importance& importance) {
     double sum = 0;
     std::int64_t n = 0;
     for (const auto& [name, e] : importance.file().entries)
-        for (float v : e.sqMean) sum += v, ++n;
+        for (float v : e.sqMean)
+            sum += v, ++n;
     return n ? sum / static_cast<double>(n) : 1.0;
 }
 
@@ -90,8 +92,9 @@ PlanCell measureCell(const JobRequest& request, const Backend& backend, const Lo
         nlohmann::json described;
         const auto stored = compressedTensorsTensors(q, args, info.dtype, file, described);
         c.bits = storedBits(stored, described.value("shape", std::string()));
-        c.error = weights ? weightedErrorOf(q.plan, q.params, q.codes, tensor.floats(), *weights).sumWeightedSqError
-                          : stats.sumSqError() * fallbackWeight;
+        c.error =
+            weights ? weightedErrorOf(q.plan, q.params, q.codes, tensor.floats(), *weights).sumWeightedSqError
+                    : stats.sumSqError() * fallbackWeight;
         c.sqnrDb = stats.sqnrDb();
         c.compressedTensors = {{"format", args.format}, {"weights", args.weights}};
     } catch (const Cancelled&) {
@@ -124,10 +127,12 @@ std::vector<PlanCandidate> planCandidatesNamed(const std::vector<std::string>& n
     const auto all = defaultPlanCandidates();
     std::vector<PlanCandidate> out;
     for (const auto& n : names) {
-        const auto it = std::find_if(all.begin(), all.end(), [&](const PlanCandidate& c) { return c.name == n; });
+        const auto it =
+            std::find_if(all.begin(), all.end(), [&](const PlanCandidate& c) { return c.name == n; });
         if (it == all.end()) {
             std::string known;
-            for (const auto& c : all) known += (known.empty() ? "" : ", ") + c.name;
+            for (const auto& c : all)
+                known += (known.empty() ? "" : ", ") + c.name;
             throw QuantError("unknown candidate '" + n + "' (choose " + known + ")");
         }
         out.push_back(*it);
@@ -137,7 +142,8 @@ std::vector<PlanCandidate> planCandidatesNamed(const std::vector<std::string>& n
 
 std::int64_t PlanMeasurements::elements() const {
     std::int64_t n = 0;
-    for (const auto& t : tensors) n += t.elements;
+    for (const auto& t : tensors)
+        n += t.elements;
     return n;
 }
 
@@ -183,7 +189,8 @@ PlanMeasurements measurePlan(const JobRequest& request, const std::vector<std::s
         source.release(info.name);
         m.tensors.push_back(std::move(t));
     }
-    if (m.tensors.empty()) throw QuantError(source.path() + ": no selected tensor is a 2-D \".weight\" to plan");
+    if (m.tensors.empty())
+        throw QuantError(source.path() + ": no selected tensor is a 2-D \".weight\" to plan");
     return m;
 }
 
@@ -206,15 +213,20 @@ std::vector<std::vector<PlanOption>> optionsOf(const PlanMeasurements& m) {
 
 } // namespace
 
-std::vector<FrontPoint> planFrontOf(const PlanMeasurements& m) { return planFront(optionsOf(m)); }
+std::vector<FrontPoint> planFrontOf(const PlanMeasurements& m) {
+    return planFront(optionsOf(m));
+}
 
 PlanResult choosePlan(const PlanMeasurements& m, const PlanBudget& budget) {
     const auto options = optionsOf(m);
     PlanResult r;
     const double n = static_cast<double>(m.elements());
-    if (budget.bitsPerWeight > 0) r.budgetBits = static_cast<std::int64_t>(std::floor(budget.bitsPerWeight * n));
-    else if (budget.bytes > 0) r.budgetBits = budget.bytes * 8;
-    else throw QuantError("the plan needs a budget: bits per weight or bytes");
+    if (budget.bitsPerWeight > 0)
+        r.budgetBits = static_cast<std::int64_t>(std::floor(budget.bitsPerWeight * n));
+    else if (budget.bytes > 0)
+        r.budgetBits = budget.bytes * 8;
+    else
+        throw QuantError("the plan needs a budget: bits per weight or bytes");
     r.solution = solvePlan(options, r.budgetBits);
     r.front = planFront(options);
     if (!r.solution.feasible) {

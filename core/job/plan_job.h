@@ -6,23 +6,23 @@
 // Bits are what a compressed-tensors export of the plan stores for the weight, exactly: its codes
 // (packed), scales and zero points (and NVFP4's global scale); "keep" stores the weight as it is.
 // Every candidate is therefore one that format can store, and the plan exports as it was measured.
+#include "job/job.h"
+#include "job/plan_solver.h"
+
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "job/job.h"
-#include "job/plan_solver.h"
 
 namespace ql {
 
 struct PlanCandidate {
     std::string name;              // "int4-g128"
     std::optional<QuantSpec> spec; // none: kept as stored
-    std::string ggmlType;          // the nearest llama.cpp type for --tensor-type (none for keep: the weight's own)
-    bool ggmlSameLayout = false;   // that type stores the same codes and scales (its quantizer rounds its own way)
+    std::string ggmlType; // the nearest llama.cpp type for --tensor-type (none for keep: the weight's own)
+    bool ggmlSameLayout =
+        false; // that type stores the same codes and scales (its quantizer rounds its own way)
 };
 /// The formats the planner tries unless told otherwise, in order of size.
 std::vector<PlanCandidate> defaultPlanCandidates();
@@ -31,9 +31,9 @@ std::vector<PlanCandidate> planCandidatesNamed(const std::vector<std::string>& n
 
 /// One weight under one candidate.
 struct PlanCell {
-    std::int64_t bits = -1;  // -1: not available (why says so)
-    double error = NAN;      // squared error summed over the weight: importance-weighted when weighted
-    double sqnrDb = NAN;     // plain SQNR, for display
+    std::int64_t bits = -1; // -1: not available (why says so)
+    double error = NAN;     // squared error summed over the weight: importance-weighted when weighted
+    double sqnrDb = NAN;    // plain SQNR, for display
     std::string why;
     nlohmann::json compressedTensors; // {"format", "weights"}: the config group this choice joins
 };
@@ -43,8 +43,8 @@ struct PlanTensor {
     Shape shape;
     DType dtype = DType::F32;
     std::int64_t elements = 0;
-    bool weighted = false;   // its error is weighted by an importance entry
-    std::string note;        // importance: where its weights came from, or why none
+    bool weighted = false;       // its error is weighted by an importance entry
+    std::string note;            // importance: where its weights came from, or why none
     std::vector<PlanCell> cells; // one per candidate
 };
 
@@ -52,7 +52,7 @@ struct PlanMeasurements {
     std::string file;
     std::string importance; // the importance file, empty: plain squared error
     std::vector<PlanCandidate> candidates;
-    std::vector<PlanTensor> tensors;                         // the weights planned
+    std::vector<PlanTensor> tensors;                             // the weights planned
     std::vector<std::pair<std::string, std::string>> notPlanned; // name, why (kept as they are)
     std::int64_t elements() const;
 };

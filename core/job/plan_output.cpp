@@ -1,16 +1,16 @@
 #include "job/plan_output.h"
 
-#include <algorithm>
-#include <cctype>
-#include <map>
-#include <set>
-
 #include "analysis/report.h"
 #include "io/export_compressed_tensors.h"
 #include "job/diff_job.h"
 #include "job/tensor_run.h"
 #include "quant/spec_json.h"
 #include "tensor/error.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
 
 namespace ql {
 namespace {
@@ -21,7 +21,9 @@ const PlanCandidate& chosen(const PlanMeasurements& m, const PlanResult& r, std:
     return m.candidates[static_cast<std::size_t>(r.solution.choice[t])];
 }
 
-std::string moduleOf(const std::string& weight) { return weight.substr(0, weight.size() - std::string(".weight").size()); }
+std::string moduleOf(const std::string& weight) {
+    return weight.substr(0, weight.size() - std::string(".weight").size());
+}
 
 std::string regexEscaped(const std::string& s) {
     std::string out;
@@ -32,7 +34,9 @@ std::string regexEscaped(const std::string& s) {
     return out;
 }
 
-double readNumber(const json& v) { return v.is_null() ? NAN : v.get<double>(); }
+double readNumber(const json& v) {
+    return v.is_null() ? NAN : v.get<double>();
+}
 
 } // namespace
 
@@ -66,17 +70,19 @@ json planJson(const PlanMeasurements& m, const PlanResult& r) {
                           {"error", jsonNumber(pt.cells[k].error)}});
     }
     json notPlanned = json::array();
-    for (const auto& [name, why] : m.notPlanned) notPlanned.push_back({{"name", name}, {"why", why}});
+    for (const auto& [name, why] : m.notPlanned)
+        notPlanned.push_back({{"name", name}, {"why", why}});
     json front = json::array();
     const double n = static_cast<double>(m.elements());
     for (const auto& p : r.front)
-        front.push_back({{"bits", p.bits}, {"bits_per_weight", static_cast<double>(p.bits) / n}, {"error", p.error}});
+        front.push_back(
+            {{"bits", p.bits}, {"bits_per_weight", static_cast<double>(p.bits) / n}, {"error", p.error}});
     return {{"format", "quantlens-plan"},
             {"version", 1},
             {"file", m.file},
             {"importance", m.importance},
-            {"objective", m.importance.empty() ? "sum of squared errors"
-                                               : "sum of importance-weighted squared errors"},
+            {"objective",
+             m.importance.empty() ? "sum of squared errors" : "sum of importance-weighted squared errors"},
             {"candidates", std::move(candidates)},
             {"tensors", std::move(tensors)},
             {"not_planned", std::move(notPlanned)},
@@ -94,13 +100,14 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
     auto bad = [&](const std::string& why) { return FileError(path + ": not a QuantLens plan: " + why); };
     PlanMeasurements m;
     try {
-        if (!j.is_object() || j.value("format", std::string()) != "quantlens-plan") throw bad("no \"format\": \"quantlens-plan\"");
+        if (!j.is_object() || j.value("format", std::string()) != "quantlens-plan")
+            throw bad("no \"format\": \"quantlens-plan\"");
         if (j.at("version").get<int>() != 1) throw bad("version " + j.at("version").dump() + " is not 1");
         m.file = j.at("file").get<std::string>();
         m.importance = j.at("importance").get<std::string>();
         for (const auto& c : j.at("candidates")) {
-            PlanCandidate pc{c.at("name").get<std::string>(), std::nullopt, c.at("ggml_type").get<std::string>(),
-                             c.value("ggml_same_layout", false)};
+            PlanCandidate pc{c.at("name").get<std::string>(), std::nullopt,
+                             c.at("ggml_type").get<std::string>(), c.value("ggml_same_layout", false)};
             if (!c.at("spec").is_null()) pc.spec = specFromJson(c.at("spec"));
             m.candidates.push_back(std::move(pc));
         }
@@ -123,7 +130,8 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
                 if (cell.bits >= 0 && cell.error == 0 && std::isnan(cell.sqnrDb)) cell.sqnrDb = INFINITY;
                 cell.why = c.value("why", std::string());
                 cell.compressedTensors = c.value("compressed_tensors", json());
-                if (cell.bits >= 0 && !(cell.error >= 0)) throw bad("tensor '" + pt.name + "' has an invalid error");
+                if (cell.bits >= 0 && !(cell.error >= 0))
+                    throw bad("tensor '" + pt.name + "' has an invalid error");
                 pt.cells.push_back(std::move(cell));
             }
             if (pt.cells.size() != m.candidates.size())
@@ -151,21 +159,24 @@ PlanText llamaTensorTypeRules(const PlanMeasurements& m, const PlanResult& r) {
         std::string name = ggufNameOf(pt.name);
         if (name.empty()) {
             name = pt.name;
-            if (name.rfind("blk.", 0) != 0 && name.rfind("token_embd", 0) != 0 && name.rfind("output", 0) != 0)
-                out.notes.push_back("'" + pt.name + "' has no llama.cpp name: its rule uses the name as it is");
+            if (name.rfind("blk.", 0) != 0 && name.rfind("token_embd", 0) != 0 &&
+                name.rfind("output", 0) != 0)
+                out.notes.push_back("'" + pt.name +
+                                    "' has no llama.cpp name: its rule uses the name as it is");
         }
-        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char ch) { return std::tolower(ch); });
         const std::string type = c.spec ? c.ggmlType : std::string(nameOf(pt.dtype));
         out.text += "^" + regexEscaped(name) + "$=" + type + "\n";
         if (c.spec) approximated.insert(std::string(c.ggmlSameLayout ? "=" : "~") + c.name + " " + type);
     }
     for (const auto& a : approximated) {
         const std::string name = a.substr(1, a.find(' ') - 1), type = a.substr(a.find(' ') + 1);
-        out.notes.push_back(a[0] == '='
-                                ? name + " is written as llama.cpp's " + type +
-                                      ": the same layout, rounded by llama.cpp's own quantizer"
-                                : "llama.cpp has no type with the arithmetic of " + name + "; its rules name the nearest, " +
-                                      type + " (the same code width, blocks no coarser)");
+        out.notes.push_back(a[0] == '=' ? name + " is written as llama.cpp's " + type +
+                                              ": the same layout, rounded by llama.cpp's own quantizer"
+                                        : "llama.cpp has no type with the arithmetic of " + name +
+                                              "; its rules name the nearest, " + type +
+                                              " (the same code width, blocks no coarser)");
     }
     return out;
 }
@@ -182,13 +193,15 @@ PlanText llmCompressorRecipe(const PlanMeasurements& m, const PlanResult& r) {
             continue;
         }
         const json& weights = cell.compressedTensors.at("weights");
-        auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == weights; });
-        if (it == groups.end()) it = groups.insert(groups.end(), std::make_pair(weights, std::vector<std::string>{}));
+        auto it =
+            std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == weights; });
+        if (it == groups.end())
+            it = groups.insert(groups.end(), std::make_pair(weights, std::vector<std::string>{}));
         it->second.push_back(module);
     }
     // YAML: JSON strings and flow mappings are YAML, so names and arguments are written as JSON.
-    std::string y = "# QuantLens plan for " + json(m.file).dump() + ": " + std::to_string(r.bitsPerWeight(m)) +
-                    " bits per weight.\n";
+    std::string y = "# QuantLens plan for " + json(m.file).dump() + ": " +
+                    std::to_string(r.bitsPerWeight(m)) + " bits per weight.\n";
     y += "quant_stage:\n  quant_modifiers:\n    QuantizationModifier:\n";
     y += "      ignore: " + json(ignore).dump() + "\n";
     y += "      config_groups:\n";
@@ -201,13 +214,14 @@ PlanText llmCompressorRecipe(const PlanMeasurements& m, const PlanResult& r) {
     return {y, {}};
 }
 
-int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanResult& r, const std::string& path,
-               const ModelEvents& events) {
+int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanResult& r,
+               const std::string& path, const ModelEvents& events) {
     const TensorSource& source = *request.source;
     refuseOverwritingInputs(path, source);
     const Backend& backend = request.registry->require(request.backend);
     std::map<std::string, std::size_t> planned;
-    for (std::size_t t = 0; t < m.tensors.size(); ++t) planned[m.tensors[t].name] = t;
+    for (std::size_t t = 0; t < m.tensors.size(); ++t)
+        planned[m.tensors[t].name] = t;
     std::vector<QuantizedTensor> quantized;
     ExportExtras extras;
     const int total = static_cast<int>(source.tensors().size());
@@ -217,23 +231,25 @@ int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanR
         const auto it = planned.find(info.name);
         const PlanCandidate* c = it == planned.end() ? nullptr : &chosen(m, r, it->second);
         if (it != planned.end() && info.shape != m.tensors[it->second].shape)
-            throw FileError(whereIn(source, info.name, "its shape " + toString(info.shape) + " is not the plan's " +
-                                                           toString(m.tensors[it->second].shape)));
+            throw FileError(whereIn(source, info.name,
+                                    "its shape " + toString(info.shape) + " is not the plan's " +
+                                        toString(m.tensors[it->second].shape)));
         if (!c || !c->spec) {
             extras.kept.push_back({info.name, source.load(info.name)});
             continue;
         }
         try {
             const LoadedTensor tensor(source, info);
-            TensorRun run = runTensor(tensor, planQuantization(*c->spec, info.shape), backend, std::nullopt, 1,
-                                      events.progress);
+            TensorRun run = runTensor(tensor, planQuantization(*c->spec, info.shape), backend, std::nullopt,
+                                      1, events.progress);
             quantized.push_back({info.name, run.result.plan, run.result.params, std::move(run.result.codes)});
         } catch (const QuantError& e) {
             throw QuantError(whereIn(source, info.name, c->name + ": " + e.what()));
         }
     }
     for (const auto& [name, t] : planned)
-        if (!source.find(name)) throw FileError(whereIn(source, name, "the plan names it and the file lacks it"));
+        if (!source.find(name))
+            throw FileError(whereIn(source, name, "the plan names it and the file lacks it"));
     const CompressedTensorsConfig config = compressedTensorsConfig(path, quantized, extras, source.path());
     exportSafetensors(path, quantized, ExportLayout::CompressedTensors, source.path(), extras);
     writeCompressedTensorsConfig(config);

@@ -1,12 +1,11 @@
 #pragma once
 // What a plan becomes: its JSON file (read back to re-plan for another budget without measuring),
 // llama.cpp --tensor-type rules, an llm-compressor recipe, and a compressed-tensors checkpoint.
-#include <string>
-#include <vector>
+#include "job/plan_job.h"
 
 #include <nlohmann/json.hpp>
-
-#include "job/plan_job.h"
+#include <string>
+#include <vector>
 
 namespace ql {
 
@@ -30,7 +29,7 @@ PlanText llmCompressorRecipe(const PlanMeasurements& m, const PlanResult& r);
 /// at `path` (mixed-precision when the formats differ) and its config.json; every other tensor of
 /// the model is kept as it is. Throws FileError / QuantError naming the tensor; nothing is written
 /// then. Returns the number of quantized tensors.
-int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanResult& r, const std::string& path,
-               const ModelEvents& events = {});
+int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanResult& r,
+               const std::string& path, const ModelEvents& events = {});
 
 } // namespace ql

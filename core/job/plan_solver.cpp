@@ -1,16 +1,20 @@
 #include "job/plan_solver.h"
 
+#include "tensor/error.h"
+
 #include <cmath>
 #include <numeric>
-
-#include "tensor/error.h"
 
 namespace ql {
 namespace {
 
-bool available(const PlanOption& o) { return o.bits >= 0 && std::isfinite(o.error); }
+bool available(const PlanOption& o) {
+    return o.bits >= 0 && std::isfinite(o.error);
+}
 
-std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0); }
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
+    return a / b + (a % b != 0);
+}
 
 // The programme over budget levels 0..levels: costs in units of `unit` above each tensor's cheapest
 // option. `best[b]` is the least error of a choice whose extra units are at most b.
@@ -49,8 +53,8 @@ std::int64_t unitFor(std::int64_t g, std::int64_t span, std::int64_t maxLevels) 
     return levels <= maxLevels ? g : g * ceilDiv(levels, maxLevels);
 }
 
-Programme run(const std::vector<std::vector<PlanOption>>& options, std::int64_t budgetBits, const PlanSolver& solver,
-              bool& feasible) {
+Programme run(const std::vector<std::vector<PlanOption>>& options, std::int64_t budgetBits,
+              const PlanSolver& solver, bool& feasible) {
     std::int64_t minTotal = 0, maxTotal = 0;
     for (const auto& tensor : options) {
         if (tensor.size() > 255) throw QuantError("the planner takes at most 255 formats per tensor");
@@ -70,9 +74,10 @@ Programme run(const std::vector<std::vector<PlanOption>>& options, std::int64_t 
     const std::int64_t span = std::max<std::int64_t>(0, std::min(budgetBits, maxTotal) - minTotal);
     Programme p;
     const std::int64_t maxLevels =
-        solver.maxLevels > 0 ? solver.maxLevels
-                             : std::max<std::int64_t>(std::int64_t{1} << 16,
-                                                      (std::int64_t{64} << 20) / std::max<std::size_t>(options.size(), 1));
+        solver.maxLevels > 0
+            ? solver.maxLevels
+            : std::max<std::int64_t>(std::int64_t{1} << 16,
+                                     (std::int64_t{64} << 20) / std::max<std::size_t>(options.size(), 1));
     const std::int64_t g = commonDivisor(options);
     p.unit = unitFor(g, std::max<std::int64_t>(span, 1), maxLevels);
     p.exact = p.unit == g;
@@ -117,7 +122,8 @@ Programme run(const std::vector<std::vector<PlanOption>>& options, std::int64_t 
 
 std::int64_t bitsOf(const std::vector<std::vector<PlanOption>>& options, const std::vector<int>& choice) {
     std::int64_t bits = 0;
-    for (std::size_t t = 0; t < options.size(); ++t) bits += options[t][static_cast<std::size_t>(choice[t])].bits;
+    for (std::size_t t = 0; t < options.size(); ++t)
+        bits += options[t][static_cast<std::size_t>(choice[t])].bits;
     return bits;
 }
 
@@ -137,7 +143,8 @@ PlanSolution solvePlan(const std::vector<std::vector<PlanOption>>& options, std:
     return s;
 }
 
-std::vector<FrontPoint> planFront(const std::vector<std::vector<PlanOption>>& options, const PlanSolver& solver) {
+std::vector<FrontPoint> planFront(const std::vector<std::vector<PlanOption>>& options,
+                                  const PlanSolver& solver) {
     bool feasible = false;
     const Programme p = run(options, std::numeric_limits<std::int64_t>::max() / 2, solver, feasible);
     std::vector<FrontPoint> front;

@@ -20,9 +20,9 @@ struct PlanOption {
 
 struct PlanSolution {
     bool feasible = false;
-    std::vector<int> choice; // per tensor, the option's index
-    std::int64_t bits = 0;   // exact bits of the choice
-    double error = 0;        // its total error
+    std::vector<int> choice;   // per tensor, the option's index
+    std::int64_t bits = 0;     // exact bits of the choice
+    double error = 0;          // its total error
     std::int64_t unitBits = 1; // the discretisation unit
     bool exact = true;         // the unit divides every option's bits: the optimum of the real problem
 };
@@ -46,6 +46,7 @@ PlanSolution solvePlan(const std::vector<std::vector<PlanOption>>& options, std:
 
 /// The error-vs-bits front: for each budget level up to the largest choice, the least error a choice
 /// within it reaches (points where it changes, exact bits of the choice reaching it).
-std::vector<FrontPoint> planFront(const std::vector<std::vector<PlanOption>>& options, const PlanSolver& solver = {});
+std::vector<FrontPoint> planFront(const std::vector<std::vector<PlanOption>>& options,
+                                  const PlanSolver& solver = {});
 
 } // namespace ql
