@@ -89,6 +89,27 @@ std::int64_t minBits(const Options& o) {
     return s;
 }
 
+// One tensor quantized with `spec` by the job, and its error computed here from the reference x̂:
+// Σ s_j (x − x̂)² with s per input channel (empty: every channel 1).
+struct DirectError {
+    TensorOutcome run;
+    double error = 0;
+};
+DirectError directError(const JobRequest& request, const QuantSpec& spec, const std::string& name,
+                        const std::vector<double>& s = {}) {
+    JobRequest r = request;
+    r.spec = spec;
+    DirectError d{runTensorJob(r, name), 0.0};
+    const std::vector<float> x = request.source->load(name).toFloatVector();
+    const std::vector<float> xhat =
+        dequantizeReference(d.run.a.report.plan, d.run.a.report.params, d.run.a.codes);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double e = double(x[i]) - xhat[i];
+        d.error += (s.empty() ? 1.0 : s[i % s.size()]) * e * e;
+    }
+    return d;
+}
+
 } // namespace
 
 class TestPlan : public QObject {
@@ -182,7 +203,6 @@ private slots:
         QCOMPARE(m.notPlanned[0].first, std::string("model.norm.weight"));
         for (const PlanTensor& t : m.tensors) {
             const std::int64_t rows = t.shape[0], cols = t.shape[1], n = rows * cols;
-            const std::vector<float> x = request.source->load(t.name).toFloatVector();
             for (std::size_t k = 0; k < candidates.size(); ++k) {
                 const PlanCandidate& c = candidates[k];
                 const PlanCell& cell = t.cells[k];
@@ -211,16 +231,7 @@ private slots:
                     QCOMPARE(cell.error, 0.0);
                     continue;
                 }
-                const TensorOutcome run = [&] {
-                    JobRequest r = request;
-                    r.spec = *c.spec;
-                    return runTensorJob(r, t.name);
-                }();
-                const std::vector<float> xhat =
-                    dequantizeReference(run.a.report.plan, run.a.report.params, run.a.codes);
-                double sse = 0;
-                for (std::size_t i = 0; i < x.size(); ++i)
-                    sse += (double(x[i]) - xhat[i]) * (double(x[i]) - xhat[i]);
+                const double sse = directError(request, *c.spec, t.name).error;
                 QVERIFY2(std::abs(cell.error - sse) <= 1e-9 * sse, qPrintable(row));
                 QVERIFY(cell.compressedTensors.contains("format"));
             }
@@ -235,18 +246,7 @@ private slots:
         const PlanTensor& t = m.tensors.at(0);
         QVERIFY2(t.weighted, t.note.c_str());
         QVERIFY(t.note.find("stats.safetensors: model.layers.0.mlp.up_proj.weight") != std::string::npos);
-        JobRequest r = request;
-        r.spec = *m.candidates[0].spec;
-        const TensorOutcome run = runTensorJob(r, t.name);
-        const std::vector<float> x = request.source->load(t.name).toFloatVector();
-        const std::vector<float> xhat =
-            dequantizeReference(run.a.report.plan, run.a.report.params, run.a.codes);
-        const std::vector<double>& s = m_sqMean[5];
-        double weighted = 0;
-        for (std::size_t i = 0; i < x.size(); ++i) {
-            const double d = double(x[i]) - xhat[i];
-            weighted += s[i % s.size()] * d * d;
-        }
+        const double weighted = directError(request, *m.candidates[0].spec, t.name, m_sqMean[5]).error;
         QVERIFY2(std::abs(t.cells[0].error - weighted) <= 1e-5 * weighted,
                  qPrintable(QStringLiteral("%1 vs %2").arg(t.cells[0].error).arg(weighted)));
     }
@@ -290,19 +290,12 @@ private slots:
             const PlanTensor& pt = m.tensors[t];
             QVERIFY2(pt.weighted, pt.note.c_str());
             QVERIFY(pt.note.find(names[t].first) != std::string::npos);
-            const std::vector<float> s = expected->load(names[t].first).toFloatVector();
-            JobRequest r = request;
-            r.spec = *m.candidates[0].spec;
-            const TensorOutcome run = runTensorJob(r, pt.name);
-            const std::vector<float> x = request.source->load(pt.name).toFloatVector();
-            const std::vector<float> xhat =
-                dequantizeReference(run.a.report.plan, run.a.report.params, run.a.codes);
-            double weighted = 0;
-            for (std::size_t i = 0; i < x.size(); ++i)
-                weighted += double(s[i % s.size()]) * (double(x[i]) - xhat[i]) * (double(x[i]) - xhat[i]);
+            const std::vector<float> f = expected->load(names[t].first).toFloatVector();
+            const DirectError d = directError(request, *m.candidates[0].spec, pt.name, {f.begin(), f.end()});
+            const double weighted = d.error;
             QVERIFY2(std::abs(pt.cells[0].error - weighted) <= 1e-9 * weighted, pt.name.c_str());
-            QVERIFY(run.a.report.weighted.has_value()); // the job itself weighs it the same way
-            QVERIFY(std::abs(run.a.report.weighted->sumWeightedSqError - weighted) <= 1e-9 * weighted);
+            QVERIFY(d.run.a.report.weighted.has_value()); // the job itself weighs it the same way
+            QVERIFY(std::abs(d.run.a.report.weighted->sumWeightedSqError - weighted) <= 1e-9 * weighted);
         }
     }
 
