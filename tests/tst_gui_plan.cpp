@@ -126,6 +126,23 @@ private slots:
             ++weighted;
         }
         QCOMPARE(weighted, 7);
+
+        // The CI gate's rules on the same table, as quantlens-cli check reads them.
+        const QString lax = path("lax.rules"), strict = path("strict.rules");
+        QFile f(lax);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("# nothing fails these\nweighted_sqnr < -1000\nsqnr < -1000\n");
+        f.close();
+        QFile g(strict);
+        QVERIFY(g.open(QIODevice::WriteOnly));
+        g.write("weighted_sqnr < 1000\n");
+        g.close();
+        QVERIFY(w.checkRules(lax));
+        QVERIFY(w.errorText().isEmpty());
+        QVERIFY(!w.checkRules(strict));
+        QVERIFY2(w.errorText().contains(QStringLiteral("7 of 8 fail")), qPrintable(w.errorText()));
+        QVERIFY(!w.checkRules(path("no-such.rules")));
+        QVERIFY(w.errorText().contains(QStringLiteral("no-such.rules")));
     }
 };
 

@@ -58,6 +58,9 @@ public:
     bool openImportance(const QString& path);
     /// Starts writing the Plan tab's checkpoint; false + message when there is no plan.
     bool exportPlanTo(const QString& path);
+    /// The CI gate's rules file (quantlens-cli check --rules) on the whole-model result or the
+    /// opened report: true when every tensor passes; the failures are in the message bar.
+    bool checkRules(const QString& rulesPath);
     bool loadSessionFrom(const QString& path);
     Session session() const;
     void applySession(const Session& s);

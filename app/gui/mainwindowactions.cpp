@@ -138,6 +138,16 @@ void MainWindow::buildActions() {
     m_cancelAction->setEnabled(false);
     connect(m_cancelAction, &QAction::triggered, this, &MainWindow::cancel);
     run->addActions({m_runAction, m_runAllAction, m_cancelAction});
+    run->addSeparator();
+    QAction* check = action(this, tr("C&heck against rules…"), QKeySequence(tr("Ctrl+K")),
+                            tr("Evaluate a rules file (one rule per line, as quantlens-cli check --rules reads it) "
+                               "on the whole-model table: which tensors fail, and why"));
+    connect(check, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Check against rules"), {},
+                                                          tr("Rules (*.txt *.rules);;All files (*)"));
+        if (!path.isEmpty()) checkRules(path);
+    });
+    run->addAction(check);
 
     QToolBar* bar = addToolBar(tr("Main"));
     bar->setObjectName(QStringLiteral("mainToolbar"));

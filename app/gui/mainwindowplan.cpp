@@ -1,5 +1,7 @@
-// The window's part in planning and importance: the Plan tab's jobs, and the importance file every
-// run then weighs its error with.
+// The window's part in decisions: the Plan tab's jobs, the importance file every run then weighs
+// its error with, and the CI gate's rules checked on the whole-model result.
+#include "analysis/check.h"
+#include "analysis/report.h"
 #include "gui/mainwindow.h"
 #include "job/importance.h"
 #include "widgets/jobrunner.h"
@@ -67,6 +69,49 @@ bool MainWindow::openImportance(const QString& path) {
             .arg(f.entries.size()),
         false);
     return true;
+}
+
+bool MainWindow::checkRules(const QString& rulesPath) {
+    nlohmann::json report;
+    if (m_model)
+        report = reportJson(m_source ? m_source->path() : std::string(), m_model->reports);
+    else if (m_report)
+        report = {{"file", ss(m_reportPath)}, {"tensors", *m_report}};
+    else {
+        showMessage(tr("Quantize all (or open a report) first: the rules check the whole-model table."),
+                    true);
+        return false;
+    }
+    try {
+        const std::vector<CheckRule> rules = readRules(ss(rulesPath));
+        const CheckResult result = runChecks(report, rules);
+        QStringList failing;
+        int checked = 0;
+        for (const auto& subject : result.subjects) {
+            checked += subject.status != "kept";
+            if (subject.status == "fail")
+                failing << tr("%1: %2").arg(
+                    qs(subject.name),
+                    qs(subject.failures.empty() ? std::string("failed") : subject.failures.front()));
+        }
+        if (failing.isEmpty()) {
+            showMessage(tr("%1: all %n checked subject(s) pass its %2 rule(s).", nullptr, checked)
+                            .arg(QFileInfo(rulesPath).fileName())
+                            .arg(rules.size()),
+                        false);
+            return true;
+        }
+        showMessage(tr("%1: %n of %2 fail (quantlens-cli check gives the same verdict):\n", nullptr,
+                       static_cast<int>(failing.size()))
+                            .arg(QFileInfo(rulesPath).fileName())
+                            .arg(checked) +
+                        failing.mid(0, 8).join(QLatin1Char('\n')) +
+                        (failing.size() > 8 ? tr("\n… and %1 more").arg(failing.size() - 8) : QString()),
+                    true);
+    } catch (const std::exception& e) {
+        showMessage(tr("Could not check %1:\n%2").arg(rulesPath, qs(e.what())), true);
+    }
+    return false;
 }
 
 } // namespace ql
