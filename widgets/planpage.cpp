@@ -79,6 +79,8 @@ PlanPage::PlanPage(QWidget* parent)
     controls->addWidget(new QLabel(tr("Budget:"), this));
     controls->addWidget(m_budget);
     controls->addStretch(1);
+    auto* exportRow = new QHBoxLayout; // a row of its own: the tab stays usable in a narrow window
+    exportRow->addWidget(new QLabel(tr("Export:"), this));
     const struct {
         QString label, tip;
         std::function<void()> action;
@@ -103,7 +105,7 @@ PlanPage::PlanPage(QWidget* parent)
         b->setToolTip(e.tip);
         b->setEnabled(false);
         connect(b, &QPushButton::clicked, this, e.action);
-        controls->addWidget(b);
+        exportRow->addWidget(b);
         m_exports.push_back(b);
     }
 
@@ -134,7 +136,9 @@ PlanPage::PlanPage(QWidget* parent)
     split->setStretchFactor(1, 2);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
+    exportRow->addStretch(1);
     layout->addLayout(controls);
+    layout->addLayout(exportRow);
     layout->addWidget(m_summary);
     layout->addWidget(split, 1);
     clear(tr("Measure formats to plan a mixed-precision checkpoint under a budget."));
