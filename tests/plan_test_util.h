@@ -50,6 +50,10 @@ inline PlanFixture writePlanFixture(const std::string& dir) {
     std::uniform_real_distribution<double> u(0, 1);
     std::vector<ql::NamedTensor> weights, stats;
     weights.push_back({"model.norm.weight", bf16Tensor({256}, std::vector<float>(256, 1.0f))});
+    std::vector<float> embed(40 * 256);
+    for (float& x : embed)
+        x = normal(rng);
+    weights.push_back({"model.embed_tokens.weight", bf16Tensor({40, 256}, embed)}); // never planned
     for (const PlanModule& m : planModules()) {
         std::vector<float> w(static_cast<std::size_t>(ql::elementCount(m.shape)));
         for (float& x : w)

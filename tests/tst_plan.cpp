@@ -196,11 +196,14 @@ private slots:
         const JobRequest request = jobRequest(m_model, {});
         const auto candidates = defaultPlanCandidates();
         const std::vector<std::string> names = {"model.layers.0.self_attn.k_proj.weight",
-                                                "model.layers.0.mlp.down_proj.weight", "model.norm.weight"};
+                                                "model.layers.0.mlp.down_proj.weight", "model.norm.weight",
+                                                "model.embed_tokens.weight"};
         const PlanMeasurements m = measurePlan(request, names, candidates);
         QCOMPARE(m.tensors.size(), std::size_t{2});
-        QCOMPARE(m.notPlanned.size(), std::size_t{1});
+        QCOMPARE(m.notPlanned.size(), std::size_t{2});
         QCOMPARE(m.notPlanned[0].first, std::string("model.norm.weight"));
+        QCOMPARE(m.notPlanned[1].first, std::string("model.embed_tokens.weight"));
+        QVERIFY(m.notPlanned[1].second.find("embedding") != std::string::npos);
         for (const PlanTensor& t : m.tensors) {
             const std::int64_t rows = t.shape[0], cols = t.shape[1], n = rows * cols;
             for (std::size_t k = 0; k < candidates.size(); ++k) {
@@ -430,12 +433,15 @@ private slots:
         }
         QVERIFY2(formats.size() > 1, "the test budget should mix formats");
         QCOMPARE(qc["format"].get<std::string>(), std::string("mixed-precision"));
-        // Stored bytes are the plan's bits, tensor by tensor.
+        // Stored bytes are the plan's bits, tensor by tensor (the tensors not planned are kept as well).
         const auto src = SafetensorsSource::openFile(out);
         std::int64_t bits = 0;
-        for (const auto& info : src->tensors())
-            if (info.name.find("_shape") == std::string::npos && info.name != "model.norm.weight")
+        for (const auto& info : src->tensors()) {
+            const bool planned = std::none_of(m.notPlanned.begin(), m.notPlanned.end(),
+                                              [&](const auto& n) { return n.first == info.name; });
+            if (info.name.find("_shape") == std::string::npos && planned)
                 bits += static_cast<std::int64_t>(info.byteSize) * 8;
+        }
         QCOMPARE(bits, r.solution.bits);
         if (!pythonHas(QStringLiteral("numpy, torch")))
             QSKIP("python3 with numpy and torch is not available");
@@ -469,7 +475,8 @@ private slots:
         for (const auto& t : report["tensors"]) {
             if (!t.contains("stats")) continue;
             const TensorReport r = reportFromJson(t);
-            if (r.name == "model.norm.weight") { // quantized, and the file has nothing for it
+            if (r.name == "model.norm.weight" ||
+                r.name == "model.embed_tokens.weight") { // nothing in the file
                 QVERIFY(!r.weighted && r.importanceNote == "the importance file has no entry for it");
                 continue;
             }

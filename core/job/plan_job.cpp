@@ -48,6 +48,13 @@ std::string whyNotPlanned(const TensorInfo& info) {
         info.name.compare(info.name.size() - suffix.size(), suffix.size(), suffix))
         return "not a module's \".weight\"";
     if (elementCount(info.shape) == 0) return "no elements";
+    // Embedding tables are 2-D ".weight"s too, but the loaders quantize Linear layers only.
+    const std::string module = info.name.substr(0, info.name.size() - suffix.size());
+    const std::string last = module.substr(module.rfind('.') + 1);
+    for (const char* e :
+         {"embed_tokens", "embed_positions", "wte", "wpe", "word_embeddings", "position_embeddings",
+          "token_type_embeddings", "tok_embeddings", "token_embd", "position_embd"})
+        if (last == e) return "an embedding table (vLLM and transformers load quantized Linear weights only)";
     return {};
 }
 
