@@ -357,6 +357,17 @@ private slots:
         broken["tensors"][0]["cells"].erase(0);
         QVERIFY_THROWS_EXCEPTION(FileError, planMeasurementsFromJson(broken, "p.json"));
         QVERIFY_THROWS_EXCEPTION(FileError, planMeasurementsFromJson(nlohmann::json::array(), "p.json"));
+        // Sizes a crafted plan file could make overflow the solver's sums are refused.
+        for (const auto& [key, value] :
+             {std::pair{"shape", nlohmann::json{1 << 30, 1 << 30}}, std::pair{"shape", nlohmann::json{4, -2}},
+              std::pair{"shape", nlohmann::json::array()}}) {
+            auto crafted = planJson(m, r);
+            crafted["tensors"][0][key] = value;
+            QVERIFY_THROWS_EXCEPTION(FileError, planMeasurementsFromJson(crafted, "p.json"));
+        }
+        auto crafted = planJson(m, r);
+        crafted["tensors"][0]["cells"][0]["bits"] = std::int64_t{1} << 62;
+        QVERIFY_THROWS_EXCEPTION(FileError, planMeasurementsFromJson(crafted, "p.json"));
     }
 
     void rulesAndRecipe() {
@@ -510,23 +521,38 @@ private slots:
     void cli() {
         const QString dir = m_dir.path();
         const QString model = QString::fromStdString(m_model);
-        CliRun run =
-            runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("5"),
-                    QStringLiteral("--importance"), QString::fromStdString(m_stats),
-                    QStringLiteral("--report"), QStringLiteral("plan.json"), QStringLiteral("--llama-rules"),
-                    QStringLiteral("rules.txt"), QStringLiteral("--recipe"), QStringLiteral("recipe.yaml"),
-                    QStringLiteral("--out"), QStringLiteral("cli/model.safetensors"), QStringLiteral("-q")},
-                   dir);
+        const QStringList full = {QStringLiteral("plan"),
+                                  model,
+                                  QStringLiteral("--bits-per-weight"),
+                                  QStringLiteral("5"),
+                                  QStringLiteral("--importance"),
+                                  QString::fromStdString(m_stats),
+                                  QStringLiteral("--report"),
+                                  QStringLiteral("plan.json"),
+                                  QStringLiteral("--llama-rules"),
+                                  QStringLiteral("rules.txt"),
+                                  QStringLiteral("--recipe"),
+                                  QStringLiteral("recipe.yaml"),
+                                  QStringLiteral("--out"),
+                                  QStringLiteral("cli/model.safetensors"),
+                                  QStringLiteral("-q")};
+        CliRun run = runCli(full, dir);
         QVERIFY2(run.code == 2 && run.err.contains("folder"),
                  run.err.constData()); // no such folder: nothing run
         QVERIFY(QDir(dir).mkpath(QStringLiteral("cli")));
-        run =
-            runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("5"),
-                    QStringLiteral("--importance"), QString::fromStdString(m_stats),
-                    QStringLiteral("--report"), QStringLiteral("plan.json"), QStringLiteral("--llama-rules"),
-                    QStringLiteral("rules.txt"), QStringLiteral("--recipe"), QStringLiteral("recipe.yaml"),
-                    QStringLiteral("--out"), QStringLiteral("cli/model.safetensors"), QStringLiteral("-q")},
-                   dir);
+        // No output over an input or over another output: nothing is run, nothing written.
+        for (const auto& [flag, target] : {std::pair{"--report", m_stats}, std::pair{"--recipe", m_model}}) {
+            QStringList over = full;
+            over[over.indexOf(QString::fromUtf8(flag)) + 1] = QString::fromStdString(target);
+            run = runCli(over, dir);
+            QVERIFY2(run.code != 0 && !run.err.isEmpty(), flag);
+        }
+        QStringList twice = full;
+        twice[twice.indexOf(QStringLiteral("--recipe")) + 1] = QStringLiteral("rules.txt");
+        run = runCli(twice, dir);
+        QVERIFY2(run.code == 2 && run.err.contains("same file"), run.err.constData());
+        QVERIFY(!QFile::exists(dir + QStringLiteral("/rules.txt")));
+        run = runCli(full, dir);
         QVERIFY2(run.code == 0, run.err.constData());
         QVERIFY2(run.out.contains("plan: ") && run.out.contains("importance-weighted"), run.out.constData());
         for (const char* f :

@@ -66,7 +66,7 @@ CLI::App* addCompare(CLI::App& parent, CompareOptions& o) {
 int runCompare(const CompareOptions& o) {
     if (o.backendB.empty() == o.presetB.empty()) throw UsageError("compare needs one of --backend-b NAME or --preset-b NAME");
     JobRequest request = makeRequest(o.file, o.spec, o.backend, o.repeat, o.importance);
-    if (!o.report.empty()) refuseOverwritingInputs(o.report, *request.source);
+    if (!o.report.empty()) refuseOverwritingInputs(o.report, request);
     if (!o.presetB.empty()) {
         const auto p = presetFromName(o.presetB);
         if (!p) throw UsageError("unknown --preset-b '" + o.presetB + "'" + didYouMean(o.presetB, presetNames()));

@@ -194,8 +194,17 @@ int runPlan(const PlanOptions& o) {
         if (file.empty()) file = m.file;
     }
     JobRequest request = makeRequest(file, {}, o.backend, 1, o.importance);
-    for (const std::string& out : {o.report, o.llamaRules, o.recipe, o.out, o.from})
-        if (!out.empty() && out != o.from) refuseOverwritingInputs(out, *request.source);
+    // Never over an input (the model, the importance file, the plan re-planned from) or another output.
+    const std::vector<std::string> outputs = {o.report, o.llamaRules, o.recipe, o.out};
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        if (outputs[i].empty()) continue;
+        refuseOverwritingInputs(outputs[i], request);
+        if (!o.from.empty()) refuseOverwritingSource(outputs[i], o.from);
+        for (std::size_t j = 0; j < i; ++j)
+            if (!outputs[j].empty() &&
+                std::filesystem::absolute(outputs[j]) == std::filesystem::absolute(outputs[i]))
+                throw UsageError("two outputs name the same file: " + outputs[i]);
+    }
     ProgressPrinter progress(o.quiet);
     ModelEvents events;
     events.started = [&](int index, int total, const std::string& tensor) {

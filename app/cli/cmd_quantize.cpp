@@ -115,7 +115,7 @@ int runQuantize(const QuantizeOptions& o) {
         throw UsageError("choose the tensors with exactly one of --tensor NAME..., --match REGEX or --all");
     const JobRequest request = makeRequest(o.file, o.spec, o.backend, o.repeat, o.importance);
     for (const std::string& out : {o.out, o.report}) // never over the model, a shard or the index
-        if (!out.empty()) refuseOverwritingInputs(out, *request.source);
+        if (!out.empty()) refuseOverwritingInputs(out, request);
     std::vector<std::string> names;
     try {
         names = selectTensors(*request.source, {o.tensors, o.match, o.all});

@@ -51,7 +51,7 @@ int runSweep(const SweepOptions& o) {
     const auto sizes = parseSizes(o.groupSizes);
     if (!o.spec.scale.empty()) throw UsageError("sweep calibrates each group size; --scale does not apply");
     JobRequest request = makeRequest(o.file, o.spec, o.backend, 1, o.importance);
-    if (!o.report.empty()) refuseOverwritingInputs(o.report, *request.source);
+    if (!o.report.empty()) refuseOverwritingInputs(o.report, request);
     QuantSpec& spec = request.spec;
     if (!o.spec.scheme.empty() && spec.scheme != Scheme::PerGroup && spec.scheme != Scheme::Block)
         throw UsageError("sweep varies the group size: use --scheme block or per-group (or leave --scheme out)");

@@ -1,14 +1,15 @@
 #include "cli/job_request.h"
 
+#include "builtin_backends.h"
+#include "cli/cli_error.h"
+#include "io/atomic_file.h"
+#include "job/importance.h"
+#include "tensor/error.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <utility>
-
-#include "builtin_backends.h"
-#include "cli/cli_error.h"
-#include "job/importance.h"
-#include "tensor/error.h"
 
 namespace ql::cli {
 
@@ -21,26 +22,33 @@ const Backend& pickBackend(const BackendRegistry& registry, const std::string& n
 }
 
 void addImportanceOption(CLI::App& cmd, std::string& importance) {
-    cmd.add_option("--importance", importance,
-                   "Activation statistics per input channel: a llama.cpp imatrix (.dat or .gguf) or a safetensors "
-                   "file of <module>.input_sq_mean [in] or <module>.inputs [n, in]. Adds the importance-weighted "
-                   "error (the layer output's SQNR) and ranks by it");
+    cmd.add_option(
+        "--importance", importance,
+        "Activation statistics per input channel: a llama.cpp imatrix (.dat or .gguf) or a safetensors "
+        "file of <module>.input_sq_mean [in] or <module>.inputs [n, in]. Adds the importance-weighted "
+        "error (the layer output's SQNR) and ranks by it");
+}
+
+void refuseOverwritingInputs(const std::string& target, const JobRequest& request) {
+    refuseOverwritingInputs(target, *request.source);
+    if (request.importance) refuseOverwritingSource(target, request.importance->file().path);
 }
 
 void noteMissingImportance(const std::string& file, const std::vector<TensorReport>& reports) {
     std::map<std::string, std::vector<std::string>> byReason;
     for (const auto& r : reports)
-        if (r.quantized() && !r.weighted && !r.importanceNote.empty()) byReason[r.importanceNote].push_back(r.name);
+        if (r.quantized() && !r.weighted && !r.importanceNote.empty())
+            byReason[r.importanceNote].push_back(r.name);
     for (const auto& [why, names] : byReason)
         std::fprintf(stderr, "quantlens-cli: note: %s\n",
                      oneLine(names.size() == 1 ? where(file, names[0], why + ": no weighted error")
-                                               : file + ": " + std::to_string(names.size()) + " tensors ('" + names[0] +
-                                                     "', ...): " + why + ": no weighted error")
+                                               : file + ": " + std::to_string(names.size()) + " tensors ('" +
+                                                     names[0] + "', ...): " + why + ": no weighted error")
                          .c_str());
 }
 
-JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const std::string& backend, int repeat,
-                       const std::string& importance) {
+JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const std::string& backend,
+                       int repeat, const std::string& importance) {
     JobRequest r;
     r.spec = buildSpec(spec);
     auto registry = std::make_shared<BackendRegistry>();
@@ -48,11 +56,12 @@ JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const s
     pickBackend(*registry, backend);
     r.registry = std::move(registry);
     r.backend = backend;
-    for (const auto& [flag, text] : {std::pair{"--scale", spec.scale}, std::pair{"--zero-point", spec.zeroPoint}}) {
+    for (const auto& [flag, text] :
+         {std::pair{"--scale", spec.scale}, std::pair{"--zero-point", spec.zeroPoint}}) {
         std::error_code ec;
         if (!text.empty() && !std::filesystem::is_regular_file(text, ec) && !parseTensorRef(text))
-            throw UsageError(std::string(flag) + " expects FILE:TENSOR (or FILE alone on a whole-model run), got '" +
-                             text + "'");
+            throw UsageError(std::string(flag) +
+                             " expects FILE:TENSOR (or FILE alone on a whole-model run), got '" + text + "'");
     }
     r.params = {spec.scale, spec.zeroPoint};
     r.repeat = repeat;

@@ -14,6 +14,10 @@ namespace ql::cli {
 JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const std::string& backend, int repeat = 1,
                        const std::string& importance = {});
 
+/// Throws FileError when `target` is, or would replace, any file the request reads: the model (a
+/// shard, the index) or the importance file.
+void refuseOverwritingInputs(const std::string& target, const JobRequest& request);
+
 /// --importance FILE, the same words on every command that takes it.
 void addImportanceOption(CLI::App& cmd, std::string& importance);
 /// One note on stderr for the quantized tensors the importance file had nothing for (or nothing

@@ -17,6 +17,9 @@ namespace {
 
 using json = nlohmann::json;
 
+// 2^48 elements: no model comes near, and 64 bits each still sum without overflow.
+constexpr std::int64_t kMaxPlanElements = std::int64_t{1} << 48;
+
 const PlanCandidate& chosen(const PlanMeasurements& m, const PlanResult& r, std::size_t t) {
     return m.candidates[static_cast<std::size_t>(r.solution.choice[t])];
 }
@@ -99,6 +102,7 @@ json planJson(const PlanMeasurements& m, const PlanResult& r) {
 PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path) {
     auto bad = [&](const std::string& why) { return FileError(path + ": not a QuantLens plan: " + why); };
     PlanMeasurements m;
+    std::int64_t total = 0;
     try {
         if (!j.is_object() || j.value("format", std::string()) != "quantlens-plan")
             throw bad("no \"format\": \"quantlens-plan\"");
@@ -119,7 +123,16 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
             const auto dtype = dtypeFromName(t.at("dtype").get<std::string>());
             if (!dtype) throw bad("tensor '" + pt.name + "' has an unknown dtype");
             pt.dtype = *dtype;
-            pt.elements = elementCount(pt.shape);
+            // Sizes a crafted file could make overflow the solver's sums: every dimension positive,
+            // the model's elements and each cell's bits bounded.
+            pt.elements = 1;
+            for (const std::int64_t d : pt.shape) {
+                if (d <= 0 || d > kMaxPlanElements / pt.elements)
+                    throw bad("tensor '" + pt.name + "' has the shape " + toString(pt.shape));
+                pt.elements *= d;
+            }
+            if (pt.shape.empty() || (total += pt.elements) > kMaxPlanElements)
+                throw bad("tensor '" + pt.name + "': more elements than a plan holds");
             pt.weighted = t.at("weighted").get<bool>();
             pt.note = t.at("note").get<std::string>();
             for (const auto& c : t.at("cells")) {
@@ -130,6 +143,8 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
                 if (cell.bits >= 0 && cell.error == 0 && std::isnan(cell.sqnrDb)) cell.sqnrDb = INFINITY;
                 cell.why = c.value("why", std::string());
                 cell.compressedTensors = c.value("compressed_tensors", json());
+                if (cell.bits < -1 || cell.bits > 64 * pt.elements)
+                    throw bad("tensor '" + pt.name + "' stores " + std::to_string(cell.bits) + " bits");
                 if (cell.bits >= 0 && !(cell.error >= 0))
                     throw bad("tensor '" + pt.name + "' has an invalid error");
                 pt.cells.push_back(std::move(cell));

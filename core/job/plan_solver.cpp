@@ -76,7 +76,7 @@ Programme run(const std::vector<std::vector<PlanOption>>& options, std::int64_t 
     const std::int64_t maxLevels =
         solver.maxLevels > 0
             ? solver.maxLevels
-            : std::max<std::int64_t>(std::int64_t{1} << 16,
+            : std::max<std::int64_t>(std::int64_t{1} << 10,
                                      (std::int64_t{64} << 20) / std::max<std::size_t>(options.size(), 1));
     const std::int64_t g = commonDivisor(options);
     p.unit = unitFor(g, std::max<std::int64_t>(span, 1), maxLevels);

@@ -34,7 +34,8 @@ struct FrontPoint {
 
 struct PlanSolver {
     /// Budget levels the programme may use; more are merged into coarser units. 0: as many as a
-    /// table of 64 MiB of choices holds (at least 2^16).
+    /// table of 64 MiB of choices holds (at least 2^10, so tens of thousands of expert weights still
+    /// fit in memory).
     std::int64_t maxLevels = 0;
 };
 
