@@ -165,6 +165,7 @@ void PlanPage::setBudget(double bitsPerWeight) {
 
 void PlanPage::clear(const QString& message) {
     m_measurements.reset();
+    m_front.clear();
     m_result.reset();
     m_model->setPlan(nullptr, {});
     m_plot->clearGraphs();
@@ -177,6 +178,7 @@ void PlanPage::clear(const QString& message) {
 
 void PlanPage::setMeasurements(std::shared_ptr<const PlanMeasurements> m) {
     m_measurements = std::move(m);
+    m_front = m_measurements ? planFrontOf(*m_measurements) : std::vector<FrontPoint>{};
     choose();
 }
 
@@ -184,7 +186,7 @@ void PlanPage::choose() {
     if (!m_measurements) return;
     const PlanMeasurements& m = *m_measurements;
     try {
-        m_result = choosePlan(m, {budget(), 0});
+        m_result = choosePlan(m, {budget(), 0}, m_front);
     } catch (const std::exception& e) {
         m_result.reset();
         m_model->setPlan(nullptr, {});
@@ -219,7 +221,7 @@ void PlanPage::drawFront() {
     m_plot->clearItems();
     if (!m_measurements) return m_plot->replot();
     const double n = static_cast<double>(m_measurements->elements());
-    const auto front = m_result ? m_result->front : planFrontOf(*m_measurements);
+    const auto& front = m_front;
     QVector<double> x, y;
     for (const auto& p : front)
         if (p.error > 0) x << static_cast<double>(p.bits) / n, y << p.error; // a log axis cannot show 0

@@ -64,6 +64,7 @@ private:
                 bool (PlanPage::*write)(const QString&, QString*) const);
 
     std::shared_ptr<const PlanMeasurements> m_measurements;
+    std::vector<FrontPoint> m_front; // of the measurements: computed once, whatever the budget
     std::optional<PlanResult> m_result;
     QToolButton* m_formats;
     QDoubleSpinBox* m_budget;

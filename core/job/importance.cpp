@@ -7,7 +7,10 @@
 namespace ql {
 
 Importance::Importance(ImportanceFile file)
-    : m_file(std::move(file)) {}
+    : m_file(std::move(file)) {
+    for (const auto& [name, entry] : m_file.entries)
+        if (const std::string g = ggufNameOf(name); !g.empty()) m_byGgufName.emplace(g, name);
+}
 
 std::shared_ptr<const Importance> Importance::open(const std::string& path) {
     return std::make_shared<const Importance>(readImportanceFile(path));
@@ -20,11 +23,8 @@ std::optional<Importance::Weights> Importance::forTensor(const TensorInfo& info,
     auto found = m_file.entries.find(info.name);
     if (found == m_file.entries.end() && !gguf.empty()) found = m_file.entries.find(gguf);
     if (found == m_file.entries.end())
-        for (auto it = m_file.entries.begin(); it != m_file.entries.end(); ++it)
-            if (ggufNameOf(it->first) == info.name) {
-                found = it;
-                break;
-            }
+        if (const auto hf = m_byGgufName.find(info.name); hf != m_byGgufName.end())
+            found = m_file.entries.find(hf->second);
     if (found == m_file.entries.end()) {
         why = "the importance file has no entry for it";
         return std::nullopt;

@@ -8,6 +8,7 @@
 #include "quant/params.h"
 #include "quant/plan.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -34,6 +35,7 @@ public:
 
 private:
     ImportanceFile m_file;
+    std::map<std::string, std::string> m_byGgufName; // an entry's llama.cpp name -> its name in the file
 };
 
 /// The weighted error of `codes` against the original values `x` (dequantized with the plan's

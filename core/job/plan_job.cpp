@@ -224,7 +224,8 @@ std::vector<FrontPoint> planFrontOf(const PlanMeasurements& m) {
     return planFront(optionsOf(m));
 }
 
-PlanResult choosePlan(const PlanMeasurements& m, const PlanBudget& budget) {
+PlanResult choosePlan(const PlanMeasurements& m, const PlanBudget& budget,
+                      std::optional<std::vector<FrontPoint>> front) {
     const auto options = optionsOf(m);
     PlanResult r;
     const double n = static_cast<double>(m.elements());
@@ -235,7 +236,7 @@ PlanResult choosePlan(const PlanMeasurements& m, const PlanBudget& budget) {
     else
         throw QuantError("the plan needs a budget: bits per weight or bytes");
     r.solution = solvePlan(options, r.budgetBits);
-    r.front = planFront(options);
+    r.front = front ? std::move(*front) : planFront(options);
     if (!r.solution.feasible) {
         const double smallest = r.front.empty() ? NAN : static_cast<double>(r.front.front().bits) / n;
         char text[64];

@@ -75,7 +75,10 @@ struct PlanResult {
     double bitsPerWeight(const PlanMeasurements& m) const;
 };
 /// Throws QuantError for an impossible budget (naming the smallest plan's bits per weight).
-PlanResult choosePlan(const PlanMeasurements& m, const PlanBudget& budget);
+/// `front`: the measurements' front when the caller has it (it does not depend on the budget, so a
+/// page that re-plans as the budget moves computes it once); otherwise computed here.
+PlanResult choosePlan(const PlanMeasurements& m, const PlanBudget& budget,
+                      std::optional<std::vector<FrontPoint>> front = std::nullopt);
 /// The error-vs-bits front of the measurements (whatever the budget).
 std::vector<FrontPoint> planFrontOf(const PlanMeasurements& m);
 
