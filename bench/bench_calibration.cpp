@@ -3,6 +3,9 @@
 // sum of the same array, same thread count) measured in the same run, so machine noise cancels.
 //
 //   bench_calibration [--threads N] [--repeat N] [--only TEXT]   (--only: rows whose name holds TEXT)
+#include "quant/calibration.h"
+#include "tensor/float_formats.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,9 +16,6 @@
 #include <thread>
 #include <vector>
 
-#include "quant/calibration.h"
-#include "tensor/float_formats.h"
-
 using namespace ql;
 
 namespace {
@@ -25,7 +25,7 @@ using Clock = std::chrono::steady_clock;
 // Best of `repeat` runs after a warm-up: on a shared machine noise only ever adds time.
 double bestMs(int repeat, const std::function<void()>& fn) {
     const auto start = Clock::now();
-    fn(); // warm-up
+    fn();                                                                              // warm-up
     if (std::chrono::duration<double>(Clock::now() - start).count() > 0.2) repeat = 1; // slow rows: once
     double best = 1e300;
     for (int r = 0; r < repeat; ++r) {
@@ -46,19 +46,25 @@ double streamSum(const void* data, DType dtype, std::size_t n, unsigned threads)
         if (dtype == DType::F32) {
             const float* x = static_cast<const float*>(data);
             for (std::size_t i = b; i + 8 <= e; i += 8)
-                for (int k = 0; k < 8; ++k) acc[k] += x[i + k];
+                for (int k = 0; k < 8; ++k)
+                    acc[k] += x[i + k];
         } else {
             const std::uint16_t* x = static_cast<const std::uint16_t*>(data);
             for (std::size_t i = b; i + 8 <= e; i += 8)
-                for (int k = 0; k < 8; ++k) acc[k] += bf16ToFloat(x[i + k]);
+                for (int k = 0; k < 8; ++k)
+                    acc[k] += bf16ToFloat(x[i + k]);
         }
-        for (float a : acc) part[w] += a;
+        for (float a : acc)
+            part[w] += a;
     };
-    for (unsigned w = 1; w < threads; ++w) pool.emplace_back(work, w);
+    for (unsigned w = 1; w < threads; ++w)
+        pool.emplace_back(work, w);
     work(0);
-    for (auto& t : pool) t.join();
+    for (auto& t : pool)
+        t.join();
     double s = 0.0;
-    for (double p : part) s += p;
+    for (double p : part)
+        s += p;
     return s;
 }
 
@@ -82,35 +88,45 @@ void runCase(const char* label, const Shape& shape, DType dtype, unsigned thread
     std::vector<std::uint16_t> bf16;
     if (dtype == DType::F32) {
         f32.resize(n);
-        for (auto& v : f32) v = normal(rng);
+        for (auto& v : f32)
+            v = normal(rng);
     } else {
         bf16.resize(n);
-        for (auto& v : bf16) v = floatToBf16(normal(rng));
+        for (auto& v : bf16)
+            v = floatToBf16(normal(rng));
     }
-    const void* data = dtype == DType::F32 ? static_cast<const void*>(f32.data()) : static_cast<const void*>(bf16.data());
+    const void* data =
+        dtype == DType::F32 ? static_cast<const void*>(f32.data()) : static_cast<const void*>(bf16.data());
     volatile double sink = 0;
     const double limit = bestMs(repeat, [&] { sink = sink + streamSum(data, dtype, n, threads); });
     const auto time = [&](const QuantSpec& s) {
         const QuantPlan plan = planQuantization(s, shape);
         return bestMs(repeat, [&] { sink = sink + calibrateFast(plan, data, dtype, threads).scales[0]; });
     };
-    const double absmax = time(spec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, CalibMethod::AbsMax));
-    std::printf("\n%s, %u threads: streaming read %.2f ms (%.1f GB/s), absmax per-channel %.2f ms\n", label, threads,
-                limit, static_cast<double>(n * (dtype == DType::F32 ? 4 : 2)) / limit / 1e6, absmax);
+    const double absmax =
+        time(spec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, CalibMethod::AbsMax));
+    std::printf("\n%s, %u threads: streaming read %.2f ms (%.1f GB/s), absmax per-channel %.2f ms\n", label,
+                threads, limit, static_cast<double>(n * (dtype == DType::F32 ? 4 : 2)) / limit / 1e6, absmax);
     std::printf("%-34s %9s %10s %10s\n", "calibration", "ms", "x absmax", "x stream");
     const auto row = [&](const char* name, const QuantSpec& s) {
         if (!g_only.empty() && std::string(name).find(g_only) == std::string::npos) return;
         const double ms = time(s);
         std::printf("%-34s %9.2f %10.2f %10.2f\n", name, ms, ms / absmax, ms / limit);
     };
-    row("absmax per-channel int8", spec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, CalibMethod::AbsMax));
-    row("absmax per-tensor int8", spec(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, CalibMethod::AbsMax));
-    row("percentile 99.9 per-channel", spec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, CalibMethod::Percentile));
-    row("percentile 99.9 per-tensor", spec(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, CalibMethod::Percentile));
+    row("absmax per-channel int8",
+        spec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, CalibMethod::AbsMax));
+    row("absmax per-tensor int8",
+        spec(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, CalibMethod::AbsMax));
+    row("percentile 99.9 per-channel",
+        spec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, CalibMethod::Percentile));
+    row("percentile 99.9 per-tensor",
+        spec(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, CalibMethod::Percentile));
     row("mse per-channel", spec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, CalibMethod::Mse));
     row("mse per-tensor", spec(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, CalibMethod::Mse));
-    row("entropy per-channel", spec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, CalibMethod::Entropy));
-    row("entropy per-tensor", spec(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, CalibMethod::Entropy));
+    row("entropy per-channel",
+        spec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, CalibMethod::Entropy));
+    row("entropy per-tensor",
+        spec(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, CalibMethod::Entropy));
     row("mx fp8 (block scales)", spec(Preset::MX, Target::Fp8E4M3, Scheme::Block, {}, CalibMethod::AbsMax));
     row("nvfp4 (block scales)", spec(Preset::NVFP4, Target::Fp4E2M1, Scheme::Block, {}, CalibMethod::AbsMax));
     row("mx fp4 mse (code search)", spec(Preset::MX, Target::Fp4E2M1, Scheme::Block, {}, CalibMethod::Mse));

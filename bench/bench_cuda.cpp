@@ -10,6 +10,13 @@
 // backend once. The peer runs bench/bench_cuda_peers.py under $QUANTLENS_PYTHON
 // (or the python3 on PATH, then the system one) and is skipped, with the reason, when PyTorch or
 // its CUDA is missing.
+#include "bench_jobs.h"
+#include "cpu/cpu_backend.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_measure.h"
+#include "quant/calibration.h"
+#include "tensor/float_formats.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -18,14 +25,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "cpu/cpu_backend.h"
-#include "cuda/cuda_backend.h"
-#include "cuda/cuda_measure.h"
-#include "quant/calibration.h"
-#include "tensor/float_formats.h"
-
-#include "bench_jobs.h"
 
 using namespace ql;
 
@@ -66,7 +65,8 @@ Peer runPeer(const std::string& python, std::int64_t rows, std::int64_t cols, co
     if (!f) return {-1, "cannot start " + python};
     std::string out;
     char buf[4096];
-    while (std::size_t k = fread(buf, 1, sizeof buf, f)) out.append(buf, k);
+    while (std::size_t k = fread(buf, 1, sizeof buf, f))
+        out.append(buf, k);
     const int status = pclose(f);
     if (const auto at = out.find("\"ms\": "); at != std::string::npos) {
         peer.ms = std::stod(out.substr(at + 6));
@@ -92,7 +92,8 @@ Tensor tensorOf(const std::vector<float>& x, std::int64_t rows, std::int64_t col
     if (!bf16) return Tensor::fromFloats({rows, cols}, x);
     Tensor t(DType::BF16, {rows, cols});
     auto* p = reinterpret_cast<std::uint16_t*>(t.mutableData());
-    for (std::size_t i = 0; i < x.size(); ++i) p[i] = floatToBf16(x[i]);
+    for (std::size_t i = 0; i < x.size(); ++i)
+        p[i] = floatToBf16(x[i]);
     return t;
 }
 
@@ -103,9 +104,12 @@ int main(int argc, char** argv) {
     std::string markdown;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--quick") quick = true;
-        else if (a == "--no-peers") withPeers = false;
-        else if (a == "--markdown" && i + 1 < argc) markdown = argv[++i];
+        if (a == "--quick")
+            quick = true;
+        else if (a == "--no-peers")
+            withPeers = false;
+        else if (a == "--markdown" && i + 1 < argc)
+            markdown = argv[++i];
     }
     const CudaBackend backend;
     if (auto why = backend.unavailableReason()) {
@@ -133,7 +137,8 @@ int main(int argc, char** argv) {
             std::vector<float> x(static_cast<std::size_t>(n));
             std::mt19937 rng(1);
             std::normal_distribution<float> d(0.0f, 1.0f);
-            for (auto& v : x) v = d(rng);
+            for (auto& v : x)
+                v = d(rng);
             const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
             for (const char* dtype : {"f32", "bf16"}) {
                 const bool bf16 = std::strcmp(dtype, "bf16") == 0;
@@ -143,9 +148,10 @@ int main(int argc, char** argv) {
                 const auto copyBytes = static_cast<std::size_t>(static_cast<double>(n) * inBytes);
                 const double copyMs = cuda::bestCopyMs(copyBytes, repeat);
                 const double copyGBs = 2.0 * static_cast<double>(copyBytes) / copyMs / 1e6;
-                std::snprintf(line, sizeof line,
-                              "| device copy (read + write) | %s | %s | cudaMemcpy D2D | %.3f | %.0f | 1.00 |\n",
-                              shape.c_str(), dtype, copyMs, copyGBs);
+                std::snprintf(
+                    line, sizeof line,
+                    "| device copy (read + write) | %s | %s | cudaMemcpy D2D | %.3f | %.0f | 1.00 |\n",
+                    shape.c_str(), dtype, copyMs, copyGBs);
                 emit(line);
                 for (const Bench& b : benches()) {
                     Job job;
@@ -155,7 +161,8 @@ int main(int argc, char** argv) {
                     const Codes expected = cpu.run(job).codes;
                     const double ms = cuda::bestKernelMs(job.plan, *job.params, input, repeat, expected);
                     const double gbs = static_cast<double>(n) * (inBytes + 1.0) / ms / 1e6;
-                    std::snprintf(line, sizeof line, "| %s | %s | %s | QuantLens cuda kernel | %.3f | %.0f | %.2f |\n",
+                    std::snprintf(line, sizeof line,
+                                  "| %s | %s | %s | QuantLens cuda kernel | %.3f | %.0f | %.2f |\n",
                                   b.name.c_str(), shape.c_str(), dtype, ms, gbs, gbs / copyGBs);
                     emit(line);
                 }
@@ -163,13 +170,15 @@ int main(int argc, char** argv) {
                 const Peer peer = torchPeer(rows, cols, dtype, repeat);
                 if (peer.ms > 0) {
                     const double gbs = static_cast<double>(n) * (inBytes + 1.0) / peer.ms / 1e6;
-                    std::snprintf(line, sizeof line,
-                                  "| per-channel int8 | %s | %s | torch.quantize_per_channel (CUDA) | %.3f | %.0f "
-                                  "| %.2f |\n",
-                                  shape.c_str(), dtype, peer.ms, gbs, gbs / copyGBs);
+                    std::snprintf(
+                        line, sizeof line,
+                        "| per-channel int8 | %s | %s | torch.quantize_per_channel (CUDA) | %.3f | %.0f "
+                        "| %.2f |\n",
+                        shape.c_str(), dtype, peer.ms, gbs, gbs / copyGBs);
                     emit(line);
                 } else {
-                    std::printf("(PyTorch peer skipped for %s %s: %s)\n", shape.c_str(), dtype, peer.skip.c_str());
+                    std::printf("(PyTorch peer skipped for %s %s: %s)\n", shape.c_str(), dtype,
+                                peer.skip.c_str());
                 }
             }
         }

@@ -14,7 +14,9 @@ inline QuantSpec perTensorInt8() {
 }
 
 /// torch per-channel (axis 0) int8: the default spec.
-inline QuantSpec perChannelInt8() { return QuantSpec{}; }
+inline QuantSpec perChannelInt8() {
+    return QuantSpec{};
+}
 
 /// absmax per 128 elements along the last axis, int4, divide, half-even (custom convention).
 inline QuantSpec perGroupInt4G128() {

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <string>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -33,31 +33,33 @@ inline double bestMs(int repeat, const std::function<void()>& fn) {
     for (int r = 0; r < repeat; ++r) {
         const auto s = std::chrono::steady_clock::now();
         fn();
-        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+        best = std::min(
+            best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
     }
     return best;
 }
 
 // The streaming limit: read fp32, write int8, nothing else, over `threads` threads. Built for the
 // widest ISA the CPU has, so the loop is bound by memory and not by baseline SSE2 conversions.
-#define QL_LIMIT_LOOP(NAME, TARGET, LANES)                                                                     \
-    TARGET inline void NAME(const float* x, std::int8_t* out, std::size_t b, std::size_t e) {                   \
-        using vf = float __attribute__((vector_size(4 * LANES)));                                               \
-        using vi = std::int32_t __attribute__((vector_size(4 * LANES)));                                        \
-        using vb = std::int8_t __attribute__((vector_size(LANES)));                                             \
-        for (std::size_t i = b; i + LANES <= e; i += LANES) {                                                   \
-            vf v;                                                                                               \
-            std::memcpy(&v, x + i, sizeof v);                                                                   \
-            const vb c = __builtin_convertvector(__builtin_convertvector(v, vi), vb);                           \
-            std::memcpy(out + i, &c, sizeof c);                                                                 \
-        }                                                                                                       \
+#define QL_LIMIT_LOOP(NAME, TARGET, LANES)                                                                   \
+    TARGET inline void NAME(const float* x, std::int8_t* out, std::size_t b, std::size_t e) {                \
+        using vf = float __attribute__((vector_size(4 * LANES)));                                            \
+        using vi = std::int32_t __attribute__((vector_size(4 * LANES)));                                     \
+        using vb = std::int8_t __attribute__((vector_size(LANES)));                                          \
+        for (std::size_t i = b; i + LANES <= e; i += LANES) {                                                \
+            vf v;                                                                                            \
+            std::memcpy(&v, x + i, sizeof v);                                                                \
+            const vb c = __builtin_convertvector(__builtin_convertvector(v, vi), vb);                        \
+            std::memcpy(out + i, &c, sizeof c);                                                              \
+        }                                                                                                    \
     }
 QL_LIMIT_LOOP(limitAvx512, __attribute__((target("avx512f,avx512bw,avx512vl"))), 16)
 QL_LIMIT_LOOP(limitAvx2, __attribute__((target("avx2"))), 8)
 QL_LIMIT_LOOP(limitBase, , 4)
 #undef QL_LIMIT_LOOP
 
-inline double limitMs(const std::vector<float>& x, std::vector<std::int8_t>& out, unsigned threads, int repeat) {
+inline double limitMs(const std::vector<float>& x, std::vector<std::int8_t>& out, unsigned threads,
+                      int repeat) {
     __builtin_cpu_init();
     auto* loop = __builtin_cpu_supports("avx512bw") ? &limitAvx512
                  : __builtin_cpu_supports("avx2")   ? &limitAvx2
@@ -67,9 +69,11 @@ inline double limitMs(const std::vector<float>& x, std::vector<std::int8_t>& out
     return bestMs(repeat, [&] {
         std::vector<std::thread> pool;
         const std::size_t step = (n / threads + 15) / 16 * 16;
-        for (unsigned t = 1; t < threads; ++t) pool.emplace_back(part, t * step, std::min(n, (t + 1) * step));
+        for (unsigned t = 1; t < threads; ++t)
+            pool.emplace_back(part, t * step, std::min(n, (t + 1) * step));
         part(0, std::min(n, step));
-        for (auto& th : pool) th.join();
+        for (auto& th : pool)
+            th.join();
     });
 }
 

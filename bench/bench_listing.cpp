@@ -2,16 +2,15 @@
 // 10 MB, because only the header is read and the data is merely mapped. Then headers of 10k, 100k
 // and 1M tensors: the time must grow linearly.
 //   bench_listing [FOLDER]   writes a sparse 4 GB file there (default: the system temp folder)
+#include "io/tensor_source.h"
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unistd.h>
-
-#include <nlohmann/json.hpp>
-
-#include "io/tensor_source.h"
 
 namespace {
 
@@ -28,7 +27,8 @@ void writeSparse(const std::string& path, std::string header, std::uint64_t data
     header.append((8 - header.size() % 8) % 8, ' ');
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     unsigned char len[8];
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(header.size() >> (8 * i));
+    for (int i = 0; i < 8; ++i)
+        len[i] = static_cast<unsigned char>(header.size() >> (8 * i));
     f.write(reinterpret_cast<const char*>(len), 8);
     f.write(header.data(), static_cast<std::streamsize>(header.size()));
     f.close();
@@ -58,8 +58,9 @@ std::string writeCheckpoint(const std::filesystem::path& dir) {
 std::string writeManyTensors(const std::filesystem::path& dir, int n) {
     std::string text = "{";
     for (int i = 0; i < n; ++i)
-        text += (i ? ",\"t" : "\"t") + std::to_string(i) + "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" +
-                std::to_string(4ull * i) + "," + std::to_string(4ull * i + 4) + "]}";
+        text += (i ? ",\"t" : "\"t") + std::to_string(i) +
+                "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" + std::to_string(4ull * i) + "," +
+                std::to_string(4ull * i + 4) + "]}";
     text += "}";
     const std::string path = (dir / ("bench_listing_" + std::to_string(n) + ".safetensors")).string();
     writeSparse(path, text, 4ull * static_cast<unsigned>(n));
@@ -86,7 +87,8 @@ bool headerScales(const std::filesystem::path& dir) {
 } // namespace
 
 int main(int argc, char** argv) {
-    const std::filesystem::path dir = argc > 1 ? std::filesystem::path(argv[1]) : std::filesystem::temp_directory_path();
+    const std::filesystem::path dir =
+        argc > 1 ? std::filesystem::path(argv[1]) : std::filesystem::temp_directory_path();
     const std::string path = writeCheckpoint(dir);
     const double sizeGiB = double(std::filesystem::file_size(path)) / double(1ull << 30);
 
@@ -94,7 +96,8 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto src = ql::openTensorSource(path);
     std::uint64_t listed = 0;
-    for (const auto& t : src->tensors()) listed += t.byteSize;
+    for (const auto& t : src->tensors())
+        listed += t.byteSize;
     const auto t1 = std::chrono::steady_clock::now();
     const double rssAfter = residentMiB();
     std::filesystem::remove(path);
@@ -102,10 +105,11 @@ int main(int argc, char** argv) {
     const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     const double extra = rssAfter - rssBefore;
     constexpr double kLimitMs = 100.0, kLimitMiB = 10.0;
-    std::printf("listing %.2f GiB safetensors, %zu tensors (%.2f GiB listed)\n", sizeGiB, src->tensors().size(),
-                double(listed) / double(1ull << 30));
+    std::printf("listing %.2f GiB safetensors, %zu tensors (%.2f GiB listed)\n", sizeGiB,
+                src->tensors().size(), double(listed) / double(1ull << 30));
     std::printf("  time          %8.2f ms   limit %6.1f ms   ratio %.3f\n", ms, kLimitMs, ms / kLimitMs);
-    std::printf("  extra resident %7.2f MiB  limit %6.1f MiB  ratio %.3f\n", extra, kLimitMiB, extra / kLimitMiB);
+    std::printf("  extra resident %7.2f MiB  limit %6.1f MiB  ratio %.3f\n", extra, kLimitMiB,
+                extra / kLimitMiB);
     const bool scales = headerScales(dir);
     return ms <= kLimitMs && extra <= kLimitMiB && scales ? 0 : 1;
 }

@@ -7,7 +7,12 @@
 // counts the bytes a job must move: input bytes per pass over memory plus one code byte per element.
 // Peers run in bench/peers/quantize_peers.py under $QUANTLENS_PYTHON (default: the system python3,
 // which has Debian's python3-torch and python3-numpy).
-#include <malloc.h>
+#include "bench_jobs.h"
+#include "bench_limit.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/cpu_reference_backend.h"
+#include "cpu/kernels.h"
+#include "tensor/float_formats.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <malloc.h>
 #include <map>
 #include <random>
 #include <sstream>
@@ -22,20 +28,11 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/cpu_backend.h"
-#include "cpu/cpu_reference_backend.h"
-#include "cpu/kernels.h"
-#include "tensor/float_formats.h"
-
-#include "bench_jobs.h"
-#include "bench_limit.h"
-
 using namespace ql;
 using bench::bestMs;
 using bench::limitMs;
 
 namespace {
-
 
 struct Bench {
     std::string name;
@@ -53,19 +50,19 @@ std::vector<Bench> benches() {
             {"fp8 e4m3", bench::tensorRtFp8(), true, false}};
 }
 
-
 // {job: {"torch": ms, "numpy": ms}} from the peer script; a tiny parser for its flat JSON.
-std::map<std::string, std::map<std::string, double>> peers(std::int64_t rows, std::int64_t cols, const char* dtype,
-                                                           int repeat, unsigned threads) {
-    const std::string cmd = bench::peerPython() + " " + bench::peerScript("quantize_peers.py") + " " + std::to_string(rows) + " " +
-                            std::to_string(cols) + " " + dtype + " " + std::to_string(repeat) + " " +
-                            std::to_string(threads) + " 2>/dev/null";
+std::map<std::string, std::map<std::string, double>> peers(std::int64_t rows, std::int64_t cols,
+                                                           const char* dtype, int repeat, unsigned threads) {
+    const std::string cmd = bench::peerPython() + " " + bench::peerScript("quantize_peers.py") + " " +
+                            std::to_string(rows) + " " + std::to_string(cols) + " " + dtype + " " +
+                            std::to_string(repeat) + " " + std::to_string(threads) + " 2>/dev/null";
     std::map<std::string, std::map<std::string, double>> out;
     FILE* f = popen(cmd.c_str(), "r");
     if (!f) return out;
     std::string json;
     char buf[4096];
-    while (std::size_t k = fread(buf, 1, sizeof buf, f)) json.append(buf, k);
+    while (std::size_t k = fread(buf, 1, sizeof buf, f))
+        json.append(buf, k);
     pclose(f);
     for (const char* peer : {"torch", "numpy"}) {
         const auto at = json.find(std::string("\"") + peer + "\": {");
@@ -94,10 +91,14 @@ int main(int argc, char** argv) {
     std::string markdown;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--quick") quick = true;
-        else if (a == "--no-peers") withPeers = false;
-        else if (a == "--no-reference") withReference = false;
-        else if (a == "--markdown" && i + 1 < argc) markdown = argv[++i];
+        if (a == "--quick")
+            quick = true;
+        else if (a == "--no-peers")
+            withPeers = false;
+        else if (a == "--no-reference")
+            withReference = false;
+        else if (a == "--markdown" && i + 1 < argc)
+            markdown = argv[++i];
     }
     // A long-running GUI reuses its heap after the first job; without this every 16-45 MB code buffer
     // would be a fresh mmap whose page faults dominate a 3 ms job. (Stated in RESULTS.md.)
@@ -121,13 +122,16 @@ int main(int argc, char** argv) {
         std::vector<float> x(static_cast<std::size_t>(n));
         std::mt19937 rng(1);
         std::normal_distribution<float> d(0.0f, 1.0f);
-        for (auto& v : x) v = d(rng);
+        for (auto& v : x)
+            v = d(rng);
         std::vector<std::int8_t> sink(static_cast<std::size_t>(n));
         const double limit = limitMs(x, sink, threads, repeat);
         const double limitGBs = static_cast<double>(n) * 5.0 / limit / 1e6;
         const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
         char line[512];
-        std::snprintf(line, sizeof line, "| streaming limit (read f32, write i8) | %s | f32 | plain loop | %.2f | %.3f | %.1f | 1.00 | |\n",
+        std::snprintf(line, sizeof line,
+                      "| streaming limit (read f32, write i8) | %s | f32 | plain loop | %.2f | %.3f | %.1f | "
+                      "1.00 | |\n",
                       shape.c_str(), limit, limit * 1e6 / static_cast<double>(n), limitGBs);
         md << line;
         std::fputs(line, stdout);
@@ -139,7 +143,8 @@ int main(int argc, char** argv) {
             if (bf16) {
                 Tensor t(DType::BF16, {rows, cols});
                 auto* p = reinterpret_cast<std::uint16_t*>(t.mutableData());
-                for (std::int64_t i = 0; i < n; ++i) p[i] = floatToBf16(x[static_cast<std::size_t>(i)]);
+                for (std::int64_t i = 0; i < n; ++i)
+                    p[i] = floatToBf16(x[static_cast<std::size_t>(i)]);
                 base.tensor = t;
             }
             const double inBytes = bf16 ? 2.0 : 4.0;
@@ -150,7 +155,8 @@ int main(int argc, char** argv) {
                 job.plan = planQuantization(b.spec, {rows, cols});
                 if (b.given) job.params = cpuBackend.run(job).params;
                 const int passes = cpuBackend.runMeasured(job).passes; // reads of the input from memory
-                double kernel = 1e300; // without ql::Codes' zero-fill of the code buffer (PhaseTimes.prepareMs)
+                double kernel =
+                    1e300; // without ql::Codes' zero-fill of the code buffer (PhaseTimes.prepareMs)
                 const double qlOnly = bestMs(repeat, [&] {
                     const Result r = b.measure ? cpuBackend.runMeasured(job).result : cpuBackend.run(job);
                     kernel = std::min(kernel, r.timing.median.totalMs - r.timing.median.prepareMs);
@@ -160,9 +166,10 @@ int main(int argc, char** argv) {
                     const double gbs = bytes / ms / 1e6;
                     char ratio[32] = "";
                     if (isPeer) std::snprintf(ratio, sizeof ratio, "%.1fx", ms / qlOnly);
-                    std::snprintf(line, sizeof line, "| %s | %s | %s | %s | %.2f | %.3f | %.1f | %.2f | %s |\n",
-                                  b.name.c_str(), shape.c_str(), dtype, impl, ms,
-                                  ms * 1e6 / static_cast<double>(n), gbs, gbs / limitGBs, ratio);
+                    std::snprintf(line, sizeof line,
+                                  "| %s | %s | %s | %s | %.2f | %.3f | %.1f | %.2f | %s |\n", b.name.c_str(),
+                                  shape.c_str(), dtype, impl, ms, ms * 1e6 / static_cast<double>(n), gbs,
+                                  gbs / limitGBs, ratio);
                     md << line;
                     std::fputs(line, stdout);
                     std::fflush(stdout);

@@ -2,18 +2,21 @@
 # Installs what is missing, builds QuantLens and runs every test with ctest.
 #   scripts/test.sh              dev preset (RelWithDebInfo)
 #   scripts/test.sh --preset asan   the same suites under AddressSanitizer + UBSan
+#   scripts/test.sh --werror        any compiler warning fails the build (CI passes it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 preset=dev
+werror=OFF
 while [ $# -gt 0 ]; do
     case "$1" in
         --preset) preset="$2"; shift 2 ;;
-        *) echo "usage: scripts/test.sh [--preset dev|asan|release]" >&2; exit 2 ;;
+        --werror) werror=ON; shift ;;
+        *) echo "usage: scripts/test.sh [--preset dev|asan|release] [--werror]" >&2; exit 2 ;;
     esac
 done
 
 bash scripts/setup-deps.sh --with-test-tools
-cmake --preset "$preset" >/dev/null
+cmake --preset "$preset" -DQUANTLENS_WARNINGS_AS_ERRORS="$werror" >/dev/null
 cmake --build --preset "$preset" -j "$(nproc)"
 ctest --preset "$preset" -j "$(nproc)"

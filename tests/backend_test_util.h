@@ -1,17 +1,16 @@
 #pragma once
 // Helpers shared by the conformance suites (backends, the fast analysis): the grid of specs and
 // shapes, specs that calibrate, test values with every special, and tensors in each input dtype.
+#include "quant/plan.h"
+#include "quant_test_util.h"
+#include "tensor/float_formats.h"
+#include "tensor/tensor.h"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
-
-#include "quant/plan.h"
-#include "tensor/float_formats.h"
-#include "tensor/tensor.h"
-
-#include "quant_test_util.h"
 
 namespace qltest {
 
@@ -29,16 +28,19 @@ inline std::vector<float> conformanceValues(std::int64_t n, unsigned seed) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> d(0.0f, 2.0f);
     std::vector<float> v(static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = i % 2 ? d(rng) : std::round(d(rng) * 32.0f) / 32.0f;
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = i % 2 ? d(rng) : std::round(d(rng) * 32.0f) / 32.0f;
     constexpr float inf = std::numeric_limits<float>::infinity();
-    const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
-                              // -NaN as x86 makes it: a GPU's arithmetic gives +NaN, and FP8 codes keep the sign.
-                              ql::floatFromBits(0xFFC00000u), inf, -inf, -0.0f, 1e30f, -1e30f, 3e-39f, 1e-8f,
-                              // Around 2^22 and 2^63 once scaled: where rounding tricks and torch's
-                              // int64 cast could part from the reference.
-                              524287.5f, 1048576.5f, -2097151.0f, 0x1p60f, -0x1p60f, 0x1.fffffep59f, 0x1p63f,
-                              0x1.fffffep62f, -0x1p63f};
-    for (std::size_t k = 0; k < std::size(specials) && 5 * k + 3 < v.size(); ++k) v[5 * k + 3] = specials[k];
+    const float specials[] = {
+        std::numeric_limits<float>::quiet_NaN(),
+        // -NaN as x86 makes it: a GPU's arithmetic gives +NaN, and FP8 codes keep the sign.
+        ql::floatFromBits(0xFFC00000u), inf, -inf, -0.0f, 1e30f, -1e30f, 3e-39f, 1e-8f,
+        // Around 2^22 and 2^63 once scaled: where rounding tricks and torch's
+        // int64 cast could part from the reference.
+        524287.5f, 1048576.5f, -2097151.0f, 0x1p60f, -0x1p60f, 0x1.fffffep59f, 0x1p63f, 0x1.fffffep62f,
+        -0x1p63f};
+    for (std::size_t k = 0; k < std::size(specials) && 5 * k + 3 < v.size(); ++k)
+        v[5 * k + 3] = specials[k];
     return v;
 }
 
@@ -82,15 +84,19 @@ inline std::vector<SpecRow> conformanceSpecs() {
     blk.block = {4, 16};
     add("tensorrt/block-4x16/int4", blk);
     add("aclnn-quantize/per-channel0/int8", calibratedSpec(P::AclnnQuantize, T::Int8, S::PerChannel, {0}));
-    add("aclnn-quantize/per-tensor/uint8-asym", calibratedSpec(P::AclnnQuantize, T::UInt8, S::PerTensor, {}, false));
-    add("aclnn-quantize/per-channel-last/fp8-e5m2", calibratedSpec(P::AclnnQuantize, T::Fp8E5M2, S::PerChannel, {-1}));
+    add("aclnn-quantize/per-tensor/uint8-asym",
+        calibratedSpec(P::AclnnQuantize, T::UInt8, S::PerTensor, {}, false));
+    add("aclnn-quantize/per-channel-last/fp8-e5m2",
+        calibratedSpec(P::AclnnQuantize, T::Fp8E5M2, S::PerChannel, {-1}));
     add("ascend-quant/per-tensor/int8", calibratedSpec(P::AscendQuant, T::Int8, S::PerTensor, {}));
-    add("ascend-quant/per-channel-last/int8-asym", calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false));
+    add("ascend-quant/per-channel-last/int8-asym",
+        calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false));
     for (Rounding r : {Rounding::Floor, Rounding::Ceil, Rounding::Trunc}) {
         QuantSpec s = calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1});
         s.rounding = r;
-        rows.push_back({r == Rounding::Floor ? "ascend-quant/floor" : r == Rounding::Ceil ? "ascend-quant/ceil"
-                                                                                          : "ascend-quant/trunc",
+        rows.push_back({r == Rounding::Floor  ? "ascend-quant/floor"
+                        : r == Rounding::Ceil ? "ascend-quant/ceil"
+                                              : "ascend-quant/trunc",
                         s});
     }
     QuantSpec sq = calibratedSpec(P::AscendQuant, T::Int8, S::PerTensor, {});
@@ -114,7 +120,8 @@ inline std::vector<SpecRow> conformanceSpecs() {
 }
 
 inline const std::vector<ql::Shape>& conformanceShapes() {
-    static const std::vector<ql::Shape> s{{64, 256}, {33, 129}, {7, 17}, {3, 5, 64}, {1, 1031}, {128, 32}, {1000}};
+    static const std::vector<ql::Shape> s{{64, 256}, {33, 129}, {7, 17}, {3, 5, 64},
+                                          {1, 1031}, {128, 32}, {1000}};
     return s;
 }
 

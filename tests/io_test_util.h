@@ -1,19 +1,17 @@
 #pragma once
 // Shared by the I/O suites: temporary files, raw safetensors bytes, and running the Python peers
 // (numpy / h5py readers and writers under tests/scripts) that check files independently.
+#include "tensor/tensor.h"
+
 #include <QProcess>
 #include <QString>
 #include <QStringList>
 #include <QTest>
-
 #include <cstdint>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
-
-#include "tensor/tensor.h"
 
 using ql::Tensor;
 Q_DECLARE_METATYPE(std::vector<std::int64_t>)
@@ -31,18 +29,22 @@ inline std::string toHex(const std::byte* p, std::size_t n) {
     }
     return s;
 }
-inline std::string toHex(const Tensor& t) { return toHex(t.data(), t.byteSize()); }
+inline std::string toHex(const Tensor& t) {
+    return toHex(t.data(), t.byteSize());
+}
 
 inline std::string fromHex(const std::string& hex) {
     std::string out(hex.size() / 2, '\0');
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
     return out;
 }
 
 /// safetensors bytes: 8-byte little-endian length, the header text as given, then the data.
 inline std::string safetensorsBytes(const std::string& header, const std::string& data = {}) {
     std::string out(8, '\0');
-    for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+    for (int i = 0; i < 8; ++i)
+        out[static_cast<std::size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
     return out + header + data;
 }
 
@@ -58,7 +60,9 @@ inline std::string readFile(const std::string& path) {
     return s.str();
 }
 
-inline QString pythonScript(const char* name) { return QStringLiteral(QUANTLENS_TEST_SCRIPTS "/") + QString::fromUtf8(name); }
+inline QString pythonScript(const char* name) {
+    return QStringLiteral(QUANTLENS_TEST_SCRIPTS "/") + QString::fromUtf8(name);
+}
 
 /// Runs python3 with a tests/scripts script; returns stdout, or sets `error` (empty on success).
 inline QByteArray runPython(const QStringList& args, QString* error, int timeoutMs = 120000) {
@@ -84,6 +88,8 @@ inline bool pythonHas(const QString& modules) {
     return err.isEmpty();
 }
 
-inline nlohmann::json parseJson(const QByteArray& bytes) { return nlohmann::json::parse(bytes.begin(), bytes.end()); }
+inline nlohmann::json parseJson(const QByteArray& bytes) {
+    return nlohmann::json::parse(bytes.begin(), bytes.end());
+}
 
 } // namespace qltest

@@ -1,10 +1,10 @@
 #pragma once
 // A core/job request over a model file, with this build's backends.
-#include <memory>
-#include <string>
-
 #include "builtin_backends.h"
 #include "job/job.h"
+
+#include <memory>
+#include <string>
 
 namespace qltest {
 

@@ -1,14 +1,14 @@
 #pragma once
 // Helpers shared by the engine's test suites.
+#include "quant/reference.h"
+#include "tensor/error.h"
+
 #include <QMetaType>
 #include <QTest>
 #include <bit>
 #include <cstdint>
 #include <random>
 #include <vector>
-
-#include "quant/reference.h"
-#include "tensor/error.h"
 
 Q_DECLARE_METATYPE(ql::QuantSpec)
 Q_DECLARE_METATYPE(std::vector<float>)
@@ -17,14 +17,17 @@ Q_DECLARE_METATYPE(std::vector<std::int64_t>)
 
 namespace qltest {
 
-inline float bits(std::uint32_t u) { return std::bit_cast<float>(u); }
+inline float bits(std::uint32_t u) {
+    return std::bit_cast<float>(u);
+}
 
 /// n normal values (mean 0), the same for the same seed.
 inline std::vector<float> normalValues(std::int64_t n, unsigned seed, float sigma = 1.0f) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> d(0.0f, sigma);
     std::vector<float> v(static_cast<std::size_t>(n));
-    for (float& x : v) x = d(rng);
+    for (float& x : v)
+        x = d(rng);
     return v;
 }
 
@@ -42,7 +45,8 @@ inline ql::QuantSpec spec(ql::Preset preset, ql::Target target, ql::Scheme schem
 
 inline std::vector<int> toInts(const ql::Codes& codes) {
     std::vector<int> out;
-    for (std::int64_t i = 0; i < codes.size(); ++i) out.push_back(codes.at(i));
+    for (std::int64_t i = 0; i < codes.size(); ++i)
+        out.push_back(codes.at(i));
     return out;
 }
 

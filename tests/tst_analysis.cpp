@@ -1,21 +1,19 @@
 // Error metrics, histograms, code statistics and clipping against NumPy and hand-worked cases.
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QProcess>
-#include <QTemporaryDir>
-#include <QtTest>
-
-#include <cmath>
-#include <limits>
-#include <random>
-
 #include "analysis/analyzer.h"
 #include "analysis/comparison.h"
 #include "analysis/error_stats.h"
 #include "analysis/histogram.h"
 #include "quant/reference.h"
-
 #include "tensor/error.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+#include <limits>
+#include <random>
 
 using namespace ql;
 
@@ -59,22 +57,26 @@ void compareClose(double actual, double expected, const char* what) {
         return;
     }
     const double tol = 1e-9 * std::max(1.0, std::fabs(expected));
-    QVERIFY2(std::fabs(actual - expected) <= tol,
-             qPrintable(QStringLiteral("%1: %2 vs numpy %3").arg(QLatin1String(what)).arg(actual, 0, 'g', 17).arg(expected, 0, 'g', 17)));
+    QVERIFY2(std::fabs(actual - expected) <= tol, qPrintable(QStringLiteral("%1: %2 vs numpy %3")
+                                                                 .arg(QLatin1String(what))
+                                                                 .arg(actual, 0, 'g', 17)
+                                                                 .arg(expected, 0, 'g', 17)));
 }
 
 std::vector<float> randomVector(std::size_t n, unsigned seed, float scale = 1.0f) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> d(0.0f, scale);
     std::vector<float> v(n);
-    for (auto& x : v) x = d(rng);
+    for (auto& x : v)
+        x = d(rng);
     return v;
 }
 
 // A reconstruction near x: an 8-bit-like rounding on a grid of `step`.
 std::vector<float> roundedCopy(const std::vector<float>& x, float step) {
     std::vector<float> r(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) r[i] = std::isfinite(x[i]) ? std::nearbyint(x[i] / step) * step : x[i];
+    for (std::size_t i = 0; i < x.size(); ++i)
+        r[i] = std::isfinite(x[i]) ? std::nearbyint(x[i] / step) * step : x[i];
     return r;
 }
 
@@ -113,7 +115,8 @@ void TestAnalysis::metricsAgainstNumpy_data() {
     auto withNanHat = roundedCopy(withNan, 0.1f);
     withNanHat[60] = kNaN; // a non-finite reconstruction of a finite value
     QTest::addRow("nan-and-inf") << withNan << withNanHat;
-    QTest::addRow("zeros-inside") << std::vector<float>{0, 1, 0, -2, 3} << std::vector<float>{0, 1.0005f, 1e-6f, -2, 3.1f};
+    QTest::addRow("zeros-inside") << std::vector<float>{0, 1, 0, -2, 3}
+                                  << std::vector<float>{0, 1.0005f, 1e-6f, -2, 3.1f};
     QTest::addRow("one-element") << std::vector<float>{2.0f} << std::vector<float>{1.5f};
 }
 
@@ -122,7 +125,8 @@ void TestAnalysis::metricsAgainstNumpy() {
     QFETCH(std::vector<float>, xhat);
     if (!havePythonNumpy()) QSKIP("python3 with NumPy not found");
     QTemporaryDir dir;
-    const QJsonObject o = numpy({QStringLiteral("metrics"), writeF32(dir, "x.f32", x), writeF32(dir, "xh.f32", xhat)});
+    const QJsonObject o =
+        numpy({QStringLiteral("metrics"), writeF32(dir, "x.f32", x), writeF32(dir, "xh.f32", xhat)});
     ErrorStats s;
     s.add(x, xhat);
     QCOMPARE(s.count(), o[QLatin1String("count")].toInteger());
@@ -166,11 +170,13 @@ void TestAnalysis::mergeEqualsWhole() {
     for (std::size_t begin = 0; begin < x.size(); begin += 777) {
         const std::size_t n = std::min<std::size_t>(777, x.size() - begin);
         ErrorStats p;
-        p.add(std::span(x).subspan(begin, n), std::span(xh).subspan(begin, n), static_cast<std::int64_t>(begin));
+        p.add(std::span(x).subspan(begin, n), std::span(xh).subspan(begin, n),
+              static_cast<std::int64_t>(begin));
         parts.push_back(p);
     }
     ErrorStats merged;
-    for (auto it = parts.rbegin(); it != parts.rend(); ++it) merged.merge(*it);
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it)
+        merged.merge(*it);
     QCOMPARE(merged.count(), whole.count());
     QCOMPARE(merged.worstIndex(), whole.worstIndex());
     QCOMPARE(merged.maxAbsError(), whole.maxAbsError());
@@ -189,10 +195,12 @@ void TestAnalysis::histogramAgainstNumpy() {
     const QJsonObject o = numpy({QStringLiteral("hist"), writeF32(dir, "v.f32", v), QStringLiteral("-1"),
                                  QStringLiteral("1"), QStringLiteral("20")});
     Histogram h(-1, 1, 20);
-    for (float x : v) h.add(x);
+    for (float x : v)
+        h.add(x);
     const auto expected = o[QLatin1String("counts")].toArray();
     QCOMPARE(h.binCount(), expected.size());
-    for (int i = 0; i < h.binCount(); ++i) QCOMPARE(h.counts()[i], expected[i].toInteger());
+    for (int i = 0; i < h.binCount(); ++i)
+        QCOMPARE(h.counts()[i], expected[i].toInteger());
     QCOMPARE(h.total(), static_cast<std::int64_t>(v.size()));
 }
 
@@ -223,7 +231,8 @@ void TestAnalysis::histogramMerge() {
 
 void TestAnalysis::codeStatsEntropy() {
     CodeStats c(Target::Int8);
-    for (int code : {0, 0, 2, 2, 127, -128}) c.add(code);
+    for (int code : {0, 0, 2, 2, 127, -128})
+        c.add(code);
     QCOMPARE(c.codesUsed(), 4);
     QCOMPARE(c.possibleCodes(), 256.0);
     // p = 1/3, 1/3, 1/6, 1/6
@@ -311,14 +320,15 @@ void TestAnalysis::fpFlushToZero() {
 void TestAnalysis::mismatchMapCells() {
     // A [4, 6] tensor on a 2 x 3 grid: each cell covers 2 x 2 elements.
     Codes a(Target::Int8, 24), b(Target::Int8, 24);
-    b.set(0, 1);      // row 0, col 0 -> cell (0, 0)
-    b.set(6 + 1, 1);  // row 1, col 1 -> cell (0, 0)
-    b.set(23, 5);     // row 3, col 5 -> cell (1, 2)
+    b.set(0, 1);     // row 0, col 0 -> cell (0, 0)
+    b.set(6 + 1, 1); // row 1, col 1 -> cell (0, 0)
+    b.set(23, 5);    // row 3, col 5 -> cell (1, 2)
     const auto map = mismatchMap(a, b, {4, 6}, 3);
     QCOMPARE(map.rows, 3); // min(4, 3)
     QCOMPARE(map.cols, 3); // min(6, 3)
     double total = 0;
-    for (double c : map.counts) total += c;
+    for (double c : map.counts)
+        total += c;
     QCOMPARE(total, 3.0);
     QCOMPARE(map.counts[0], 2.0);
     QCOMPARE(map.counts[8], 1.0);

@@ -1,17 +1,15 @@
 // Code comparison (with the explained cause), the whole-model table and the JSON / CSV reports.
-#include <QFile>
-#include <QTemporaryDir>
-#include <QtTest>
-
-#include <cmath>
-
 #include "analysis/comparison.h"
 #include "analysis/model_table.h"
 #include "analysis/report.h"
 #include "quant/reference.h"
+#include "tensor/error.h"
 #include "tensor/float_formats.h"
 
-#include "tensor/error.h"
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
 
 using namespace ql;
 
@@ -140,7 +138,8 @@ void TestAnalysisReport::identicalResults() {
     QCOMPARE(c.scaleMismatches, 1);
     QCOMPARE(c.maxScaleUlp, 1);
     QVERIFY(c.verdict.find("All 3 codes agree") != std::string::npos);
-    QVERIFY_THROWS_EXCEPTION(QuantError, compareResults("a", a, p, codes, "b", perTensorPlan(Preset::Torch, Target::Int8, 2), p,
+    QVERIFY_THROWS_EXCEPTION(QuantError, compareResults("a", a, p, codes, "b",
+                                                        perTensorPlan(Preset::Torch, Target::Int8, 2), p,
                                                         Codes(Target::Int8, 2), x));
 }
 
@@ -177,10 +176,12 @@ void TestAnalysisReport::jsonSchema() {
     const nlohmann::json j = reportJson("model.safetensors", reports);
     QCOMPARE(j["file"].get<std::string>(), std::string("model.safetensors"));
     const auto& t = j["tensors"][0];
-    for (const char* key : {"name", "shape", "dtype", "spec", "backend", "stats", "histograms", "per_channel", "timing"})
+    for (const char* key :
+         {"name", "shape", "dtype", "spec", "backend", "stats", "histograms", "per_channel", "timing"})
         QVERIFY2(t.contains(key), key);
-    for (const char* key : {"mse", "rmse", "sqnr_db", "max_abs_error", "mean_abs_error", "rel_error", "cosine",
-                            "clipped_low", "clipped_high", "clipped_fraction", "nan_count", "inf_count", "codes_used"})
+    for (const char* key :
+         {"mse", "rmse", "sqnr_db", "max_abs_error", "mean_abs_error", "rel_error", "cosine", "clipped_low",
+          "clipped_high", "clipped_fraction", "nan_count", "inf_count", "codes_used"})
         QVERIFY2(t["stats"].contains(key), key);
     for (const char* key : {"prepare_ms", "upload_ms", "kernel_ms", "download_ms", "total_ms", "runs"})
         QVERIFY2(t["timing"].contains(key), key);
@@ -211,7 +212,8 @@ void TestAnalysisReport::csvOneRowPerTensor() {
     QCOMPARE(static_cast<int>(lines[2].count(',')), columns + 1); // the one comma in "bad,name"
     QVERIFY(lines[2].startsWith("\"bad,name\""));
     QVERIFY(lines[2].endsWith("\"no \"\"scale\"\"\""));
-    QVERIFY_THROWS_EXCEPTION(FileError, writeReport(dir.filePath(QStringLiteral("r.txt")).toStdString(), "m", reports));
+    QVERIFY_THROWS_EXCEPTION(FileError,
+                             writeReport(dir.filePath(QStringLiteral("r.txt")).toStdString(), "m", reports));
 }
 
 QTEST_GUILESS_MAIN(TestAnalysisReport)

@@ -1,10 +1,6 @@
 // The ascend backend against the CANN stand-in (tests/ascend_standin): conformance with
 // cpu-reference code by code, the ABI it speaks (shapes, strides, dtype and format codes,
 // workspace protocol), error propagation with full clean-up, and why it is unavailable.
-#include <QProcess>
-#include <QTemporaryDir>
-#include <QtTest>
-
 #include "ascend/ascend_backend.h"
 #include "ascend/ascend_guards.h"
 #include "ascend/ascend_registration.h"
@@ -12,6 +8,10 @@
 #include "ascend_standin/standin_hooks.h"
 #include "cpu/cpu_reference_backend.h"
 #include "quant_test_util.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
 
 using namespace ql;
 using namespace qltest;
@@ -55,7 +55,9 @@ void TestAscendBackend::initTestCase() {
     m_hooks = qltest::StandInHooks::load(QL_STANDIN_DIR);
 }
 
-void TestAscendBackend::init() { m_hooks.reset(); }
+void TestAscendBackend::init() {
+    m_hooks.reset();
+}
 
 // ---- conformance: every supported preset x dtype x layout x odd/even shape, zero mismatches ----
 
@@ -70,8 +72,9 @@ void TestAscendBackend::conformance_data() {
                 for (int axis : {-2, 0, -1}) {
                     const QString scheme = axis == -2 ? pt : pc;
                     if (axis == -1 && shape.size() == 1) continue;
-                    QTest::addRow("aclnn-quantize/%s/%s/%s/%s", dt, qPrintable(scheme + QString::number(axis)),
-                                  toString(shape).c_str(), sym ? "sym" : "asym")
+                    QTest::addRow("aclnn-quantize/%s/%s/%s/%s", dt,
+                                  qPrintable(scheme + QString::number(axis)), toString(shape).c_str(),
+                                  sym ? "sym" : "asym")
                         << makeSpec(q, QLatin1String(dt), scheme, axis, sym) << shape;
                 }
     for (const char* dt : {"int8", "int4", "int32"})
@@ -84,8 +87,12 @@ void TestAscendBackend::conformance_data() {
                         QuantSpec s = makeSpec(a, QLatin1String(dt), scheme, axis, variant != 2);
                         s.rounding = roundingFromName(round);
                         s.sqrtMode = variant == 1;
-                        QTest::addRow("ascend-quant/%s/%s/%s/%s/%s", dt, qPrintable(scheme + QString::number(axis)),
-                                      toString(shape).c_str(), round, variant == 0 ? "plain" : variant == 1 ? "sqrt" : "offset")
+                        QTest::addRow("ascend-quant/%s/%s/%s/%s/%s", dt,
+                                      qPrintable(scheme + QString::number(axis)), toString(shape).c_str(),
+                                      round,
+                                      variant == 0   ? "plain"
+                                      : variant == 1 ? "sqrt"
+                                                     : "offset")
                             << s << shape;
                     }
     // Odd/even ragged groups; {3,3,7} has an empty group, {0,...} an empty first one.
@@ -141,14 +148,16 @@ void TestAscendBackend::specVectors_data() {
     QTest::addRow("V-A1/aclnn-quantize/int32/zp")
         << spec(Preset::AclnnQuantize, Target::Int32, Scheme::PerChannel, {1}, false) << Shape{4, 2}
         << std::vector<float>{0.3382f, -0.0919f, 0.7564f, 0.0234f, 3.1024f, 1.0761f, 0.4228f, 1.4621f}
-        << std::vector<float>{1, -3} << std::vector<float>{2, 10} << std::vector<int>{2, 10, 3, 10, 5, 10, 2, 10};
-    QTest::addRow("V-A2/aclnn-quantize/int8") << spec(Preset::AclnnQuantize, Target::Int8, Scheme::PerTensor)
-        << Shape{5} << std::vector<float>{1, 3, 5, -1, -3} << std::vector<float>{2} << std::vector<float>{}
+        << std::vector<float>{1, -3} << std::vector<float>{2, 10}
+        << std::vector<int>{2, 10, 3, 10, 5, 10, 2, 10};
+    QTest::addRow("V-A2/aclnn-quantize/int8")
+        << spec(Preset::AclnnQuantize, Target::Int8, Scheme::PerTensor) << Shape{5}
+        << std::vector<float>{1, 3, 5, -1, -3} << std::vector<float>{2} << std::vector<float>{}
         << std::vector<int>{0, 2, 2, 0, -2};
     QTest::addRow("V-A3/aclnn-quantize/true-division")
         << spec(Preset::AclnnQuantize, Target::UInt8, Scheme::PerTensor, {}, false) << Shape{1}
-        << std::vector<float>{bits(0x3E8C41DB)} << std::vector<float>{bits(0x3B0CCEAA)} << std::vector<float>{0}
-        << std::vector<int>{127};
+        << std::vector<float>{bits(0x3E8C41DB)} << std::vector<float>{bits(0x3B0CCEAA)}
+        << std::vector<float>{0} << std::vector<int>{127};
     const std::vector<float> a4{2.5f, -2.5f, 2.7f, -2.7f, 0.5f, -0.5f, 200, -200};
     const std::pair<const char*, std::vector<int>> modes[] = {{"half-even", {2, -2, 3, -3, 0, 0, 127, -128}},
                                                               {"floor", {2, -3, 2, -3, 0, -1, 127, -128}},
@@ -157,34 +166,36 @@ void TestAscendBackend::specVectors_data() {
     for (const auto& [mode, expected] : modes) {
         QuantSpec s = spec(Preset::AscendQuant, Target::Int8, Scheme::PerTensor);
         s.rounding = roundingFromName(mode);
-        QTest::addRow("V-A4/ascend-quant/%s", mode) << s << Shape{8} << a4 << std::vector<float>{1}
-                                                    << std::vector<float>{} << expected;
+        QTest::addRow("V-A4/ascend-quant/%s", mode)
+            << s << Shape{8} << a4 << std::vector<float>{1} << std::vector<float>{} << expected;
     }
     QuantSpec sq = spec(Preset::AscendQuant, Target::Int8, Scheme::PerTensor);
     sq.sqrtMode = true;
-    QTest::addRow("V-A5/ascend-quant/sqrt") << sq << Shape{1} << std::vector<float>{3.0f}
-                                            << std::vector<float>{1.5f} << std::vector<float>{} << std::vector<int>{7};
-    QTest::addRow("V-A6/ascend-quant/sqrt-order") << sq << Shape{1} << std::vector<float>{bits(0x42197678)}
-                                                  << std::vector<float>{bits(0x3FE3C928)} << std::vector<float>{}
-                                                  << std::vector<int>{121};
-    QTest::addRow("V-A7/ascend-quant/int4") << spec(Preset::AscendQuant, Target::Int4, Scheme::PerTensor)
-        << Shape{8} << std::vector<float>{0.5f, 1.5f, 7.4f, 7.6f, -8.6f, -3.5f, 2.5f, 9}
-        << std::vector<float>{1} << std::vector<float>{} << std::vector<int>{0, 2, 7, 7, -8, -4, 2, 7};
-    QTest::addRow("V-A8/ascend-quant/int32-packed") << spec(Preset::AscendQuant, Target::Int32, Scheme::PerTensor)
-        << Shape{2, 8} << std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, -1, -2, -3, -4, -5, -6, -7, -8}
-        << std::vector<float>{1} << std::vector<float>{}
-        << std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, -1, -2, -3, -4, -5, -6, -7, -8};
+    QTest::addRow("V-A5/ascend-quant/sqrt")
+        << sq << Shape{1} << std::vector<float>{3.0f} << std::vector<float>{1.5f} << std::vector<float>{}
+        << std::vector<int>{7};
+    QTest::addRow("V-A6/ascend-quant/sqrt-order")
+        << sq << Shape{1} << std::vector<float>{bits(0x42197678)} << std::vector<float>{bits(0x3FE3C928)}
+        << std::vector<float>{} << std::vector<int>{121};
+    QTest::addRow("V-A7/ascend-quant/int4")
+        << spec(Preset::AscendQuant, Target::Int4, Scheme::PerTensor) << Shape{8}
+        << std::vector<float>{0.5f, 1.5f, 7.4f, 7.6f, -8.6f, -3.5f, 2.5f, 9} << std::vector<float>{1}
+        << std::vector<float>{} << std::vector<int>{0, 2, 7, 7, -8, -4, 2, 7};
+    QTest::addRow("V-A8/ascend-quant/int32-packed")
+        << spec(Preset::AscendQuant, Target::Int32, Scheme::PerTensor) << Shape{2, 8}
+        << std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, -1, -2, -3, -4, -5, -6, -7, -8} << std::vector<float>{1}
+        << std::vector<float>{} << std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, -1, -2, -3, -4, -5, -6, -7, -8};
     QuantSpec g = spec(Preset::NpuGroupQuant, Target::Int8, Scheme::Ragged, {}, false);
     g.groupEnds = {1, 4, 6, 6};
-    QTest::addRow("V-G1/npu-group-quant/doc") << g << Shape{6, 4}
-        << std::vector<float>{1.0029f, -1.2373f, 1.0107f, -0.2681f, 0.5791f, 0.1101f, 1.0059f, -0.9658f,
-                              -1.7637f, 1.7588f, -1.3193f, 0.3989f, 1.3262f, 0.4854f, 1.9551f, 0.9697f,
-                              -0.8770f, -1.8828f, 2.1777f, -0.0050f, 0.4722f, 0.5605f, 0.8267f, -0.9810f}
-        << std::vector<float>{-0.2710f, -0.9381f, 0.2850f, -1.1230f, 0.5217f, -0.7233f, -0.1730f, -0.1245f,
-                              -1.5433f, -0.9129f, -2.2095f, 1.7371f, -0.8253f, 0.3973f, 0.1430f, 0.3885f}
-        << std::vector<float>{-1.1658f}
-        << std::vector<int>{-1, 0, -1, -1, -1, -1, -1, -1, -2, -2, -1, -1, 0, -2, -2, -1, 0, 1, -6, -1,
-                            -2, -2, -3, -3};
+    QTest::addRow("V-G1/npu-group-quant/doc")
+        << g << Shape{6, 4}
+        << std::vector<float>{1.0029f,  -1.2373f, 1.0107f,  -0.2681f, 0.5791f, 0.1101f, 1.0059f, -0.9658f,
+                              -1.7637f, 1.7588f,  -1.3193f, 0.3989f,  1.3262f, 0.4854f, 1.9551f, 0.9697f,
+                              -0.8770f, -1.8828f, 2.1777f,  -0.0050f, 0.4722f, 0.5605f, 0.8267f, -0.9810f}
+        << std::vector<float>{-0.2710f, -0.9381f, 0.2850f,  -1.1230f, 0.5217f,  -0.7233f, -0.1730f, -0.1245f,
+                              -1.5433f, -0.9129f, -2.2095f, 1.7371f,  -0.8253f, 0.3973f,  0.1430f,  0.3885f}
+        << std::vector<float>{-1.1658f} << std::vector<int>{-1, 0,  -1, -1, -1, -1, -1, -1, -2, -2, -1, -1,
+                                                            0,  -2, -2, -1, 0,  1,  -6, -1, -2, -2, -3, -3};
 }
 
 void TestAscendBackend::specVectors() {
@@ -216,36 +227,48 @@ void TestAscendBackend::abiCodes_data() {
                QString::number(dtype) + QLatin1String(" strides=") + QLatin1String(strides) + tail +
                QLatin1String("storage=") + QLatin1String(dims) + QLatin1String(" data=device");
     };
-    QuantSpec q = makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("uint8"), QStringLiteral("per-channel"), 1, false);
+    QuantSpec q = makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("uint8"),
+                           QStringLiteral("per-channel"), 1, false);
     QTest::addRow("aclnnQuantize/uint8/axis1/zp")
         << q << Shape{4, 6}
         << QStringList{tensor("[4,6]", 0, "[6,1]"), tensor("[6]", 0, "[1]"), tensor("[6]", 3, "[1]"),
-                       tensor("[4,6]", 4, "[6,1]"), QStringLiteral("aclnnQuantizeGetWorkspaceSize dtype=4 axis=1 zeroPoints=yes")};
-    q = makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int32"), QStringLiteral("per-tensor"), 0, true);
+                       tensor("[4,6]", 4, "[6,1]"),
+                       QStringLiteral("aclnnQuantizeGetWorkspaceSize dtype=4 axis=1 zeroPoints=yes")};
+    q = makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int32"), QStringLiteral("per-tensor"), 0,
+                 true);
     QTest::addRow("aclnnQuantize/int32/per-tensor/3d")
         << q << Shape{2, 3, 5}
-        << QStringList{tensor("[2,3,5]", 0, "[15,5,1]"), tensor("[1]", 0, "[1]"), tensor("[2,3,5]", 3, "[15,5,1]"),
+        << QStringList{tensor("[2,3,5]", 0, "[15,5,1]"), tensor("[1]", 0, "[1]"),
+                       tensor("[2,3,5]", 3, "[15,5,1]"),
                        QStringLiteral("aclnnQuantizeGetWorkspaceSize dtype=3 axis=-1 zeroPoints=no")};
-    QuantSpec a = makeSpec(QStringLiteral("ascend-quant"), QStringLiteral("int32"), QStringLiteral("per-channel"), 1, true);
+    QuantSpec a = makeSpec(QStringLiteral("ascend-quant"), QStringLiteral("int32"),
+                           QStringLiteral("per-channel"), 1, true);
     a.sqrtMode = true;
     a.rounding = Rounding::Floor;
     QTest::addRow("aclnnAscendQuantV3/int32-packed/sqrt/floor")
         << a << Shape{3, 16}
         << QStringList{tensor("[3,16]", 0, "[16,1]"), tensor("[16]", 0, "[1]"), tensor("[3,2]", 3, "[2,1]"),
-                       QStringLiteral("aclnnAscendQuantV3GetWorkspaceSize sqrtMode=1 roundMode=floor dstType=3 axis=-1 offset=no")};
-    a = makeSpec(QStringLiteral("ascend-quant"), QStringLiteral("int4"), QStringLiteral("per-channel"), 0, false);
+                       QStringLiteral("aclnnAscendQuantV3GetWorkspaceSize sqrtMode=1 roundMode=floor "
+                                      "dstType=3 axis=-1 offset=no")};
+    a = makeSpec(QStringLiteral("ascend-quant"), QStringLiteral("int4"), QStringLiteral("per-channel"), 0,
+                 false);
     a.rounding = Rounding::Trunc;
     QTest::addRow("aclnnAscendQuantV3/int4/axis-2/offset")
         << a << Shape{5, 4}
         << QStringList{tensor("[5,4]", 0, "[4,1]"), tensor("[5]", 0, "[1]"), tensor("[5]", 0, "[1]"),
                        tensor("[5,4]", 29, "[4,1]"),
-                       QStringLiteral("aclnnAscendQuantV3GetWorkspaceSize sqrtMode=0 roundMode=trunc dstType=29 axis=-2 offset=yes")};
-    QuantSpec g = makeSpec(QStringLiteral("npu-group-quant"), QStringLiteral("int8"), QStringLiteral("ragged"), 0, false);
+                       QStringLiteral("aclnnAscendQuantV3GetWorkspaceSize sqrtMode=0 roundMode=trunc "
+                                      "dstType=29 axis=-2 offset=yes")};
+    QuantSpec g = makeSpec(QStringLiteral("npu-group-quant"), QStringLiteral("int8"),
+                           QStringLiteral("ragged"), 0, false);
     g.groupEnds = {2, 2, 5};
     QTest::addRow("aclnnGroupQuant/int8/offset")
         << g << Shape{5, 16}
-        << QStringList{tensor("[5,16]", 0, "[16,1]"), tensor("[3,16]", 0, "[16,1]"), tensor("[3]", 9, "[1]"),
-                       tensor("[1]", 0, "[1]"), tensor("[5,16]", 2, "[16,1]"),
+        << QStringList{tensor("[5,16]", 0, "[16,1]"),
+                       tensor("[3,16]", 0, "[16,1]"),
+                       tensor("[3]", 9, "[1]"),
+                       tensor("[1]", 0, "[1]"),
+                       tensor("[5,16]", 2, "[16,1]"),
                        QStringLiteral("aclnnGroupQuantGetWorkspaceSize dstType=2 offset=yes")};
     g.symmetric = true;
     g.calibration.method = CalibMethod::AbsMax;
@@ -253,7 +276,8 @@ void TestAscendBackend::abiCodes_data() {
     QTest::addRow("aclnnGroupQuant/int32-packed")
         << g << Shape{5, 16}
         << QStringList{tensor("[5,16]", 0, "[16,1]"), tensor("[3,16]", 0, "[16,1]"), tensor("[3]", 9, "[1]"),
-                       tensor("[5,2]", 3, "[2,1]"), QStringLiteral("aclnnGroupQuantGetWorkspaceSize dstType=3 offset=no")};
+                       tensor("[5,2]", 3, "[2,1]"),
+                       QStringLiteral("aclnnGroupQuantGetWorkspaceSize dstType=3 offset=no")};
 }
 
 void TestAscendBackend::abiCodes() {
@@ -268,13 +292,15 @@ void TestAscendBackend::abiCodes() {
     AscendBackend().run(job);
     QStringList calls;
     for (const QString& line : QString::fromUtf8(m_hooks.log()).split(QLatin1Char('\n')))
-        if (line.startsWith(QLatin1String("aclCreateTensor")) || line.contains(QLatin1String("GetWorkspaceSize")))
+        if (line.startsWith(QLatin1String("aclCreateTensor")) ||
+            line.contains(QLatin1String("GetWorkspaceSize")))
             calls << line;
     QCOMPARE(calls, expected);
 }
 
 void TestAscendBackend::callSequenceAndWorkspace() {
-    QuantSpec s = makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"), QStringLiteral("per-tensor"), 0, true);
+    QuantSpec s = makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"),
+                           QStringLiteral("per-tensor"), 0, true);
     Job job;
     job.plan = planQuantization(s, {4, 6});
     const auto values = sampleValues(24, 5);
@@ -286,26 +312,33 @@ void TestAscendBackend::callSequenceAndWorkspace() {
         m_hooks.setWorkspaceSize(ws);
         backend.run(job);
         QStringList names;
-        for (const QString& line : QString::fromUtf8(m_hooks.log()).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+        for (const QString& line :
+             QString::fromUtf8(m_hooks.log()).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
             names << line;
         const QStringList expected{
-            QStringLiteral("aclrtSetDevice 0"), QStringLiteral("aclrtCreateStream"),
-            QStringLiteral("aclrtMalloc 96 policy=0"), QStringLiteral("aclrtMalloc 4 policy=0"),
+            QStringLiteral("aclrtSetDevice 0"),
+            QStringLiteral("aclrtCreateStream"),
+            QStringLiteral("aclrtMalloc 96 policy=0"),
+            QStringLiteral("aclrtMalloc 4 policy=0"),
             QStringLiteral("aclrtMalloc 24 policy=0"),
-            QStringLiteral("aclrtMemcpy kind=1 count=96 destMax=96"), QStringLiteral("aclrtMemcpy kind=1 count=4 destMax=4"),
-            names.value(7), names.value(8), names.value(9), // the three tensors (abiCodes checks them)
+            QStringLiteral("aclrtMemcpy kind=1 count=96 destMax=96"),
+            QStringLiteral("aclrtMemcpy kind=1 count=4 destMax=4"),
+            names.value(7),
+            names.value(8),
+            names.value(9), // the three tensors (abiCodes checks them)
             QStringLiteral("aclnnQuantizeGetWorkspaceSize dtype=2 axis=-1 zeroPoints=no")};
         QCOMPARE(names.mid(0, expected.size()), expected);
         QStringList rest = names.mid(expected.size());
         QStringList tailExpected;
         if (ws) tailExpected << QStringLiteral("aclrtMalloc 4096 policy=0");
         tailExpected << QStringLiteral("aclnnQuantize workspace=") + QString::number(ws)
-                     << QStringLiteral("aclrtSynchronizeStream") << QStringLiteral("aclrtMemcpy kind=2 count=24 destMax=24");
+                     << QStringLiteral("aclrtSynchronizeStream")
+                     << QStringLiteral("aclrtMemcpy kind=2 count=24 destMax=24");
         if (ws) tailExpected << QStringLiteral("aclrtFree");
         tailExpected << QStringLiteral("aclDestroyTensor") << QStringLiteral("aclDestroyTensor")
-                     << QStringLiteral("aclDestroyTensor") << QStringLiteral("aclrtFree") << QStringLiteral("aclrtFree")
-                     << QStringLiteral("aclrtFree") << QStringLiteral("aclrtDestroyStream")
-                     << QStringLiteral("aclrtResetDevice 0");
+                     << QStringLiteral("aclDestroyTensor") << QStringLiteral("aclrtFree")
+                     << QStringLiteral("aclrtFree") << QStringLiteral("aclrtFree")
+                     << QStringLiteral("aclrtDestroyStream") << QStringLiteral("aclrtResetDevice 0");
         QCOMPARE(rest, tailExpected);
         QCOMPARE(m_hooks.calls("aclInit"), 0L); // once per process, long before
         QVERIFY2(m_hooks.leaks().empty(), m_hooks.leaks().c_str());
@@ -327,9 +360,11 @@ void TestAscendBackend::errorsReleaseEverything_data() {
     QTest::addRow("aclrtMalloc/workspace") << QStringLiteral("aclrtMalloc") << 5 << 207001L << true;
     QTest::addRow("aclrtMemcpy/upload") << QStringLiteral("aclrtMemcpy") << 2 << 207001L << false;
     QTest::addRow("aclCreateTensor/out") << QStringLiteral("aclCreateTensor") << 4 << -1L << false;
-    QTest::addRow("GetWorkspaceSize") << QStringLiteral("aclnnAscendQuantV3GetWorkspaceSize") << 1 << 207001L << false;
+    QTest::addRow("GetWorkspaceSize")
+        << QStringLiteral("aclnnAscendQuantV3GetWorkspaceSize") << 1 << 207001L << false;
     QTest::addRow("launch") << QStringLiteral("aclnnAscendQuantV3") << 1 << 207001L << true;
-    QTest::addRow("aclrtSynchronizeStream") << QStringLiteral("aclrtSynchronizeStream") << 1 << 207001L << false;
+    QTest::addRow("aclrtSynchronizeStream")
+        << QStringLiteral("aclrtSynchronizeStream") << 1 << 207001L << false;
     QTest::addRow("aclrtMemcpy/download") << QStringLiteral("aclrtMemcpy") << 4 << 207001L << false;
 }
 
@@ -338,7 +373,8 @@ void TestAscendBackend::errorsReleaseEverything() {
     QFETCH(int, nth);
     QFETCH(long, code);
     QFETCH(bool, executorLeft);
-    QuantSpec s = makeSpec(QStringLiteral("ascend-quant"), QStringLiteral("int4"), QStringLiteral("per-channel"), -1, false);
+    QuantSpec s = makeSpec(QStringLiteral("ascend-quant"), QStringLiteral("int4"),
+                           QStringLiteral("per-channel"), -1, false);
     Job job;
     job.plan = planQuantization(s, {3, 8});
     const auto values = sampleValues(24, 9);
@@ -363,7 +399,8 @@ void TestAscendBackend::errorsReleaseEverything() {
 }
 
 void TestAscendBackend::timingProgressAndCancel() {
-    QuantSpec s = makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"), QStringLiteral("per-channel"), 0, true);
+    QuantSpec s = makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"),
+                           QStringLiteral("per-channel"), 0, true);
     Job job;
     job.plan = planQuantization(s, {64, 33});
     const auto values = sampleValues(64 * 33, 1);
@@ -371,7 +408,10 @@ void TestAscendBackend::timingProgressAndCancel() {
     job.repeat = 3;
     const AscendBackend backend;
     std::vector<double> seen;
-    const Result r = backend.run(job, [&](double d) { seen.push_back(d); return true; });
+    const Result r = backend.run(job, [&](double d) {
+        seen.push_back(d);
+        return true;
+    });
     QCOMPARE(r.timing.runs, 3);
     QCOMPARE(seen.size(), std::size_t{4});
     QCOMPARE(seen.back(), 1.0);
@@ -392,20 +432,25 @@ void TestAscendBackend::unsupportedSpecs_data() {
     QTest::addColumn<Shape>("shape");
     QTest::addColumn<QString>("reason"); // empty: supported
     const QString pc = QStringLiteral("per-channel");
-    QTest::addRow("torch") << makeSpec(QStringLiteral("torch"), QStringLiteral("int8"), pc, 0, true) << Shape{4, 8}
-                           << QStringLiteral("preset torch has no CANN operator");
-    QTest::addRow("mx") << makeSpec(QStringLiteral("mx"), QStringLiteral("fp8-e4m3"), QStringLiteral("block"), -1, true)
+    QTest::addRow("torch") << makeSpec(QStringLiteral("torch"), QStringLiteral("int8"), pc, 0, true)
+                           << Shape{4, 8} << QStringLiteral("preset torch has no CANN operator");
+    QTest::addRow("mx") << makeSpec(QStringLiteral("mx"), QStringLiteral("fp8-e4m3"), QStringLiteral("block"),
+                                    -1, true)
                         << Shape{4, 32} << QStringLiteral("preset mx has no CANN operator");
-    QTest::addRow("aclnn-quantize/fp8") << makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("fp8-e4m3"), pc, 0, true)
-                                        << Shape{4, 8} << QStringLiteral("Ascend 950");
-    QTest::addRow("ascend-quant/fp8") << makeSpec(QStringLiteral("ascend-quant"), QStringLiteral("fp8-e5m2"), pc, -1, true)
-                                      << Shape{4, 8} << QStringLiteral("Ascend 950");
+    QTest::addRow("aclnn-quantize/fp8")
+        << makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("fp8-e4m3"), pc, 0, true) << Shape{4, 8}
+        << QStringLiteral("Ascend 950");
+    QTest::addRow("ascend-quant/fp8")
+        << makeSpec(QStringLiteral("ascend-quant"), QStringLiteral("fp8-e5m2"), pc, -1, true) << Shape{4, 8}
+        << QStringLiteral("Ascend 950");
     QuantSpec narrow = makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"), pc, 0, true);
     narrow.narrowRange = true;
-    QTest::addRow("narrow-range") << narrow << Shape{4, 8} << QStringLiteral("narrow range is not an operator option");
+    QTest::addRow("narrow-range") << narrow << Shape{4, 8}
+                                  << QStringLiteral("narrow range is not an operator option");
     QTest::addRow("empty") << makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"), pc, 0, true)
                            << Shape{0, 8} << QStringLiteral("is empty");
-    QTest::addRow("supported") << makeSpec(QStringLiteral("ascend-quant"), QStringLiteral("int4"), pc, -2, true)
+    QTest::addRow("supported") << makeSpec(QStringLiteral("ascend-quant"), QStringLiteral("int4"), pc, -2,
+                                           true)
                                << Shape{4, 8} << QString();
 }
 
@@ -440,8 +485,9 @@ void TestAscendBackend::unavailableWithoutLibraries() {
     QVERIFY2(QString::fromStdString(*why).contains(empty.path()), why->c_str());
     QCOMPARE(backend.deviceDescription(), std::string("Ascend NPU (not available)"));
     QVERIFY(backend.libraries().empty());
-    const QuantPlan plan = planQuantization(
-        makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"), QStringLiteral("per-tensor"), 0, true), {4});
+    const QuantPlan plan = planQuantization(makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"),
+                                                     QStringLiteral("per-tensor"), 0, true),
+                                            {4});
     QCOMPARE(backend.supports(plan), why);
     Job job;
     job.plan = plan;
@@ -488,7 +534,8 @@ void TestAscendBackend::missingEntryPointIsNamed() {
     const auto why = backend.unavailableReason();
     QVERIFY(why);
     const QString text = QString::fromStdString(*why);
-    QVERIFY2(text.contains(QLatin1String("lack aclnnGroupQuantGetWorkspaceSize, aclnnGroupQuant (")), why->c_str());
+    QVERIFY2(text.contains(QLatin1String("lack aclnnGroupQuantGetWorkspaceSize, aclnnGroupQuant (")),
+             why->c_str());
     QVERIFY2(text.contains(QLatin1String("libopapi_nn.so")), why->c_str()); // preferred over libopapi.so
     QCOMPARE(backend.libraries().size(), std::size_t{3});
 }
@@ -500,7 +547,8 @@ void TestAscendBackend::standInIsNeverADevice() {
         QVERIFY(refused.isStandIn());
         const auto why = refused.unavailableReason();
         QVERIFY(why);
-        QVERIFY2(QString::fromStdString(*why).contains(QLatin1String("stand-in for CANN (a test double)")), why->c_str());
+        QVERIFY2(QString::fromStdString(*why).contains(QLatin1String("stand-in for CANN (a test double)")),
+                 why->c_str());
     }
     const AscendBackend allowed;
     QVERIFY(!allowed.unavailableReason());
@@ -533,8 +581,9 @@ void TestAscendBackend::noDevice() {
     QVERIFY(!second.unavailableReason());
     QVERIFY(QString::fromStdString(second.deviceDescription()).contains(QLatin1String("stand-in")));
     Job job;
-    job.plan = planQuantization(
-        makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"), QStringLiteral("per-tensor"), 0, true), {4});
+    job.plan = planQuantization(makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"),
+                                         QStringLiteral("per-tensor"), 0, true),
+                                {4});
     const std::vector<float> values{1, 2, 3, 4};
     job.values = values;
     second.run(job);

@@ -1,16 +1,14 @@
 // Backends: cpu must equal cpu-reference bit for bit; timing, progress, cancel and the registry.
-#include <QtTest>
-
-#include <cstring>
-#include <random>
-
 #include "backend/registry.h"
 #include "builtin_backends.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_reference_backend.h"
-
-#include "tensor/error.h"
 #include "quant_test_util.h"
+#include "tensor/error.h"
+
+#include <QtTest>
+#include <cstring>
+#include <random>
 
 using namespace ql;
 
@@ -47,13 +45,27 @@ void TestBackend::cpuMatchesReferenceAcrossChunks_data() {
     QTest::addColumn<QString>("dtype");
     QTest::addColumn<bool>("symmetric");
     QTest::addColumn<Shape>("shape");
-    QTest::addRow("torch/per-channel/int8") << "torch" << "per-channel" << "int8" << true << Shape{64, 300};
-    QTest::addRow("torch/per-tensor/uint8/asym") << "torch" << "per-tensor" << "uint8" << false << Shape{1000, 70};
-    QTest::addRow("aclnn-quantize/per-channel/int8") << "aclnn-quantize" << "per-channel" << "int8" << true << Shape{33, 129};
-    QTest::addRow("tensorrt/block-1x64/int4") << "tensorrt" << "block" << "int4" << true << Shape{16, 256};
-    QTest::addRow("ascend-quant/per-tensor/int8") << "ascend-quant" << "per-tensor" << "int8" << false << Shape{7, 1 << 14};
-    QTest::addRow("mx/fp8") << "mx" << "block" << "fp8-e4m3" << true << Shape{40, 96};
-    QTest::addRow("nvfp4/fp4") << "nvfp4" << "block" << "fp4-e2m1" << true << Shape{12, 64};
+    QTest::addRow("torch/per-channel/int8") << "torch"
+                                            << "per-channel"
+                                            << "int8" << true << Shape{64, 300};
+    QTest::addRow("torch/per-tensor/uint8/asym") << "torch"
+                                                 << "per-tensor"
+                                                 << "uint8" << false << Shape{1000, 70};
+    QTest::addRow("aclnn-quantize/per-channel/int8") << "aclnn-quantize"
+                                                     << "per-channel"
+                                                     << "int8" << true << Shape{33, 129};
+    QTest::addRow("tensorrt/block-1x64/int4") << "tensorrt"
+                                              << "block"
+                                              << "int4" << true << Shape{16, 256};
+    QTest::addRow("ascend-quant/per-tensor/int8") << "ascend-quant"
+                                                  << "per-tensor"
+                                                  << "int8" << false << Shape{7, 1 << 14};
+    QTest::addRow("mx/fp8") << "mx"
+                            << "block"
+                            << "fp8-e4m3" << true << Shape{40, 96};
+    QTest::addRow("nvfp4/fp4") << "nvfp4"
+                               << "block"
+                               << "fp4-e2m1" << true << Shape{12, 64};
 }
 
 void TestBackend::cpuMatchesReferenceAcrossChunks() {
@@ -72,7 +84,8 @@ void TestBackend::cpuMatchesReferenceAcrossChunks() {
         spec.axes = {};
         spec.block = {1, 64};
     }
-    if (spec.preset == Preset::MX || spec.preset == Preset::NVFP4 || spec.scheme == Scheme::PerTensor) spec.axes = {};
+    if (spec.preset == Preset::MX || spec.preset == Preset::NVFP4 || spec.scheme == Scheme::PerTensor)
+        spec.axes = {};
     Job job;
     job.plan = planQuantization(spec, shape);
     const auto values = randomValues(elementCount(shape), 11);
@@ -82,7 +95,8 @@ void TestBackend::cpuMatchesReferenceAcrossChunks() {
     const Result fast = CpuBackend(4, 1000).run(job);
     // Bitwise: an MX block holding NaN has a NaN scale (E8M0 0xFF), and NaN != NaN.
     QCOMPARE(fast.params.scales.size(), ref.params.scales.size());
-    QVERIFY(std::memcmp(fast.params.scales.data(), ref.params.scales.data(), ref.params.scales.size() * 4) == 0);
+    QVERIFY(std::memcmp(fast.params.scales.data(), ref.params.scales.data(), ref.params.scales.size() * 4) ==
+            0);
     QCOMPARE(fast.params.scaleCodes, ref.params.scaleCodes);
     QCOMPARE(fast.params.zeroPoints, ref.params.zeroPoints);
     QVERIFY(fast.codes == ref.codes);
@@ -98,7 +112,8 @@ void TestBackend::explicitParamsAreUsed() {
     const std::vector<float> x{0.5f, 1.5f, 2.5f, 300.0f};
     job.values = x;
     job.params = QuantParams{{1.0f}, {}, {}, 0.0f};
-    for (const Backend* b : std::initializer_list<const Backend*>{new CpuBackend(2, 1), new CpuReferenceBackend}) {
+    for (const Backend* b :
+         std::initializer_list<const Backend*>{new CpuBackend(2, 1), new CpuReferenceBackend}) {
         const Result r = b->run(job);
         QCOMPARE(r.codes.at(0), 0);
         QCOMPARE(r.codes.at(1), 2);
@@ -128,7 +143,8 @@ void TestBackend::timingMedianAndSpread() {
     job.repeat = 5;
     const Result r = CpuBackend().run(job);
     QCOMPARE(r.timing.runs, 5);
-    QVERIFY(r.timing.min.totalMs <= r.timing.median.totalMs && r.timing.median.totalMs <= r.timing.max.totalMs);
+    QVERIFY(r.timing.min.totalMs <= r.timing.median.totalMs &&
+            r.timing.median.totalMs <= r.timing.max.totalMs);
 }
 
 void TestBackend::progressAndCancel() {
@@ -163,7 +179,8 @@ void TestBackend::registryOrder() {
     QVERIFY(r.find("cpu-reference"));
     QVERIFY(!r.find("nope"));
     QVERIFY_THROWS_EXCEPTION(QuantError, r.add(std::make_unique<CpuBackend>()));
-    for (const auto& b : r.backends()) QVERIFY(!b->deviceDescription().empty());
+    for (const auto& b : r.backends())
+        QVERIFY(!b->deviceDescription().empty());
 }
 
 QTEST_GUILESS_MAIN(TestBackend)

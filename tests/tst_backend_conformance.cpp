@@ -2,14 +2,9 @@
 // (preset, layout, target, input dtype, shape, parameters). Shapes are odd and even so that vector
 // tails, chunk edges inside rows and short last blocks all occur. A row skips with a reason when
 // its backend is unavailable or does not support the plan.
-#include <QtTest>
-
-#include <cmath>
-#include <cstring>
-#include <random>
-
 #include "analysis/error_stats.h"
 #include "backend/registry.h"
+#include "backend_test_util.h"
 #include "builtin_backends.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_driver.h"
@@ -17,7 +12,11 @@
 #include "quant/reference.h"
 #include "tensor/error.h"
 #include "tensor/float_formats.h"
-#include "backend_test_util.h"
+
+#include <QtTest>
+#include <cmath>
+#include <cstring>
+#include <random>
 
 using namespace ql;
 using namespace qltest;
@@ -38,7 +37,10 @@ void checkMeasured(const Job& job, const Result& ref) {
     QCOMPARE(m.result.codes.size(), ref.codes.size());
     for (std::int64_t i = 0; i < ref.codes.size(); ++i)
         if (m.result.codes.at(i) != ref.codes.at(i))
-            QFAIL(qPrintable(QStringLiteral("runMeasured: code %1 is %2, want %3").arg(i).arg(m.result.codes.at(i)).arg(ref.codes.at(i))));
+            QFAIL(qPrintable(QStringLiteral("runMeasured: code %1 is %2, want %3")
+                                 .arg(i)
+                                 .arg(m.result.codes.at(i))
+                                 .arg(ref.codes.at(i))));
     const std::vector<float> x = job.tensor.toFloatVector();
     ErrorStats want;
     want.add(x, dequantizeReference(job.plan, ref.params, ref.codes));
@@ -48,14 +50,18 @@ void checkMeasured(const Job& job, const Result& ref) {
     QCOMPARE(e.nanX, want.nanCount());
     QCOMPARE(e.infX, want.infCount());
     QCOMPARE(e.nonFiniteXhat, want.nonFiniteOutputCount());
-    QVERIFY2(close(cpu::mse(e), want.mse(), 1e-4), qPrintable(QStringLiteral("mse %1 vs %2").arg(cpu::mse(e)).arg(want.mse())));
+    QVERIFY2(close(cpu::mse(e), want.mse(), 1e-4),
+             qPrintable(QStringLiteral("mse %1 vs %2").arg(cpu::mse(e)).arg(want.mse())));
     QVERIFY(close(e.sumAbsErr / std::max<double>(e.finite, 1), want.meanAbsError(), 1e-4) || e.finite == 0);
     QVERIFY(close(cpu::sqnrDb(e), want.sqnrDb(), 1e-4));
-    QVERIFY(std::fabs(cpu::cosine(e) - want.cosine()) < 1e-6 || (std::isnan(cpu::cosine(e)) && std::isnan(want.cosine())));
+    QVERIFY(std::fabs(cpu::cosine(e) - want.cosine()) < 1e-6 ||
+            (std::isnan(cpu::cosine(e)) && std::isnan(want.cosine())));
     QVERIFY(close(e.maxAbsErr, want.maxAbsError(), 1e-6));
     QCOMPARE(e.worstIndex, want.worstIndex());
     // fp32 thresholds in the lanes, double in ErrorStats: a few elements on the boundary may part.
-    const auto counted = [&](double ratio) { return static_cast<std::int64_t>(std::llround(ratio * static_cast<double>(want.finiteCount()))); };
+    const auto counted = [&](double ratio) {
+        return static_cast<std::int64_t>(std::llround(ratio * static_cast<double>(want.finiteCount())));
+    };
     QVERIFY(std::abs(e.over1e3 - counted(want.ratioOver1e3())) <= 2);
     QVERIFY(std::abs(e.over5e3 - counted(want.ratioOver5e3())) <= 2);
 }
@@ -95,7 +101,8 @@ void TestBackendConformance::matchesReference_data() {
                 for (DType dt : {DType::F32, DType::BF16, DType::F16})
                     for (const char* mode : {"calibrated", "perturbed", "pow2"})
                         QTest::addRow("%s/%s/%s/%s/%s", b->name().c_str(), specs[s].name,
-                                      toString(conformanceShapes()[sh]).c_str(), std::string(nameOf(dt)).c_str(), mode)
+                                      toString(conformanceShapes()[sh]).c_str(),
+                                      std::string(nameOf(dt)).c_str(), mode)
                             << QString::fromStdString(b->name()) << int(s) << int(sh) << int(dt)
                             << QString::fromLatin1(mode);
             }
@@ -135,7 +142,8 @@ void TestBackendConformance::matchesReference() {
     QVERIFY(b);
     if (auto why = b->unavailableReason()) QSKIP(("unavailable: " + *why).c_str());
     Job job;
-    job.plan = planQuantization(conformanceSpecs()[static_cast<std::size_t>(spec)].spec, conformanceShapes()[static_cast<std::size_t>(shape)]);
+    job.plan = planQuantization(conformanceSpecs()[static_cast<std::size_t>(spec)].spec,
+                                conformanceShapes()[static_cast<std::size_t>(shape)]);
     if (auto why = b->supports(job.plan)) QSKIP(("unsupported: " + *why).c_str());
     const auto values = conformanceValues(elementCount(job.plan.shape), 7u + static_cast<unsigned>(spec));
     job.tensor = tensorOf(values, job.plan.shape, static_cast<DType>(dtype));
@@ -145,7 +153,8 @@ void TestBackendConformance::matchesReference() {
         try {
             p = reference.run(job).params;
         } catch (const QuantError& e) {
-            QSKIP(qPrintable(QStringLiteral("the reference cannot calibrate this job: %1").arg(QString::fromUtf8(e.what()))));
+            QSKIP(qPrintable(QStringLiteral("the reference cannot calibrate this job: %1")
+                                 .arg(QString::fromUtf8(e.what()))));
         }
         std::mt19937 rng(3);
         std::uniform_real_distribution<float> f(0.25f, 1.0f);
@@ -162,7 +171,8 @@ void TestBackendConformance::matchesReference() {
     } catch (const QuantError& e) {
         // A job the reference refuses must be refused by the backend too.
         QVERIFY_THROWS_EXCEPTION(QuantError, b->run(job));
-        QSKIP(qPrintable(QStringLiteral("the reference refuses this job: %1").arg(QString::fromUtf8(e.what()))));
+        QSKIP(qPrintable(
+            QStringLiteral("the reference refuses this job: %1").arg(QString::fromUtf8(e.what()))));
     }
     try {
         got = b->run(job);
@@ -170,7 +180,8 @@ void TestBackendConformance::matchesReference() {
         QFAIL(e.what());
     }
     QCOMPARE(got.params.scales.size(), ref.params.scales.size());
-    QVERIFY(std::memcmp(got.params.scales.data(), ref.params.scales.data(), ref.params.scales.size() * 4) == 0);
+    QVERIFY(std::memcmp(got.params.scales.data(), ref.params.scales.data(), ref.params.scales.size() * 4) ==
+            0);
     QCOMPARE(got.params.zeroPoints, ref.params.zeroPoints);
     QCOMPARE(got.params.scaleCodes, ref.params.scaleCodes);
     QCOMPARE(got.codes.size(), ref.codes.size());
@@ -178,12 +189,13 @@ void TestBackendConformance::matchesReference() {
     for (std::int64_t i = 0; i < ref.codes.size(); ++i)
         if (got.codes.at(i) != ref.codes.at(i) && mismatches++ == 0) first = i;
     if (mismatches)
-        QFAIL(qPrintable(QStringLiteral("%1 mismatched codes; first at %2: x=%3 got %4 want %5")
-                             .arg(mismatches)
-                             .arg(first)
-                             .arg(double(job.tensor.toFloatVector()[static_cast<std::size_t>(first)]), 0, 'g', 9)
-                             .arg(got.codes.at(first))
-                             .arg(ref.codes.at(first))));
+        QFAIL(qPrintable(
+            QStringLiteral("%1 mismatched codes; first at %2: x=%3 got %4 want %5")
+                .arg(mismatches)
+                .arg(first)
+                .arg(double(job.tensor.toFloatVector()[static_cast<std::size_t>(first)]), 0, 'g', 9)
+                .arg(got.codes.at(first))
+                .arg(ref.codes.at(first))));
     if (backend == QLatin1String("cpu")) checkMeasured(job, ref);
 }
 
@@ -210,7 +222,8 @@ void TestBackendConformance::measuredErrorsMatchErrorStats() {
         QVERIFY(std::fabs(cpu::cosine(m.errors) - want.cosine()) < 1e-6);
         QVERIFY(std::fabs(m.errors.maxAbsErr - want.maxAbsError()) <= 1e-6 * want.maxAbsError());
         QCOMPARE(m.errors.worstIndex, want.worstIndex());
-        QVERIFY(std::abs(m.errors.over1e3 - static_cast<std::int64_t>(want.ratioOver1e3() * want.finiteCount())) <= 2);
+        QVERIFY(std::abs(m.errors.over1e3 -
+                         static_cast<std::int64_t>(want.ratioOver1e3() * want.finiteCount())) <= 2);
     }
 }
 
@@ -219,7 +232,8 @@ void TestBackendConformance::floatKernelsSweep_data() {
     QTest::addColumn<int>("overflow");
     for (Target t : {Target::Fp8E4M3, Target::Fp8E5M2, Target::Fp4E2M1})
         for (Overflow o : {Overflow::Saturate, Overflow::NonSaturating})
-            QTest::addRow("%s/%s", std::string(nameOf(t)).c_str(), o == Overflow::Saturate ? "saturate" : "non-saturating")
+            QTest::addRow("%s/%s", std::string(nameOf(t)).c_str(),
+                          o == Overflow::Saturate ? "saturate" : "non-saturating")
                 << int(t) << int(o);
 }
 
@@ -239,14 +253,16 @@ void TestBackendConformance::floatKernelsSweep() {
     c.overflow = static_cast<Overflow>(overflow);
     spec.custom = c;
     std::vector<float> x;
-    for (std::uint64_t u = 0; u < (1ull << 32); u += 4093) x.push_back(floatFromBits(static_cast<std::uint32_t>(u)));
+    for (std::uint64_t u = 0; u < (1ull << 32); u += 4093)
+        x.push_back(floatFromBits(static_cast<std::uint32_t>(u)));
     const MiniFloat f = miniFloatOf(spec.target);
     const int codes = f == MiniFloat::E2M1 ? 16 : 256;
     for (int code = 0; code < codes; ++code) {
         const float v = decodeMiniFloat(static_cast<std::uint8_t>(code), f);
         const float next = decodeMiniFloat(static_cast<std::uint8_t>(code + 1), f);
         for (float p : {v, (v + next) / 2, 2 * v - next / 2})
-            for (float q : {p, std::nextafter(p, 1e30f), std::nextafter(p, -1e30f)}) x.push_back(q);
+            for (float q : {p, std::nextafter(p, 1e30f), std::nextafter(p, -1e30f)})
+                x.push_back(q);
     }
     Job job;
     job.plan = planQuantization(spec, {static_cast<std::int64_t>(x.size())});

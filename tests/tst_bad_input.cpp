@@ -1,19 +1,6 @@
 // Crafted files, odd options and interruptions, one row per class of attack: each ends in a clear
 // error naming the file, tensor and reason — never a crash, a hang, a read outside the model, or a
 // write over an input.
-#include <QElapsedTimer>
-#include <QTemporaryDir>
-#include <QTest>
-
-#include <csignal>
-#include <filesystem>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <nlohmann/json.hpp>
-
 #include "analysis/report.h"
 #include "io/atomic_file.h"
 #include "io/child_process.h"
@@ -25,6 +12,17 @@
 #include "quantlens/config.h"
 #include "tensor/error.h"
 
+#include <QElapsedTimer>
+#include <QTemporaryDir>
+#include <QTest>
+#include <csignal>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace ql;
 using namespace qltest;
 namespace fs = std::filesystem;
@@ -33,8 +31,7 @@ namespace {
 
 const std::string kEntry = R"({"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
 
-template <typename Fn>
-QString fileErrorOf(Fn&& fn) {
+template <typename Fn> QString fileErrorOf(Fn&& fn) {
     try {
         fn();
     } catch (const FileError& e) {
@@ -58,8 +55,10 @@ private slots:
         const std::string deep = "{\"a\":" + std::string(140000, '[') + std::string(140000, ']') + "}";
         writeFile(path("deep.safetensors"), safetensorsBytes(deep));
         const QString e = fileErrorOf([&] { openTensorSource(path("deep.safetensors")); });
-        QVERIFY2(e.contains(QLatin1String("deep.safetensors")) && e.contains(QLatin1String("nests deeper")), qPrintable(e));
-        writeFile(path("model.safetensors.index.json"), "{\"metadata\":" + std::string(140000, '[') + std::string(140000, ']') + "}");
+        QVERIFY2(e.contains(QLatin1String("deep.safetensors")) && e.contains(QLatin1String("nests deeper")),
+                 qPrintable(e));
+        writeFile(path("model.safetensors.index.json"),
+                  "{\"metadata\":" + std::string(140000, '[') + std::string(140000, ']') + "}");
         const QString i = fileErrorOf([&] { openTensorSource(path("model.safetensors.index.json")); });
         QVERIFY2(i.contains(QLatin1String("index nests deeper")), qPrintable(i));
         fs::remove(path("model.safetensors.index.json"));
@@ -68,10 +67,14 @@ private slots:
     // The reference reader refuses a key named twice; nlohmann would keep the last silently.
     void duplicateKeysAreRefused() {
         const std::string inEntry = R"({"w":{"dtype":"F32","dtype":"I8","shape":[2],"data_offsets":[0,8]}})";
-        const QString e = fileErrorOf([&] { parseSafetensors(asBytes(safetensorsBytes(inEntry, std::string(8, '\0'))), "d.safetensors"); });
+        const QString e = fileErrorOf([&] {
+            parseSafetensors(asBytes(safetensorsBytes(inEntry, std::string(8, '\0'))), "d.safetensors");
+        });
         QVERIFY2(e.contains(QLatin1String("'dtype' twice")), qPrintable(e));
         const std::string twice = "{\"w\":" + kEntry + ",\"w\":" + kEntry + "}";
-        const QString t = fileErrorOf([&] { parseSafetensors(asBytes(safetensorsBytes(twice, std::string(8, '\0'))), "t.safetensors"); });
+        const QString t = fileErrorOf([&] {
+            parseSafetensors(asBytes(safetensorsBytes(twice, std::string(8, '\0'))), "t.safetensors");
+        });
         QVERIFY2(t.contains(QLatin1String("'w' twice")), qPrintable(t));
     }
 
@@ -81,8 +84,9 @@ private slots:
         auto listMs = [&](int n) {
             std::string header = "{";
             for (int i = 0; i < n; ++i)
-                header += (i ? ",\"t" : "\"t") + std::to_string(i) + "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" +
-                          std::to_string(4 * i) + "," + std::to_string(4 * i + 4) + "]}";
+                header += (i ? ",\"t" : "\"t") + std::to_string(i) +
+                          "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" + std::to_string(4 * i) +
+                          "," + std::to_string(4 * i + 4) + "]}";
             header += "}";
             const std::string file = path("many.safetensors");
             writeFile(file, safetensorsBytes(header, std::string(4 * static_cast<std::size_t>(n), '\0')));
@@ -95,7 +99,8 @@ private slots:
         };
         const qint64 small = listMs(25000), large = listMs(200000);
         QVERIFY(small > 0 && large > 0);
-        qInfo("25k tensors %lld ms, 200k tensors %lld ms", static_cast<long long>(small), static_cast<long long>(large));
+        qInfo("25k tensors %lld ms, 200k tensors %lld ms", static_cast<long long>(small),
+              static_cast<long long>(large));
         QVERIFY2(large < 24 * small, "listing grows faster than linearly with the tensor count");
     }
 
@@ -108,7 +113,9 @@ private slots:
 
     // What runs contained in a child: a crash or a hang there is an error here, not the end.
     void crashInChildIsAnError() {
-        const QString crash = fileErrorOf([] { runInChild([] { ::raise(SIGKILL); }, 10000, "f.h5", "crashed"); }); // no handler (ASan's, Qt's) can catch it
+        const QString crash = fileErrorOf([] {
+            runInChild([] { ::raise(SIGKILL); }, 10000, "f.h5", "crashed");
+        }); // no handler (ASan's, Qt's) can catch it
         QVERIFY2(crash.contains(QLatin1String("f.h5: crashed (signal 9)")), qPrintable(crash));
         const QString hang = fileErrorOf([] { runInChild([] { ::sleep(60); }, 200, "g.h5", "crashed"); });
         QVERIFY2(hang.contains(QLatin1String("g.h5: took over")), qPrintable(hang));
@@ -121,18 +128,20 @@ private slots:
         QTest::addColumn<int>("preset");
         QTest::addColumn<std::vector<std::int64_t>>("shape");
         QTest::addColumn<std::vector<std::int64_t>>("block");
-        QTest::addRow("0-d/per-group") << int(Scheme::PerGroup) << int(Preset::Custom) << std::vector<std::int64_t>{}
-                                       << std::vector<std::int64_t>{};
+        QTest::addRow("0-d/per-group") << int(Scheme::PerGroup) << int(Preset::Custom)
+                                       << std::vector<std::int64_t>{} << std::vector<std::int64_t>{};
         QTest::addRow("0-d/block") << int(Scheme::Block) << int(Preset::Custom) << std::vector<std::int64_t>{}
                                    << std::vector<std::int64_t>{3};
-        QTest::addRow("block-0") << int(Scheme::Block) << int(Preset::TensorRT) << std::vector<std::int64_t>{4, 8}
-                                 << std::vector<std::int64_t>{0};
-        QTest::addRow("block-negative") << int(Scheme::Block) << int(Preset::Custom) << std::vector<std::int64_t>{4, 8}
-                                        << std::vector<std::int64_t>{1, -4};
-        QTest::addRow("block-int64-max") << int(Scheme::Block) << int(Preset::TensorRT) << std::vector<std::int64_t>{4, 8}
-                                         << std::vector<std::int64_t>{INT64_MAX};
-        QTest::addRow("mx-per-tensor") << int(Scheme::PerTensor) << int(Preset::MX) << std::vector<std::int64_t>{4, 64}
-                                       << std::vector<std::int64_t>{};
+        QTest::addRow("block-0") << int(Scheme::Block) << int(Preset::TensorRT)
+                                 << std::vector<std::int64_t>{4, 8} << std::vector<std::int64_t>{0};
+        QTest::addRow("block-negative")
+            << int(Scheme::Block) << int(Preset::Custom) << std::vector<std::int64_t>{4, 8}
+            << std::vector<std::int64_t>{1, -4};
+        QTest::addRow("block-int64-max")
+            << int(Scheme::Block) << int(Preset::TensorRT) << std::vector<std::int64_t>{4, 8}
+            << std::vector<std::int64_t>{INT64_MAX};
+        QTest::addRow("mx-per-tensor") << int(Scheme::PerTensor) << int(Preset::MX)
+                                       << std::vector<std::int64_t>{4, 64} << std::vector<std::int64_t>{};
     }
     void impossiblePlansAreErrors() {
         QFETCH(int, scheme);
@@ -162,13 +171,17 @@ private slots:
     void outputsNeverReplaceInputs() {
         const std::string dir = path("sharded");
         fs::create_directory(dir);
-        writeSafetensors(dir + "/model-00001-of-00002.safetensors", {{"a", Tensor::fromFloats({2}, std::vector<float>{1, 2})}});
-        writeSafetensors(dir + "/model-00002-of-00002.safetensors", {{"b", Tensor::fromFloats({2}, std::vector<float>{3, 4})}});
-        writeFile(dir + "/model.safetensors.index.json",
-                  R"({"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}})");
+        writeSafetensors(dir + "/model-00001-of-00002.safetensors",
+                         {{"a", Tensor::fromFloats({2}, std::vector<float>{1, 2})}});
+        writeSafetensors(dir + "/model-00002-of-00002.safetensors",
+                         {{"b", Tensor::fromFloats({2}, std::vector<float>{3, 4})}});
+        writeFile(
+            dir + "/model.safetensors.index.json",
+            R"({"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}})");
         const auto source = openTensorSource(dir);
-        for (const std::string& target : {dir + "/model-00002-of-00002.safetensors", dir + "/model.safetensors.index.json",
-                                          dir + "/./model-00001-of-00002.safetensors"})
+        for (const std::string& target :
+             {dir + "/model-00002-of-00002.safetensors", dir + "/model.safetensors.index.json",
+              dir + "/./model-00001-of-00002.safetensors"})
             QVERIFY(!fileErrorOf([&] { refuseOverwritingInputs(target, *source); }).isEmpty());
         fs::create_hard_link(dir + "/model-00001-of-00002.safetensors", path("hardlink.safetensors"));
         fs::create_symlink(dir + "/model-00001-of-00002.safetensors", path("symlink.safetensors"));
@@ -185,9 +198,11 @@ private slots:
     void shardOutsideTheFolderIsRefused() {
         const std::string dir = path("escape");
         fs::create_directory(dir);
-        writeSafetensors(path("outside.safetensors"), {{"a", Tensor::fromFloats({2}, std::vector<float>{1, 2})}});
+        writeSafetensors(path("outside.safetensors"),
+                         {{"a", Tensor::fromFloats({2}, std::vector<float>{1, 2})}});
         fs::create_symlink(path("outside.safetensors"), dir + "/model-00001-of-00001.safetensors");
-        writeFile(dir + "/model.safetensors.index.json", R"({"weight_map":{"a":"model-00001-of-00001.safetensors"}})");
+        writeFile(dir + "/model.safetensors.index.json",
+                  R"({"weight_map":{"a":"model-00001-of-00001.safetensors"}})");
         const QString e = fileErrorOf([&] { openTensorSource(dir); });
         QVERIFY2(e.contains(QLatin1String("outside the model's folder")), qPrintable(e));
     }
@@ -201,7 +216,8 @@ private slots:
         r.error = "x";
         writeReport(path("report.json"), "model.safetensors", {r});
         QCOMPARE(readFile(path("victim.txt")), std::string("keep me"));
-        const auto j = nlohmann::json::parse(readFile(path("report.json"))); // non-UTF-8 name: still valid JSON
+        const auto j =
+            nlohmann::json::parse(readFile(path("report.json"))); // non-UTF-8 name: still valid JSON
         QVERIFY(j["tensors"][0]["name"].get<std::string>().find("name") != std::string::npos);
     }
 
@@ -231,12 +247,13 @@ private slots:
     void hdf5ExternalStorageIsRefused() {
         if (!pythonHas(QStringLiteral("h5py"))) QSKIP("python3 with h5py is needed to write the file");
         QString err;
-        runPython({QStringLiteral("-c"),
-                   QStringLiteral("import h5py,sys; f=h5py.File(sys.argv[1],'w'); "
-                                  "f.create_dataset('w', shape=(4,), dtype='f4', external=[(sys.argv[2], 0, 16)]); "
-                                  "f.create_dataset('ok', data=[1.0, 2.0])"),
-                   QString::fromStdString(path("external.h5")), QString::fromStdString(path("secret.bin"))},
-                  &err);
+        runPython(
+            {QStringLiteral("-c"),
+             QStringLiteral("import h5py,sys; f=h5py.File(sys.argv[1],'w'); "
+                            "f.create_dataset('w', shape=(4,), dtype='f4', external=[(sys.argv[2], 0, 16)]); "
+                            "f.create_dataset('ok', data=[1.0, 2.0])"),
+             QString::fromStdString(path("external.h5")), QString::fromStdString(path("secret.bin"))},
+            &err);
         QVERIFY2(err.isEmpty(), qPrintable(err));
         writeFile(path("secret.bin"), std::string(16, 'S'));
         const auto source = openTensorSource(path("external.h5"));
@@ -253,15 +270,16 @@ private slots:
 #ifndef QUANTLENS_CLI
         QSKIP("built without quantlens-cli");
 #else
-        writeSafetensors(path("big.safetensors"), {{"w", Tensor::fromFloats({512, 512}, std::vector<float>(512 * 512, 0.5f))}});
+        writeSafetensors(path("big.safetensors"),
+                         {{"w", Tensor::fromFloats({512, 512}, std::vector<float>(512 * 512, 0.5f))}});
         const std::string model = path("big.safetensors"), out = path("limited.h5");
         const pid_t pid = fork();
         if (pid == 0) {
             ::signal(SIGXFSZ, SIG_IGN); // writes past the limit fail with EFBIG instead
             const rlimit limit{64 * 1024, 64 * 1024};
             ::setrlimit(RLIMIT_FSIZE, &limit);
-            ::execl(QUANTLENS_CLI, "quantlens-cli", "quantize", model.c_str(), "--all", "-q", "--out", out.c_str(),
-                    static_cast<char*>(nullptr));
+            ::execl(QUANTLENS_CLI, "quantlens-cli", "quantize", model.c_str(), "--all", "-q", "--out",
+                    out.c_str(), static_cast<char*>(nullptr));
             ::_exit(127);
         }
         int status = 0;
@@ -278,11 +296,12 @@ private slots:
         if (!pythonHas(QStringLiteral("h5py"))) QSKIP("python3 with h5py is needed to write the file");
         QString err;
         runPython({QStringLiteral("-c"),
-                   QStringLiteral("import h5py,numpy as np,sys; f=h5py.File(sys.argv[1],'w'); "
-                                  "g=f.create_group('model_weights/dense'); "
-                                  "g.create_dataset('kernel:0', data=np.arange(4096,dtype='f4').reshape(64,64), "
-                                  "chunks=(16,64), compression='gzip'); "
-                                  "g.create_dataset('bias:0', data=np.ones(64,dtype='f4')); f.attrs['note']='x'*100"),
+                   QStringLiteral(
+                       "import h5py,numpy as np,sys; f=h5py.File(sys.argv[1],'w'); "
+                       "g=f.create_group('model_weights/dense'); "
+                       "g.create_dataset('kernel:0', data=np.arange(4096,dtype='f4').reshape(64,64), "
+                       "chunks=(16,64), compression='gzip'); "
+                       "g.create_dataset('bias:0', data=np.ones(64,dtype='f4')); f.attrs['note']='x'*100"),
                    QString::fromStdString(path("clean.h5"))},
                   &err);
         QVERIFY2(err.isEmpty(), qPrintable(err));
@@ -302,7 +321,8 @@ private slots:
             writeFile(file, bytes);
             try {
                 const auto source = openTensorSource(file);
-                for (const auto& t : source->tensors()) (void)source->load(t.name);
+                for (const auto& t : source->tensors())
+                    (void)source->load(t.name);
             } catch (const FileError&) {
                 ++refused;
             }

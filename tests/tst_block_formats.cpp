@@ -1,10 +1,10 @@
 // OCP MX (E8M0 floor rule) and NVFP4 (E4M3 block scale x fp32 tensor scale): spec §6.3, §6.4, §7.6.
-#include <QTest>
-#include <cmath>
-
 #include "quant/calibration.h"
 #include "quant/packing.h"
 #include "quant_test_util.h"
+
+#include <QTest>
+#include <cmath>
 
 using namespace ql;
 
@@ -37,13 +37,13 @@ void TestBlockFormats::mx_data() {
     QTest::addColumn<std::vector<int>>("codes");
     QTest::addColumn<std::vector<float>>("dequantized");
     QTest::addRow("mxfp8/V-MX1") << int(Target::Fp8E4M3)
-        << std::vector<float>{1, -3, 1792, 0.001f, 600, 1000, 1500, 1792} << 0x81
-        << std::vector<int>{0x28, 0xB4, 0x7E, 0x00, 0x71, 0x78, 0x7C, 0x7E}
-        << std::vector<float>{1, -3, 1792, 0, 576, 1024, 1536, 1792};
+                                 << std::vector<float>{1, -3, 1792, 0.001f, 600, 1000, 1500, 1792} << 0x81
+                                 << std::vector<int>{0x28, 0xB4, 0x7E, 0x00, 0x71, 0x78, 0x7C, 0x7E}
+                                 << std::vector<float>{1, -3, 1792, 0, 576, 1024, 1536, 1792};
     QTest::addRow("mxfp4/V-MX2") << int(Target::Fp4E2M1)
-        << std::vector<float>{0.1f, -0.3f, 1, 2.9f, 3, -5.5f, 6, 7.9f} << 0x7F
-        << std::vector<int>{0x0, 0x9, 0x2, 0x5, 0x5, 0xF, 0x7, 0x7}
-        << std::vector<float>{0, -0.5f, 1, 3, 3, -6, 6, 6};
+                                 << std::vector<float>{0.1f, -0.3f, 1, 2.9f, 3, -5.5f, 6, 7.9f} << 0x7F
+                                 << std::vector<int>{0x0, 0x9, 0x2, 0x5, 0x5, 0xF, 0x7, 0x7}
+                                 << std::vector<float>{0, -0.5f, 1, 3, 3, -6, 6, 6};
 }
 
 void TestBlockFormats::mx() {
@@ -62,7 +62,8 @@ void TestBlockFormats::mx() {
 
 void TestBlockFormats::mxBlocksAreIndependentAndShortTailAllowed() {
     std::vector<float> x(70);
-    for (int i = 0; i < 70; ++i) x[i] = i < 32 ? 1.0f : (i < 64 ? 100.0f : 0.25f);
+    for (int i = 0; i < 70; ++i)
+        x[i] = i < 32 ? 1.0f : (i < 64 ? 100.0f : 0.25f);
     const auto plan = planQuantization(blockSpec(Preset::MX, Target::Fp8E4M3), {70});
     QCOMPARE(plan.scaleShape, (Shape{3}));
     const auto p = calibrate(plan, x);
@@ -83,17 +84,20 @@ void TestBlockFormats::mxAllZeroAndNanBlocks() {
 
 void TestBlockFormats::nvfp4Recipe() {
     std::vector<float> x(32);
-    for (int i = 0; i < 32; ++i) x[i] = std::sin(0.37f * float(i)) * (i < 16 ? 3.0f : 0.2f);
+    for (int i = 0; i < 32; ++i)
+        x[i] = std::sin(0.37f * float(i)) * (i < 16 ? 3.0f : 0.2f);
     const auto plan = planQuantization(blockSpec(Preset::NVFP4, Target::Fp4E2M1), {2, 16});
     const auto p = calibrate(plan, x);
     float amax = 0;
-    for (float v : x) amax = std::max(amax, std::fabs(v));
+    for (float v : x)
+        amax = std::max(amax, std::fabs(v));
     const float sg = amax / 2688.0f;
     QCOMPARE(p.tensorScale, sg);
     const auto q = quantizeReference(plan, p, x);
     for (int b = 0; b < 2; ++b) {
         float bmax = 0;
-        for (int i = 0; i < 16; ++i) bmax = std::max(bmax, std::fabs(x[b * 16 + i]));
+        for (int i = 0; i < 16; ++i)
+            bmax = std::max(bmax, std::fabs(x[b * 16 + i]));
         const auto code = encodeMiniFloat(bmax / 6.0f / sg, MiniFloat::E4M3FN, Overflow::Saturate);
         QCOMPARE(int(p.scaleCodes[b]), int(code));
         const float denom = decodeMiniFloat(code, MiniFloat::E4M3FN) * sg;
@@ -111,7 +115,8 @@ void TestBlockFormats::nvfp4AllZeroBlock() {
     const auto p = calibrate(plan, x);
     QCOMPARE(int(p.scaleCodes[0]), 0); // TRT-LLM: all-zero block gets scale code 0 and zero codes
     const auto q = quantizeReference(plan, p, x);
-    for (int i = 0; i < 16; ++i) QCOMPARE(q.at(i), 0);
+    for (int i = 0; i < 16; ++i)
+        QCOMPARE(q.at(i), 0);
     QCOMPARE(q.at(20), 0x7); // the block max maps to 6
 }
 

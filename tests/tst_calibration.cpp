@@ -1,11 +1,11 @@
 // Calibration methods: absmax, min-max, percentile, MSE search, entropy (KL); zero ranges; NaN/Inf.
+#include "quant/calibration.h"
+#include "quant_test_util.h"
+
 #include <QTest>
 #include <cmath>
 #include <limits>
 #include <random>
-
-#include "quant/calibration.h"
-#include "quant_test_util.h"
 
 using namespace ql;
 
@@ -20,7 +20,8 @@ QuantSpec calibrated(Preset p, Target t, Scheme s, std::vector<int> axes, bool s
 double mseOf(const QuantPlan& plan, const QuantParams& p, const std::vector<float>& x) {
     const auto back = dequantizeReference(plan, p, quantizeReference(plan, p, x));
     double e = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) e += (double(x[i]) - back[i]) * (double(x[i]) - back[i]);
+    for (std::size_t i = 0; i < x.size(); ++i)
+        e += (double(x[i]) - back[i]) * (double(x[i]) - back[i]);
     return e / double(x.size());
 }
 
@@ -28,7 +29,8 @@ std::vector<float> gaussianWithOutliers(int n) {
     std::mt19937 rng(3);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::vector<float> x(n);
-    for (auto& v : x) v = normal(rng);
+    for (auto& v : x)
+        v = normal(rng);
     x[7] = 40.0f;
     x[99] = -35.0f;
     return x;
@@ -64,7 +66,8 @@ void TestCalibration::absmaxMultiplyConventions() {
     const std::vector<float> x{3.0f, -6.0f};
     QCOMPARE(calibrate(planQuantization(s, {2}), x).scales, (std::vector<float>{float(127.0 / 6.0)}));
     s.sqrtMode = true;
-    QCOMPARE(calibrate(planQuantization(s, {2}), x).scales, (std::vector<float>{float(std::sqrt(127.0 / 6.0))}));
+    QCOMPARE(calibrate(planQuantization(s, {2}), x).scales,
+             (std::vector<float>{float(std::sqrt(127.0 / 6.0))}));
     const auto plan = planQuantization(s, {2});
     const auto codes = qltest::toInts(quantizeReference(plan, calibrate(plan, x), x));
     QCOMPARE(codes, (std::vector<int>{64, -127}));
@@ -82,16 +85,17 @@ void TestCalibration::minMaxAsymmetric() {
 
 void TestCalibration::zeroRangeNeverDividesByZero() {
     for (auto m : {CalibMethod::AbsMax, CalibMethod::Percentile, CalibMethod::Mse, CalibMethod::Entropy}) {
-        const auto plan = planQuantization(calibrated(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0},
-                                                      true, m),
-                                           {2, 4});
+        const auto plan = planQuantization(
+            calibrated(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, true, m), {2, 4});
         const std::vector<float> zeros(8, 0.0f);
         const auto p = calibrate(plan, zeros);
-        for (float s : p.scales) QCOMPARE(s, 1.0f);
+        for (float s : p.scales)
+            QCOMPARE(s, 1.0f);
         QCOMPARE(qltest::toInts(quantizeReference(plan, p, zeros)), std::vector<int>(8, 0));
     }
     const auto asym = planQuantization(
-        calibrated(Preset::AclnnQuantize, Target::UInt8, Scheme::PerTensor, {}, false, CalibMethod::MinMax), {4});
+        calibrated(Preset::AclnnQuantize, Target::UInt8, Scheme::PerTensor, {}, false, CalibMethod::MinMax),
+        {4});
     const auto p = calibrate(asym, std::vector<float>(4, 0.0f));
     QCOMPARE(p.scales[0], 1.0f);
     QCOMPARE(dequantizeReference(asym, p, quantizeReference(asym, p, std::vector<float>(4, 0.0f))),
@@ -120,7 +124,8 @@ void TestCalibration::nonFiniteValuesAreIgnored() {
 
 void TestCalibration::percentile() {
     std::vector<float> x(1001);
-    for (int i = 0; i <= 1000; ++i) x[i] = float(i - 500);
+    for (int i = 0; i <= 1000; ++i)
+        x[i] = float(i - 500);
     auto s = calibrated(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, true, CalibMethod::Percentile);
     s.calibration.percentile = 90.0;
     const auto p = calibrate(planQuantization(s, {1001}), x);
@@ -143,7 +148,8 @@ void TestCalibration::mseBeatsAbsmaxWithOutliers() {
 void TestCalibration::entropyClipsOutliers() {
     const auto x = gaussianWithOutliers(20000);
     const auto plan = planQuantization(
-        calibrated(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, true, CalibMethod::Entropy), {20000});
+        calibrated(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, true, CalibMethod::Entropy),
+        {20000});
     const float threshold = calibrate(plan, x).scales[0] * 127.0f;
     QVERIFY2(threshold > 2.0f && threshold < 20.0f, qPrintable(QString::number(threshold)));
 }
@@ -157,7 +163,8 @@ void TestCalibration::explicitAndInvalidRequests() {
     QVERIFY_THROWS_EXCEPTION(QuantError, calibrate(mm, std::vector<float>{1, 2}));
     auto g = calibrated(Preset::NpuGroupQuant, Target::Int8, Scheme::Ragged, {0}, false, CalibMethod::MinMax);
     g.groupEnds = {2};
-    QVERIFY_THROWS_EXCEPTION(QuantError, calibrate(planQuantization(g, {2, 2}), std::vector<float>{1, 2, 3, 4}));
+    QVERIFY_THROWS_EXCEPTION(QuantError,
+                             calibrate(planQuantization(g, {2, 2}), std::vector<float>{1, 2, 3, 4}));
 }
 
 QTEST_GUILESS_MAIN(TestCalibration)

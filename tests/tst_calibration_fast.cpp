@@ -1,16 +1,16 @@
 // The fast calibrators (calibrateFast) against the scalar oracle (calibrate): the same scales, zero
 // points, block codes and note bit for bit, over presets x layouts x methods x dtypes x data with
 // ties, NaN/Inf, zeros, subnormals and constant groups, for several thread counts.
+#include "quant/calibration.h"
+#include "quant/calibration_scan.h"
+#include "quant/calibration_search.h"
+#include "quant_test_util.h"
+
 #include <QTest>
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
-
-#include "quant/calibration.h"
-#include "quant/calibration_scan.h"
-#include "quant/calibration_search.h"
-#include "quant_test_util.h"
 
 using namespace ql;
 
@@ -25,22 +25,35 @@ std::vector<float> makeData(const QString& kind, std::int64_t n, unsigned seed) 
     std::mt19937 rng(seed);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::vector<float> x(static_cast<std::size_t>(n));
-    for (auto& v : x) v = normal(rng);
+    for (auto& v : x)
+        v = normal(rng);
     if (kind == QLatin1String("constant")) std::fill(x.begin(), x.end(), 0.5f);
     if (kind == QLatin1String("zeros")) std::fill(x.begin(), x.end(), 0.0f);
     if (kind == QLatin1String("subnormal"))
-        for (auto& v : x) v *= 1e-39f;
+        for (auto& v : x)
+            v *= 1e-39f;
     if (kind == QLatin1String("special")) {
         // Ties (quarters), signed zeros, subnormals, NaN, Inf, a few large outliers.
         std::uniform_int_distribution<int> pick(0, 19);
         for (auto& v : x) {
             switch (pick(rng)) {
-            case 0: v = std::nanf(""); break;
-            case 1: v = (rng() & 1) ? INFINITY : -INFINITY; break;
-            case 2: v = (rng() & 1) ? 0.0f : -0.0f; break;
-            case 3: v = 3e-41f; break;
-            case 4: v *= 30.0f; break;
-            default: v = std::round(v * 4.0f) / 4.0f;
+            case 0:
+                v = std::nanf("");
+                break;
+            case 1:
+                v = (rng() & 1) ? INFINITY : -INFINITY;
+                break;
+            case 2:
+                v = (rng() & 1) ? 0.0f : -0.0f;
+                break;
+            case 3:
+                v = 3e-41f;
+                break;
+            case 4:
+                v *= 30.0f;
+                break;
+            default:
+                v = std::round(v * 4.0f) / 4.0f;
             }
         }
     }
@@ -73,7 +86,8 @@ Encoded encode(const std::vector<float>& x, DType dtype, bool misalign) {
 
 std::vector<std::uint32_t> bitsOf(const std::vector<float>& v) {
     std::vector<std::uint32_t> out;
-    for (float f : v) out.push_back(std::bit_cast<std::uint32_t>(f));
+    for (float f : v)
+        out.push_back(std::bit_cast<std::uint32_t>(f));
     return out;
 }
 
@@ -94,17 +108,21 @@ std::vector<std::pair<QString, Case>> cases() {
     add("torch/uint8/per-tensor", make(Preset::Torch, Target::UInt8, Scheme::PerTensor, {}, false), {48, 96});
     add("torch/uint8/axis1", make(Preset::Torch, Target::UInt8, Scheme::PerChannel, {1}, false), {48, 96});
     add("torch/int8/3d-axis0", make(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}, true), {3, 8, 40});
-    add("torch/uint8/3d-axis1", make(Preset::Torch, Target::UInt8, Scheme::PerChannel, {1}, false), {3, 8, 40});
+    add("torch/uint8/3d-axis1", make(Preset::Torch, Target::UInt8, Scheme::PerChannel, {1}, false),
+        {3, 8, 40});
     auto block2d = make(Preset::TensorRT, Target::Int8, Scheme::Block, {}, true);
     block2d.block = {16, 32};
     add("tensorrt/int8/block16x32", block2d, {48, 96});
     auto blockRow = make(Preset::TensorRT, Target::Int4, Scheme::Block, {1}, true);
     blockRow.block = {32};
     add("tensorrt/int4/block32", blockRow, {48, 96});
-    add("tensorrt/int4/axis0-long", make(Preset::TensorRT, Target::Int4, Scheme::PerChannel, {0}, true), {4, 1024});
-    add("tensorrt/fp8/per-tensor", make(Preset::TensorRT, Target::Fp8E4M3, Scheme::PerTensor, {}, true), {48, 96});
+    add("tensorrt/int4/axis0-long", make(Preset::TensorRT, Target::Int4, Scheme::PerChannel, {0}, true),
+        {4, 1024});
+    add("tensorrt/fp8/per-tensor", make(Preset::TensorRT, Target::Fp8E4M3, Scheme::PerTensor, {}, true),
+        {48, 96});
     add("tensorrt/int8/tiny", make(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, true), {1, 32});
-    add("ascend/int8/axis1", make(Preset::AscendQuant, Target::Int8, Scheme::PerChannel, {1}, true), {48, 96});
+    add("ascend/int8/axis1", make(Preset::AscendQuant, Target::Int8, Scheme::PerChannel, {1}, true),
+        {48, 96});
     auto sqrt = make(Preset::AscendQuant, Target::Int8, Scheme::PerChannel, {1}, true);
     sqrt.sqrtMode = true;
     add("ascend/int8/sqrt", sqrt, {48, 96});
@@ -145,7 +163,8 @@ void TestCalibrationFast::fastEqualsOracle_data() {
     QTest::addColumn<std::vector<std::int64_t>>("shape");
     QTest::addColumn<QString>("data");
     QTest::addColumn<int>("dtype");
-    const std::vector<std::pair<const char*, DType>> dtypes{{"f32", DType::F32}, {"bf16", DType::BF16}, {"f16", DType::F16}};
+    const std::vector<std::pair<const char*, DType>> dtypes{
+        {"f32", DType::F32}, {"bf16", DType::BF16}, {"f16", DType::F16}};
     for (const auto& [name, c] : cases()) {
         const bool blocks = c.spec.preset == Preset::MX || c.spec.preset == Preset::NVFP4;
         std::vector<std::pair<QString, Calibration>> methods;
@@ -190,11 +209,13 @@ void TestCalibrationFast::fastEqualsOracle() {
         const Encoded in = encode(x, static_cast<DType>(dtype), misalign);
         const QuantParams want = calibrate(plan, in.values);
         for (unsigned threads : {1u, 2u, 5u}) {
-            const QuantParams got = calibrateFast(plan, in.bytes.data() + (misalign ? 1 : 0), static_cast<DType>(dtype), threads);
+            const QuantParams got =
+                calibrateFast(plan, in.bytes.data() + (misalign ? 1 : 0), static_cast<DType>(dtype), threads);
             QCOMPARE(bitsOf(got.scales), bitsOf(want.scales));
             QCOMPARE(bitsOf(got.zeroPoints), bitsOf(want.zeroPoints));
             QCOMPARE(got.scaleCodes, want.scaleCodes);
-            QCOMPARE(std::bit_cast<std::uint32_t>(got.tensorScale), std::bit_cast<std::uint32_t>(want.tensorScale));
+            QCOMPARE(std::bit_cast<std::uint32_t>(got.tensorScale),
+                     std::bit_cast<std::uint32_t>(want.tensorScale));
             QCOMPARE(got.calibrationNote, want.calibrationNote);
         }
     }
@@ -212,14 +233,17 @@ void TestCalibrationFast::percentileIsExactKthValue() {
     std::mt19937 rng(11);
     std::uniform_int_distribution<int> small(-300, 300);
     std::vector<float> x(64 * 1024);
-    for (auto& v : x) v = static_cast<float>(small(rng)) / 8.0f;
+    for (auto& v : x)
+        v = static_cast<float>(small(rng)) / 8.0f;
     for (double p : {0.1, 12.5, 50.0, 99.0, 99.9, 100.0}) {
         auto s = make(Preset::Torch, Target::UInt8, Scheme::PerTensor, {}, false);
         s.calibration = {CalibMethod::Percentile, p};
         const auto plan = planQuantization(s, {64, 1024});
         std::vector<float> sorted = x;
         std::sort(sorted.begin(), sorted.end());
-        const auto k = [&](double q) { return sorted[static_cast<std::size_t>(percentileRank(static_cast<std::int64_t>(x.size()), q))]; };
+        const auto k = [&](double q) {
+            return sorted[static_cast<std::size_t>(percentileRank(static_cast<std::int64_t>(x.size()), q))];
+        };
         const auto step = stepForRange({k(100.0 - p), k(p)}, plan);
         const auto got = calibrateFast(plan, x.data(), DType::F32, 2);
         QCOMPARE(got.scales[0], operatorScaleFromStep(step.step, plan.convention));
@@ -227,7 +251,8 @@ void TestCalibrationFast::percentileIsExactKthValue() {
         s.scheme = Scheme::PerChannel;
         s.axes = {0};
         const auto perChannel = planQuantization(s, {64, 1024});
-        QCOMPARE(bitsOf(calibrateFast(perChannel, x.data(), DType::F32, 3).scales), bitsOf(calibrate(perChannel, x).scales));
+        QCOMPARE(bitsOf(calibrateFast(perChannel, x.data(), DType::F32, 3).scales),
+                 bitsOf(calibrate(perChannel, x).scales));
     }
 }
 
@@ -239,7 +264,8 @@ void TestCalibrationFast::entropySearchMatchesDirectKl() {
         double bestKl = std::numeric_limits<double>::infinity();
         for (int i = levels; i <= bins; ++i) {
             std::vector<double> p(hist.begin(), hist.begin() + i), q(i, 0.0);
-            for (int j = i; j < bins; ++j) p[i - 1] += hist[j];
+            for (int j = i; j < bins; ++j)
+                p[i - 1] += hist[j];
             for (int l = 0; l < levels; ++l) {
                 const int b = l * i / levels, e = (l + 1) * i / levels;
                 double sum = 0.0;
@@ -278,7 +304,8 @@ void TestCalibrationFast::entropySearchMatchesDirectKl() {
         for (int k = 0; k < 50 * bins; ++k)
             ++hist[static_cast<std::size_t>(std::min<double>(bins - 1, std::fabs(normal(rng))))];
         hist[static_cast<std::size_t>(bins - 1)] += 3; // outliers
-        for (auto& h : hist) h *= 1000; // a large group: every threshold is searched, as TensorRT does
+        for (auto& h : hist)
+            h *= 1000; // a large group: every threshold is searched, as TensorRT does
         GroupRange g;
         g.hi = 1.0f;
         g.finite = 1000 * (50 * bins + 3);
@@ -310,7 +337,8 @@ void TestCalibrationFast::notesFlagWreckingRanges() {
 
 void TestCalibrationFast::halfWidening() {
     for (std::uint32_t h = 0; h < 0x10000; ++h) {
-        const float want = halfToFloat(static_cast<std::uint16_t>(h)), got = calib::halfBitsToFloat(static_cast<std::uint16_t>(h));
+        const float want = halfToFloat(static_cast<std::uint16_t>(h)),
+                    got = calib::halfBitsToFloat(static_cast<std::uint16_t>(h));
         if (std::isnan(want)) {
             QVERIFY(std::isnan(got));
             continue;
@@ -329,7 +357,10 @@ void TestCalibrationFast::miniFloatCodecMatchesLibrary() {
                 for (std::uint32_t lo : {0x0000u, 0x0001u, 0xFFFFu}) {
                     const float x = std::bit_cast<float>((hi << 16) | lo);
                     if (codec.encode(x) != encodeMiniFloat(x, f, o))
-                        QFAIL(qPrintable(QStringLiteral("%1 -> %2, library %3").arg(double(x)).arg(codec.encode(x)).arg(encodeMiniFloat(x, f, o))));
+                        QFAIL(qPrintable(QStringLiteral("%1 -> %2, library %3")
+                                             .arg(double(x))
+                                             .arg(codec.encode(x))
+                                             .arg(encodeMiniFloat(x, f, o))));
                 }
             for (int c = 0; c < 256; ++c) {
                 const float want = decodeMiniFloat(static_cast<std::uint8_t>(c), f);

@@ -2,15 +2,15 @@
 // documented (undefined values satisfy nothing, exact tensors have +inf SQNR, failed tensors always
 // fail, kept ones are not checked), model-wide aggregates, comparisons, JUnit XML that parses, and
 // the CLI's exit codes.
+#include "analysis/check.h"
+#include "cli_test_util.h"
+#include "tensor/error.h"
+
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
-
-#include "analysis/check.h"
-#include "cli_test_util.h"
-#include "tensor/error.h"
 
 using namespace ql;
 using nlohmann::json;
@@ -22,8 +22,14 @@ json tensor(const std::string& name, double sqnr, double cosine, double maxAbs) 
             {"shape", {4, 4}},
             {"dtype", "f32"},
             {"stats",
-             {{"count", 16}, {"nan_count", 0}, {"inf_count", 0}, {"mse", 1e-4}, {"sqnr_db", sqnr}, {"cosine", cosine},
-              {"max_abs_error", maxAbs}, {"clipped_fraction", 0.0}}}};
+             {{"count", 16},
+              {"nan_count", 0},
+              {"inf_count", 0},
+              {"mse", 1e-4},
+              {"sqnr_db", sqnr},
+              {"cosine", cosine},
+              {"max_abs_error", maxAbs},
+              {"clipped_fraction", 0.0}}}};
 }
 
 json sampleReport() {
@@ -36,20 +42,23 @@ json sampleReport() {
     empty["stats"]["cosine"] = nullptr;
     return {{"file", "model.safetensors"},
             {"tensors",
-             {tensor("good", 40, 0.9999, 0.0005), tensor("noisy", 25, 0.995, 0.002), tensor("bent", 35, 0.98, 0.01), exact,
-              empty, json{{"name", "broken"}, {"shape", {2}}, {"dtype", "f32"}, {"error", "scales do not fit"}},
+             {tensor("good", 40, 0.9999, 0.0005), tensor("noisy", 25, 0.995, 0.002),
+              tensor("bent", 35, 0.98, 0.01), exact, empty,
+              json{{"name", "broken"}, {"shape", {2}}, {"dtype", "f32"}, {"error", "scales do not fit"}},
               json{{"name", "ids"}, {"shape", {3}}, {"dtype", "i64"}, {"passed_through", "not floating"}}}}};
 }
 
 std::vector<CheckRule> rules(std::initializer_list<const char*> texts) {
     std::vector<CheckRule> r;
-    for (const char* t : texts) r.push_back(CheckRule::parse(t));
+    for (const char* t : texts)
+        r.push_back(CheckRule::parse(t));
     return r;
 }
 
 std::map<std::string, std::string> statuses(const CheckResult& r) {
     std::map<std::string, std::string> m;
-    for (const auto& s : r.subjects) m[s.name] = s.status;
+    for (const auto& s : r.subjects)
+        m[s.name] = s.status;
     return m;
 }
 
@@ -142,7 +151,8 @@ void TestCheck::modelWideRules() {
     QCOMPARE(s["model"], std::string("pass"));
     s = statuses(runChecks(report, rules({"max(max_abs) >= 0.01"})));
     QCOMPARE(s["model"], std::string("fail"));
-    QVERIFY(!statuses(runChecks(report, rules({"sqnr < 30"}))).count("model")); // no model-wide rule: no subject
+    QVERIFY(
+        !statuses(runChecks(report, rules({"sqnr < 30"}))).count("model")); // no model-wide rule: no subject
 }
 
 void TestCheck::comparisonRules() {
@@ -170,7 +180,8 @@ void TestCheck::junitParsesAndHtmlIsSelfContained() {
     while (!xml.atEnd()) {
         xml.readNext();
         if (!xml.isStartElement()) continue;
-        if (xml.name() == QLatin1String("testsuite")) declaredFailures = xml.attributes().value(QLatin1String("failures")).toString();
+        if (xml.name() == QLatin1String("testsuite"))
+            declaredFailures = xml.attributes().value(QLatin1String("failures")).toString();
         if (xml.name() == QLatin1String("testcase")) {
             ++cases;
             names << xml.attributes().value(QLatin1String("name")).toString();
@@ -186,7 +197,8 @@ void TestCheck::junitParsesAndHtmlIsSelfContained() {
     const std::string html = checkHtml(report, result, r);
     QVERIFY(html.find("<!DOCTYPE html>") == 0);
     QVERIFY(html.find("exact&lt;&amp;&quot;&gt;") != std::string::npos);
-    QVERIFY(html.find("<script") == std::string::npos && html.find("src=") == std::string::npos); // nothing external
+    QVERIFY(html.find("<script") == std::string::npos &&
+            html.find("src=") == std::string::npos); // nothing external
 }
 
 void TestCheck::cliExitCodes() {
@@ -206,18 +218,28 @@ void TestCheck::cliExitCodes() {
     rulesFile.write("# the gate\nsqnr < 20   # far below int8's\n\ncosine < 0.9 and max_abs > 0.1\n");
     rulesFile.close();
     QByteArray out;
-    QCOMPARE(run({QStringLiteral("check"), QStringLiteral("r.json"), QStringLiteral("--rules"), QStringLiteral("rules.txt"),
-                  QStringLiteral("--junit"), QStringLiteral("j.xml"), QStringLiteral("--html"), QStringLiteral("h.html")},
+    QCOMPARE(run({QStringLiteral("check"), QStringLiteral("r.json"), QStringLiteral("--rules"),
+                  QStringLiteral("rules.txt"), QStringLiteral("--junit"), QStringLiteral("j.xml"),
+                  QStringLiteral("--html"), QStringLiteral("h.html")},
                  &out),
              0);
     QVERIFY2(out.contains("0 of 213 failed (2 rules)"), out.constData());
-    QVERIFY(QFile::exists(dir.filePath(QStringLiteral("j.xml"))) && QFile::exists(dir.filePath(QStringLiteral("h.html"))));
-    QCOMPARE(run({QStringLiteral("check"), QStringLiteral("r.json"), QStringLiteral("--rule"), QStringLiteral("sqnr < 43.5")}, &out), 1);
+    QVERIFY(QFile::exists(dir.filePath(QStringLiteral("j.xml"))) &&
+            QFile::exists(dir.filePath(QStringLiteral("h.html"))));
+    QCOMPARE(run({QStringLiteral("check"), QStringLiteral("r.json"), QStringLiteral("--rule"),
+                  QStringLiteral("sqnr < 43.5")},
+                 &out),
+             1);
     QVERIFY2(out.contains("FAIL  conv2d_44.w_0: sqnr < 43.5"), out.constData());
-    QCOMPARE(run({QStringLiteral("check"), QStringLiteral("r.json"), QStringLiteral("--rule"), QStringLiteral("snr < 3")}, &out), 2);
+    QCOMPARE(run({QStringLiteral("check"), QStringLiteral("r.json"), QStringLiteral("--rule"),
+                  QStringLiteral("snr < 3")},
+                 &out),
+             2);
     QVERIFY(out.contains("unknown metric 'snr'"));
     QCOMPARE(run({QStringLiteral("check"), QStringLiteral("r.json")}), 2); // no rules
-    QCOMPARE(run({QStringLiteral("check"), QStringLiteral("missing.json"), QStringLiteral("--rule"), QStringLiteral("sqnr < 3")}), 1);
+    QCOMPARE(run({QStringLiteral("check"), QStringLiteral("missing.json"), QStringLiteral("--rule"),
+                  QStringLiteral("sqnr < 3")}),
+             1);
 }
 
 QTEST_GUILESS_MAIN(TestCheck)

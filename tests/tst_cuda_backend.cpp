@@ -3,30 +3,30 @@
 // (vector body and scalar tail, f32 / bf16 / f16 input, 1- and 4-byte codes, every mapping rule,
 // pinned staging of large tensors), event timings, progress, cancel and clean-up. Device rows skip
 // with the reason when no GPU is present. (tst_backend_conformance runs the full preset grid on it too.)
-#include <QtTest>
-
-#include <cmath>
-#include <cstring>
-#include <random>
-
 #include "backend/registry.h"
+#include "backend_test_util.h"
 #include "builtin_backends.h"
 #include "cpu/cpu_reference_backend.h"
 #include "cuda/cuda_backend.h"
 #include "tensor/error.h"
 #include "tensor/float_formats.h"
-#include "backend_test_util.h"
+
+#include <QtTest>
+#include <cmath>
+#include <cstring>
+#include <random>
 
 using namespace ql;
 using namespace qltest;
-
 
 namespace {
 
 // Restores an environment variable when the test ends, however it ends.
 class EnvGuard {
 public:
-    EnvGuard(const char* name, const QByteArray& value) : m_name(name), m_had(qEnvironmentVariableIsSet(name)) {
+    EnvGuard(const char* name, const QByteArray& value)
+        : m_name(name)
+        , m_had(qEnvironmentVariableIsSet(name)) {
         m_old = qgetenv(name);
         qputenv(name, value);
     }
@@ -45,12 +45,13 @@ private:
 
 Job smallJob() {
     Job job;
-    job.plan = planQuantization(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {33, 129});
+    job.plan =
+        planQuantization(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {33, 129});
     job.tensor = tensorOf(conformanceValues(33 * 129, 3), {33, 129}, DType::F32);
     return job;
 }
 
-#define SKIP_WITHOUT_DEVICE(backend)                                                                          \
+#define SKIP_WITHOUT_DEVICE(backend)                                                                         \
     if (auto why = (backend).unavailableReason()) QSKIP(why->c_str())
 
 } // namespace
@@ -81,7 +82,8 @@ void TestCudaBackend::registeredBetweenAscendAndCpu() {
     BackendRegistry registry;
     registerBuiltinBackends(registry);
     std::vector<std::string> names;
-    for (const auto& b : registry.backends()) names.push_back(b->name());
+    for (const auto& b : registry.backends())
+        names.push_back(b->name());
     const auto at = [&](const char* n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
     QVERIFY(registry.find("cuda"));
     QVERIFY(at("ascend") < at("cuda"));
@@ -129,7 +131,8 @@ void TestCudaBackend::badDeviceNumbers() {
         QCOMPARE(QString::fromStdString(*why), reason);
     } else {
         const bool noDevice = why->rfind("no CUDA device: ", 0) == 0;
-        QVERIFY2(noDevice || why->rfind("device 999 (QUANTLENS_CUDA_DEVICE) does not exist: CUDA finds ", 0) == 0,
+        QVERIFY2(noDevice ||
+                     why->rfind("device 999 (QUANTLENS_CUDA_DEVICE) does not exist: CUDA finds ", 0) == 0,
                  why->c_str());
     }
     QCOMPARE(backend.supports(smallJob().plan), why);
@@ -173,9 +176,13 @@ void TestCudaBackend::matchesReference_data() {
     } rows[] = {
         // 64 MB of f32 (32 MB of bf16 / f16) input: staged upload; 16 MB of codes: direct download.
         {"torch/per-tensor/int8", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}), {4096, 4096}},
-        {"torch/per-channel0/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerChannel, {0}, false), {33, 129}},
+        {"torch/per-channel0/uint8-asym",
+         calibratedSpec(P::Torch, T::UInt8, S::PerChannel, {0}, false),
+         {33, 129}},
         // 34 MB of int32 codes: staged download; f32 input staged too, 16-bit input not.
-        {"torch/per-channel-last/int32", calibratedSpec(P::Torch, T::Int32, S::PerChannel, {-1}), {2048, 4097}},
+        {"torch/per-channel-last/int32",
+         calibratedSpec(P::Torch, T::Int32, S::PerChannel, {-1}),
+         {2048, 4097}},
         {"torch/per-channel-middle/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {1}), {3, 5, 67}},
         {"tensorrt/per-tensor/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}), {1, 1031}},
         {"custom/per-group-g128/int4-divide", pg, {64, 1000}},
@@ -205,7 +212,8 @@ void TestCudaBackend::matchesReference() {
     const Result want = CpuReferenceBackend().run(job);
     const Result got = backend.run(job);
     QCOMPARE(got.params.scales.size(), want.params.scales.size());
-    QVERIFY(std::memcmp(got.params.scales.data(), want.params.scales.data(), want.params.scales.size() * 4) == 0);
+    QVERIFY(std::memcmp(got.params.scales.data(), want.params.scales.data(), want.params.scales.size() * 4) ==
+            0);
     QCOMPARE(got.params.zeroPoints, want.params.zeroPoints);
     QCOMPARE(got.codes.target(), want.codes.target());
     QCOMPARE(got.codes.size(), want.codes.size());
@@ -250,7 +258,8 @@ void TestCudaBackend::eventTimingsAndRepeats() {
     const CudaBackend backend;
     SKIP_WITHOUT_DEVICE(backend);
     Job job;
-    job.plan = planQuantization(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4096, 2048});
+    job.plan =
+        planQuantization(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4096, 2048});
     job.tensor = tensorOf(conformanceValues(4096 * 2048, 5), {4096, 2048}, DType::F32);
     job.repeat = 3;
     const Result r = backend.run(job);
@@ -260,7 +269,11 @@ void TestCudaBackend::eventTimingsAndRepeats() {
     // The phases are disjoint parts of the run.
     QVERIFY2(m.prepareMs + m.uploadMs + m.kernelMs + m.downloadMs <= m.totalMs * 1.05 + 0.1,
              qPrintable(QStringLiteral("%1 + %2 + %3 + %4 > %5")
-                            .arg(m.prepareMs).arg(m.uploadMs).arg(m.kernelMs).arg(m.downloadMs).arg(m.totalMs)));
+                            .arg(m.prepareMs)
+                            .arg(m.uploadMs)
+                            .arg(m.kernelMs)
+                            .arg(m.downloadMs)
+                            .arg(m.totalMs)));
     QVERIFY(r.timing.min.kernelMs <= m.kernelMs && m.kernelMs <= r.timing.max.kernelMs);
 }
 

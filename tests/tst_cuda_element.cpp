@@ -2,18 +2,17 @@
 // the oracle ql::quantizeValue for every preset's convention and every custom one, the mini-float
 // encoder at every code boundary, and the 16-bit widening against core's conversions. Built on
 // every machine, with or without CUDA, so CI checks the device arithmetic without a device.
-#include <QtTest>
+#include "cuda/cuda_plan.h"
+#include "quant/reference.h"
+#include "tensor/float_formats.h"
 
+#include <QtTest>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
 #include <random>
-
-#include "cuda/cuda_plan.h"
-#include "quant/reference.h"
-#include "tensor/float_formats.h"
 
 using namespace ql;
 using namespace ql::cuda;
@@ -37,12 +36,36 @@ std::vector<float> withNeighbours(std::vector<float> v) {
 // Zeros, infinities, NaNs with sign and payload, subnormals, and the edges where rounding tricks,
 // 2^22..2^24 and the int32 / int64 conversions could part from the oracle.
 std::vector<float> specialValues() {
-    std::vector<float> v{0.0f, -0.0f, kInf, -kInf, std::numeric_limits<float>::quiet_NaN(),
-                         floatFromBits(0xFFC00000u), floatFromBits(0x7F800001u), floatFromBits(0xFFBFFFFFu)};
-    const float edges[] = {std::numeric_limits<float>::min(), std::numeric_limits<float>::denorm_min(),
-                           std::numeric_limits<float>::max(), 3e-39f, 1e-8f, 1e30f, 0x1p22f + 0.5f,
-                           0x1p23f - 0.5f, 0x1p23f + 1.0f, 0x1p24f, 0x1p24f + 2.0f, 16777217.0f, 2147483520.0f,
-                           0x1p31f, 0x1p32f, 0x1p62f, 0x1p63f, 0x1.fffffep62f, 0x1p64f, 1e10f, 127.5f, 255.5f};
+    std::vector<float> v{0.0f,
+                         -0.0f,
+                         kInf,
+                         -kInf,
+                         std::numeric_limits<float>::quiet_NaN(),
+                         floatFromBits(0xFFC00000u),
+                         floatFromBits(0x7F800001u),
+                         floatFromBits(0xFFBFFFFFu)};
+    const float edges[] = {std::numeric_limits<float>::min(),
+                           std::numeric_limits<float>::denorm_min(),
+                           std::numeric_limits<float>::max(),
+                           3e-39f,
+                           1e-8f,
+                           1e30f,
+                           0x1p22f + 0.5f,
+                           0x1p23f - 0.5f,
+                           0x1p23f + 1.0f,
+                           0x1p24f,
+                           0x1p24f + 2.0f,
+                           16777217.0f,
+                           2147483520.0f,
+                           0x1p31f,
+                           0x1p32f,
+                           0x1p62f,
+                           0x1p63f,
+                           0x1.fffffep62f,
+                           0x1p64f,
+                           1e10f,
+                           127.5f,
+                           255.5f};
     for (float e : edges) {
         v.push_back(e);
         v.push_back(-e);
@@ -63,15 +86,29 @@ struct Grid {
 // the element, decides which a job may use).
 Grid elementGrid(int span, int randomCount, unsigned seed) {
     Grid g;
-    for (int k = -4 * span; k <= 4 * span; ++k) g.xs.push_back(static_cast<float>(k) / 4.0f);
+    for (int k = -4 * span; k <= 4 * span; ++k)
+        g.xs.push_back(static_cast<float>(k) / 4.0f);
     g.xs = withNeighbours(g.xs);
-    for (float s : specialValues()) g.xs.push_back(s);
+    for (float s : specialValues())
+        g.xs.push_back(s);
     std::mt19937 rng(seed);
-    for (int i = 0; i < randomCount; ++i) g.xs.push_back(floatFromBits(static_cast<std::uint32_t>(rng())));
+    for (int i = 0; i < randomCount; ++i)
+        g.xs.push_back(floatFromBits(static_cast<std::uint32_t>(rng())));
     std::normal_distribution<float> normal(0.0f, 40.0f);
-    for (int i = 0; i < randomCount; ++i) g.xs.push_back(normal(rng));
-    g.scales = {1.0f, 0.5f, 0.1f, 1.0f / 3.0f, floatFromBits(0x3B0CCEAAu), 1e-30f, 0x1p-140f, -0.75f, 0.0f,
-                kInf, std::numeric_limits<float>::quiet_NaN(), floatFromBits(0xFFC00001u)};
+    for (int i = 0; i < randomCount; ++i)
+        g.xs.push_back(normal(rng));
+    g.scales = {1.0f,
+                0.5f,
+                0.1f,
+                1.0f / 3.0f,
+                floatFromBits(0x3B0CCEAAu),
+                1e-30f,
+                0x1p-140f,
+                -0.75f,
+                0.0f,
+                kInf,
+                std::numeric_limits<float>::quiet_NaN(),
+                floatFromBits(0xFFC00001u)};
     g.zeroPoints = {0.0f, -5.5f, 128.0f, 1e10f};
     return g;
 }
@@ -79,8 +116,10 @@ Grid elementGrid(int span, int randomCount, unsigned seed) {
 // The dense grid for the presets: more values, more scales and zero points.
 Grid denseGrid() {
     Grid g = elementGrid(275, 3000, 1);
-    for (float s : {2.0f, 3.0f, 1e30f, -0.0f}) g.scales.push_back(s);
-    for (float z : {3.0f, 0.25f, -2147483648.0f}) g.zeroPoints.push_back(z);
+    for (float s : {2.0f, 3.0f, 1e30f, -0.0f})
+        g.scales.push_back(s);
+    for (float z : {3.0f, 0.25f, -2147483648.0f})
+        g.zeroPoints.push_back(z);
     return g;
 }
 
@@ -150,7 +189,10 @@ std::vector<float> codeMidpoints(MiniFloat fmt) {
         }
     }
     const float max = maxFinite(fmt);
-    const float step = max - decodeMiniFloat(fmt == MiniFloat::E2M1 ? 0x6 : fmt == MiniFloat::E5M2 ? 0x7A : 0x7D, fmt);
+    const float step = max - decodeMiniFloat(fmt == MiniFloat::E2M1   ? 0x6
+                                             : fmt == MiniFloat::E5M2 ? 0x7A
+                                                                      : 0x7D,
+                                             fmt);
     for (float m : {max + step / 2.0f, max + step, max * 2.0f}) {
         v.push_back(m);
         v.push_back(-m);
@@ -179,12 +221,14 @@ private slots:
 // with its rounding modes, zero-point stages (symmetric / asymmetric) and sqrt mode.
 void TestCudaElement::presetConventions_data() {
     QTest::addColumn<QuantSpec>("spec");
-    const Preset presets[] = {Preset::Torch, Preset::TensorRT, Preset::AclnnQuantize, Preset::AscendQuant,
-                              Preset::NpuGroupQuant, Preset::PyPTO, Preset::MX, Preset::NVFP4};
-    const Target targets[] = {Target::Int8, Target::UInt8, Target::Int4, Target::UInt4,
+    const Preset presets[] = {Preset::Torch,       Preset::TensorRT,      Preset::AclnnQuantize,
+                              Preset::AscendQuant, Preset::NpuGroupQuant, Preset::PyPTO,
+                              Preset::MX,          Preset::NVFP4};
+    const Target targets[] = {Target::Int8,  Target::UInt8,   Target::Int4,    Target::UInt4,
                               Target::Int32, Target::Fp8E4M3, Target::Fp8E5M2, Target::Fp4E2M1};
-    const std::optional<Rounding> roundings[] = {std::nullopt, Rounding::HalfToEven, Rounding::HalfAwayFromZero,
-                                                 Rounding::Floor, Rounding::Ceil, Rounding::Trunc};
+    const std::optional<Rounding> roundings[] = {
+        std::nullopt,    Rounding::HalfToEven, Rounding::HalfAwayFromZero,
+        Rounding::Floor, Rounding::Ceil,       Rounding::Trunc};
     int rows = 0;
     std::vector<QuantPlan> seen;
     for (Preset p : presets)
@@ -233,14 +277,16 @@ void TestCudaElement::presetConventions() {
 // for the integer targets (and narrow ranges), every scale op x overflow for the float targets.
 void TestCudaElement::everyConvention_data() {
     QTest::addColumn<QuantSpec>("spec");
-    const ScaleOp ops[] = {ScaleOp::Divide, ScaleOp::MultiplyReciprocal, ScaleOp::Multiply, ScaleOp::MultiplyTwice};
+    const ScaleOp ops[] = {ScaleOp::Divide, ScaleOp::MultiplyReciprocal, ScaleOp::Multiply,
+                           ScaleOp::MultiplyTwice};
     for (ScaleOp op : ops)
         for (int zs = 0; zs < 4; ++zs) { // zeroScaleMeansOne, zeroScaleGivesZero
             const std::string zsName = std::to_string(zs);
             for (Target t : {Target::Int8, Target::UInt8, Target::Int4, Target::UInt4, Target::Int32})
                 for (bool narrow : {false, true}) {
                     if (narrow && codeMin(t) >= 0) continue;
-                    for (ZeroPointStage stage : {ZeroPointStage::BeforeRounding, ZeroPointStage::AfterRounding})
+                    for (ZeroPointStage stage :
+                         {ZeroPointStage::BeforeRounding, ZeroPointStage::AfterRounding})
                         for (int r = 0; r < 5; ++r)
                             for (NanPolicy nan : {NanPolicy::Zero, NanPolicy::X86IntCast}) {
                                 Convention c;
@@ -253,9 +299,9 @@ void TestCudaElement::everyConvention_data() {
                                 QuantSpec spec = specOf(Preset::Custom, t, Scheme::PerTensor, false);
                                 spec.narrowRange = narrow;
                                 spec.custom = c;
-                                QTest::addRow("%s/%s%s/%s/%s/%s/zero-scale-%s", std::string(nameOf(op)).c_str(),
-                                              std::string(nameOf(t)).c_str(), narrow ? "-narrow" : "",
-                                              std::string(nameOf(stage)).c_str(),
+                                QTest::addRow("%s/%s%s/%s/%s/%s/zero-scale-%s",
+                                              std::string(nameOf(op)).c_str(), std::string(nameOf(t)).c_str(),
+                                              narrow ? "-narrow" : "", std::string(nameOf(stage)).c_str(),
                                               std::string(nameOf(c.rounding)).c_str(),
                                               nan == NanPolicy::Zero ? "nan-zero" : "nan-x86", zsName.c_str())
                                     << spec;
@@ -291,7 +337,10 @@ void TestCudaElement::miniFloatEncoder_data() {
     QTest::addColumn<int>("overflow");
     for (MiniFloat f : {MiniFloat::E4M3FN, MiniFloat::E5M2, MiniFloat::E2M1})
         for (Overflow o : {Overflow::Saturate, Overflow::NonSaturating})
-            QTest::addRow("%s/%s", f == MiniFloat::E4M3FN ? "e4m3" : f == MiniFloat::E5M2 ? "e5m2" : "e2m1",
+            QTest::addRow("%s/%s",
+                          f == MiniFloat::E4M3FN ? "e4m3"
+                          : f == MiniFloat::E5M2 ? "e5m2"
+                                                 : "e2m1",
                           o == Overflow::Saturate ? "sat" : "nonsat")
                 << int(f) << int(o);
 }
@@ -304,8 +353,10 @@ void TestCudaElement::miniFloatEncoder() {
     const auto o = static_cast<Overflow>(overflow);
     const MiniFloatSpec spec = miniFloatSpec(f);
     std::vector<float> xs = boundarySweep();
-    for (float s : specialValues()) xs.push_back(s);
-    for (float m : codeMidpoints(f)) xs.push_back(m);
+    for (float s : specialValues())
+        xs.push_back(s);
+    for (float m : codeMidpoints(f))
+        xs.push_back(m);
     for (float x : xs) {
         const std::uint8_t want = encodeMiniFloat(x, f, o);
         const std::uint8_t got = encodeMiniFloatBits(x, spec, o == Overflow::Saturate);
@@ -322,7 +373,8 @@ void TestCudaElement::floatTargetsAtCodeBoundaries_data() {
     QTest::addColumn<QuantSpec>("spec");
     QTest::addRow("tensorrt/fp8-e4m3") << specOf(Preset::TensorRT, Target::Fp8E4M3, Scheme::PerTensor);
     QTest::addRow("tensorrt/fp4-e2m1") << specOf(Preset::TensorRT, Target::Fp4E2M1, Scheme::PerTensor);
-    QTest::addRow("aclnn-quantize/fp8-e5m2") << specOf(Preset::AclnnQuantize, Target::Fp8E5M2, Scheme::PerTensor);
+    QTest::addRow("aclnn-quantize/fp8-e5m2")
+        << specOf(Preset::AclnnQuantize, Target::Fp8E5M2, Scheme::PerTensor);
     QTest::addRow("ascend-quant/fp8-e4m3") << specOf(Preset::AscendQuant, Target::Fp8E4M3, Scheme::PerTensor);
     QTest::addRow("mx/fp8-e5m2") << specOf(Preset::MX, Target::Fp8E5M2, Scheme::Block);
     QTest::addRow("nvfp4/fp4-e2m1") << specOf(Preset::NVFP4, Target::Fp4E2M1, Scheme::Block);
@@ -352,7 +404,8 @@ void TestCudaElement::floatTargetsAtCodeBoundaries() {
 void TestCudaElement::nanCodesFollowX86() {
     const Grid grid = elementGrid(2, 0, 3);
     int nans = 0;
-    const ScaleOp ops[] = {ScaleOp::Divide, ScaleOp::MultiplyReciprocal, ScaleOp::Multiply, ScaleOp::MultiplyTwice};
+    const ScaleOp ops[] = {ScaleOp::Divide, ScaleOp::MultiplyReciprocal, ScaleOp::Multiply,
+                           ScaleOp::MultiplyTwice};
     for (Target t : {Target::Fp8E4M3, Target::Fp8E5M2, Target::Fp4E2M1})
         for (ScaleOp scaleOp : ops) {
             Convention c;

@@ -2,23 +2,21 @@
 // run on the host: the fast divide against '/', the cursor against ScaleIndexer for every mapping
 // rule, and the whole body over emulated grids (vectors, row carries, scalar tail, every thread)
 // against quantizeReference. Built on every machine, with or without CUDA.
-#include <QtTest>
+#include "backend_test_util.h"
+#include "cuda/cuda_plan.h"
+#include "quant/calibration.h"
+#include "quant/reference.h"
+#include "tensor/float_formats.h"
 
+#include <QtTest>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <type_traits>
 
-#include "cuda/cuda_plan.h"
-#include "quant/calibration.h"
-#include "quant/reference.h"
-#include "tensor/float_formats.h"
-#include "backend_test_util.h"
-
 using namespace ql;
 using namespace ql::cuda;
 using namespace qltest;
-
 
 namespace {
 
@@ -49,7 +47,8 @@ std::vector<WalkRow> walkRows() {
     };
     for (Shape shape : {Shape{33, 129}, Shape{8, 64}, Shape{7}, Shape{1, 1031}}) {
         add("torch/per-tensor/int8", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}), shape);
-        add("torch/per-tensor/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerTensor, {}, false), shape);
+        add("torch/per-tensor/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerTensor, {}, false),
+            shape);
         add("torch/per-channel-last/int32", calibratedSpec(P::Torch, T::Int32, S::PerChannel, {-1}), shape);
         add("tensorrt/per-tensor/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}), shape);
         add("mx/fp4", calibratedSpec(P::MX, T::Fp4E2M1, S::Block, {}), shape);
@@ -58,16 +57,16 @@ std::vector<WalkRow> walkRows() {
         add("torch/per-channel0/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}), shape);
         add("aclnn-quantize/per-channel-last/fp8-e5m2",
             calibratedSpec(P::AclnnQuantize, T::Fp8E5M2, S::PerChannel, {-1}), shape);
-        add("ascend-quant/per-channel-last/int8-asym", calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false),
-            shape);
+        add("ascend-quant/per-channel-last/int8-asym",
+            calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false), shape);
         QuantSpec pg = calibratedSpec(P::Custom, T::Int4, S::PerGroup, {-1});
         pg.groupSize = 16;
         add("custom/per-group-last-g16/int4", pg, shape);
         pg.axes = {0};
         pg.groupSize = 2;
         add("custom/per-group-axis0-g2/int4", pg, shape);
-        add("custom/per-channel-axes-0-and-last/uint8", calibratedSpec(P::Custom, T::UInt8, S::PerChannel, {0, -1}, false),
-            shape);
+        add("custom/per-channel-axes-0-and-last/uint8",
+            calibratedSpec(P::Custom, T::UInt8, S::PerChannel, {0, -1}, false), shape);
         add("nvfp4/fp4", calibratedSpec(P::NVFP4, T::Fp4E2M1, S::Block, {}), shape);
     }
     add("torch/per-channel-middle/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {1}), {3, 5, 64});
@@ -93,16 +92,17 @@ std::vector<float> walkValues(std::int64_t n, unsigned seed) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> d(0.0f, 2.0f);
     std::vector<float> v(static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = i % 2 ? d(rng) : std::round(d(rng) * 32.0f) / 32.0f;
-    const float specials[] = {std::numeric_limits<float>::quiet_NaN(), kInf, -kInf, -0.0f, 1e30f, 3e-39f,
-                              0x1p60f, -0x1p63f};
-    for (std::size_t k = 0; k < std::size(specials) && 7 * k + 3 < v.size(); ++k) v[7 * k + 3] = specials[k];
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = i % 2 ? d(rng) : std::round(d(rng) * 32.0f) / 32.0f;
+    const float specials[] = {
+        std::numeric_limits<float>::quiet_NaN(), kInf, -kInf, -0.0f, 1e30f, 3e-39f, 0x1p60f, -0x1p63f};
+    for (std::size_t k = 0; k < std::size(specials) && 7 * k + 3 < v.size(); ++k)
+        v[7 * k + 3] = specials[k];
     return v;
 }
 
 // Input storage the way a job uploads it, and the f32 values core widens it to.
-template <class In>
-std::vector<In> storeAs(const std::vector<float>& v, std::vector<float>& widened) {
+template <class In> std::vector<In> storeAs(const std::vector<float>& v, std::vector<float>& widened) {
     std::vector<In> out(v.size());
     widened.resize(v.size());
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -137,7 +137,8 @@ Codes emulateKernel(const QuantPlan& plan, const QuantParams& params, const std:
     if (a.count == 0) return codes; // the backend launches nothing either
     auto* out = reinterpret_cast<Code*>(codes.data());
     withScaleOp(a.op.scaleOp, [&](auto op) {
-        for (std::int64_t t = 0; t < threads; ++t) quantizeStrided<decltype(op)::value>(x.data(), out, a, t, threads);
+        for (std::int64_t t = 0; t < threads; ++t)
+            quantizeStrided<decltype(op)::value>(x.data(), out, a, t, threads);
     });
     return codes;
 }
@@ -159,9 +160,11 @@ QString walkMismatch(const QuantPlan& plan, const std::vector<float>& values, st
     const std::vector<In> stored = storeAs<In>(values, widened);
     const QuantParams params = paramsFor(plan, widened);
     const Codes want = quantizeReference(plan, params, widened);
-    const Codes got = plan.codeTarget == Target::Int32 ? emulateKernel<In, std::int32_t>(plan, params, stored, threads)
-                                                       : emulateKernel<In, std::uint8_t>(plan, params, stored, threads);
-    if (got.size() != want.size()) return QStringLiteral("code count %1, want %2").arg(got.size()).arg(want.size());
+    const Codes got = plan.codeTarget == Target::Int32
+                          ? emulateKernel<In, std::int32_t>(plan, params, stored, threads)
+                          : emulateKernel<In, std::uint8_t>(plan, params, stored, threads);
+    if (got.size() != want.size())
+        return QStringLiteral("code count %1, want %2").arg(got.size()).arg(want.size());
     for (std::int64_t i = 0; i < want.size(); ++i)
         if (got.at(i) != want.at(i))
             return QStringLiteral("element %1 (x=%2): got %3, reference %4")
@@ -187,20 +190,24 @@ private slots:
 
 void TestCudaWalk::fastDivide() {
     std::vector<std::uint32_t> divisors;
-    for (std::uint32_t d = 1; d <= 300; ++d) divisors.push_back(d);
-    for (std::uint32_t d : {1000u, 4095u, 4096u, 4097u, 65535u, 65536u, 65537u, 1u << 20, (1u << 30) + 1, 0x7FFFFFFFu})
+    for (std::uint32_t d = 1; d <= 300; ++d)
+        divisors.push_back(d);
+    for (std::uint32_t d :
+         {1000u, 4095u, 4096u, 4097u, 65535u, 65536u, 65537u, 1u << 20, (1u << 30) + 1, 0x7FFFFFFFu})
         divisors.push_back(d);
     std::mt19937 rng(5);
     for (std::uint32_t d : divisors) {
         const FastDivide f = FastDivide::of(d);
         std::vector<std::uint32_t> ns;
-        for (std::uint32_t n = 0; n < 3000; ++n) ns.push_back(n);
+        for (std::uint32_t n = 0; n < 3000; ++n)
+            ns.push_back(n);
         for (std::uint32_t k : {1u, 2u, 3u, 1000u, 0x7FFFFFFFu / d})
             for (std::int64_t delta = -1; delta <= 1; ++delta) {
                 const std::int64_t n = static_cast<std::int64_t>(k) * d + delta;
                 if (n >= 0 && n < 0x80000000LL) ns.push_back(static_cast<std::uint32_t>(n));
             }
-        for (int i = 0; i < 2000; ++i) ns.push_back(static_cast<std::uint32_t>(rng()) & 0x7FFFFFFFu);
+        for (int i = 0; i < 2000; ++i)
+            ns.push_back(static_cast<std::uint32_t>(rng()) & 0x7FFFFFFFu);
         ns.push_back(0x7FFFFFFFu);
         for (std::uint32_t n : ns)
             if (f.divide(n) != n / d)
@@ -232,7 +239,8 @@ void TestCudaWalk::cursorMatchesScaleIndexer() {
         QCOMPARE(walk.scaleIndex(view), indexer.scaleIndexOf(i));
         walk.next(view);
     }
-    for (std::int64_t stride : {std::int64_t{1}, std::int64_t{3}, map.inner, map.inner + 5, 4 * map.inner - 1}) {
+    for (std::int64_t stride :
+         {std::int64_t{1}, std::int64_t{3}, map.inner, map.inner + 5, 4 * map.inner - 1}) {
         QuantizeArgs a{};
         a.map = view;
         configureLaunch(a, stride, 1);
@@ -255,8 +263,8 @@ void TestCudaWalk::kernelBodyMatchesReference_data() {
     for (const WalkRow& r : walkRows())
         for (DType dt : {DType::F32, DType::BF16, DType::F16})
             for (int threads : {1, 5, 64})
-                QTest::addRow("%s/%s/%s/%d-threads", r.name, toString(r.shape).c_str(), std::string(nameOf(dt)).c_str(),
-                              threads)
+                QTest::addRow("%s/%s/%s/%d-threads", r.name, toString(r.shape).c_str(),
+                              std::string(nameOf(dt)).c_str(), threads)
                     << r.spec << r.shape << int(dt) << threads;
 }
 
@@ -271,9 +279,15 @@ void TestCudaWalk::kernelBodyMatchesReference() {
     const auto values = walkValues(elementCount(shape), 11);
     QString mismatch;
     switch (static_cast<DType>(dtype)) {
-    case DType::BF16: mismatch = walkMismatch<Bf16>(plan, values, threads); break;
-    case DType::F16: mismatch = walkMismatch<Half>(plan, values, threads); break;
-    default: mismatch = walkMismatch<float>(plan, values, threads); break;
+    case DType::BF16:
+        mismatch = walkMismatch<Bf16>(plan, values, threads);
+        break;
+    case DType::F16:
+        mismatch = walkMismatch<Half>(plan, values, threads);
+        break;
+    default:
+        mismatch = walkMismatch<float>(plan, values, threads);
+        break;
     }
     QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
 }
@@ -297,7 +311,11 @@ void TestCudaWalk::vectorsShareScaleWhereTheyCan() {
     } cases[] = {
         {"per-tensor, ragged rows", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}), {33, 129}, 4, true},
         {"per-row", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}), {8, 64}, 8, true},
-        {"per-row, rows not whole vectors", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}), {8, 66}, 4, false},
+        {"per-row, rows not whole vectors",
+         calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}),
+         {8, 66},
+         4,
+         false},
         {"per-group 16", g16, {8, 64}, 8, true},
         {"per-group 6", g6, {8, 60}, 4, false},
         {"mx blocks of 32", calibratedSpec(P::MX, T::Fp8E4M3, S::Block, {}), {4, 96}, 8, true},

@@ -3,14 +3,13 @@
 // bf16 and f16: counts, extremes, histograms and grids exactly equal; floating sums within 1e-12
 // relative (they are added in another order); and the same bits whatever the thread count and
 // whichever ISA build of the pass runs (AVX2 or the baseline).
-#include <QtTest>
-
-#include <cmath>
-
 #include "analysis/analyzer.h"
+#include "backend_test_util.h"
 #include "cpu/cpu_reference_backend.h"
 #include "tensor/error.h"
-#include "backend_test_util.h"
+
+#include <QtTest>
+#include <cmath>
 
 using namespace ql;
 using namespace qltest;
@@ -32,13 +31,17 @@ bool close(double a, double b) {
     return std::fabs(a - b) <= 1e-10 * std::max(std::fabs(b), 1e-300) || std::fabs(a - b) < 1e-300;
 }
 
-#define CHECK_CLOSE(a, b, what)                                                                                       \
-    QVERIFY2(close((a), (b)), qPrintable(QStringLiteral("%1: %2 vs oracle %3").arg(QLatin1String(what)).arg(a, 0, 'g', 17).arg(b, 0, 'g', 17)))
+#define CHECK_CLOSE(a, b, what)                                                                              \
+    QVERIFY2(close((a), (b)), qPrintable(QStringLiteral("%1: %2 vs oracle %3")                               \
+                                             .arg(QLatin1String(what))                                       \
+                                             .arg(a, 0, 'g', 17)                                             \
+                                             .arg(b, 0, 'g', 17)))
 
 void compareHistograms(const Histogram& a, const Histogram& b, const char* what) {
     QVERIFY2(a.edges() == b.edges(), what);
     QVERIFY2(a.counts() == b.counts(), what);
-    QVERIFY2(a.underflow() == b.underflow() && a.overflow() == b.overflow() && a.nanCount() == b.nanCount(), what);
+    QVERIFY2(a.underflow() == b.underflow() && a.overflow() == b.overflow() && a.nanCount() == b.nanCount(),
+             what);
 }
 
 // Everything but the floating sums exactly; the sums within `close` (or exactly when `bitwise`).
@@ -50,11 +53,13 @@ void compareAnalyses(const TensorAnalysis& f, const TensorAnalysis& r, bool bitw
     QCOMPARE(a.nanCount(), b.nanCount());
     QCOMPARE(a.infCount(), b.infCount());
     QCOMPARE(a.nonFiniteOutputCount(), b.nonFiniteOutputCount());
-    QVERIFY(close(a.maxAbsError(), b.maxAbsError()) && (std::isnan(b.maxAbsError()) || a.maxAbsError() == b.maxAbsError()));
+    QVERIFY(close(a.maxAbsError(), b.maxAbsError()) &&
+            (std::isnan(b.maxAbsError()) || a.maxAbsError() == b.maxAbsError()));
     QCOMPARE(a.worstIndex(), b.worstIndex());
     QVERIFY(close(a.ratioOver1e3(), b.ratioOver1e3()) && close(a.ratioOver5e3(), b.ratioOver5e3()));
     if (bitwise) {
-        QVERIFY(a.sumSqError() == b.sumSqError() || (std::isnan(a.sumSqError()) && std::isnan(b.sumSqError())));
+        QVERIFY(a.sumSqError() == b.sumSqError() ||
+                (std::isnan(a.sumSqError()) && std::isnan(b.sumSqError())));
     }
     CHECK_CLOSE(a.mse(), b.mse(), "mse");
     CHECK_CLOSE(a.sqnrDb(), b.sqnrDb(), "sqnr");
@@ -118,7 +123,8 @@ void TestFastAnalysis::matchesOracle() {
     } catch (const QuantError& e) { // shown as a skip with its reason, never dropped silently
         QSKIP(e.what());
     }
-    const Tensor tensor = tensorOf(conformanceValues(elementCount(sh), 11 + shape), sh, static_cast<DType>(dtype));
+    const Tensor tensor =
+        tensorOf(conformanceValues(elementCount(sh), 11 + shape), sh, static_cast<DType>(dtype));
     const std::vector<float> x = tensor.toFloatVector();
     Job job;
     job.plan = plan;
@@ -151,7 +157,8 @@ void TestFastAnalysis::logBinsAgreeWithLog10() {
         one.add(v);
         const auto& c = one.counts();
         const auto bin = std::find(c.begin(), c.end(), 1) - c.begin();
-        QVERIFY(v >= edges[static_cast<std::size_t>(bin)] && (v < edges[static_cast<std::size_t>(bin) + 1] || bin == 59));
+        QVERIFY(v >= edges[static_cast<std::size_t>(bin)] &&
+                (v < edges[static_cast<std::size_t>(bin) + 1] || bin == 59));
         const double t = (std::log10(v) - a) / w;
         if (std::fabs(t - std::round(t)) > 1e-9) QCOMPARE(bin, static_cast<long>(std::floor(t)));
         probe.add(v);

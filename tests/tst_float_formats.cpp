@@ -1,12 +1,12 @@
 // Narrow float encoders checked exhaustively: every representable value, every midpoint between
 // neighbours (ties to the even code) and the floats just either side of it, plus spec §7.6.
+#include "quant_test_util.h"
+#include "tensor/float_formats.h"
+
 #include <QTest>
 #include <cmath>
 #include <limits>
 #include <map>
-
-#include "quant_test_util.h"
-#include "tensor/float_formats.h"
 
 using namespace ql;
 
@@ -21,9 +21,12 @@ struct FormatDesc {
 
 FormatDesc desc(MiniFloat f) {
     switch (f) {
-    case MiniFloat::E4M3FN: return {4, 3, 7, true, false};
-    case MiniFloat::E5M2: return {5, 2, 15, false, true};
-    case MiniFloat::E2M1: break;
+    case MiniFloat::E4M3FN:
+        return {4, 3, 7, true, false};
+    case MiniFloat::E5M2:
+        return {5, 2, 15, false, true};
+    case MiniFloat::E2M1:
+        break;
     }
     return {2, 1, 1, false, false};
 }
@@ -108,7 +111,8 @@ void TestFloatFormats::overflow_data() {
     QTest::addRow("e5m2/-inf") << MiniFloat::E5M2 << -inf << 0xFB << 0xFC;
     QTest::addRow("e2m1/7-saturates") << MiniFloat::E2M1 << 7.0f << 0x7 << 0x7;
     QTest::addRow("e2m1/inf") << MiniFloat::E2M1 << inf << 0x7 << 0x7;
-    QTest::addRow("e2m1/nan-is-plus-6") << MiniFloat::E2M1 << std::numeric_limits<float>::quiet_NaN() << 0x7 << 0x7;
+    QTest::addRow("e2m1/nan-is-plus-6")
+        << MiniFloat::E2M1 << std::numeric_limits<float>::quiet_NaN() << 0x7 << 0x7;
 }
 
 void TestFloatFormats::overflow() {
@@ -127,7 +131,8 @@ void TestFloatFormats::specVectors_data() {
     QTest::addRow("e4m3/ties") << MiniFloat::E4M3FN << std::vector<float>{1.0625f, 1.1875f, 17, 19}
                                << std::vector<int>{0x38, 0x3A, 0x58, 0x5A};
     QTest::addRow("e4m3/subnormals") << MiniFloat::E4M3FN
-                                     << std::vector<float>{std::ldexp(1.0f, -10), 3 * std::ldexp(1.0f, -11), 0.0068359375f}
+                                     << std::vector<float>{std::ldexp(1.0f, -10), 3 * std::ldexp(1.0f, -11),
+                                                           0.0068359375f}
                                      << std::vector<int>{0x00, 0x01, 0x04};
     QTest::addRow("e5m2/ties") << MiniFloat::E5M2 << std::vector<float>{1.125f, 1.375f, 60000}
                                << std::vector<int>{0x3C, 0x3E, 0x7B};
@@ -135,7 +140,8 @@ void TestFloatFormats::specVectors_data() {
                                      << std::vector<float>{std::ldexp(1.0f, -17), 3 * std::ldexp(1.0f, -18)}
                                      << std::vector<int>{0x00, 0x01};
     QTest::addRow("e2m1/positive") << MiniFloat::E2M1
-                                   << std::vector<float>{0.25f, 0.26f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 5.1f, 7, 100}
+                                   << std::vector<float>{0.25f, 0.26f, 0.75f, 1.25f, 1.75f, 2.5f,
+                                                         3.5f,  5.0f,  5.1f,  7,     100}
                                    << std::vector<int>{0, 1, 2, 2, 4, 4, 6, 6, 7, 7, 7};
     QTest::addRow("e2m1/negative") << MiniFloat::E2M1 << std::vector<float>{-0.25f, -2.5f, -5, -7}
                                    << std::vector<int>{0x8, 0xC, 0xE, 0xF};

@@ -1,6 +1,9 @@
 // Renders the main window with results for the bundled sample model (or a fixture of our own when
 // the sample is missing) to <build>/screenshots/quantlens_sample.png, so anyone can look at it.
-#include <cmath>
+#include "gui/mainwindow.h"
+#include "io/safetensors_writer.h"
+#include "widgets/configpanel.h"
+#include "widgets/tensorbrowser.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -9,14 +12,10 @@
 #include <QLabel>
 #include <QSignalSpy>
 #include <QStandardPaths>
-#include <QTemporaryDir>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
-
-#include "gui/mainwindow.h"
-#include "io/safetensors_writer.h"
-#include "widgets/configpanel.h"
-#include "widgets/tensorbrowser.h"
+#include <cmath>
 
 using namespace ql;
 
@@ -30,7 +29,8 @@ private slots:
         QTemporaryDir dir;
         if (!QFileInfo::exists(file)) {
             std::vector<float> v(96 * 64);
-            for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(0.37 * i) * (1 + i % 7));
+            for (std::size_t i = 0; i < v.size(); ++i)
+                v[i] = static_cast<float>(std::sin(0.37 * i) * (1 + i % 7));
             file = dir.filePath(QStringLiteral("fixture.safetensors"));
             writeSafetensors(file.toStdString(), {{"layer.weight", Tensor::fromFloats({96, 64}, v)}});
         }
@@ -53,7 +53,8 @@ private slots:
         // Not a blank window: the plots put many distinct colours on it.
         QSet<QRgb> colours;
         for (int y = 0; y < image.height(); y += 7)
-            for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
+            for (int x = 0; x < image.width(); x += 7)
+                colours.insert(image.pixel(x, y));
         QVERIFY2(colours.size() > 50, qPrintable(QStringLiteral("only %1 colours").arg(colours.size())));
         qInfo("screenshot: %s", qPrintable(out));
         window.tabs()->setCurrentIndex(1); // timing
@@ -69,7 +70,8 @@ private slots:
         QVERIFY(shown.wait(60000));
         window.tabs()->setCurrentIndex(2);
         QTest::qWait(50);
-        QVERIFY(window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_compare.png")));
+        QVERIFY(
+            window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_compare.png")));
         QSignalSpy model(&window, &MainWindow::modelShown);
         window.quantizeAll();
         QVERIFY(model.wait(120000));
@@ -101,10 +103,12 @@ private slots:
         window.tabs()->setCurrentIndex(2);
         QTest::qWait(50);
         QString text;
-        for (const QLabel* l : window.tabs()->currentWidget()->findChildren<QLabel*>()) text += l->text();
+        for (const QLabel* l : window.tabs()->currentWidget()->findChildren<QLabel*>())
+            text += l->text();
         QVERIFY2(text.contains(QStringLiteral("codes differ")) && text.contains(QStringLiteral("reciprocal")),
                  qPrintable(text));
-        QVERIFY(window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_mismatch.png")));
+        QVERIFY(
+            window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_mismatch.png")));
     }
 };
 

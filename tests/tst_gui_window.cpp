@@ -2,20 +2,6 @@
 // change scheme and dtype, run, and check what the pages hold; compare two presets; invalid
 // combinations explained inline; Quantize all and the model table; cancel a long run; stale
 // results dropped; malformed files; exports and sessions.
-#include <cmath>
-
-#include <QComboBox>
-#include <QFile>
-#include <QProcess>
-#include <QLabel>
-#include <QSignalSpy>
-#include <QStandardPaths>
-#include <QTableView>
-#include <QTemporaryDir>
-#include <QTest>
-
-#include <nlohmann/json.hpp>
-
 #include "gui/mainwindow.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
@@ -29,6 +15,18 @@
 #include "widgets/qcp.h"
 #include "widgets/tensorbrowser.h"
 
+#include <QComboBox>
+#include <QFile>
+#include <QLabel>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
 using namespace ql;
 
 namespace {
@@ -36,7 +34,8 @@ namespace {
 Tensor wave(Shape shape, double phase) {
     std::vector<float> v(static_cast<std::size_t>(elementCount(shape)));
     for (std::size_t i = 0; i < v.size(); ++i)
-        v[i] = static_cast<float>(std::sin(phase + 0.61 * i) * (0.2 + (i % 13) * 0.05) + (i % 97 == 0 ? 3.0 : 0.0));
+        v[i] = static_cast<float>(std::sin(phase + 0.61 * i) * (0.2 + (i % 13) * 0.05) +
+                                  (i % 97 == 0 ? 3.0 : 0.0));
     return Tensor::fromFloats(std::move(shape), v);
 }
 
@@ -68,7 +67,8 @@ private slots:
         // Many large tensors with an expensive calibration: a run long enough to cancel.
         m_bigFile = path("big.safetensors");
         std::vector<NamedTensor> big;
-        for (int i = 0; i < 24; ++i) big.push_back({"block." + std::to_string(i) + ".weight", wave({512, 1024}, i)});
+        for (int i = 0; i < 24; ++i)
+            big.push_back({"block." + std::to_string(i) + ".weight", wave({512, 1024}, i)});
         writeSafetensors(m_bigFile.toStdString(), big);
     }
 
@@ -151,7 +151,8 @@ private slots:
         // Error page: a histogram whose counts sum to the element count.
         double sum = 0;
         auto* err = w.pages()[1]->plots()[0]->graph(0);
-        for (int i = 0; i + 1 < err->data()->size(); ++i) sum += std::isnan(err->data()->at(i)->value) ? 0 : err->data()->at(i)->value;
+        for (int i = 0; i + 1 < err->data()->size(); ++i)
+            sum += std::isnan(err->data()->at(i)->value) ? 0 : err->data()->at(i)->value;
         QCOMPARE(sum, 64.0 * 128.0);
     }
 
@@ -192,7 +193,8 @@ private slots:
     void scalesFromAFile() {
         const QString scaleFile = path("scales.safetensors");
         std::vector<float> scales(64);
-        for (std::size_t i = 0; i < scales.size(); ++i) scales[i] = 0.004f + 0.0001f * static_cast<float>(i);
+        for (std::size_t i = 0; i < scales.size(); ++i)
+            scales[i] = 0.004f + 0.0001f * static_cast<float>(i);
         writeSafetensors(scaleFile.toStdString(), {{"mlp.scale", Tensor::fromFloats({64}, scales)}});
         MainWindow w;
         QVERIFY(w.openFile(m_file));
@@ -215,9 +217,10 @@ private slots:
         const QuantPlan plan = planQuantization(c->spec(), {64, 128});
         QuantParams given;
         given.scales = scales;
-        QCOMPARE(o->a.codes, quantizeReference(plan, given, openTensorSource(m_file.toStdString())
-                                                               ->load("layers.0.mlp.weight")
-                                                               .toFloatVector()));
+        QCOMPARE(o->a.codes,
+                 quantizeReference(
+                     plan, given,
+                     openTensorSource(m_file.toStdString())->load("layers.0.mlp.weight").toFloatVector()));
         // ascend-quant multiplies: the same steps arrive there as their inverses.
         QCOMPARE(o->b->report.params.scales.front(), 1.0f / scales.front());
 
@@ -231,10 +234,12 @@ private slots:
         MainWindow w;
         QVERIFY(w.openFile(m_file));
         QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight")));
-        QVERIFY2(w.config()->problem().isEmpty(), qPrintable(w.config()->problem())); // torch int8 per-channel
+        QVERIFY2(w.config()->problem().isEmpty(),
+                 qPrintable(w.config()->problem()));                          // torch int8 per-channel
         chooseData(w.config()->compareBox(), QStringLiteral("preset:nvfp4")); // nvfp4 has no int8
-        QVERIFY(w.config()->plan()); // A alone is fine
-        QVERIFY2(w.config()->problem().contains(QStringLiteral("Preset B (nvfp4)")), qPrintable(w.config()->problem()));
+        QVERIFY(w.config()->plan());                                          // A alone is fine
+        QVERIFY2(w.config()->problem().contains(QStringLiteral("Preset B (nvfp4)")),
+                 qPrintable(w.config()->problem()));
         QCOMPARE(w.config()->statusLabel()->text(), w.config()->problem());
         QSignalSpy busy(w.runner(), &JobRunner::busyChanged);
         w.quantizeSelected();
@@ -338,7 +343,8 @@ private slots:
     // The GUI's Quantize all and `quantlens-cli quantize --all` run the same core/job: on the bundled
     // model their reports are the same, timings aside.
     void wholeModelReportMatchesCli() {
-        const QString sample = QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
+        const QString sample =
+            QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
         MainWindow w;
         QVERIFY(w.openFile(sample));
         QSignalSpy model(&w, &MainWindow::modelShown);
@@ -348,7 +354,8 @@ private slots:
         w.tabs()->setCurrentWidget(w.modelTable());
         QVERIFY2(w.exportPlot(path("table.png")), qPrintable(w.errorText()));
         const int rows = w.modelTable()->model()->rowCount();
-        QVERIFY(QImage(path("table.png")).height() >= rows * w.modelTable()->view()->verticalHeader()->defaultSectionSize());
+        QVERIFY(QImage(path("table.png")).height() >=
+                rows * w.modelTable()->view()->verticalHeader()->defaultSectionSize());
         const QString guiReport = path("gui-report.json"), cliReport = path("cli-report.json");
         QVERIFY2(w.exportReport(guiReport), qPrintable(w.errorText()));
         QProcess cli;
@@ -362,7 +369,8 @@ private slots:
             if (!f.open(QIODevice::ReadOnly)) return nlohmann::json();
             const QByteArray bytes = f.readAll();
             nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end());
-            for (auto& t : j["tensors"]) t.erase("timing");
+            for (auto& t : j["tensors"])
+                t.erase("timing");
             return j;
         };
         const nlohmann::json gui = load(guiReport), cli2 = load(cliReport);
@@ -373,7 +381,8 @@ private slots:
     // A report merged from shards opens as a whole-model run shows: the table, then each tensor's
     // plots drawn from the report alone, equal to what was written.
     void opensMergedReport() {
-        const QString sample = QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
+        const QString sample =
+            QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
         auto cli = [&](const QStringList& args) {
             QProcess p;
             p.setWorkingDirectory(m_dir.path());
@@ -491,7 +500,8 @@ private slots:
         QVERIFY(restored.loadSessionFrom(path("s.json")));
         QCOMPARE(restored.browser()->selectedTensor(), std::string("layers.0.mlp.weight"));
         QCOMPARE(restored.config()->spec(), w.config()->spec());
-        QCOMPARE(restored.config()->paramFiles().scales, w.config()->paramFiles().scales); // the scale file too
+        QCOMPARE(restored.config()->paramFiles().scales,
+                 w.config()->paramFiles().scales);  // the scale file too
         QVERIFY(!restored.loadSessionFrom(m_file)); // not a session: a message
         QVERIFY(restored.errorText().contains(QStringLiteral("session")));
     }

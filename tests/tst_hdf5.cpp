@@ -1,24 +1,22 @@
 // HDF5 in: files written by h5py (every integer and float type, both byte orders, contiguous, chunked
 // and gzip storage, Keras model_weights groups) are read bit for bit; bad files become FileErrors
 // and the HDF5 library prints nothing to the terminal.
-#include <QTemporaryDir>
-#include <QTest>
-
-#include <cstdio>
-#include <unistd.h>
-
 #include "io/hdf5_source.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
 #include "tensor/error.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+#include <cstdio>
+#include <unistd.h>
 
 using namespace ql;
 using namespace qltest;
 
 namespace {
 // Captures what is written to stderr (fd 2) while `fn` runs: HDF5 prints its error stack there.
-template <typename Fn>
-std::string stderrOf(Fn&& fn) {
+template <typename Fn> std::string stderrOf(Fn&& fn) {
     std::fflush(stderr);
     FILE* tmp = std::tmpfile();
     const int saved = ::dup(2);
@@ -32,7 +30,8 @@ std::string stderrOf(Fn&& fn) {
     ::close(saved);
     std::string out;
     std::rewind(tmp);
-    for (int c; (c = std::fgetc(tmp)) != EOF;) out += static_cast<char>(c);
+    for (int c; (c = std::fgetc(tmp)) != EOF;)
+        out += static_cast<char>(c);
     std::fclose(tmp);
     return out;
 }
@@ -53,7 +52,8 @@ private slots:
         m_file = m_dir.path().toStdString() + "/h5py.h5";
         QString err;
         runPython({pythonScript("io_hdf5.py"), QStringLiteral("make"), QString::fromStdString(m_file),
-                   m_dir.path() + QStringLiteral("/h5py.json")}, &err);
+                   m_dir.path() + QStringLiteral("/h5py.json")},
+                  &err);
         QVERIFY2(err.isEmpty(), qPrintable(err));
         m_expected = nlohmann::json::parse(readFile(m_dir.path().toStdString() + "/h5py.json"));
     }
@@ -66,10 +66,12 @@ private slots:
                 for (const char* storage : {"contiguous", "chunked", "gzip"}) {
                     if (QByteArray(kind) == "b1" && QByteArray(order) == "be") continue;
                     QTest::addRow("%s/%s/%s", kind, order, storage)
-                        << QStringLiteral("types/%1/%2/%3").arg(QLatin1String(kind), QLatin1String(order), QLatin1String(storage));
+                        << QStringLiteral("types/%1/%2/%3")
+                               .arg(QLatin1String(kind), QLatin1String(order), QLatin1String(storage));
                 }
-        for (const char* keras : {"model_weights/dense/dense/kernel:0", "model_weights/dense/dense/bias:0",
-                                  "model_weights/conv2d/conv2d/kernel:0", "model_weights/conv2d/conv2d/bias:0"})
+        for (const char* keras :
+             {"model_weights/dense/dense/kernel:0", "model_weights/dense/dense/bias:0",
+              "model_weights/conv2d/conv2d/kernel:0", "model_weights/conv2d/conv2d/bias:0"})
             QTest::addRow("keras/%s", keras) << QString::fromUtf8(keras);
         QTest::addRow("scalar") << QStringLiteral("scalar");
         QTest::addRow("zero-length") << QStringLiteral("empty");
@@ -86,7 +88,8 @@ private slots:
         QCOMPARE(info->shape, exp["shape"].get<Shape>());
         const Tensor t = src->load(name);
         QCOMPARE(toHex(t), exp["hex"].get<std::string>());
-        if (dataset.endsWith(QLatin1String("gzip"))) QVERIFY(info->location.find("gzip") != std::string::npos);
+        if (dataset.endsWith(QLatin1String("gzip")))
+            QVERIFY(info->location.find("gzip") != std::string::npos);
         if (!info->shape.empty() && info->shape[0] > 2) { // a row slice equals the same bytes of the whole
             const Tensor rows = src->loadRows(name, 1, 2);
             const std::size_t rowBytes = t.byteSize() / static_cast<std::size_t>(info->shape[0]);
@@ -104,8 +107,10 @@ private slots:
     void explainsUnsupportedTypes_data() {
         QTest::addColumn<QString>("dataset");
         QTest::addColumn<QString>("reason");
-        QTest::addRow("string") << QStringLiteral("unsupported/strings") << QStringLiteral("unsupported type: string");
-        QTest::addRow("compound") << QStringLiteral("unsupported/compound") << QStringLiteral("unsupported type: compound");
+        QTest::addRow("string") << QStringLiteral("unsupported/strings")
+                                << QStringLiteral("unsupported type: string");
+        QTest::addRow("compound") << QStringLiteral("unsupported/compound")
+                                  << QStringLiteral("unsupported type: compound");
         QTest::addRow("uint64") << QStringLiteral("unsupported/uint64") << QStringLiteral("uint64");
         QTest::addRow("missing") << QStringLiteral("no/such/dataset") << QStringLiteral("no dataset named");
     }
@@ -119,7 +124,8 @@ private slots:
             QFAIL("loaded an unsupported dataset");
         } catch (const FileError& e) {
             const QString msg = QString::fromUtf8(e.what());
-            QVERIFY2(msg.contains(reason) && msg.contains(dataset) && msg.contains(QString::fromStdString(m_file)),
+            QVERIFY2(msg.contains(reason) && msg.contains(dataset) &&
+                         msg.contains(QString::fromStdString(m_file)),
                      qPrintable(msg));
         }
     }
@@ -129,8 +135,10 @@ private slots:
         QTest::addColumn<QString>("reason");
         QTest::addRow("text") << QByteArray("this is not HDF5 at all") << QStringLiteral("not an HDF5 file");
         QTest::addRow("empty") << QByteArray() << QStringLiteral("not an HDF5 file");
-        QTest::addRow("truncated-signature") << QByteArray("\x89HDF\r\n\x1a\n\0\0\0", 11) << QStringLiteral("HDF5");
-        QTest::addRow("keras3-zip") << QByteArray("PK\x03\x04 zip archive", 16) << QStringLiteral("zip archive");
+        QTest::addRow("truncated-signature")
+            << QByteArray("\x89HDF\r\n\x1a\n\0\0\0", 11) << QStringLiteral("HDF5");
+        QTest::addRow("keras3-zip") << QByteArray("PK\x03\x04 zip archive", 16)
+                                    << QStringLiteral("zip archive");
     }
     void rejectsFilesThatAreNotHdf5() {
         QFETCH(QByteArray, bytes);

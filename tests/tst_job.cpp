@@ -1,23 +1,22 @@
 // core/job, the one pipeline: tensor, compare, model and sweep jobs, and the policy both front ends
 // share (failures reported and the run goes on, tensors the spec cannot apply to passed through,
 // scales from a file looked up per tensor by name).
-#include <QTemporaryDir>
-#include <QtTest>
-
-#include <random>
-
 #include "analysis/analyzer.h"
+#include "backend_test_util.h"
 #include "builtin_backends.h"
 #include "io/safetensors_source.h"
 #include "io/safetensors_writer.h"
-#include "quantlens/config.h"
 #include "job/job.h"
 #include "job/suggest.h"
+#include "job_test_util.h"
 #include "quant/reference.h"
+#include "quantlens/config.h"
 #include "tensor/error.h"
 #include "tensor/float_formats.h"
-#include "backend_test_util.h"
-#include "job_test_util.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+#include <random>
 
 using namespace ql;
 
@@ -118,7 +117,8 @@ void TestJob::modelJobPassesThroughAndContinues() {
     QVERIFY(reportNamed(out, "fc1.weight").quantized());
     QVERIFY(reportNamed(out, "fc2.weight").quantized());
     QVERIFY(!reportNamed(out, "fc1.bias").passedThrough.empty());
-    QVERIFY(QString::fromStdString(reportNamed(out, "position_ids").passedThrough).contains(QLatin1String("int64")));
+    QVERIFY(QString::fromStdString(reportNamed(out, "position_ids").passedThrough)
+                .contains(QLatin1String("int64")));
     QVERIFY(!reportNamed(out, "odd.weight").passedThrough.empty());
     QCOMPARE(out.quantized.size(), std::size_t{2});
     // Named by the user, a tensor the spec cannot apply to is a failure, not a pass-through.
@@ -176,7 +176,8 @@ void TestJob::fileScalesAreLookedUpPerTensor() {
     Fixture f;
     const std::string params = f.dir.filePath(QStringLiteral("params.safetensors")).toStdString();
     std::vector<float> scales(64);
-    for (std::size_t i = 0; i < scales.size(); ++i) scales[i] = 0.01f * static_cast<float>(i + 1);
+    for (std::size_t i = 0; i < scales.size(); ++i)
+        scales[i] = 0.01f * static_cast<float>(i + 1);
     writeSafetensors(params, {{"fc1.weight_scale", Tensor::fromFloats({64}, scales)}});
     QuantSpec s = int8PerChannel();
     s.calibration.method = CalibMethod::Explicit;
@@ -187,7 +188,8 @@ void TestJob::fileScalesAreLookedUpPerTensor() {
     const TensorReport& fc1 = reportNamed(out, "fc1.weight");
     QVERIFY(fc1.quantized());
     QCOMPARE(fc1.params.scales, scales);
-    QVERIFY(QString::fromStdString(reportNamed(out, "fc2.weight").error).contains(QLatin1String("fc2.weight_scale")));
+    QVERIFY(QString::fromStdString(reportNamed(out, "fc2.weight").error)
+                .contains(QLatin1String("fc2.weight_scale")));
 }
 
 void TestJob::oneTensorsScalesRefusedOnManyTensors() {
@@ -256,7 +258,8 @@ void TestJob::cancelStopsTheModelJob() {
     int finished = 0;
     events.progress = [](double) { return false; };
     events.finished = [&](const TensorReport&) { ++finished; };
-    QVERIFY_THROWS_EXCEPTION(Cancelled, runModelJob(f.request(int8PerChannel()), {"fc1.weight", "fc2.weight"}, {}, events));
+    QVERIFY_THROWS_EXCEPTION(
+        Cancelled, runModelJob(f.request(int8PerChannel()), {"fc1.weight", "fc2.weight"}, {}, events));
     QCOMPARE(finished, 0);
 }
 

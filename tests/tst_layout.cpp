@@ -1,8 +1,8 @@
 // The scale indexer: every layout maps elements to the scale an operator would use.
-#include <QTest>
-
 #include "quant/layout.h"
 #include "tensor/error.h"
+
+#include <QTest>
 
 using namespace ql;
 
@@ -33,7 +33,7 @@ void TestLayout::ragged() {
     const Layout r{{DimMapping::ragged({1, 4, 6, 6}), DimMapping::full()}};
     ScaleIndexer idx(r, {6, 4});
     QCOMPARE(idx.scaleCount(), std::int64_t(16));
-    QCOMPARE(idx.scaleIndexOf(0), std::int64_t(0));      // row 0 -> group 0
+    QCOMPARE(idx.scaleIndexOf(0), std::int64_t(0));             // row 0 -> group 0
     QCOMPARE(idx.scaleIndexOf(3 * 4 + 1), std::int64_t(4 + 1)); // row 3 -> group 1
     QCOMPARE(idx.scaleIndexOf(5 * 4 + 3), std::int64_t(8 + 3)); // row 5 -> group 2 (group 3 empty)
 }

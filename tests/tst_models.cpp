@@ -1,15 +1,15 @@
 // Every item model the widgets expose passes QAbstractItemModelTester, and behaves as the pages
 // rely on: the tensor tree groups by prefix, the filter keeps parents of matches, the model table
 // sorts worst first.
-#include <QAbstractItemModelTester>
-#include <QLineEdit>
-#include <QSortFilterProxyModel>
-#include <QTest>
-
 #include "widgets/modeltablemodel.h"
 #include "widgets/plantablemodel.h"
 #include "widgets/tensorbrowser.h"
 #include "widgets/tensortreemodel.h"
+
+#include <QAbstractItemModelTester>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QTest>
 
 using namespace ql;
 
@@ -17,17 +17,23 @@ namespace {
 
 std::vector<TensorInfo> inventory() {
     auto t = [](const char* name, Shape shape, DType d = DType::F32) {
-        return TensorInfo{name, d, shape, static_cast<std::uint64_t>(elementCount(shape) * storageBytes(d)), "fixture"};
+        return TensorInfo{name, d, shape, static_cast<std::uint64_t>(elementCount(shape) * storageBytes(d)),
+                          "fixture"};
     };
-    return {t("model.layers.0.mlp.down_proj.weight", {64, 128}), t("model.layers.0.mlp.up_proj.weight", {128, 64}),
-            t("model.layers.1.mlp.down_proj.weight", {64, 128}), t("model.embed_tokens.weight", {100, 64}),
-            t("lm_head.weight", {100, 64}), t("scalar", {}), t("step", {1}, DType::I64)};
+    return {t("model.layers.0.mlp.down_proj.weight", {64, 128}),
+            t("model.layers.0.mlp.up_proj.weight", {128, 64}),
+            t("model.layers.1.mlp.down_proj.weight", {64, 128}),
+            t("model.embed_tokens.weight", {100, 64}),
+            t("lm_head.weight", {100, 64}),
+            t("scalar", {}),
+            t("step", {1}, DType::I64)};
 }
 
 /// A source that only lists (the browser never loads).
 class ListingSource : public TensorSource {
 public:
-    explicit ListingSource(std::vector<TensorInfo> t) : m_tensors(std::move(t)) {}
+    explicit ListingSource(std::vector<TensorInfo> t)
+        : m_tensors(std::move(t)) {}
     const std::string& path() const override { return m_path; }
     const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
     Tensor load(const std::string&) const override { return {}; }
@@ -70,7 +76,8 @@ private slots:
         QCOMPARE(leaf.data().toString(), QStringLiteral("down_proj.weight"));
         QCOMPARE(leaf.parent().data().toString(), QStringLiteral("mlp"));
         QCOMPARE(leaf.parent().parent().data().toString(), QStringLiteral("0"));
-        QCOMPARE(leaf.siblingAtColumn(TensorTreeModel::ShapeColumn).data().toString(), QStringLiteral("[64, 128]"));
+        QCOMPARE(leaf.siblingAtColumn(TensorTreeModel::ShapeColumn).data().toString(),
+                 QStringLiteral("[64, 128]"));
         QCOMPARE(leaf.siblingAtColumn(TensorTreeModel::DTypeColumn).data().toString(), QStringLiteral("f32"));
         QCOMPARE(leaf.data(TensorTreeModel::TensorNameRole).toString(),
                  QStringLiteral("model.layers.0.mlp.down_proj.weight"));
@@ -91,7 +98,8 @@ private slots:
     void browserFilterKeepsParents() {
         TensorBrowser browser;
         ListingSource source(inventory());
-        QAbstractItemModelTester tester(browser.proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(browser.proxy(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         browser.setSource(&source);
         QTest::keyClicks(browser.filterEdit(), QStringLiteral("up_proj"));
         QCOMPARE(browser.proxy()->rowCount(), 1); // "model" only
@@ -142,14 +150,29 @@ private slots:
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         auto m = std::make_shared<PlanMeasurements>();
         m->candidates = planCandidatesNamed({"int4-g32", "keep"});
-        m->tensors = {{"x.weight", {4, 32}, DType::BF16, 128, false, {}, {{576, 2.0, 20.0, {}, {}}, {2048, 0.0, INFINITY, {}, {}}}},
-                      {"y.weight", {4, 30}, DType::BF16, 120, false, {}, {{-1, NAN, NAN, "blocks of 32 do not fit", {}}, {1920, 0.0, INFINITY, {}, {}}}}};
+        m->tensors = {{"x.weight",
+                       {4, 32},
+                       DType::BF16,
+                       128,
+                       false,
+                       {},
+                       {{576, 2.0, 20.0, {}, {}}, {2048, 0.0, INFINITY, {}, {}}}},
+                      {"y.weight",
+                       {4, 30},
+                       DType::BF16,
+                       120,
+                       false,
+                       {},
+                       {{-1, NAN, NAN, "blocks of 32 do not fit", {}}, {1920, 0.0, INFINITY, {}, {}}}}};
         const PlanResult r = choosePlan(*m, {11.0, 0});
         model.setPlan(m, r);
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(model.index(0, PlanTableModel::FormatColumn).data().toString(), QStringLiteral("int4-g32"));
         QCOMPARE(model.index(1, PlanTableModel::FormatColumn).data().toString(), QStringLiteral("keep"));
-        QVERIFY(model.index(1, 0).data(Qt::ToolTipRole).toString().contains(QStringLiteral("blocks of 32 do not fit")));
+        QVERIFY(model.index(1, 0)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("blocks of 32 do not fit")));
         QCOMPARE(model.index(0, PlanTableModel::BitsColumn).data().toString(), QStringLiteral("4.5"));
         model.setPlan(nullptr, {});
         QCOMPARE(model.rowCount(), 0);

@@ -1,9 +1,9 @@
 // Sub-byte packing: torch quint4x2 bytes, Ascend int32 words, compressed-tensors words; round trips.
-#include <QTest>
-#include <random>
-
 #include "quant/packing.h"
 #include "quant_test_util.h"
+
+#include <QTest>
+#include <random>
 
 using namespace ql;
 
@@ -11,7 +11,8 @@ namespace {
 
 Codes codesOf(Target t, const std::vector<int>& values) {
     Codes c(t, std::int64_t(values.size()));
-    for (std::size_t i = 0; i < values.size(); ++i) c.set(std::int64_t(i), values[i]);
+    for (std::size_t i = 0; i < values.size(); ++i)
+        c.set(std::int64_t(i), values[i]);
     return c;
 }
 
@@ -38,8 +39,8 @@ void TestPacking::torchQuint4x2Bytes() {
 
 void TestPacking::ascendInt32Words() {
     // V-A8 / V-G2: element 8j+i in bits 4i..4i+3, signed nibbles.
-    const auto words = packInt32Words(codesOf(Target::Int4, {0, 1, 2, 3, 4, 5, 6, 7, -1, -2, -3, -4, -5, -6, -7, -8}),
-                                      {2, 8});
+    const auto words = packInt32Words(
+        codesOf(Target::Int4, {0, 1, 2, 3, 4, 5, 6, 7, -1, -2, -3, -4, -5, -6, -7, -8}), {2, 8});
     QCOMPARE(std::uint32_t(words[0]), 0x76543210u);
     QCOMPARE(std::uint32_t(words[1]), 0x89ABCDEFu);
 }

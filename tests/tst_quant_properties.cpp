@@ -1,12 +1,12 @@
 // Properties over a grid of presets, targets, layouts and odd/even shapes, on random data:
 // codes stay in range; every unclipped element dequantizes within half a step (fp: half an ulp).
-#include <QTest>
-#include <cmath>
-#include <random>
-
 #include "quant/calibration.h"
 #include "quant/packing.h"
 #include "quant_test_util.h"
+
+#include <QTest>
+#include <cmath>
+#include <random>
 
 using namespace ql;
 
@@ -43,11 +43,18 @@ void TestQuantProperties::grid_data() {
             return qltest::spec(p, t, Scheme::PerChannel, {0}, sym);
         };
         add("torch/int8/per-channel", pc(Preset::Torch, Target::Int8), shape);
-        add("torch/uint8/per-channel-asym", [&] { auto s = pc(Preset::Torch, Target::UInt8, false);
-            s.calibration.method = CalibMethod::MinMax; return s; }(), shape);
+        add(
+            "torch/uint8/per-channel-asym",
+            [&] {
+                auto s = pc(Preset::Torch, Target::UInt8, false);
+                s.calibration.method = CalibMethod::MinMax;
+                return s;
+            }(),
+            shape);
         add("torch/uint4/per-tensor", qltest::spec(Preset::Torch, Target::UInt4, Scheme::PerTensor), shape);
         add("tensorrt/int4/per-channel", pc(Preset::TensorRT, Target::Int4), shape);
-        add("tensorrt/fp8/per-tensor", qltest::spec(Preset::TensorRT, Target::Fp8E4M3, Scheme::PerTensor), shape);
+        add("tensorrt/fp8/per-tensor", qltest::spec(Preset::TensorRT, Target::Fp8E4M3, Scheme::PerTensor),
+            shape);
         add("tensorrt/fp4/per-channel", pc(Preset::TensorRT, Target::Fp4E2M1), shape);
         add("aclnn-quantize/int8", pc(Preset::AclnnQuantize, Target::Int8), shape);
         add("aclnn-quantize/fp8-e5m2", pc(Preset::AclnnQuantize, Target::Fp8E5M2), shape);
@@ -82,7 +89,8 @@ void TestQuantProperties::grid() {
     std::normal_distribution<float> normal(0.0f, 2.0f);
     const auto plan = planQuantization(spec, shape);
     std::vector<float> x(static_cast<std::size_t>(elementCount(shape)));
-    for (auto& v : x) v = normal(rng);
+    for (auto& v : x)
+        v = normal(rng);
     const auto params = calibrate(plan, x);
     const auto codes = quantizeReference(plan, params, x);
     const auto back = dequantizeReference(plan, params, codes);
@@ -103,8 +111,9 @@ void TestQuantProperties::grid() {
             QVERIFY(q >= plan.qmin() && q <= plan.qmax());
             if (q == plan.qmin() || q == plan.qmax()) return; // possibly clipped
             const double err = std::fabs(double(back[std::size_t(i)]) - double(x[std::size_t(i)]));
-            QVERIFY2(err <= step / 2 * (1 + 1e-5) + 1e-7,
-                     qPrintable(QStringLiteral("element %1: err %2 > step/2 %3").arg(i).arg(err).arg(step / 2)));
+            QVERIFY2(
+                err <= step / 2 * (1 + 1e-5) + 1e-7,
+                qPrintable(QStringLiteral("element %1: err %2 > step/2 %3").arg(i).arg(err).arg(step / 2)));
         }
         ++checked;
     });

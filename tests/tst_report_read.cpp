@@ -1,16 +1,16 @@
 // Reports read back: every entry a run writes rebuilds into the structures the pages draw, and
 // writing those again gives the same JSON (statistics exact from their accumulators, histograms,
 // per-group rows, codes, timing). And a whole-model run's bounded reports write what full ones do.
-#include <QTemporaryDir>
-#include <QtTest>
-
 #include "analysis/model_table.h"
 #include "analysis/report_read.h"
+#include "backend_test_util.h"
 #include "io/safetensors_writer.h"
 #include "job/job.h"
-#include "tensor/error.h"
-#include "backend_test_util.h"
 #include "job_test_util.h"
+#include "tensor/error.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
 
 using namespace ql;
 
@@ -21,7 +21,9 @@ QuantSpec makeSpec(Preset p, Target t, Scheme s, std::vector<int> axes, bool sym
 }
 
 // Writing ignores timings' other phases' minima; the rest must be identical text.
-std::string text(const TensorReport& r) { return toJson(r).dump(1); }
+std::string text(const TensorReport& r) {
+    return toJson(r).dump(1);
+}
 
 } // namespace
 
@@ -44,19 +46,24 @@ void TestReportRead::initTestCase() {
     m_model = m_dir.filePath(QStringLiteral("model.safetensors")).toStdString();
     std::vector<NamedTensor> t;
     t.push_back({"fc.weight", Tensor::fromFloats({64, 96}, qltest::normalValues(64 * 96, 1))});
-    t.push_back({"tall.weight", Tensor::fromFloats({5000, 32}, qltest::normalValues(5000 * 32, 2))}); // > 4096 rows
+    t.push_back(
+        {"tall.weight", Tensor::fromFloats({5000, 32}, qltest::normalValues(5000 * 32, 2))}); // > 4096 rows
     t.push_back({"half.weight", qltest::tensorOf(qltest::normalValues(32 * 64, 3), {32, 64}, DType::BF16)});
     t.push_back({"fc.bias", Tensor::fromFloats({64}, qltest::normalValues(64, 4))});
     t.push_back({"position_ids", Tensor(DType::I64, {1, 16})});
     writeSafetensors(m_model, t);
 }
 
-JobRequest TestReportRead::request(const QuantSpec& spec) const { return qltest::jobRequest(m_model, spec); }
+JobRequest TestReportRead::request(const QuantSpec& spec) const {
+    return qltest::jobRequest(m_model, spec);
+}
 
 void TestReportRead::entriesReadBackAsWritten_data() {
     QTest::addColumn<QuantSpec>("spec");
-    QTest::newRow("tensorrt int8 per-channel") << makeSpec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0});
-    QTest::newRow("torch uint8 asymmetric") << makeSpec(Preset::Torch, Target::UInt8, Scheme::PerChannel, {0}, false);
+    QTest::newRow("tensorrt int8 per-channel")
+        << makeSpec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0});
+    QTest::newRow("torch uint8 asymmetric")
+        << makeSpec(Preset::Torch, Target::UInt8, Scheme::PerChannel, {0}, false);
     auto block = makeSpec(Preset::TensorRT, Target::Int4, Scheme::Block, {});
     block.block = {1, 32};
     QTest::newRow("tensorrt int4 block 1x32") << block;
@@ -72,7 +79,8 @@ void TestReportRead::entriesReadBackAsWritten() {
     QFETCH(QuantSpec, spec);
     const JobRequest r = request(spec);
     std::vector<std::string> names;
-    for (const auto& t : r.source->tensors()) names.push_back(t.name);
+    for (const auto& t : r.source->tensors())
+        names.push_back(t.name);
     const ModelOutcome out = runModelJob(r, names);
     QVERIFY(out.reports.size() == names.size());
     int quantized = 0;
@@ -93,7 +101,8 @@ void TestReportRead::entriesReadBackAsWritten() {
     QVERIFY(quantized >= 2);
     // The whole-model table of the report equals the run's.
     nlohmann::json tensors = nlohmann::json::array();
-    for (const auto& w : out.reports) tensors.push_back(toJson(w));
+    for (const auto& w : out.reports)
+        tensors.push_back(toJson(w));
     const auto fromJson = modelRows(tensors, "report.json");
     const auto fromRun = modelRows(out.reports);
     QCOMPARE(fromJson.size(), fromRun.size());
@@ -134,11 +143,36 @@ void TestReportRead::malformedEntriesAreRefused() {
     } cases[] = {
         {"not an object", nlohmann::json::array()},
         {"no name", nlohmann::json{{"shape", {1}}}},
-        {"no accumulators", [&] { auto j = good; j["stats"].erase("accumulators"); return j; }()},
-        {"short column", [&] { auto j = good; j["per_channel"]["count"].erase(0); return j; }()},
-        {"string count", [&] { auto j = good; j["histograms"]["error"]["counts"][0] = "7"; return j; }()},
-        {"bad code pair", [&] { auto j = good; j["histograms"]["codes"][0] = {1}; return j; }()},
-        {"unknown preset", [&] { auto j = good; j["spec"]["preset"] = "nonesuch"; return j; }()},
+        {"no accumulators",
+         [&] {
+             auto j = good;
+             j["stats"].erase("accumulators");
+             return j;
+         }()},
+        {"short column",
+         [&] {
+             auto j = good;
+             j["per_channel"]["count"].erase(0);
+             return j;
+         }()},
+        {"string count",
+         [&] {
+             auto j = good;
+             j["histograms"]["error"]["counts"][0] = "7";
+             return j;
+         }()},
+        {"bad code pair",
+         [&] {
+             auto j = good;
+             j["histograms"]["codes"][0] = {1};
+             return j;
+         }()},
+        {"unknown preset",
+         [&] {
+             auto j = good;
+             j["spec"]["preset"] = "nonesuch";
+             return j;
+         }()},
     };
     for (const auto& c : cases) {
         bool refused = false;

@@ -1,15 +1,14 @@
 // safetensors in and out: files written by Python's struct+json are read bit for bit, files written
 // by QuantLens are read back bit for bit by Python, for every dtype; sharded indexes; atomic writes.
-#include <QTemporaryDir>
-#include <QTest>
-
-#include <filesystem>
-
 #include "io/safetensors_source.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
 #include "tensor/error.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+#include <filesystem>
 
 using namespace ql;
 using namespace qltest;
@@ -22,7 +21,9 @@ private:
     QTemporaryDir m_dir;
     nlohmann::json m_expected;
     std::string m_pythonFile;
-    std::string path(const char* name) const { return QString(m_dir.path() + QLatin1Char('/')).toStdString() + name; }
+    std::string path(const char* name) const {
+        return QString(m_dir.path() + QLatin1Char('/')).toStdString() + name;
+    }
 
     static Tensor bytesTensor(DType dtype, Shape shape, const std::string& bytes) {
         Tensor t(dtype, std::move(shape));
@@ -36,15 +37,17 @@ private slots:
         if (!pythonHas(QStringLiteral("numpy"))) return; // the Python rows skip themselves
         m_pythonFile = path("python.safetensors");
         QString err;
-        runPython({pythonScript("io_safetensors.py"), QStringLiteral("make"), QString::fromStdString(m_pythonFile),
-                   QString::fromStdString(path("python.json"))}, &err);
+        runPython({pythonScript("io_safetensors.py"), QStringLiteral("make"),
+                   QString::fromStdString(m_pythonFile), QString::fromStdString(path("python.json"))},
+                  &err);
         QVERIFY2(err.isEmpty(), qPrintable(err));
         m_expected = nlohmann::json::parse(readFile(path("python.json")));
     }
 
     void readsPythonFile_data() {
         QTest::addColumn<QString>("tensor");
-        for (const char* dt : {"f64", "f32", "f16", "bf16", "i8", "u8", "i16", "i32", "i64", "f8_e4m3", "f8_e5m2", "bool"})
+        for (const char* dt :
+             {"f64", "f32", "f16", "bf16", "i8", "u8", "i16", "i32", "i64", "f8_e4m3", "f8_e5m2", "bool"})
             QTest::addRow("%s", dt) << QStringLiteral("model.%1.weight").arg(QLatin1String(dt));
         QTest::addRow("zero-length") << QStringLiteral("empty.bias");
     }
@@ -68,8 +71,10 @@ private slots:
         const auto src = SafetensorsSource::openFile(m_pythonFile);
         QCOMPARE(src->tensors().size(), m_expected.size());
         QCOMPARE(src->metadata().at("origin"), std::string("python struct+json"));
-        for (std::size_t i = 1; i < src->tensors().size(); ++i) // offsets increase: Python wrote them in order
-            QVERIFY(src->tensors()[i - 1].byteSize == 0 || src->tensors()[i].location != src->tensors()[i - 1].location);
+        for (std::size_t i = 1; i < src->tensors().size();
+             ++i) // offsets increase: Python wrote them in order
+            QVERIFY(src->tensors()[i - 1].byteSize == 0 ||
+                    src->tensors()[i].location != src->tensors()[i - 1].location);
         QCOMPARE(src->tensors().front().name, std::string("model.f64.weight"));
     }
 
@@ -77,10 +82,12 @@ private slots:
         QTest::addColumn<int>("dtype");
         QTest::addColumn<Shape>("shape");
         const std::pair<const char*, DType> types[] = {
-            {"f64", DType::F64}, {"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16},
-            {"i8", DType::I8}, {"u8", DType::U8}, {"i16", DType::I16}, {"i32", DType::I32}, {"i64", DType::I64},
+            {"f64", DType::F64},        {"f32", DType::F32},        {"f16", DType::F16},
+            {"bf16", DType::BF16},      {"i8", DType::I8},          {"u8", DType::U8},
+            {"i16", DType::I16},        {"i32", DType::I32},        {"i64", DType::I64},
             {"f8_e4m3", DType::F8E4M3}, {"f8_e5m2", DType::F8E5M2}, {"bool", DType::Bool}};
-        for (const auto& [n, t] : types) QTest::addRow("%s/2d", n) << int(t) << Shape{3, 7};
+        for (const auto& [n, t] : types)
+            QTest::addRow("%s/2d", n) << int(t) << Shape{3, 7};
         QTest::addRow("f32/scalar") << int(DType::F32) << Shape{};
         QTest::addRow("f32/zero-length") << int(DType::F32) << Shape{0, 5};
         QTest::addRow("i8/rank4") << int(DType::I8) << Shape{2, 1, 3, 2};
@@ -90,14 +97,15 @@ private slots:
         QFETCH(Shape, shape);
         if (!pythonHas(QStringLiteral("numpy"))) QSKIP("python3 with numpy is not available");
         Tensor t(DType(dtype), shape);
-        for (std::size_t i = 0; i < t.byteSize(); ++i) t.mutableData()[i] = std::byte(static_cast<unsigned char>(i * 37 + dtype));
+        for (std::size_t i = 0; i < t.byteSize(); ++i)
+            t.mutableData()[i] = std::byte(static_cast<unsigned char>(i * 37 + dtype));
         Tensor other = Tensor::fromFloats(Shape{2}, std::vector<float>{1.5f, -2.0f});
         const std::string file = path("written.safetensors");
         writeSafetensors(file, {{"first", other}, {"layer.0.weight", t}}, {{"note", "ü utf-8"}});
 
         QString err;
-        const auto dump = parseJson(runPython({pythonScript("io_safetensors.py"), QStringLiteral("dump"),
-                                               QString::fromStdString(file)}, &err));
+        const auto dump = parseJson(runPython(
+            {pythonScript("io_safetensors.py"), QStringLiteral("dump"), QString::fromStdString(file)}, &err));
         QVERIFY2(err.isEmpty(), qPrintable(err));
         QCOMPARE(dump["metadata"]["note"].get<std::string>(), std::string("ü utf-8"));
         QCOMPARE(dump["header_length"].get<int>() % 8, 0); // padded like the reference writer
@@ -113,7 +121,8 @@ private slots:
 
     void loadsRows() {
         std::vector<float> v(4 * 3);
-        for (std::size_t i = 0; i < v.size(); ++i) v[i] = float(i);
+        for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = float(i);
         const std::string file = path("rows.safetensors");
         writeSafetensors(file, {{"w", Tensor::fromFloats(Shape{4, 3}, v)}});
         const auto src = openTensorSource(file);
@@ -133,8 +142,9 @@ private slots:
                           {"b.weight", Tensor::fromFloats(Shape{1}, std::vector<float>{3})}});
         writeSafetensors(d + "model-00002-of-00002.safetensors",
                          {{"c.weight", Tensor::fromFloats(Shape{1, 2}, std::vector<float>{4, 5})}});
-        writeFile(d + "model.safetensors.index.json",
-                  R"({"metadata": {"total_size": 20}, "weight_map": {"c.weight": "model-00002-of-00002.safetensors",
+        writeFile(
+            d + "model.safetensors.index.json",
+            R"({"metadata": {"total_size": 20}, "weight_map": {"c.weight": "model-00002-of-00002.safetensors",
                       "a.weight": "model-00001-of-00002.safetensors", "b.weight": "model-00001-of-00002.safetensors"}})");
         for (const std::string& open : {d + "model.safetensors.index.json", dir.path().toStdString()}) {
             const auto src = openTensorSource(open);
@@ -151,12 +161,14 @@ private slots:
         const std::string file = path("keep.safetensors");
         writeFile(file, "previous contents");
         Tensor packed(DType::I4, Shape{4}); // safetensors has no int4 dtype: the writer must refuse
-        QVERIFY_THROWS_EXCEPTION(FileError, writeSafetensors(file, {{"ok", Tensor(DType::F32, Shape{2})}, {"x", packed}}));
+        QVERIFY_THROWS_EXCEPTION(
+            FileError, writeSafetensors(file, {{"ok", Tensor(DType::F32, Shape{2})}, {"x", packed}}));
         Tensor f(DType::F32, Shape{1});
         QVERIFY_THROWS_EXCEPTION(FileError, writeSafetensors(file, {{"dup", f}, {"dup", f}}));
         QCOMPARE(readFile(file), std::string("previous contents"));
         for (const auto& e : fs::directory_iterator(m_dir.path().toStdString()))
-            QVERIFY2(e.path().filename().string().find(".tmp-") == std::string::npos, "temporary file left behind");
+            QVERIFY2(e.path().filename().string().find(".tmp-") == std::string::npos,
+                     "temporary file left behind");
     }
 
     void refusesWritingOverTheSource() {
@@ -164,7 +176,8 @@ private slots:
         writeSafetensors(file, {{"w", Tensor::fromFloats(Shape{1}, std::vector<float>{7})}});
         const std::string before = readFile(file);
         try {
-            writeSafetensors(file, {{"w", Tensor(DType::F32, Shape{1})}}, {}, m_dir.path().toStdString() + "/./source.safetensors");
+            writeSafetensors(file, {{"w", Tensor(DType::F32, Shape{1})}}, {},
+                             m_dir.path().toStdString() + "/./source.safetensors");
             QFAIL("writing over the source was not refused");
         } catch (const FileError& e) {
             QVERIFY2(std::string(e.what()).find("file being read") != std::string::npos, e.what());

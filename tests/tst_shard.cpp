@@ -1,27 +1,25 @@
 // Fanning a model run out: the split (deterministic, balanced, every tensor once), partial reports
 // that merge into the one-process report byte for byte (timings aside), --resume after a kill, the
 // sharded export and its index, the Kubernetes manifest's index mapping, and every refusal.
+#include "cli_test_util.h"
+#include "io/safetensors_writer.h"
+#include "io/tensor_source.h"
+#include "job/shard.h"
+#include "tensor/error.h"
+
 #include <QDir>
 #include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <csignal>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-
-#include <nlohmann/json.hpp>
-
-#include "cli_test_util.h"
-#include "io/safetensors_writer.h"
-#include "io/tensor_source.h"
-#include "job/shard.h"
-#include "tensor/error.h"
 
 using namespace ql;
 
@@ -48,14 +46,16 @@ QByteArray withoutTimings(const QByteArray& report) {
 
 std::vector<std::string> allNames(const TensorSource& source) {
     std::vector<std::string> names;
-    for (const auto& t : source.tensors()) names.push_back(t.name);
+    for (const auto& t : source.tensors())
+        names.push_back(t.name);
     return names;
 }
 
 // Peak resident memory of a quantlens-cli run, in KiB (-1 when it failed).
 long peakRssKb(const std::vector<std::string>& args) {
     std::vector<char*> argv{const_cast<char*>(QUANTLENS_CLI)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& a : args)
+        argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     pid_t pid = 0;
     if (posix_spawn(&pid, QUANTLENS_CLI, nullptr, nullptr, argv.data(), environ) != 0) return -1;
@@ -66,8 +66,9 @@ long peakRssKb(const std::vector<std::string>& args) {
 }
 
 // The sample model's names are not module ".weight"s: its exports use the operators' own layout.
-const QStringList kSpec = {QStringLiteral("--all"), QStringLiteral("--dtype"), QStringLiteral("int8"), QStringLiteral("-q"),
-                           QStringLiteral("--export-layout"), QStringLiteral("native")};
+const QStringList kSpec = {
+    QStringLiteral("--all"), QStringLiteral("--dtype"),         QStringLiteral("int8"),
+    QStringLiteral("-q"),    QStringLiteral("--export-layout"), QStringLiteral("native")};
 
 } // namespace
 
@@ -139,7 +140,8 @@ void TestShard::splitCoversEveryTensorOnceAndBalances() {
     const auto source = openTensorSource(kModel.toStdString());
     const std::vector<std::string> names = allNames(*source);
     std::uint64_t largest = 0;
-    for (const auto& t : source->tensors()) largest = std::max(largest, t.byteSize);
+    for (const auto& t : source->tensors())
+        largest = std::max(largest, t.byteSize);
     for (int n : {1, 2, 3, 7, 64, 400}) { // 400: more shards than tensors, some empty
         std::vector<int> owner(names.size(), -1);
         std::uint64_t lightest = UINT64_MAX, heaviest = 0;
@@ -158,7 +160,8 @@ void TestShard::splitCoversEveryTensorOnceAndBalances() {
             lightest = std::min(lightest, part.bytes);
             heaviest = std::max(heaviest, part.bytes);
         }
-        for (std::size_t p = 0; p < names.size(); ++p) QVERIFY2(owner[p] >= 0, names[p].c_str()); // none left out
+        for (std::size_t p = 0; p < names.size(); ++p)
+            QVERIFY2(owner[p] >= 0, names[p].c_str()); // none left out
         if (n <= 7) QVERIFY2(heaviest - lightest <= largest, qPrintable(QStringLiteral("N=%1").arg(n)));
     }
 }
@@ -174,18 +177,21 @@ void TestShard::shardsMergeIntoTheOneProcessReport() {
     const QString dir = m_dir.filePath(QStringLiteral("three"));
     QVERIFY(QDir().mkpath(dir));
     for (int i = 0; i < 3; ++i) {
-        const Run r = runCli(QStringList{QStringLiteral("quantize"), kModel} + kSpec +
-                                 QStringList{QStringLiteral("--shard"), QStringLiteral("%1/3").arg(i),
-                                             QStringLiteral("--report"), QStringLiteral("part-%1.json").arg(i),
-                                             QStringLiteral("--out"), QStringLiteral("out/model.safetensors")},
-                             dir);
+        const Run r =
+            runCli(QStringList{QStringLiteral("quantize"), kModel} + kSpec +
+                       QStringList{QStringLiteral("--shard"), QStringLiteral("%1/3").arg(i),
+                                   QStringLiteral("--report"), QStringLiteral("part-%1.json").arg(i),
+                                   QStringLiteral("--out"), QStringLiteral("out/model.safetensors")},
+                   dir);
         QVERIFY2(r.code == 0, r.err.constData());
-        QVERIFY(!QFile::exists(dir + QStringLiteral("/part-%1.json.journal").arg(i))); // gone once the part is written
+        QVERIFY(!QFile::exists(
+            dir + QStringLiteral("/part-%1.json.journal").arg(i))); // gone once the part is written
     }
     // Parts in any order.
-    const Run merged = runCli({QStringLiteral("merge"), QStringLiteral("part-2.json"), QStringLiteral("part-0.json"),
-                               QStringLiteral("part-1.json"), QStringLiteral("-o"), QStringLiteral("report.json")},
-                              dir);
+    const Run merged =
+        runCli({QStringLiteral("merge"), QStringLiteral("part-2.json"), QStringLiteral("part-0.json"),
+                QStringLiteral("part-1.json"), QStringLiteral("-o"), QStringLiteral("report.json")},
+               dir);
     QVERIFY2(merged.code == 0, merged.err.constData());
     QVERIFY(merged.out.contains("SQNR dB"));
     const QByteArray report = readAll(dir + QStringLiteral("/report.json"));
@@ -193,7 +199,8 @@ void TestShard::shardsMergeIntoTheOneProcessReport() {
     QVERIFY(report.size() > m_single.size() / 2); // timings are a few lines per tensor, not the report
 
     // The shards' exports open as one sharded checkpoint holding the one-process export's tensors.
-    const auto sharded = openTensorSource(QString(dir + QStringLiteral("/out/model.safetensors.index.json")).toStdString());
+    const auto sharded =
+        openTensorSource(QString(dir + QStringLiteral("/out/model.safetensors.index.json")).toStdString());
     const auto single = openTensorSource(m_dir.filePath(QStringLiteral("single.safetensors")).toStdString());
     QCOMPARE(sharded->tensors().size(), single->tensors().size());
     for (const auto& t : single->tensors()) {
@@ -210,9 +217,9 @@ void TestShard::mergeRefusesWhatDoesNotBelong() {
     const QString dir = m_dir.filePath(QStringLiteral("refusals"));
     QVERIFY(QDir().mkpath(dir));
     auto part = [&](const QString& shard, const QString& name, const QString& dtype) {
-        const Run r = runCli({QStringLiteral("quantize"), kModel, QStringLiteral("--all"), QStringLiteral("-q"),
-                              QStringLiteral("--dtype"), dtype, QStringLiteral("--shard"), shard,
-                              QStringLiteral("--report"), name},
+        const Run r = runCli({QStringLiteral("quantize"), kModel, QStringLiteral("--all"),
+                              QStringLiteral("-q"), QStringLiteral("--dtype"), dtype,
+                              QStringLiteral("--shard"), shard, QStringLiteral("--report"), name},
                              dir);
         QCOMPARE(r.code, 0);
     };
@@ -227,22 +234,25 @@ void TestShard::mergeRefusesWhatDoesNotBelong() {
     // A part that names another file as its export index: merge must not write there.
     QFile redirect(dir + QStringLiteral("/redirect.json"));
     QVERIFY(redirect.open(QIODevice::WriteOnly));
-    nlohmann::json redirected = nlohmann::json::parse(readAll(dir + QStringLiteral("/a0.json")).toStdString());
+    nlohmann::json redirected =
+        nlohmann::json::parse(readAll(dir + QStringLiteral("/a0.json")).toStdString());
     redirected["shard"]["count"] = 1;
     redirected["shard"]["index"] = 0;
     redirected["shard"]["selected"] = redirected["tensors"].size();
     redirected["shard"]["positions"] = nlohmann::json::array();
-    for (std::size_t i = 0; i < redirected["tensors"].size(); ++i) redirected["shard"]["positions"].push_back(i);
+    for (std::size_t i = 0; i < redirected["tensors"].size(); ++i)
+        redirected["shard"]["positions"].push_back(i);
     redirected["shard"]["export"] = {{"file", "victim.safetensors"}, {"index", "victim.txt"}};
     redirect.write(QByteArray::fromStdString(redirected.dump()));
     redirect.close();
-    QVERIFY(QFile::copy(kModel, dir + QStringLiteral("/victim.safetensors"))); // a real export, so only the index stops it
+    QVERIFY(QFile::copy(
+        kModel, dir + QStringLiteral("/victim.safetensors"))); // a real export, so only the index stops it
     QFile victim(dir + QStringLiteral("/victim.txt"));
     QVERIFY(victim.open(QIODevice::WriteOnly));
     victim.write("keep me");
     victim.close();
-    const Run redirectedRun = runCli({QStringLiteral("merge"), QStringLiteral("redirect.json"), QStringLiteral("-o"),
-                                      QStringLiteral("merged.json")},
+    const Run redirectedRun = runCli({QStringLiteral("merge"), QStringLiteral("redirect.json"),
+                                      QStringLiteral("-o"), QStringLiteral("merged.json")},
                                      dir);
     QCOMPARE(redirectedRun.code, 1);
     QVERIFY2(redirectedRun.err.contains("index.json"), redirectedRun.err.constData());
@@ -251,7 +261,8 @@ void TestShard::mergeRefusesWhatDoesNotBelong() {
 
     QFile lying(dir + QStringLiteral("/lying.json"));
     QVERIFY(lying.open(QIODevice::WriteOnly));
-    lying.write(readAll(dir + QStringLiteral("/a0.json")).replace("\"positions\": [", "\"positions\": [999999,"));
+    lying.write(
+        readAll(dir + QStringLiteral("/a0.json")).replace("\"positions\": [", "\"positions\": [999999,"));
     lying.close();
 
     const struct {
@@ -259,7 +270,8 @@ void TestShard::mergeRefusesWhatDoesNotBelong() {
         const char* expected;
     } cases[] = {
         {{QStringLiteral("a0.json"), QStringLiteral("a1.json")}, "shard 2 of 3 missing"},
-        {{QStringLiteral("a0.json"), QStringLiteral("a1.json"), QStringLiteral("b2.json")}, "from another run"},
+        {{QStringLiteral("a0.json"), QStringLiteral("a1.json"), QStringLiteral("b2.json")},
+         "from another run"},
         {{QStringLiteral("a0.json"), QStringLiteral("a0.json"), QStringLiteral("a1.json")}, "is also in"},
         {{QStringLiteral("plain.json")}, "not a partial report"},
         {{QStringLiteral("deep.json")}, "deep"},
@@ -274,19 +286,20 @@ void TestShard::mergeRefusesWhatDoesNotBelong() {
         QVERIFY2(r.err.contains(c.expected), r.err.constData());
         QVERIFY(!QFile::exists(dir + QStringLiteral("/merged.json"))); // nothing half-written
     }
-    const Run self = runCli({QStringLiteral("merge"), QStringLiteral("a0.json"), QStringLiteral("-o"),
-                             QStringLiteral("a0.json")},
-                            dir);
+    const Run self = runCli(
+        {QStringLiteral("merge"), QStringLiteral("a0.json"), QStringLiteral("-o"), QStringLiteral("a0.json")},
+        dir);
     QCOMPARE(self.code, 2);
 }
 
 void TestShard::resumeAfterKillRedoesNoFinishedTensor() {
     const QString dir = m_dir.filePath(QStringLiteral("resume"));
     QVERIFY(QDir().mkpath(dir));
-    const QStringList args = QStringList{QStringLiteral("quantize"), kModel} + kSpec +
-                             QStringList{QStringLiteral("--shard"), QStringLiteral("0/1"), QStringLiteral("--resume"),
-                                         QStringLiteral("--report"), QStringLiteral("part.json"),
-                                         QStringLiteral("--repeat"), QStringLiteral("60")};
+    const QStringList args =
+        QStringList{QStringLiteral("quantize"), kModel} + kSpec +
+        QStringList{QStringLiteral("--shard"),  QStringLiteral("0/1"),       QStringLiteral("--resume"),
+                    QStringLiteral("--report"), QStringLiteral("part.json"), QStringLiteral("--repeat"),
+                    QStringLiteral("60")};
     // Killed (SIGKILL: no handler runs) once a few tensors are in the journal.
     QProcess p;
     p.setWorkingDirectory(dir);
@@ -332,10 +345,11 @@ void TestShard::journalOfAnotherRunIsRefused() {
     QVERIFY(journal.open(QIODevice::WriteOnly));
     journal.write("{\"journal\":\"quantlens report journal 1\",\"run\":{\"file\":\"elsewhere\"}}\n");
     journal.close();
-    const Run r = runCli(QStringList{QStringLiteral("quantize"), kModel} + kSpec +
-                             QStringList{QStringLiteral("--shard"), QStringLiteral("0/2"), QStringLiteral("--resume"),
-                                         QStringLiteral("--report"), QStringLiteral("part.json")},
-                         dir);
+    const Run r =
+        runCli(QStringList{QStringLiteral("quantize"), kModel} + kSpec +
+                   QStringList{QStringLiteral("--shard"), QStringLiteral("0/2"), QStringLiteral("--resume"),
+                               QStringLiteral("--report"), QStringLiteral("part.json")},
+               dir);
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains("left by another run"), r.err.constData());
     QVERIFY(readAll(journal.fileName()).contains("elsewhere")); // not overwritten
@@ -351,17 +365,19 @@ void TestShard::memoryFollowsTheLargestTensor() {
         std::vector<NamedTensor> t;
         std::vector<float> v(1024 * 1024);
         for (int i = 0; i < tensors; ++i) {
-            for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::sin(0.001f * float(k) + float(i));
+            for (std::size_t k = 0; k < v.size(); ++k)
+                v[k] = std::sin(0.001f * float(k) + float(i));
             t.push_back({"layer" + std::to_string(i) + ".weight", Tensor::fromFloats({1024, 1024}, v)});
         }
-        const std::string path = m_dir.filePath(QStringLiteral("rss-%1.safetensors").arg(tensors)).toStdString();
+        const std::string path =
+            m_dir.filePath(QStringLiteral("rss-%1.safetensors").arg(tensors)).toStdString();
         writeSafetensors(path, t);
         return path;
     };
     const std::string report = m_dir.filePath(QStringLiteral("rss.json")).toStdString();
     auto rss = [&](const std::string& path) {
-        return peakRssKb({"quantize", path, "--all", "-q", "--preset", "tensorrt", "--dtype", "int4", "--block",
-                          "1,16", "--report", report});
+        return peakRssKb({"quantize", path, "--all", "-q", "--preset", "tensorrt", "--dtype", "int4",
+                          "--block", "1,16", "--report", report});
     };
     const long small = rss(model(2)), large = rss(model(16));
     QVERIFY(small > 0 && large > 0);
@@ -373,16 +389,24 @@ void TestShard::memoryFollowsTheLargestTensor() {
 void TestShard::usageErrors_data() {
     QTest::addColumn<QStringList>("extra");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("resume alone") << QStringList{QStringLiteral("--resume"), QStringLiteral("--report"), QStringLiteral("r.json")}
+    QTest::newRow("resume alone") << QStringList{QStringLiteral("--resume"), QStringLiteral("--report"),
+                                                 QStringLiteral("r.json")}
                                   << "--resume goes with --shard";
-    QTest::newRow("shard without report") << QStringList{QStringLiteral("--shard"), QStringLiteral("0/2")} << "--report PART.json";
-    QTest::newRow("shard with csv") << QStringList{QStringLiteral("--shard"), QStringLiteral("0/2"), QStringLiteral("--report"), QStringLiteral("r.csv")}
+    QTest::newRow("shard without report")
+        << QStringList{QStringLiteral("--shard"), QStringLiteral("0/2")} << "--report PART.json";
+    QTest::newRow("shard with csv") << QStringList{QStringLiteral("--shard"), QStringLiteral("0/2"),
+                                                   QStringLiteral("--report"), QStringLiteral("r.csv")}
                                     << "--report PART.json";
-    QTest::newRow("shard past N") << QStringList{QStringLiteral("--shard"), QStringLiteral("2/2"), QStringLiteral("--report"), QStringLiteral("r.json")}
+    QTest::newRow("shard past N") << QStringList{QStringLiteral("--shard"), QStringLiteral("2/2"),
+                                                 QStringLiteral("--report"), QStringLiteral("r.json")}
                                   << "numbered 0 to 1";
-    QTest::newRow("shard and strict") << QStringList{QStringLiteral("--shard"), QStringLiteral("0/2"), QStringLiteral("--strict"), QStringLiteral("--report"), QStringLiteral("r.json")}
-                                      << "--strict";
-    QTest::newRow("shard to hdf5") << QStringList{QStringLiteral("--shard"), QStringLiteral("0/2"), QStringLiteral("--report"), QStringLiteral("r.json"), QStringLiteral("--out"), QStringLiteral("w.h5")}
+    QTest::newRow("shard and strict")
+        << QStringList{QStringLiteral("--shard"), QStringLiteral("0/2"), QStringLiteral("--strict"),
+                       QStringLiteral("--report"), QStringLiteral("r.json")}
+        << "--strict";
+    QTest::newRow("shard to hdf5") << QStringList{QStringLiteral("--shard"),  QStringLiteral("0/2"),
+                                                  QStringLiteral("--report"), QStringLiteral("r.json"),
+                                                  QStringLiteral("--out"),    QStringLiteral("w.h5")}
                                    << ".safetensors";
 }
 
@@ -398,13 +422,17 @@ void TestShard::usageErrors() {
 // put in as the Job controller does: every pod gets its own shard and part, and together they
 // cover the model.
 void TestShard::kubernetesIndexesMapToShards() {
-    const QByteArray yaml = readAll(QStringLiteral(QUANTLENS_SOURCE_DIR "/scripts/kubernetes/quantize-indexed-job.yaml"));
+    const QByteArray yaml =
+        readAll(QStringLiteral(QUANTLENS_SOURCE_DIR "/scripts/kubernetes/quantize-indexed-job.yaml"));
     QVERIFY(yaml.contains("completionMode: Indexed"));
-    const auto completions = QRegularExpression(QStringLiteral("\\n\\s*completions:\\s*(\\d+)")).match(QString::fromUtf8(yaml));
+    const auto completions =
+        QRegularExpression(QStringLiteral("\\n\\s*completions:\\s*(\\d+)")).match(QString::fromUtf8(yaml));
     QVERIFY(completions.hasMatch());
     const int n = completions.captured(1).toInt();
-    const auto shardArg = QRegularExpression(QStringLiteral("- --shard\\s*\\n\\s*- \"([^\"]+)\"")).match(QString::fromUtf8(yaml));
-    const auto reportArg = QRegularExpression(QStringLiteral("- --report\\s*\\n\\s*- \"([^\"]+)\"")).match(QString::fromUtf8(yaml));
+    const auto shardArg = QRegularExpression(QStringLiteral("- --shard\\s*\\n\\s*- \"([^\"]+)\""))
+                              .match(QString::fromUtf8(yaml));
+    const auto reportArg = QRegularExpression(QStringLiteral("- --report\\s*\\n\\s*- \"([^\"]+)\""))
+                               .match(QString::fromUtf8(yaml));
     QVERIFY(shardArg.hasMatch() && reportArg.hasMatch());
     QVERIFY(yaml.contains("- --resume"));
 
@@ -414,10 +442,14 @@ void TestShard::kubernetesIndexesMapToShards() {
     std::size_t total = 0;
     for (int index = 0; index < n; ++index) {
         const QString i = QString::number(index);
-        const ShardSpec s = parseShard(QString(shardArg.captured(1)).replace(QStringLiteral("$(JOB_COMPLETION_INDEX)"), i).toStdString());
+        const ShardSpec s = parseShard(QString(shardArg.captured(1))
+                                           .replace(QStringLiteral("$(JOB_COMPLETION_INDEX)"), i)
+                                           .toStdString());
         QCOMPARE(s.index, index);
         QCOMPARE(s.count, n);
-        reports.insert(QString(reportArg.captured(1)).replace(QStringLiteral("$(JOB_COMPLETION_INDEX)"), i).toStdString());
+        reports.insert(QString(reportArg.captured(1))
+                           .replace(QStringLiteral("$(JOB_COMPLETION_INDEX)"), i)
+                           .toStdString());
         const ShardPart part = shardPart(*source, names, s);
         covered.insert(part.names.begin(), part.names.end());
         total += part.names.size();
@@ -425,7 +457,8 @@ void TestShard::kubernetesIndexesMapToShards() {
     QCOMPARE(reports.size(), static_cast<std::size_t>(n)); // no two pods write one part
     QCOMPARE(covered.size(), names.size());
     QCOMPARE(total, names.size());
-    const QByteArray merge = readAll(QStringLiteral(QUANTLENS_SOURCE_DIR "/scripts/kubernetes/quantlens-merge-job.yaml"));
+    const QByteArray merge =
+        readAll(QStringLiteral(QUANTLENS_SOURCE_DIR "/scripts/kubernetes/quantlens-merge-job.yaml"));
     QVERIFY(merge.contains("merge part-*.json"));
 }
 

@@ -1,5 +1,7 @@
 // The torch preset against PyTorch itself (Debian python3-torch): random tensors, several scales and
 // zero points, qint8 / quint8 / qint32, per-tensor and per-channel. Zero mismatched codes.
+#include "quant_test_util.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -8,8 +10,6 @@
 #include <QTest>
 #include <fstream>
 #include <random>
-
-#include "quant_test_util.h"
 
 using namespace ql;
 
@@ -32,7 +32,8 @@ std::vector<float> randomTensor(std::mt19937& rng, std::int64_t n, float scale) 
     std::vector<float> x(static_cast<std::size_t>(n));
     for (auto& v : x) {
         const int k = kind(rng);
-        v = k < 6 ? normal(rng) : (k < 9 ? (static_cast<float>(tie(rng)) + 0.5f) * scale : normal(rng) * 50.0f);
+        v = k < 6 ? normal(rng)
+                  : (k < 9 ? (static_cast<float>(tie(rng)) + 0.5f) * scale : normal(rng) * 50.0f);
     }
     return x;
 }
@@ -53,18 +54,36 @@ void TestTorchOracle::matchesPyTorch() {
         Target target;
         const char* dtype;
         int zpLo, zpHi;
-    } types[] = {{Target::Int8, "qint8", -20, 20}, {Target::UInt8, "quint8", 0, 255}, {Target::Int32, "qint32", -1000, 1000}};
+    } types[] = {{Target::Int8, "qint8", -20, 20},
+                 {Target::UInt8, "quint8", 0, 255},
+                 {Target::Int32, "qint32", -1000, 1000}};
     for (const auto& t : types) {
         for (int trial = 0; trial < 3; ++trial) {
             std::uniform_int_distribution<int> zpDist(t.zpLo, t.zpHi);
             const float s = scaleDist(rng);
-            Case pt{QStringLiteral("%1/per-tensor/%2").arg(QLatin1String(t.dtype)).arg(trial), t.target,
-                    QLatin1String(t.dtype), false, 0, {33, 65}, randomTensor(rng, 33 * 65, s), {s},
+            Case pt{QStringLiteral("%1/per-tensor/%2").arg(QLatin1String(t.dtype)).arg(trial),
+                    t.target,
+                    QLatin1String(t.dtype),
+                    false,
+                    0,
+                    {33, 65},
+                    randomTensor(rng, 33 * 65, s),
+                    {s},
                     {float(zpDist(rng))}};
             cases.push_back(pt);
             for (int axis : {0, 1}) {
-                Case pc{QStringLiteral("%1/per-channel-axis%2/%3").arg(QLatin1String(t.dtype)).arg(axis).arg(trial),
-                        t.target, QLatin1String(t.dtype), true, axis, {17, 31}, {}, {}, {}};
+                Case pc{QStringLiteral("%1/per-channel-axis%2/%3")
+                            .arg(QLatin1String(t.dtype))
+                            .arg(axis)
+                            .arg(trial),
+                        t.target,
+                        QLatin1String(t.dtype),
+                        true,
+                        axis,
+                        {17, 31},
+                        {},
+                        {},
+                        {}};
                 const auto channels = pc.shape[axis];
                 for (int c = 0; c < channels; ++c) {
                     pc.scales.push_back(scaleDist(rng));
@@ -83,9 +102,12 @@ void TestTorchOracle::matchesPyTorch() {
         std::ofstream(input.toStdString(), std::ios::binary)
             .write(reinterpret_cast<const char*>(cases[i].x.data()), std::streamsize(cases[i].x.size() * 4));
         QJsonArray shape, scales, zps;
-        for (auto d : cases[i].shape) shape.append(qint64(d));
-        for (float s : cases[i].scales) scales.append(double(s));
-        for (float z : cases[i].zeroPoints) zps.append(double(z));
+        for (auto d : cases[i].shape)
+            shape.append(qint64(d));
+        for (float s : cases[i].scales)
+            scales.append(double(s));
+        for (float z : cases[i].zeroPoints)
+            zps.append(double(z));
         jobs.append(QJsonObject{{QStringLiteral("input"), input},
                                 {QStringLiteral("shape"), shape},
                                 {QStringLiteral("dtype"), cases[i].torchDtype},

@@ -1,19 +1,20 @@
 #include "widgets/clippingpage.h"
 
-#include <cmath>
-
-#include <QLabel>
-
+#include "job/job.h"
 #include "widgets/qcp.h"
 #include "widgets/qtutil.h"
-#include "job/job.h"
+
+#include <QLabel>
+#include <cmath>
 
 namespace ql {
 
-ClippingPage::ClippingPage(QWidget* parent) : PlotPage(parent) {
-    m_clip = addPlot(tr("Clipped elements per group"),
-                     tr("Share of each scale group's elements cut off by the code range, low and high; red groups "
-                        "lose more to clipping than to rounding"));
+ClippingPage::ClippingPage(QWidget* parent)
+    : PlotPage(parent) {
+    m_clip =
+        addPlot(tr("Clipped elements per group"),
+                tr("Share of each scale group's elements cut off by the code range, low and high; red groups "
+                   "lose more to clipping than to rounding"));
     m_clip->xAxis->setLabel(tr("group (channel / block)"));
     m_clip->yAxis->setLabel(tr("clipped %"));
     m_sqnr = addPlot(tr("SQNR per group"), tr("Signal-to-quantization-noise ratio of each scale group in dB "
@@ -67,7 +68,8 @@ void ClippingPage::setOutcome(const TensorOutcome& o) {
     m_clip->rescaleAxes();
     m_clip->xAxis->setRange(-1, static_cast<double>(groups.size()));
     double most = 0;
-    for (qsizetype i = 0; i < keys.size(); ++i) most = std::max(most, low[i] + high[i] + dominated[i]);
+    for (qsizetype i = 0; i < keys.size(); ++i)
+        most = std::max(most, low[i] + high[i] + dominated[i]);
     m_clip->yAxis->setRange(0, most > 0 ? most * 1.15 : 1.0); // nothing clipped: a calm empty axis
 
     auto line = [&](const QVector<double>& v, const QColor& color, const QString& name) {
@@ -77,7 +79,8 @@ void ClippingPage::setOutcome(const TensorOutcome& o) {
         g->setLineStyle(v.size() > 1 ? QCPGraph::lsLine : QCPGraph::lsNone);
         g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, v.size() > 256 ? 2 : 4));
         QVector<double> k(v.size());
-        for (qsizetype i = 0; i < v.size(); ++i) k[i] = static_cast<double>(i);
+        for (qsizetype i = 0; i < v.size(); ++i)
+            k[i] = static_cast<double>(i);
         g->setData(k, v, true);
     };
     line(sqnrA, colors::a(), qs(o.a.label));

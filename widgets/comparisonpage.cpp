@@ -1,20 +1,22 @@
 #include "widgets/comparisonpage.h"
 
-#include <QLabel>
-
+#include "job/job.h"
 #include "widgets/qcp.h"
 #include "widgets/qtutil.h"
-#include "job/job.h"
+
+#include <QLabel>
 
 namespace ql {
 
-ComparisonPage::ComparisonPage(QWidget* parent) : PlotPage(parent) {
-    m_diff = addPlot(tr("Code differences B − A"), tr("How many elements B coded differently from A, by how many "
-                                                     "steps (±1 LSB is usually a rounding or scale-op difference)"));
+ComparisonPage::ComparisonPage(QWidget* parent)
+    : PlotPage(parent) {
+    m_diff = addPlot(tr("Code differences B − A"),
+                     tr("How many elements B coded differently from A, by how many "
+                        "steps (±1 LSB is usually a rounding or scale-op difference)"));
     m_diff->xAxis->setLabel(tr("code B − code A"));
     m_diff->yAxis->setLabel(tr("elements"));
     m_map = addPlot(tr("Where codes differ"), tr("Mismatched codes over the tensor seen as rows × columns "
-                                                  "(axis 0 × the rest), coarsened to at most 64 × 64 cells"));
+                                                 "(axis 0 × the rest), coarsened to at most 64 × 64 cells"));
     m_map->xAxis->setLabel(tr("column"));
     m_map->yAxis->setLabel(tr("row"));
     m_map->yAxis->setRangeReversed(true);
@@ -39,7 +41,8 @@ void ComparisonPage::setOutcome(const TensorOutcome& o) {
         zeroKey << 0;
         zeroValue << static_cast<double>(c.count - c.mismatched);
     }
-    auto addBars = [this](const QVector<double>& k, const QVector<double>& v, const QColor& color, const QString& name) {
+    auto addBars = [this](const QVector<double>& k, const QVector<double>& v, const QColor& color,
+                          const QString& name) {
         auto* bars = new QCPBars(m_diff->xAxis, m_diff->yAxis);
         bars->setName(name);
         bars->setWidth(0.8);
@@ -87,7 +90,10 @@ void ComparisonPage::setOutcome(const TensorOutcome& o) {
                        .arg(c.count)
                        .arg(fmtNumber(c.count ? 100.0 * c.mismatched / c.count : 0.0, 3));
     if (c.scaleCount)
-        text += tr(" Scales differing: %1 of %2 (max %3 ULP).").arg(c.scaleMismatches).arg(c.scaleCount).arg(c.maxScaleUlp);
+        text += tr(" Scales differing: %1 of %2 (max %3 ULP).")
+                    .arg(c.scaleMismatches)
+                    .arg(c.scaleCount)
+                    .arg(c.maxScaleUlp);
     text += QStringLiteral("<br>") + qs(c.verdict).toHtmlEscaped();
     for (const MismatchCause& cause : c.causes)
         text += QStringLiteral("<br>• <b>%1</b> (%2 explained): %3")

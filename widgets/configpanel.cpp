@@ -1,5 +1,8 @@
 #include "widgets/configpanel.h"
 
+#include "tensor/error.h"
+#include "widgets/qtutil.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -11,19 +14,15 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
-#include "tensor/error.h"
-#include "widgets/qtutil.h"
-
 namespace ql {
 namespace {
 
-template <typename E>
-void fillEnum(QComboBox* box, int count) {
-    for (int i = 0; i < count; ++i) box->addItem(qs(nameOf(static_cast<E>(i))), i);
+template <typename E> void fillEnum(QComboBox* box, int count) {
+    for (int i = 0; i < count; ++i)
+        box->addItem(qs(nameOf(static_cast<E>(i))), i);
 }
 
-template <typename E>
-E current(const QComboBox* box) {
+template <typename E> E current(const QComboBox* box) {
     return static_cast<E>(box->currentData().toInt());
 }
 
@@ -41,17 +40,20 @@ QComboBox* combo(QWidget* parent, const QString& tip) {
 } // namespace
 
 ConfigPanel::ConfigPanel(std::shared_ptr<const BackendRegistry> registry, QWidget* parent)
-    : QWidget(parent), m_registry(std::move(registry)) {
+    : QWidget(parent)
+    , m_registry(std::move(registry)) {
     buildControls();
     setSpec(QuantSpec{});
 }
 
 void ConfigPanel::buildControls() {
-    m_preset = combo(this, tr("Operator whose exact arithmetic and constraints to reproduce (torch, TensorRT, "
-                              "Ascend aclnn, torch_npu, PyPTO, OCP MX, NVFP4) or custom"));
+    m_preset =
+        combo(this, tr("Operator whose exact arithmetic and constraints to reproduce (torch, TensorRT, "
+                       "Ascend aclnn, torch_npu, PyPTO, OCP MX, NVFP4) or custom"));
     fillEnum<Preset>(m_preset, static_cast<int>(allPresets().size()));
-    m_scheme = combo(this, tr("How scales map onto the tensor: one per tensor, per channel along the axis, per "
-                              "group of N elements along the axis, per block, or ragged groups of rows"));
+    m_scheme =
+        combo(this, tr("How scales map onto the tensor: one per tensor, per channel along the axis, per "
+                       "group of N elements along the axis, per block, or ragged groups of rows"));
     fillEnum<Scheme>(m_scheme, 5);
     m_axis = combo(this, tr("The axis that gets its own scales (channel axis), or along which groups run"));
     m_target = combo(this, tr("Code type the weights are quantized to"));
@@ -60,17 +62,20 @@ void ConfigPanel::buildControls() {
     m_groupSize->setRange(1, 1 << 20);
     m_groupSize->setToolTip(tr("Elements per group along the axis (per-group scheme), e.g. 128 for g128"));
     m_block = new QLineEdit(this);
-    m_block->setToolTip(tr("Block scheme: N elements per block along the axis, or R,C for 2-D blocks (128,128)"));
+    m_block->setToolTip(
+        tr("Block scheme: N elements per block along the axis, or R,C for 2-D blocks (128,128)"));
     m_groupEnds = new QLineEdit(this);
     m_groupEnds->setToolTip(tr("Ragged scheme: where each group of indices along the axis ends, cumulative, "
                                "as npu_group_quant's group_index (e.g. 3,7,8: groups [0,3) [3,7) [7,8)); the "
                                "last equals the axis size"));
     m_symmetric = new QCheckBox(tr("Symmetric"), this);
-    m_symmetric->setToolTip(tr("Symmetric: zero point 0 and range ±max; unchecked: asymmetric with a zero point"));
+    m_symmetric->setToolTip(
+        tr("Symmetric: zero point 0 and range ±max; unchecked: asymmetric with a zero point"));
     m_narrow = new QCheckBox(tr("Narrow range"), this);
     m_narrow->setToolTip(tr("Drop the most negative code of signed targets ([-127, 127] for int8)"));
-    m_calibration = combo(this, tr("How scales come from the data: absmax, min-max, percentile clip, MSE-optimal "
-                                   "clip search, entropy (KL) threshold, or scales read from a file"));
+    m_calibration =
+        combo(this, tr("How scales come from the data: absmax, min-max, percentile clip, MSE-optimal "
+                       "clip search, entropy (KL) threshold, or scales read from a file"));
     fillEnum<CalibMethod>(m_calibration, 6);
     m_percentile = new QDoubleSpinBox(this);
     m_percentile->setRange(50, 100);
@@ -88,14 +93,16 @@ void ConfigPanel::buildControls() {
     fillEnum<ScaleOp>(m_scaleOp, 4);
     m_zeroStage = combo(this, tr("Whether the zero point is added before or after rounding"));
     fillEnum<ZeroPointStage>(m_zeroStage, 2);
-    m_rounding = combo(this, tr("Rounding mode (editable for ascend-quant and custom; other presets fix it)"));
+    m_rounding =
+        combo(this, tr("Rounding mode (editable for ascend-quant and custom; other presets fix it)"));
     fillEnum<Rounding>(m_rounding, 5);
     m_overflow = combo(this, tr("What values beyond the target's range become"));
     m_overflow->addItem(tr("saturate"), static_cast<int>(Overflow::Saturate));
     m_overflow->addItem(tr("NaN / Inf"), static_cast<int>(Overflow::NonSaturating));
 
     m_backend = combo(this, tr("Backend that runs job A"));
-    m_compare = combo(this, tr("Optionally run B on another backend or with another preset, and compare codes"));
+    m_compare =
+        combo(this, tr("Optionally run B on another backend or with another preset, and compare codes"));
     m_compare->addItem(tr("no comparison"), QString());
     auto* backends = qobject_cast<QStandardItemModel*>(m_backend->model());
     for (const auto& b : m_registry->backends()) {
@@ -118,12 +125,14 @@ void ConfigPanel::buildControls() {
             break;
         }
     for (const PresetInfo& p : allPresets())
-        m_compare->addItem(tr("preset B: %1").arg(qs(p.name)), QString(QStringLiteral("preset:") + qs(p.name)));
+        m_compare->addItem(tr("preset B: %1").arg(qs(p.name)),
+                           QString(QStringLiteral("preset:") + qs(p.name)));
 
     m_details = new QLabel(this);
     m_details->setWordWrap(true);
     m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_details->setToolTip(tr("What the plan resolved: scale shape, code type, packing and the operator's notes"));
+    m_details->setToolTip(
+        tr("What the plan resolved: scale shape, code type, packing and the operator's notes"));
     m_status = new QLabel(this);
     m_status->setWordWrap(true);
     m_status->setToolTip(tr("Whether this combination can run on the selected tensor, and why not"));
@@ -170,8 +179,8 @@ void ConfigPanel::buildControls() {
     const auto changed = [this] {
         if (!m_updating) revalidate();
     };
-    for (QComboBox* b : {m_axis, m_target, m_calibration, m_scaleOp, m_zeroStage, m_rounding, m_overflow, m_backend,
-                         m_compare})
+    for (QComboBox* b : {m_axis, m_target, m_calibration, m_scaleOp, m_zeroStage, m_rounding, m_overflow,
+                         m_backend, m_compare})
         connect(b, &QComboBox::currentIndexChanged, this, changed);
     connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
         if (m_updating) return;
@@ -187,7 +196,8 @@ void ConfigPanel::buildControls() {
         if (s == Scheme::Ragged && m_groupEnds->text().isEmpty() && !m_shape.empty()) {
             // A starting point to edit: the rows in two groups.
             const std::int64_t rows = m_shape.front();
-            m_groupEnds->setText(rows > 1 ? QStringLiteral("%1,%2").arg(rows / 2).arg(rows) : QString::number(rows));
+            m_groupEnds->setText(rows > 1 ? QStringLiteral("%1,%2").arg(rows / 2).arg(rows)
+                                          : QString::number(rows));
         }
         revalidate();
     });
@@ -259,10 +269,12 @@ void ConfigPanel::setSpec(const QuantSpec& s) {
     if (!s.axes.empty()) select(m_axis, s.axes.front());
     m_groupSize->setValue(static_cast<int>(s.groupSize));
     QStringList block;
-    for (auto b : s.block) block << QString::number(b);
+    for (auto b : s.block)
+        block << QString::number(b);
     m_block->setText(block.isEmpty() ? QStringLiteral("128") : block.join(QLatin1Char(',')));
     QStringList ends;
-    for (auto e : s.groupEnds) ends << QString::number(e);
+    for (auto e : s.groupEnds)
+        ends << QString::number(e);
     m_groupEnds->setText(ends.join(QLatin1Char(',')));
     m_symmetric->setChecked(s.symmetric);
     m_narrow->setChecked(s.narrowRange);
@@ -274,8 +286,12 @@ void ConfigPanel::setSpec(const QuantSpec& s) {
     revalidate();
 }
 
-std::string ConfigPanel::backend() const { return ss(m_backend->currentData().toString()); }
-void ConfigPanel::setBackend(const std::string& name) { select(m_backend, qs(name)); }
+std::string ConfigPanel::backend() const {
+    return ss(m_backend->currentData().toString());
+}
+void ConfigPanel::setBackend(const std::string& name) {
+    select(m_backend, qs(name));
+}
 
 CompareWith ConfigPanel::compare() const {
     const QString d = m_compare->currentData().toString();
@@ -292,9 +308,15 @@ CompareWith ConfigPanel::compare() const {
 
 void ConfigPanel::setCompare(const CompareWith& c) {
     switch (c.kind) {
-    case CompareWith::Kind::None: m_compare->setCurrentIndex(0); break;
-    case CompareWith::Kind::Backend: select(m_compare, QString(QStringLiteral("backend:") + qs(c.backend))); break;
-    case CompareWith::Kind::Preset: select(m_compare, QString(QStringLiteral("preset:") + qs(nameOf(c.preset)))); break;
+    case CompareWith::Kind::None:
+        m_compare->setCurrentIndex(0);
+        break;
+    case CompareWith::Kind::Backend:
+        select(m_compare, QString(QStringLiteral("backend:") + qs(c.backend)));
+        break;
+    case CompareWith::Kind::Preset:
+        select(m_compare, QString(QStringLiteral("preset:") + qs(nameOf(c.preset))));
+        break;
     }
 }
 
@@ -320,7 +342,8 @@ void ConfigPanel::steerToPreset() {
     const PresetInfo& format = presetInfo(p);
     if (!format.targets[static_cast<std::size_t>(current<Target>(m_target))])
         select(m_target, static_cast<int>(format.defaultTarget));
-    if (current<CalibMethod>(m_calibration) != CalibMethod::Mse) select(m_calibration, static_cast<int>(CalibMethod::AbsMax));
+    if (current<CalibMethod>(m_calibration) != CalibMethod::Mse)
+        select(m_calibration, static_cast<int>(CalibMethod::AbsMax));
     m_updating = was;
 }
 
@@ -360,7 +383,8 @@ void ConfigPanel::revalidate() {
         if (s.preset != Preset::Custom) showConvention(m_plan->convention);
         const Backend* b = m_registry->find(backend());
         if (b)
-            if (auto why = b->supports(*m_plan)) m_problem = tr("Backend %1 cannot run this: %2").arg(qs(b->name()), qs(*why));
+            if (auto why = b->supports(*m_plan))
+                m_problem = tr("Backend %1 cannot run this: %2").arg(qs(b->name()), qs(*why));
         // Side B is checked here too, so a comparison that cannot run is said before Ctrl+R.
         const CompareWith with = compare();
         if (with.kind == CompareWith::Kind::Preset && m_problem.isEmpty()) {
@@ -370,9 +394,11 @@ void ConfigPanel::revalidate() {
                 const QuantPlan planB = planQuantization(b, m_shape);
                 if (const Backend* backendA = m_registry->find(backend()))
                     if (auto why = backendA->supports(planB))
-                        m_problem = tr("Preset B (%1): backend %2 cannot run it: %3").arg(qs(nameOf(b.preset)), qs(backendA->name()), qs(*why));
+                        m_problem = tr("Preset B (%1): backend %2 cannot run it: %3")
+                                        .arg(qs(nameOf(b.preset)), qs(backendA->name()), qs(*why));
             } catch (const std::exception& e) {
-                m_problem = tr("Preset B (%1) cannot run this spec: %2").arg(qs(nameOf(b.preset)), qs(e.what()));
+                m_problem =
+                    tr("Preset B (%1) cannot run this spec: %2").arg(qs(nameOf(b.preset)), qs(e.what()));
             }
         }
         if (with.kind == CompareWith::Kind::Backend && m_problem.isEmpty()) {
@@ -383,11 +409,12 @@ void ConfigPanel::revalidate() {
                 m_problem = tr("Backend B %1 cannot run this: %2").arg(qs(backendB->name()), qs(*why));
         }
         if (s.calibration.method == CalibMethod::Explicit && !parseTensorRef(paramFiles().scales))
-            m_problem = tr("Calibration \"file\" needs the %1 scales as FILE:TENSOR.").arg(m_plan->scaleCount);
+            m_problem =
+                tr("Calibration \"file\" needs the %1 scales as FILE:TENSOR.").arg(m_plan->scaleCount);
         QString packing = m_plan->convention.packing == Packing::None
                               ? tr("none")
                               : (m_plan->convention.packing == Packing::NibblesFlat ? tr("two per byte")
-                                                                                   : tr("eight per int32"));
+                                                                                    : tr("eight per int32"));
         QString text = tr("Scales %1 (%2 groups), codes %3 in [%4, %5], packing %6.")
                            .arg(qs(toString(m_plan->scaleShape)))
                            .arg(m_plan->scaleCount)

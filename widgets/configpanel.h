@@ -2,14 +2,13 @@
 // The configuration panel: builds a QuantSpec from controls, resolves it against the selected
 // tensor with planQuantization, and shows either the convention the plan implies or why the
 // combination is impossible (the QuantError message), inline.
-#include <memory>
-#include <optional>
+#include "backend/registry.h"
+#include "job/job.h"
+#include "quant/plan.h"
 
 #include <QWidget>
-
-#include "backend/registry.h"
-#include "quant/plan.h"
-#include "job/job.h"
+#include <memory>
+#include <optional>
 
 class QCheckBox;
 class QComboBox;

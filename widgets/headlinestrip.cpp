@@ -1,11 +1,11 @@
 #include "widgets/headlinestrip.h"
 
-#include <QHBoxLayout>
-#include <QVBoxLayout>
-#include <QLabel>
-
-#include "widgets/qtutil.h"
 #include "job/job.h"
+#include "widgets/qtutil.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QVBoxLayout>
 
 namespace ql {
 namespace {
@@ -20,21 +20,26 @@ QLabel* tile(QWidget* parent, QHBoxLayout* layout, const QString& tip) {
     return l;
 }
 
-QString both(const QString& a, const std::optional<QString>& b) { return b ? a + QStringLiteral(" | ") + *b : a; }
+QString both(const QString& a, const std::optional<QString>& b) {
+    return b ? a + QStringLiteral(" | ") + *b : a;
+}
 
 } // namespace
 
-HeadlineStrip::HeadlineStrip(QWidget* parent) : QWidget(parent) {
+HeadlineStrip::HeadlineStrip(QWidget* parent)
+    : QWidget(parent) {
     auto* rows = new QVBoxLayout(this);
     rows->setContentsMargins(0, 0, 0, 0);
     rows->setSpacing(2);
     auto* layout = new QHBoxLayout;
     layout->setContentsMargins(0, 0, 0, 0);
     rows->addLayout(layout);
-    m_sqnr = tile(this, layout, tr("Signal-to-quantization-noise ratio in dB: 10·log10(Σx² / Σ(x−x̂)²); higher is better"));
+    m_sqnr = tile(this, layout,
+                  tr("Signal-to-quantization-noise ratio in dB: 10·log10(Σx² / Σ(x−x̂)²); higher is better"));
     m_maxError = tile(this, layout, tr("Largest absolute error |x − x̂| over the tensor"));
     m_clipped = tile(this, layout, tr("Share of elements cut off by the code range"));
-    m_codes = tile(this, layout, tr("How many of the target's codes occur, and their entropy (effective bits)"));
+    m_codes =
+        tile(this, layout, tr("How many of the target's codes occur, and their entropy (effective bits)"));
     m_cosine = tile(this, layout, tr("Cosine similarity between x and x̂"));
     m_stale = new QLabel(this);
     m_stale->setWordWrap(true);
@@ -47,20 +52,27 @@ HeadlineStrip::HeadlineStrip(QWidget* parent) : QWidget(parent) {
 
 void HeadlineStrip::setStale(const QString& why) {
     m_stale->setText(tr("Out of date: %1 Run (Ctrl+R) to update the figures and plots.").arg(why));
-    m_stale->setToolTip(tr("The figures and plots are from the last run; the settings have changed since. Run "
-                           "(Ctrl+R) to update them."));
+    m_stale->setToolTip(
+        tr("The figures and plots are from the last run; the settings have changed since. Run "
+           "(Ctrl+R) to update them."));
     m_stale->setVisible(!why.isEmpty());
-    for (QLabel* l : {m_sqnr, m_maxError, m_clipped, m_codes, m_cosine}) l->setEnabled(why.isEmpty());
+    for (QLabel* l : {m_sqnr, m_maxError, m_clipped, m_codes, m_cosine})
+        l->setEnabled(why.isEmpty());
 }
 
-bool HeadlineStrip::isStale() const { return !m_stale->isHidden(); }
+bool HeadlineStrip::isStale() const {
+    return !m_stale->isHidden();
+}
 
 void HeadlineStrip::clear() {
-    for (QLabel* l : {m_sqnr, m_maxError, m_clipped, m_codes, m_cosine}) l->setText(QStringLiteral("—"));
+    for (QLabel* l : {m_sqnr, m_maxError, m_clipped, m_codes, m_cosine})
+        l->setText(QStringLiteral("—"));
     setStale({});
 }
 
-QString HeadlineStrip::sqnrText() const { return m_sqnr->text(); }
+QString HeadlineStrip::sqnrText() const {
+    return m_sqnr->text();
+}
 
 void HeadlineStrip::setOutcome(const TensorOutcome& o) {
     setStale({});
@@ -72,21 +84,27 @@ void HeadlineStrip::setOutcome(const TensorOutcome& o) {
     auto show = [](QLabel* l, const QString& name, std::pair<QString, std::optional<QString>> v) {
         l->setText(QStringLiteral("<small>%1</small><br><b>%2</b>").arg(name, both(v.first, v.second)));
     };
-    show(m_sqnr, tr("SQNR"), field([](const TensorAnalysis& a) -> QString { return fmtNumber(a.stats.sqnrDb(), 4) + tr(" dB"); }));
+    show(m_sqnr, tr("SQNR"), field([](const TensorAnalysis& a) -> QString {
+             return fmtNumber(a.stats.sqnrDb(), 4) + tr(" dB");
+         }));
     if (o.a.report.weighted) { // the layer output's SQNR, from the importance file
         QString w = fmtNumber(o.a.report.weighted->sqnrDb(), 4);
-        if (o.b && o.b->report.weighted) w += QStringLiteral(" | ") + fmtNumber(o.b->report.weighted->sqnrDb(), 4);
+        if (o.b && o.b->report.weighted)
+            w += QStringLiteral(" | ") + fmtNumber(o.b->report.weighted->sqnrDb(), 4);
         m_sqnr->setText(m_sqnr->text() + tr("<br><small>weighted</small> <b>%1 dB</b>").arg(w));
     }
-    show(m_maxError, tr("max |error|"), field([](const TensorAnalysis& a) -> QString { return fmtNumber(a.stats.maxAbsError()); }));
-    show(m_clipped, tr("clipped"),
-         field([](const TensorAnalysis& a) -> QString { return fmtNumber(100.0 * a.clipping.total().clippedFraction(), 3) + tr(" %"); }));
+    show(m_maxError, tr("max |error|"),
+         field([](const TensorAnalysis& a) -> QString { return fmtNumber(a.stats.maxAbsError()); }));
+    show(m_clipped, tr("clipped"), field([](const TensorAnalysis& a) -> QString {
+             return fmtNumber(100.0 * a.clipping.total().clippedFraction(), 3) + tr(" %");
+         }));
     show(m_codes, tr("codes used"), field([](const TensorAnalysis& a) -> QString {
              return tr("%1 / %2 (%3 bits)")
                  .arg(a.codes.codesUsed())
                  .arg(fmtNumber(a.codes.possibleCodes(), 6), fmtNumber(a.codes.entropyBits(), 3));
          }));
-    show(m_cosine, tr("cosine"), field([](const TensorAnalysis& a) -> QString { return fmtNumber(a.stats.cosine(), 6); }));
+    show(m_cosine, tr("cosine"),
+         field([](const TensorAnalysis& a) -> QString { return fmtNumber(a.stats.cosine(), 6); }));
 }
 
 } // namespace ql

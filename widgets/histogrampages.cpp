@@ -1,12 +1,12 @@
 #include "widgets/histogrampages.h"
 
+#include "job/job.h"
+#include "widgets/qcp.h"
+#include "widgets/qtutil.h"
+
 #include <QCheckBox>
 #include <QLabel>
 #include <QVBoxLayout>
-
-#include "widgets/qcp.h"
-#include "widgets/qtutil.h"
-#include "job/job.h"
 
 namespace ql {
 namespace {
@@ -20,9 +20,11 @@ void verticalLine(QCustomPlot* plot, double x, const QPen& pen) {
 
 } // namespace
 
-ValueHistogramPage::ValueHistogramPage(QWidget* parent) : PlotPage(parent) {
-    m_plot = addPlot(tr("Values"), tr("Histogram of the tensor's values; after a run, grey lines are the "
-                                      "reconstruction grid of one group and red dashed lines its clip thresholds"));
+ValueHistogramPage::ValueHistogramPage(QWidget* parent)
+    : PlotPage(parent) {
+    m_plot = addPlot(tr("Values"),
+                     tr("Histogram of the tensor's values; after a run, grey lines are the "
+                        "reconstruction grid of one group and red dashed lines its clip thresholds"));
     m_plot->xAxis->setLabel(tr("value"));
     m_plot->yAxis->setLabel(tr("elements"));
     clear(tr("Select a tensor to see its values."));
@@ -68,13 +70,16 @@ void ValueHistogramPage::setOutcome(const TensorOutcome& o) {
     m_plot->replot();
 }
 
-ErrorHistogramPage::ErrorHistogramPage(QWidget* parent) : PlotPage(parent) {
+ErrorHistogramPage::ErrorHistogramPage(QWidget* parent)
+    : PlotPage(parent) {
     m_log = new QCheckBox(tr("Log scale"), this);
-    m_log->setToolTip(tr("Show element counts on a logarithmic axis, so rare large errors (clipping) stay visible"));
+    m_log->setToolTip(
+        tr("Show element counts on a logarithmic axis, so rare large errors (clipping) stay visible"));
     m_log->setChecked(true);
     m_layout->insertWidget(0, m_log);
-    m_plot = addPlot(tr("Error x − x̂"), tr("Histogram of the quantization error per element (A, and B when "
-                                          "comparing); the note splits the squared error into clipping and rounding"));
+    m_plot = addPlot(tr("Error x − x̂"),
+                     tr("Histogram of the quantization error per element (A, and B when "
+                        "comparing); the note splits the squared error into clipping and rounding"));
     m_plot->xAxis->setLabel(tr("error"));
     m_plot->yAxis->setLabel(tr("elements"));
     connect(m_log, &QCheckBox::toggled, this, [this] {
@@ -117,7 +122,8 @@ void ErrorHistogramPage::setOutcome(const TensorOutcome& o) {
                 .arg(t.clippedLow)
                 .arg(t.clippedHigh)
                 .arg(fmtNumber(clipShare, 3), fmtNumber(100.0 - clipShare, 3),
-                     fmtNumber(o.a.report.analysis.stats.maxAbsError()), fmtNumber(o.a.report.analysis.stats.rmse())));
+                     fmtNumber(o.a.report.analysis.stats.maxAbsError()),
+                     fmtNumber(o.a.report.analysis.stats.rmse())));
     m_plot->replot();
 }
 

@@ -1,16 +1,17 @@
 #include "widgets/jobrunner.h"
 
-#include <QPointer>
-#include <QUnhandledException>
-#include <QtConcurrent>
-
 #include "job/plan_output.h"
 #include "tensor/error.h"
 #include "widgets/qtutil.h"
 
+#include <QPointer>
+#include <QUnhandledException>
+#include <QtConcurrent>
+
 namespace ql {
 
-JobRunner::JobRunner(QObject* parent) : QObject(parent) {}
+JobRunner::JobRunner(QObject* parent)
+    : QObject(parent) {}
 
 JobRunner::~JobRunner() {
     if (m_cancel) m_cancel->store(true);
@@ -92,8 +93,9 @@ void JobRunner::startTensor(const JobRequest& request, const std::string& tensor
     setBusy(true);
     emit progress(0);
     ProgressFn fn = progressFn(m_generation, cancel);
-    launch<TensorOutcome>(&m_generation, [request, tensor, fn] { return runTensorJob(request, tensor, fn); },
-                          [this](std::shared_ptr<const TensorOutcome> o) { emit tensorFinished(std::move(o)); });
+    launch<TensorOutcome>(
+        &m_generation, [request, tensor, fn] { return runTensorJob(request, tensor, fn); },
+        [this](std::shared_ptr<const TensorOutcome> o) { emit tensorFinished(std::move(o)); });
 }
 
 void JobRunner::startModel(const JobRequest& request) {
@@ -113,7 +115,9 @@ void JobRunner::startModel(const JobRequest& request) {
 ModelEvents JobRunner::modelEvents(const ProgressFn& fn) {
     auto current = std::make_shared<std::pair<int, int>>(0, 1);
     ModelEvents events;
-    events.started = [current](int index, int total, const std::string&) { *current = {index, std::max(total, 1)}; };
+    events.started = [current](int index, int total, const std::string&) {
+        *current = {index, std::max(total, 1)};
+    };
     events.progress = [fn, current](double done) { return fn((current->first + done) / current->second); };
     return events;
 }
@@ -126,8 +130,9 @@ void JobRunner::startPlan(const JobRequest& request, const std::vector<PlanCandi
     auto work = [request, candidates, events] {
         return measurePlan(request, selectTensors(*request.source, {{}, {}, true}), candidates, events);
     };
-    launch<PlanMeasurements>(&m_generation, work,
-                             [this](std::shared_ptr<const PlanMeasurements> m) { emit planMeasured(std::move(m)); });
+    launch<PlanMeasurements>(&m_generation, work, [this](std::shared_ptr<const PlanMeasurements> m) {
+        emit planMeasured(std::move(m));
+    });
 }
 
 void JobRunner::startPlanExport(const JobRequest& request, std::shared_ptr<const PlanMeasurements> m,
@@ -137,15 +142,17 @@ void JobRunner::startPlanExport(const JobRequest& request, std::shared_ptr<const
     emit progress(0);
     const ModelEvents events = modelEvents(progressFn(m_generation, cancel));
     auto work = [request, m, r, path, events] { return exportPlan(request, *m, r, path, events); };
-    launch<int>(&m_generation, work, [this, path](std::shared_ptr<const int> n) { emit planExported(qs(path), *n); });
+    launch<int>(&m_generation, work,
+                [this, path](std::shared_ptr<const int> n) { emit planExported(qs(path), *n); });
 }
 
 void JobRunner::startPreview(std::shared_ptr<const TensorSource> source, const std::string& tensor) {
     // Previews have their own generation: a newer selection supersedes them, but they never
     // cancel a run (browsing while "Quantize all" works is fine).
     ++m_previewGeneration;
-    launch<ValuePreview>(&m_previewGeneration, [source, tensor] { return previewValues(*source, tensor); },
-                         [this](std::shared_ptr<const ValuePreview> p) { emit previewReady(std::move(p)); });
+    launch<ValuePreview>(
+        &m_previewGeneration, [source, tensor] { return previewValues(*source, tensor); },
+        [this](std::shared_ptr<const ValuePreview> p) { emit previewReady(std::move(p)); });
 }
 
 void JobRunner::cancel() {

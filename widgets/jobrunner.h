@@ -2,14 +2,13 @@
 // Runs quantization jobs off the GUI thread (DESIGN "Long work"): QtConcurrent::run(...).then(this, ...)
 // with a generation counter, so a superseded job's late result is dropped, and a std::atomic<bool>
 // cancel flag the core ProgressFn reads. No processEvents loops.
-#include <atomic>
-#include <memory>
+#include "job/job.h"
+#include "job/plan_job.h"
 
 #include <QObject>
 #include <QString>
-
-#include "job/job.h"
-#include "job/plan_job.h"
+#include <atomic>
+#include <memory>
 
 namespace ql {
 
@@ -28,8 +27,8 @@ public:
     /// Measures every 2-D weight of the file under each candidate (job/plan_job.h).
     void startPlan(const JobRequest& request, const std::vector<PlanCandidate>& candidates);
     /// Writes the plan's compressed-tensors checkpoint to `path`.
-    void startPlanExport(const JobRequest& request, std::shared_ptr<const PlanMeasurements> m, const PlanResult& r,
-                         const std::string& path);
+    void startPlanExport(const JobRequest& request, std::shared_ptr<const PlanMeasurements> m,
+                         const PlanResult& r, const std::string& path);
     bool isBusy() const { return m_busy; }
     /// The generation of the latest job (tests check that stale ones are dropped).
     quint64 generation() const { return m_generation; }

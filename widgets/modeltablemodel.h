@@ -1,19 +1,30 @@
 #pragma once
 // The model-wide table ("Quantize all"): one row per tensor, sortable by any column; sorting
 // uses core's sortRows so "worst first" means the same as in the CLI.
-#include <vector>
+#include "analysis/model_table.h"
 
 #include <QAbstractTableModel>
-
-#include "analysis/model_table.h"
+#include <vector>
 
 namespace ql {
 
 class ModelTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { NameColumn, ShapeColumn, SqnrColumn, WeightedSqnrColumn, MaxErrorColumn, RelErrorColumn, CosineColumn, ClippedColumn,
-                  CodesColumn, TimeColumn, ErrorColumn, ColumnCount };
+    enum Column {
+        NameColumn,
+        ShapeColumn,
+        SqnrColumn,
+        WeightedSqnrColumn,
+        MaxErrorColumn,
+        RelErrorColumn,
+        CosineColumn,
+        ClippedColumn,
+        CodesColumn,
+        TimeColumn,
+        ErrorColumn,
+        ColumnCount
+    };
     enum Role { TensorNameRole = Qt::UserRole + 1 };
 
     explicit ModelTableModel(QObject* parent = nullptr);

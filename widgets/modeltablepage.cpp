@@ -1,16 +1,19 @@
 #include "widgets/modeltablepage.h"
 
+#include "widgets/modeltablemodel.h"
+
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "widgets/modeltablemodel.h"
-
 namespace ql {
 
 ModelTablePage::ModelTablePage(QWidget* parent)
-    : QWidget(parent), m_model(new ModelTableModel(this)), m_view(new QTableView(this)), m_summary(new QLabel(this)) {
+    : QWidget(parent)
+    , m_model(new ModelTableModel(this))
+    , m_view(new QTableView(this))
+    , m_summary(new QLabel(this)) {
     m_view->setModel(m_model);
     m_view->setSortingEnabled(true);
     m_view->horizontalHeader()->setSortIndicator(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
@@ -24,8 +27,9 @@ ModelTablePage::ModelTablePage(QWidget* parent)
     m_view->setWordWrap(false);
     m_view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
-    m_view->setToolTip(tr("Every tensor quantized with the current spec, worst SQNR first; double-click a row to "
-                          "open that tensor"));
+    m_view->setToolTip(
+        tr("Every tensor quantized with the current spec, worst SQNR first; double-click a row to "
+           "open that tensor"));
     connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
         emit tensorActivated(i.data(ModelTableModel::TensorNameRole).toString());
     });
@@ -51,9 +55,10 @@ void ModelTablePage::setRows(std::vector<ModelRow> rows) {
     QString text = tr("%n tensor(s) quantized", nullptr, n - failed - kept);
     if (failed) text += tr("; %n failed (shown first, reason in the last column)", nullptr, failed);
     if (kept)
-        text += tr("; %n kept unquantized: the spec does not apply to them (shown last, an export copies them "
-                   "as they are)",
-                   nullptr, kept);
+        text +=
+            tr("; %n kept unquantized: the spec does not apply to them (shown last, an export copies them "
+               "as they are)",
+               nullptr, kept);
     m_summary->setText(text + QLatin1Char('.'));
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // The model-wide table page: every tensor's headline numbers, worst first; double-click opens one.
-#include <QWidget>
-
 #include "analysis/model_table.h"
+
+#include <QWidget>
 
 class QLabel;
 class QTableView;

@@ -1,7 +1,7 @@
 #include "widgets/plotpage.h"
 
-#include <algorithm>
-#include <cmath>
+#include "analysis/histogram.h"
+#include "widgets/qcp.h"
 
 #include <QAction>
 #include <QEvent>
@@ -12,13 +12,15 @@
 #include <QPdfWriter>
 #include <QSvgGenerator>
 #include <QVBoxLayout>
-
-#include "analysis/histogram.h"
-#include "widgets/qcp.h"
+#include <algorithm>
+#include <cmath>
 
 namespace ql {
 
-PlotPage::PlotPage(QWidget* parent) : QWidget(parent), m_layout(new QVBoxLayout(this)), m_note(new QLabel(this)) {
+PlotPage::PlotPage(QWidget* parent)
+    : QWidget(parent)
+    , m_layout(new QVBoxLayout(this))
+    , m_note(new QLabel(this)) {
     m_note->setWordWrap(true);
     m_note->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_layout->setContentsMargins(2, 2, 2, 2);
@@ -27,8 +29,8 @@ PlotPage::PlotPage(QWidget* parent) : QWidget(parent), m_layout(new QVBoxLayout(
     auto* exportAction = new QAction(tr("Export this plot…"), this);
     exportAction->setToolTip(tr("Save this page as PNG, SVG, PDF or JPEG"));
     connect(exportAction, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export plot"), {},
-                                                          tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Export plot"), {}, tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
         if (!path.isEmpty() && !exportTo(path)) setNote(tr("Could not write %1.").arg(path));
     });
     addAction(exportAction);
@@ -41,7 +43,8 @@ QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
     plot->setMinimumHeight(160);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot->plotLayout()->insertRow(0);
-    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(font().family(), 10, QFont::Bold)));
+    plot->plotLayout()->addElement(0, 0,
+                                   new QCPTextElement(plot, title, QFont(font().family(), 10, QFont::Bold)));
     plot->legend->setFont(QFont(font().family(), 8));
     plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     m_layout->insertWidget(m_layout->count() - 1, plot, 1);
@@ -55,7 +58,11 @@ namespace {
 // last name parts stay readable), and refitted when the plot is resized.
 class TitleFitter : public QObject {
 public:
-    explicit TitleFitter(QCustomPlot* plot) : QObject(plot), m_plot(plot) { plot->installEventFilter(this); }
+    explicit TitleFitter(QCustomPlot* plot)
+        : QObject(plot)
+        , m_plot(plot) {
+        plot->installEventFilter(this);
+    }
     void setTitle(const QString& title) {
         m_title = title;
         fit();
@@ -94,8 +101,8 @@ void PlotPage::setNote(const QString& text) {
     m_note->setVisible(!text.isEmpty());
 }
 
-QCPGraph* PlotPage::addHistogram(QCustomPlot* plot, const Histogram& h, const QColor& color, const QString& name,
-                                 bool dropZeros) {
+QCPGraph* PlotPage::addHistogram(QCustomPlot* plot, const Histogram& h, const QColor& color,
+                                 const QString& name, bool dropZeros) {
     const auto edges = h.edges();
     const auto& counts = h.counts();
     QVector<double> keys;
@@ -160,8 +167,10 @@ bool PlotPage::exportTo(const QString& path) const {
         const_cast<PlotPage*>(this)->render(&painter);
         return true;
     }
-    if (m_plots.size() == 1 && lower.endsWith(QStringLiteral(".png"))) return m_plots.front()->savePng(path, 0, 0, 2.0);
-    if (m_plots.size() == 1 && (lower.endsWith(QStringLiteral(".jpg")) || lower.endsWith(QStringLiteral(".jpeg"))))
+    if (m_plots.size() == 1 && lower.endsWith(QStringLiteral(".png")))
+        return m_plots.front()->savePng(path, 0, 0, 2.0);
+    if (m_plots.size() == 1 &&
+        (lower.endsWith(QStringLiteral(".jpg")) || lower.endsWith(QStringLiteral(".jpeg"))))
         return m_plots.front()->saveJpg(path, 0, 0, 2.0);
     return const_cast<PlotPage*>(this)->grab().save(path);
 }

@@ -1,11 +1,10 @@
 #pragma once
 // Base of the result pages: holds QCustomPlots, exports them, and offers the drawing helpers
 // every page shares. Pages draw core results as given; they compute nothing.
-#include <vector>
-
 #include <QColor>
 #include <QString>
 #include <QWidget>
+#include <vector>
 
 class QCustomPlot;
 class QCPGraph;
@@ -19,10 +18,18 @@ struct TensorOutcome;
 
 /// Colours used for A and B throughout, and for clipping.
 namespace colors {
-inline QColor a() { return QColor(31, 119, 180); }
-inline QColor b() { return QColor(255, 127, 14); }
-inline QColor clipped() { return QColor(214, 39, 40); }
-inline QColor grid() { return QColor(120, 120, 120, 90); }
+inline QColor a() {
+    return QColor(31, 119, 180);
+}
+inline QColor b() {
+    return QColor(255, 127, 14);
+}
+inline QColor clipped() {
+    return QColor(214, 39, 40);
+}
+inline QColor grid() {
+    return QColor(120, 120, 120, 90);
+}
 } // namespace colors
 
 class PlotPage : public QWidget {
@@ -43,8 +50,8 @@ public:
 protected:
     QCustomPlot* addPlot(const QString& title, const QString& tooltip);
     /// A step outline of a histogram (edges in value units), filled.
-    static QCPGraph* addHistogram(QCustomPlot* plot, const Histogram& h, const QColor& color, const QString& name,
-                                  bool dropZeros = false);
+    static QCPGraph* addHistogram(QCustomPlot* plot, const Histogram& h, const QColor& color,
+                                  const QString& name, bool dropZeros = false);
     static void setTitle(QCustomPlot* plot, const QString& title);
     void setNote(const QString& text);
 

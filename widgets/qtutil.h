@@ -1,15 +1,18 @@
 #pragma once
 // std::string <-> QString and number formatting shared by the pages.
+#include <QString>
 #include <cmath>
 #include <string>
 #include <string_view>
 
-#include <QString>
-
 namespace ql {
 
-inline QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
-inline std::string ss(const QString& s) { return s.toStdString(); }
+inline QString qs(std::string_view s) {
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+inline std::string ss(const QString& s) {
+    return s.toStdString();
+}
 
 /// A metric for display: "—" for NaN, "∞" for infinities, else `digits` significant digits.
 inline QString fmtNumber(double v, int digits = 4) {

@@ -1,14 +1,14 @@
 #include "widgets/tensorbrowser.h"
 
+#include "widgets/qtutil.h"
+#include "widgets/tensortreemodel.h"
+
 #include <QCollator>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
 #include <QTreeView>
 #include <QVBoxLayout>
-
-#include "widgets/qtutil.h"
-#include "widgets/tensortreemodel.h"
 
 namespace ql {
 namespace {
@@ -75,10 +75,12 @@ TensorBrowser::TensorBrowser(QWidget* parent)
     header->resizeSection(TensorTreeModel::ShapeColumn, 95);
     header->resizeSection(TensorTreeModel::DTypeColumn, 45);
     header->resizeSection(TensorTreeModel::SizeColumn, 65);
-    connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
-        const QString name = current.siblingAtColumn(0).data(TensorTreeModel::TensorNameRole).toString();
-        if (!name.isEmpty()) emit tensorSelected(name);
-    });
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            [this](const QModelIndex& current) {
+                const QString name =
+                    current.siblingAtColumn(0).data(TensorTreeModel::TensorNameRole).toString();
+                if (!name.isEmpty()) emit tensorSelected(name);
+            });
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -102,7 +104,8 @@ bool TensorBrowser::selectTensor(const std::string& name) {
         idx = m_proxy->mapFromSource(src);
     }
     m_view->scrollTo(idx);
-    m_view->selectionModel()->setCurrentIndex(idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    m_view->selectionModel()->setCurrentIndex(idx, QItemSelectionModel::ClearAndSelect |
+                                                       QItemSelectionModel::Rows);
     return true;
 }
 

@@ -1,11 +1,10 @@
 #pragma once
 // The tensor browser page: a filter box over the tensor tree; selecting a leaf emits its name.
-#include <memory>
-#include <string>
+#include "io/tensor_source.h"
 
 #include <QWidget>
-
-#include "io/tensor_source.h"
+#include <memory>
+#include <string>
 
 class QLineEdit;
 class QTreeView;

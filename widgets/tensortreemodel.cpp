@@ -1,8 +1,8 @@
 #include "widgets/tensortreemodel.h"
 
-#include <map>
-
 #include "widgets/qtutil.h"
+
+#include <map>
 
 namespace ql {
 
@@ -13,7 +13,7 @@ struct TensorTreeModel::Node {
     QString path;
     const TensorInfo* info = nullptr; // leaves only; points into m_tensors
     std::vector<std::unique_ptr<Node>> children;
-    std::uint64_t bytes = 0;          // sum over the subtree
+    std::uint64_t bytes = 0; // sum over the subtree
 };
 
 namespace {
@@ -44,7 +44,9 @@ std::vector<std::string> splitName(const std::string& name) {
 
 } // namespace
 
-TensorTreeModel::TensorTreeModel(QObject* parent) : QAbstractItemModel(parent), m_root(std::make_unique<Node>()) {}
+TensorTreeModel::TensorTreeModel(QObject* parent)
+    : QAbstractItemModel(parent)
+    , m_root(std::make_unique<Node>()) {}
 TensorTreeModel::~TensorTreeModel() = default;
 
 void TensorTreeModel::setTensors(const std::vector<TensorInfo>& tensors) {
@@ -117,7 +119,9 @@ int TensorTreeModel::rowCount(const QModelIndex& parent) const {
     return static_cast<int>(nodeOf(parent)->children.size());
 }
 
-int TensorTreeModel::columnCount(const QModelIndex&) const { return ColumnCount; }
+int TensorTreeModel::columnCount(const QModelIndex&) const {
+    return ColumnCount;
+}
 
 QVariant TensorTreeModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid()) return {};
@@ -126,23 +130,29 @@ QVariant TensorTreeModel::data(const QModelIndex& index, int role) const {
     switch (role) {
     case Qt::DisplayRole:
         switch (index.column()) {
-        case NameColumn: return n->label;
-        case ShapeColumn: return t ? qs(toString(t->shape)) : QVariant();
-        case DTypeColumn: return t ? qs(nameOf(t->dtype)) : QVariant();
-        case SizeColumn: return fmtBytes(static_cast<double>(n->bytes));
+        case NameColumn:
+            return n->label;
+        case ShapeColumn:
+            return t ? qs(toString(t->shape)) : QVariant();
+        case DTypeColumn:
+            return t ? qs(nameOf(t->dtype)) : QVariant();
+        case SizeColumn:
+            return fmtBytes(static_cast<double>(n->bytes));
         }
         break;
     case Qt::ToolTipRole:
         if (t)
             return QString(qs(t->name) + QStringLiteral("\n") + qs(toString(t->shape)) + QLatin1Char(' ') +
-                           qs(nameOf(t->dtype)) + QStringLiteral(", ") + fmtBytes(static_cast<double>(n->bytes)) +
-                           QStringLiteral("\n") + qs(t->location));
+                           qs(nameOf(t->dtype)) + QStringLiteral(", ") +
+                           fmtBytes(static_cast<double>(n->bytes)) + QStringLiteral("\n") + qs(t->location));
         return QString(n->path + tr(": %1 entries below").arg(n->children.size()));
     case Qt::TextAlignmentRole:
         if (index.column() == SizeColumn) return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
         break;
-    case TensorNameRole: return t ? qs(t->name) : QString();
-    case PathRole: return n->path;
+    case TensorNameRole:
+        return t ? qs(t->name) : QString();
+    case PathRole:
+        return n->path;
     case SortRole:
         if (index.column() == SizeColumn) return static_cast<qulonglong>(n->bytes);
         if (index.column() == ShapeColumn && t) return static_cast<qlonglong>(elementCount(t->shape));
@@ -154,10 +164,14 @@ QVariant TensorTreeModel::data(const QModelIndex& index, int role) const {
 QVariant TensorTreeModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
-    case NameColumn: return tr("Tensor");
-    case ShapeColumn: return tr("Shape");
-    case DTypeColumn: return tr("DType");
-    case SizeColumn: return tr("Size");
+    case NameColumn:
+        return tr("Tensor");
+    case ShapeColumn:
+        return tr("Shape");
+    case DTypeColumn:
+        return tr("DType");
+    case SizeColumn:
+        return tr("Size");
     }
     return {};
 }

@@ -1,13 +1,12 @@
 #pragma once
 // The file's tensors as a tree by name prefix ("layers" > "0" > "mlp" > "down_proj.weight"),
 // with shape, dtype and size columns.
+#include "io/tensor_source.h"
+
+#include <QAbstractItemModel>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <QAbstractItemModel>
-
-#include "io/tensor_source.h"
 
 namespace ql {
 

@@ -1,29 +1,36 @@
 #include "widgets/timingpage.h"
 
-#include <QLabel>
-
+#include "job/job.h"
 #include "widgets/qcp.h"
 #include "widgets/qtutil.h"
-#include "job/job.h"
+
+#include <QLabel>
 
 namespace ql {
 namespace {
 
-QVector<double> phases(const PhaseTimes& t) { return {t.prepareMs, t.uploadMs, t.kernelMs, t.downloadMs, t.totalMs}; }
+QVector<double> phases(const PhaseTimes& t) {
+    return {t.prepareMs, t.uploadMs, t.kernelMs, t.downloadMs, t.totalMs};
+}
 
 /// Input throughput over `ms`, to three significant digits (a slow run reads 0.0123, not 0.00); "—"
 /// when the phase was too short to time.
-QString gbps(double bytes, double ms) { return ms > 0 ? fmtNumber(bytes / ms / 1e6, 3) : QStringLiteral("—"); }
+QString gbps(double bytes, double ms) {
+    return ms > 0 ? fmtNumber(bytes / ms / 1e6, 3) : QStringLiteral("—");
+}
 
 } // namespace
 
-TimingPage::TimingPage(QWidget* parent) : PlotPage(parent) {
-    m_plot = addPlot(tr("Time per phase"), tr("Median wall time of each phase per backend: calibration (finding "
-                                             "the scales), upload, kernel, download, and the whole run. The legend "
-                                             "gives the kernel's input throughput (input bytes / kernel time)"));
+TimingPage::TimingPage(QWidget* parent)
+    : PlotPage(parent) {
+    m_plot = addPlot(tr("Time per phase"),
+                     tr("Median wall time of each phase per backend: calibration (finding "
+                        "the scales), upload, kernel, download, and the whole run. The legend "
+                        "gives the kernel's input throughput (input bytes / kernel time)"));
     m_plot->yAxis->setLabel(tr("milliseconds"));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    ticker->addTicks({1, 2, 3, 4, 5}, {tr("calibration"), tr("upload"), tr("kernel"), tr("download"), tr("total")});
+    ticker->addTicks({1, 2, 3, 4, 5},
+                     {tr("calibration"), tr("upload"), tr("kernel"), tr("download"), tr("total")});
     m_plot->xAxis->setTicker(ticker);
     clear(tr("Run a quantization to see its timings."));
 }

@@ -1,12 +1,13 @@
-#include <cstdio>
-
-#include "cli/commands.h"
 #include "builtin_backends.h"
+#include "cli/commands.h"
+
+#include <cstdio>
 
 namespace ql::cli {
 
 CLI::App* addBackends(CLI::App& parent) {
-    return parent.add_subcommand("backends", "List the backends this build has and whether each can run now.");
+    return parent.add_subcommand("backends",
+                                 "List the backends this build has and whether each can run now.");
 }
 
 int runBackends() {

@@ -1,11 +1,11 @@
-#include <cstdio>
-
 #include "analysis/check.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "io/atomic_file.h"
 #include "job/report_parts.h"
 #include "tensor/error.h"
+
+#include <cstdio>
 
 namespace ql::cli {
 namespace {
@@ -20,15 +20,17 @@ void writeText(const std::string& path, const std::string& text, const std::stri
 
 CLI::App* addCheck(CLI::App& parent, CheckOptions& o) {
     auto* cmd = parent.add_subcommand(
-        "check", "Gate a CI run on a report (quantize, compare or merge --report FILE.json): rules say when a tensor "
-                 "or the model fails, e.g. 'sqnr < 30', 'cosine < 0.99 and max_abs > 0.001', 'mismatched_codes > 0', "
-                 "'min(sqnr) < 35'. Lists the failures; exit code 1 when any rule fails (or a tensor did not "
-                 "quantize), 0 when all pass.");
+        "check",
+        "Gate a CI run on a report (quantize, compare or merge --report FILE.json): rules say when a tensor "
+        "or the model fails, e.g. 'sqnr < 30', 'cosine < 0.99 and max_abs > 0.001', 'mismatched_codes > 0', "
+        "'min(sqnr) < 35'. Lists the failures; exit code 1 when any rule fails (or a tensor did not "
+        "quantize), 0 when all pass.");
     cmd->add_option("REPORT", o.report, "The report (.json)")->required();
     cmd->add_option("--rule", o.rules, "A failure rule (repeatable)");
     cmd->add_option("--rules", o.rulesFile, "A file of rules, one per line ('#' starts a comment)");
     cmd->add_option("--junit", o.junit, "Also write the result as JUnit XML");
-    cmd->add_option("--html", o.html, "Also write a self-contained HTML page: the table and each failing tensor's plot");
+    cmd->add_option("--html", o.html,
+                    "Also write a self-contained HTML page: the table and each failing tensor's plot");
     cmd->add_flag("--quiet,-q", o.quiet, "Only the failures");
     return cmd;
 }
@@ -61,10 +63,11 @@ int runCheck(const CheckOptions& o) {
         if (s.status == "kept") continue;
         ++checked;
         if (s.status == "pass" && !o.quiet) std::printf("pass  %s\n", s.name.c_str());
-        for (const auto& f : s.failures) std::printf("FAIL  %s: %s\n", s.name.c_str(), oneLine(f).c_str());
+        for (const auto& f : s.failures)
+            std::printf("FAIL  %s: %s\n", s.name.c_str(), oneLine(f).c_str());
     }
-    std::fprintf(stderr, "quantlens-cli: check: %d of %d failed (%zu rule%s)\n", result.failed(), checked, rules.size(),
-                 rules.size() == 1 ? "" : "s");
+    std::fprintf(stderr, "quantlens-cli: check: %d of %d failed (%zu rule%s)\n", result.failed(), checked,
+                 rules.size(), rules.size() == 1 ? "" : "s");
     return result.failed() ? 1 : 0;
 }
 

@@ -1,14 +1,14 @@
-#include <cstdio>
-#include <string>
-#include <utility>
-
 #include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
-#include "cli/progress.h"
 #include "cli/job_request.h"
+#include "cli/progress.h"
 #include "job/suggest.h"
 #include "tensor/error.h"
+
+#include <cstdio>
+#include <string>
+#include <utility>
 
 namespace ql::cli {
 namespace {
@@ -17,13 +17,14 @@ void printComparison(const Comparison& c) {
     std::printf("A: %s\nB: %s\n", c.labelA.c_str(), c.labelB.c_str());
     std::printf("mismatched codes: %lld of %lld\n", static_cast<long long>(c.mismatched),
                 static_cast<long long>(c.count));
-    for (const auto& [d, n] : c.codeDiff) std::printf("  B - A = %+d: %lld\n", d, static_cast<long long>(n));
+    for (const auto& [d, n] : c.codeDiff)
+        std::printf("  B - A = %+d: %lld\n", d, static_cast<long long>(n));
     if (c.firstMismatch >= 0)
         std::printf("first mismatch at %lld, worst at %lld\n", static_cast<long long>(c.firstMismatch),
                     static_cast<long long>(c.worstMismatch));
     for (const auto& e : c.examples)
-        std::printf("  [%lld] x = %.9g: A %d, B %d (scale A %.9g, B %.9g)\n", static_cast<long long>(e.index), e.x,
-                    e.codeA, e.codeB, e.scaleA, e.scaleB);
+        std::printf("  [%lld] x = %.9g: A %d, B %d (scale A %.9g, B %.9g)\n", static_cast<long long>(e.index),
+                    e.x, e.codeA, e.codeB, e.scaleA, e.scaleB);
     if (c.scaleCount)
         std::printf("scales differing: %lld of %lld (max %lld ULP); zero points differing: %lld\n",
                     static_cast<long long>(c.scaleMismatches), static_cast<long long>(c.scaleCount),
@@ -33,18 +34,21 @@ void printComparison(const Comparison& c) {
 
 // Each side's phases (median of --repeat runs): where a device spends its time next to the CPU.
 void printTimings(const std::string& labelA, const Timing& a, const std::string& labelB, const Timing& b) {
-    const std::string title = "timing (median of " + std::to_string(a.runs) + (a.runs == 1 ? " run" : " runs") + ", ms)";
-    std::printf("%-32s %9s %9s %9s %9s %9s\n", title.c_str(), "prepare", "upload", "kernel", "download", "total");
+    const std::string title =
+        "timing (median of " + std::to_string(a.runs) + (a.runs == 1 ? " run" : " runs") + ", ms)";
+    std::printf("%-32s %9s %9s %9s %9s %9s\n", title.c_str(), "prepare", "upload", "kernel", "download",
+                "total");
     for (const auto& [label, t] : {std::pair{"A " + labelA, a.median}, std::pair{"B " + labelB, b.median}})
-        std::printf("  %-30s %9.3f %9.3f %9.3f %9.3f %9.3f\n", label.c_str(), t.prepareMs, t.uploadMs, t.kernelMs,
-                    t.downloadMs, t.totalMs);
+        std::printf("  %-30s %9.3f %9.3f %9.3f %9.3f %9.3f\n", label.c_str(), t.prepareMs, t.uploadMs,
+                    t.kernelMs, t.downloadMs, t.totalMs);
 }
 
 } // namespace
 
 CLI::App* addCompare(CLI::App& parent, CompareOptions& o) {
-    auto* cmd = parent.add_subcommand("compare", "Quantize one tensor two ways (two backends or two presets) and "
-                                                 "compare the codes, naming the convention that explains them.");
+    auto* cmd =
+        parent.add_subcommand("compare", "Quantize one tensor two ways (two backends or two presets) and "
+                                         "compare the codes, naming the convention that explains them.");
     cmd->add_option("FILE", o.file, "Model file (safetensors, HDF5, GGUF or ONNX)")->required();
     cmd->add_option("--tensor", o.tensor, "Tensor name")->required();
     addSpecOptions(*cmd, o.spec);
@@ -64,12 +68,14 @@ CLI::App* addCompare(CLI::App& parent, CompareOptions& o) {
 }
 
 int runCompare(const CompareOptions& o) {
-    if (o.backendB.empty() == o.presetB.empty()) throw UsageError("compare needs one of --backend-b NAME or --preset-b NAME");
+    if (o.backendB.empty() == o.presetB.empty())
+        throw UsageError("compare needs one of --backend-b NAME or --preset-b NAME");
     JobRequest request = makeRequest(o.file, o.spec, o.backend, o.repeat, o.importance);
     if (!o.report.empty()) refuseOverwritingInputs(o.report, request);
     if (!o.presetB.empty()) {
         const auto p = presetFromName(o.presetB);
-        if (!p) throw UsageError("unknown --preset-b '" + o.presetB + "'" + didYouMean(o.presetB, presetNames()));
+        if (!p)
+            throw UsageError("unknown --preset-b '" + o.presetB + "'" + didYouMean(o.presetB, presetNames()));
         request.compare = {CompareWith::Kind::Preset, {}, *p};
     } else {
         pickBackend(*request.registry, o.backendB);
@@ -91,7 +97,8 @@ int runCompare(const CompareOptions& o) {
     printTimings(out.a.label, out.a.report.timing, out.b->label, out.b->report.timing);
     printComparison(c);
     if (!o.report.empty()) writeReport(o.report, o.file, reports, &c);
-    return o.failOnMismatch && (c.mismatched > 0 || c.scaleMismatches > 0 || c.zeroPointMismatches > 0) ? 1 : 0;
+    return o.failOnMismatch && (c.mismatched > 0 || c.scaleMismatches > 0 || c.zeroPointMismatches > 0) ? 1
+                                                                                                        : 0;
 }
 
 } // namespace ql::cli

@@ -1,11 +1,3 @@
-#include <algorithm>
-#include <cmath>
-#include <filesystem>
-#include <map>
-#include <optional>
-#include <cstdio>
-#include <regex>
-
 #include "analysis/check.h"
 #include "analysis/model_table.h"
 #include "cli/cli_error.h"
@@ -16,22 +8,32 @@
 #include "job/shard.h"
 #include "tensor/error.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <regex>
+
 namespace ql::cli {
 CLI::App* addDiff(CLI::App& parent, DiffOptions& o) {
     auto* cmd = parent.add_subcommand(
-        "diff", "Compare two checkpoints of the same model tensor by tensor: A is the reference, B its quantized or "
-                "converted version (or two versions). Names are matched exactly, then through the Hugging Face <-> "
-                "GGUF naming. Prints each pair's SQNR, largest difference and ULPs; with --rule, exit code 1 when "
-                "a rule fails (the rules of `check`, e.g. 'sqnr < 30' or 'max_ulp > 0').");
+        "diff",
+        "Compare two checkpoints of the same model tensor by tensor: A is the reference, B its quantized or "
+        "converted version (or two versions). Names are matched exactly, then through the Hugging Face <-> "
+        "GGUF naming. Prints each pair's SQNR, largest difference and ULPs; with --rule, exit code 1 when "
+        "a rule fails (the rules of `check`, e.g. 'sqnr < 30' or 'max_ulp > 0').");
     cmd->add_option("A", o.a, "The reference checkpoint")->required();
     cmd->add_option("B", o.b, "The checkpoint compared with it")->required();
     cmd->add_option("--tensor", o.tensors, "Only this tensor of A (repeatable)");
     cmd->add_option("--match", o.match, "Only A's tensors whose name matches this regular expression");
     cmd->add_option("--rule", o.rules, "A failure rule (repeatable), as for `check`");
     cmd->add_option("--report", o.report, "Write the diff as a JSON report (`check` reads it)");
-    cmd->add_option("--shard", o.shard,
-                    "Compare only shard I of N (from 0) of the pairs, byte-balanced as quantize --shard splits, and "
-                    "write it as a partial report (--report PART.json) that `merge` joins")
+    cmd->add_option(
+           "--shard", o.shard,
+           "Compare only shard I of N (from 0) of the pairs, byte-balanced as quantize --shard splits, and "
+           "write it as a partial report (--report PART.json) that `merge` joins")
         ->group("FAN-OUT");
     cmd->add_flag("--quiet,-q", o.quiet, "Only the summary and the failures");
     return cmd;
@@ -65,7 +67,8 @@ int runDiff(const DiffOptions& o) {
     TensorMatch match = matchTensors(*a, *b);
     std::vector<TensorPair> pairs;
     for (const auto& p : match.pairs) {
-        const bool named = o.tensors.empty() || std::find(o.tensors.begin(), o.tensors.end(), p.a) != o.tensors.end();
+        const bool named =
+            o.tensors.empty() || std::find(o.tensors.begin(), o.tensors.end(), p.a) != o.tensors.end();
         const bool matched = o.match.empty() || (p.a.size() <= 4096 && std::regex_search(p.a, re));
         if (named && matched) pairs.push_back(p);
     }
@@ -84,23 +87,28 @@ int runDiff(const DiffOptions& o) {
         } catch (const QuantError& e) {
             throw UsageError("--shard: " + std::string(e.what()));
         }
-        if (o.report.empty()) throw UsageError("--shard: give --report PART.json; the shard's part is what merge joins");
+        if (o.report.empty())
+            throw UsageError("--shard: give --report PART.json; the shard's part is what merge joins");
         std::vector<std::string> names;
-        for (const auto& p : pairs) names.push_back(p.a);
+        for (const auto& p : pairs)
+            names.push_back(p.a);
         const ShardPart part = shardPart(*a, names, *shard);
         header = shardHeader(o.a, *shard, names, {{"diff", o.b}, {"rules", o.rules}});
         std::vector<TensorPair> mine;
-        for (std::int64_t position : part.positions) mine.push_back(pairs[static_cast<std::size_t>(position)]);
+        for (std::int64_t position : part.positions)
+            mine.push_back(pairs[static_cast<std::size_t>(position)]);
         pairs = std::move(mine);
         positions = part.positions;
     }
 
     std::vector<TensorDiff> diffs;
-    for (const auto& p : pairs) diffs.push_back(diffTensors(*a, *b, p));
+    for (const auto& p : pairs)
+        diffs.push_back(diffTensors(*a, *b, p));
     nlohmann::json report = diffReport(o.a, o.b, diffs);
     if (shard) {
         std::map<std::int64_t, nlohmann::json> entries;
-        for (std::size_t i = 0; i < positions.size(); ++i) entries[positions[i]] = report["tensors"][i];
+        for (std::size_t i = 0; i < positions.size(); ++i)
+            entries[positions[i]] = report["tensors"][i];
         report = partialReport(header, entries, nullptr, {{"file_b", o.b}});
     }
     if (!o.report.empty()) {
@@ -111,7 +119,8 @@ int runDiff(const DiffOptions& o) {
     }
 
     if (!o.quiet) {
-        std::printf("%-40s %-16s %9s %11s %9s %9s\n", "tensor", "shape", "SQNR dB", "max |A-B|", "max ULP", "cosine");
+        std::printf("%-40s %-16s %9s %11s %9s %9s\n", "tensor", "shape", "SQNR dB", "max |A-B|", "max ULP",
+                    "cosine");
         for (const TensorDiff& d : diffs) {
             const std::string name = d.pair.a == d.pair.b ? d.pair.a : d.pair.a + " ~ " + d.pair.b;
             if (!d.failure.empty()) {
@@ -119,15 +128,18 @@ int runDiff(const DiffOptions& o) {
                 continue;
             }
             if (name.size() > 40) std::printf("%s\n", name.c_str());
-            std::printf("%-40s %-16s %9s %11s %9lld %9s\n", name.size() > 40 ? "" : name.c_str(), toString(d.shape).c_str(),
-                        tableNumber(d.stats.sqnrDb(), "%.2f").c_str(), tableNumber(d.stats.maxAbsError(), "%.4g").c_str(),
-                        static_cast<long long>(d.maxUlp), tableNumber(d.stats.cosine(), "%.6f").c_str());
+            std::printf("%-40s %-16s %9s %11s %9lld %9s\n", name.size() > 40 ? "" : name.c_str(),
+                        toString(d.shape).c_str(), tableNumber(d.stats.sqnrDb(), "%.2f").c_str(),
+                        tableNumber(d.stats.maxAbsError(), "%.4g").c_str(), static_cast<long long>(d.maxUlp),
+                        tableNumber(d.stats.cosine(), "%.6f").c_str());
             if (!d.note.empty()) std::printf("    note: %s\n", d.note.c_str());
         }
     }
     int failedPairs = 0;
-    for (const TensorDiff& d : diffs) failedPairs += !d.failure.empty();
-    std::fprintf(stderr, "quantlens-cli: diff: %zu pairs compared (%d could not be), %zu only in A, %zu only in B\n",
+    for (const TensorDiff& d : diffs)
+        failedPairs += !d.failure.empty();
+    std::fprintf(stderr,
+                 "quantlens-cli: diff: %zu pairs compared (%d could not be), %zu only in A, %zu only in B\n",
                  diffs.size(), failedPairs, match.onlyA.size(), match.onlyB.size());
     if (!match.onlyA.empty())
         std::fprintf(stderr, "quantlens-cli: only in %s: %s%s\n", o.a.c_str(), match.onlyA.front().c_str(),
@@ -138,7 +150,8 @@ int runDiff(const DiffOptions& o) {
     if (rules.empty()) return failedPairs ? 1 : 0;
     const CheckResult result = runChecks(report, rules);
     for (const auto& s : result.subjects)
-        for (const auto& f : s.failures) std::printf("FAIL  %s: %s\n", s.name.c_str(), oneLine(f).c_str());
+        for (const auto& f : s.failures)
+            std::printf("FAIL  %s: %s\n", s.name.c_str(), oneLine(f).c_str());
     return result.failed() ? 1 : 0;
 }
 

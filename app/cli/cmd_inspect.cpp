@@ -1,18 +1,19 @@
-#include <cstdio>
-
-#include <nlohmann/json.hpp>
-
 #include "cli/commands.h"
 #include "io/onnx_source.h"
 #include "io/tensor_source.h"
 
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
 namespace ql::cli {
 
 CLI::App* addInspect(CLI::App& parent, InspectOptions& o) {
-    auto* cmd = parent.add_subcommand("inspect", "List the tensors of a model file: name, dtype, shape, size, and where "
-                                                 "each is stored (file and offset; a GGUF tensor's own type; an ONNX QDQ weight's "
-                                                 "scheme: per-tensor, per-axis a or block b).");
-    cmd->add_option("FILE", o.file, "safetensors (or .safetensors.index.json), HDF5, GGUF or ONNX file")->required();
+    auto* cmd = parent.add_subcommand(
+        "inspect", "List the tensors of a model file: name, dtype, shape, size, and where "
+                   "each is stored (file and offset; a GGUF tensor's own type; an ONNX QDQ weight's "
+                   "scheme: per-tensor, per-axis a or block b).");
+    cmd->add_option("FILE", o.file, "safetensors (or .safetensors.index.json), HDF5, GGUF or ONNX file")
+        ->required();
     cmd->add_flag("--json", o.json, "Print JSON instead of a table");
     return cmd;
 }
@@ -23,15 +24,19 @@ int runInspect(const InspectOptions& o) {
     if (o.json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& t : tensors) {
-            list.push_back({{"name", t.name}, {"dtype", std::string(nameOf(t.dtype))}, {"shape", t.shape},
-                            {"bytes", t.byteSize}, {"location", t.location}});
+            list.push_back({{"name", t.name},
+                            {"dtype", std::string(nameOf(t.dtype))},
+                            {"shape", t.shape},
+                            {"bytes", t.byteSize},
+                            {"location", t.location}});
             // An ONNX DequantizeLinear output: the float tensor listed, and what it is made from.
             if (const QdqWeight* q = findQdqWeight(*source, t.name)) {
                 const char* scheme = q->scheme == QdqWeight::Scheme::PerTensor ? "per-tensor"
-                                     : q->scheme == QdqWeight::Scheme::PerAxis  ? "per-axis"
-                                                                                : "block";
-                list.back()["qdq"] = {{"scheme", scheme},         {"axis", q->axis},       {"block_size", q->blockSize},
-                                      {"codes", q->codes},        {"code_type", q->codeType}, {"scale", q->scale},
+                                     : q->scheme == QdqWeight::Scheme::PerAxis ? "per-axis"
+                                                                               : "block";
+                list.back()["qdq"] = {{"scheme", scheme},           {"axis", q->axis},
+                                      {"block_size", q->blockSize}, {"codes", q->codes},
+                                      {"code_type", q->codeType},   {"scale", q->scale},
                                       {"zero_point", q->zeroPoint}};
             }
         }
@@ -40,8 +45,10 @@ int runInspect(const InspectOptions& o) {
     }
     std::size_t width = 6;
     std::uint64_t bytes = 0;
-    for (const auto& t : tensors) width = std::max(width, t.name.size()), bytes += t.byteSize;
-    std::printf("%-*s %-8s %-20s %14s  %s\n", static_cast<int>(width), "tensor", "dtype", "shape", "bytes", "stored");
+    for (const auto& t : tensors)
+        width = std::max(width, t.name.size()), bytes += t.byteSize;
+    std::printf("%-*s %-8s %-20s %14s  %s\n", static_cast<int>(width), "tensor", "dtype", "shape", "bytes",
+                "stored");
     for (const auto& t : tensors)
         std::printf("%-*s %-8s %-20s %14llu  %s\n", static_cast<int>(width), t.name.c_str(),
                     std::string(nameOf(t.dtype)).c_str(), toString(t.shape).c_str(),

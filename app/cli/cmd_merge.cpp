@@ -1,20 +1,21 @@
-#include <cstdio>
-#include <filesystem>
-
 #include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "io/atomic_file.h"
 #include "job/report_parts.h"
 
+#include <cstdio>
+#include <filesystem>
+
 namespace ql::cli {
 
 CLI::App* addMerge(CLI::App& parent, MergeOptions& o) {
     auto* cmd = parent.add_subcommand(
-        "merge", "Join the partial reports of a run split with `quantize --shard I/N` into the report one process "
-                 "would have written (byte for byte, timings aside), print its table worst first, and write the "
-                 "weight index of the shards' exports. Refuses parts of different runs and says which shards are "
-                 "missing. Exit code 1 when a tensor of the run failed.");
+        "merge",
+        "Join the partial reports of a run split with `quantize --shard I/N` into the report one process "
+        "would have written (byte for byte, timings aside), print its table worst first, and write the "
+        "weight index of the shards' exports. Refuses parts of different runs and says which shards are "
+        "missing. Exit code 1 when a tensor of the run failed.");
     cmd->add_option("PARTS", o.parts, "The shards' reports (PART.json), in any order")->required();
     cmd->add_option("-o,--out", o.out, "The merged report (.json)")->required();
     cmd->add_flag("--quiet,-q", o.quiet, "No table");
@@ -23,7 +24,8 @@ CLI::App* addMerge(CLI::App& parent, MergeOptions& o) {
 
 int runMerge(const MergeOptions& o) {
     namespace fs = std::filesystem;
-    if (fs::path(o.out).extension() != ".json") throw UsageError("--out " + o.out + ": use a .json file name");
+    if (fs::path(o.out).extension() != ".json")
+        throw UsageError("--out " + o.out + ": use a .json file name");
     std::vector<nlohmann::json> parts;
     for (const auto& path : o.parts) {
         if (fs::exists(o.out) && fs::equivalent(path, o.out))
@@ -32,7 +34,8 @@ int runMerge(const MergeOptions& o) {
     }
     const MergedReport merged = mergeReports(o.parts, parts);
     writeExportIndex(merged.exports);
-    const std::string text = merged.report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    const std::string text =
+        merged.report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     AtomicFile out(o.out);
     out.write(text.data(), text.size());
     out.commit();
@@ -41,7 +44,8 @@ int runMerge(const MergeOptions& o) {
     sortWorstFirst(rows);
     if (!o.quiet) std::fputs(formatModelTable(rows).c_str(), stdout);
     int failed = 0;
-    for (const auto& r : rows) failed += !r.error.empty();
+    for (const auto& r : rows)
+        failed += !r.error.empty();
     std::fprintf(stderr, "quantlens-cli: merged %zu parts, %zu tensors (%d failed) into %s\n", parts.size(),
                  rows.size(), failed, o.out.c_str());
     return failed ? 1 : 0;

@@ -1,8 +1,3 @@
-#include <cstdio>
-#include <filesystem>
-#include <map>
-#include <optional>
-
 #include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
@@ -13,10 +8,17 @@
 #include "io/export_compressed_tensors.h"
 #include "tensor/error.h"
 
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+
 namespace ql::cli {
 namespace {
 
-std::string extensionOf(const std::string& path) { return std::filesystem::path(path).extension().string(); }
+std::string extensionOf(const std::string& path) {
+    return std::filesystem::path(path).extension().string();
+}
 
 // Every output is checked before any work starts: a run of an hour must not end in a bad name.
 void checkOutputs(const QuantizeOptions& o) {
@@ -26,10 +28,12 @@ void checkOutputs(const QuantizeOptions& o) {
     const std::string report = extensionOf(o.report);
     if (!o.report.empty() && report != ".json" && report != ".csv")
         throw UsageError("--report " + o.report + ": use a .json or .csv file name");
-    if (!o.out.empty() && !o.report.empty() && std::filesystem::absolute(o.out) == std::filesystem::absolute(o.report))
+    if (!o.out.empty() && !o.report.empty() &&
+        std::filesystem::absolute(o.out) == std::filesystem::absolute(o.report))
         throw UsageError("--out and --report name the same file: " + o.out);
     for (const std::string& path : {o.out, o.report}) {
-        if (path.empty() || (path == o.out && !o.shard.empty())) continue; // a shard makes its export's folder
+        if (path.empty() || (path == o.out && !o.shard.empty()))
+            continue; // a shard makes its export's folder
         const auto folder = std::filesystem::absolute(path).parent_path();
         std::error_code ec;
         if (!std::filesystem::is_directory(folder, ec))
@@ -43,7 +47,8 @@ void checkOutputs(const QuantizeOptions& o) {
 void exportResults(const QuantizeOptions& o, const std::string& out, const ModelOutcome& outcome) {
     const ExportExtras extras = exportExtras(outcome);
     if (extensionOf(out) == ".safetensors") {
-        const ExportLayout layout = o.exportLayout == "native" ? ExportLayout::Native : ExportLayout::CompressedTensors;
+        const ExportLayout layout =
+            o.exportLayout == "native" ? ExportLayout::Native : ExportLayout::CompressedTensors;
         std::optional<CompressedTensorsConfig> config;
         if (layout == ExportLayout::CompressedTensors && o.shard.empty())
             config = compressedTensorsConfig(out, outcome.quantized, extras, o.file);
@@ -61,9 +66,9 @@ void printFailures(const std::string& file, const std::vector<TensorReport>& rep
         if (!r.error.empty()) byReason[r.error].push_back(r.name);
     for (const auto& [reason, names] : byReason) {
         std::string what = names.size() == 1 ? where(file, names[0], reason)
-                                              : file + ": " + std::to_string(names.size()) + " tensors ('" +
-                                                    names[0] + "', '" + names[1] + "'" +
-                                                    (names.size() > 2 ? ", ..." : "") + "): " + reason;
+                                             : file + ": " + std::to_string(names.size()) + " tensors ('" +
+                                                   names[0] + "', '" + names[1] + "'" +
+                                                   (names.size() > 2 ? ", ..." : "") + "): " + reason;
         std::fprintf(stderr, "quantlens-cli: error: %s\n", oneLine(what).c_str());
     }
 }
@@ -71,35 +76,43 @@ void printFailures(const std::string& file, const std::vector<TensorReport>& rep
 } // namespace
 
 CLI::App* addQuantize(CLI::App& parent, QuantizeOptions& o) {
-    auto* cmd = parent.add_subcommand("quantize", "Quantize tensors, print their error table worst first, and "
-                                                  "optionally export the codes and write a report. Tensors the spec "
-                                                  "does not apply to (integer buffers, scalars, shapes a group or "
-                                                  "block does not fit) are kept as they are and listed; a tensor that "
-                                                  "fails is listed with its reason and the exit code is 1.");
+    auto* cmd = parent.add_subcommand("quantize",
+                                      "Quantize tensors, print their error table worst first, and "
+                                      "optionally export the codes and write a report. Tensors the spec "
+                                      "does not apply to (integer buffers, scalars, shapes a group or "
+                                      "block does not fit) are kept as they are and listed; a tensor that "
+                                      "fails is listed with its reason and the exit code is 1.");
     cmd->add_option("FILE", o.file, "Model file (safetensors, HDF5, GGUF or ONNX)")->required();
     cmd->add_option("--tensor", o.tensors, "Tensor name (repeatable)")->group("TENSORS");
-    cmd->add_option("--match", o.match, "Every tensor whose name matches this regular expression")->group("TENSORS");
+    cmd->add_option("--match", o.match, "Every tensor whose name matches this regular expression")
+        ->group("TENSORS");
     cmd->add_flag("--all", o.all, "Every tensor in the file")->group("TENSORS");
     addSpecOptions(*cmd, o.spec);
     addImportanceOption(*cmd, o.importance);
-    cmd->add_option("--backend", o.backend, "Backend to run on (`quantlens-cli backends` lists this build's)")->capture_default_str();
-    cmd->add_option("--out", o.out, "Write the codes, scales and zero points of the tensors that succeeded (.safetensors, .h5)");
-    cmd->add_option("--export-layout", o.exportLayout,
-                    "compressed-tensors (a checkpoint vLLM and transformers load: the library's tensor layout "
-                    "plus config.json with quantization_config beside the file; tensors whose arithmetic it "
-                    "cannot express are refused) or native (what the operator emits). Safetensors only")
+    cmd->add_option("--backend", o.backend, "Backend to run on (`quantlens-cli backends` lists this build's)")
+        ->capture_default_str();
+    cmd->add_option(
+        "--out", o.out,
+        "Write the codes, scales and zero points of the tensors that succeeded (.safetensors, .h5)");
+    cmd->add_option(
+           "--export-layout", o.exportLayout,
+           "compressed-tensors (a checkpoint vLLM and transformers load: the library's tensor layout "
+           "plus config.json with quantization_config beside the file; tensors whose arithmetic it "
+           "cannot express are refused) or native (what the operator emits). Safetensors only")
         ->check(CLI::IsMember({"compressed-tensors", "native"}))
         ->capture_default_str();
     cmd->add_option("--report", o.report, "Write a report (.json or .csv)");
     cmd->add_option("--repeat", o.repeat, "Run each tensor N times; timing gives the median")
         ->check(CLI::Range(1, 1000000))
         ->capture_default_str();
-    cmd->add_flag("--strict", o.strict,
-                  "All or nothing: any failed or passed-through tensor fails the run and nothing is exported");
-    cmd->add_option("--shard", o.shard,
-                    "Run only shard I of N (numbered from 0): a byte-balanced part of the selected tensors, the "
-                    "same on every machine. Needs --report PART.json; `merge` joins the parts. --out writes "
-                    "OUT-0000<I+1>-of-0000N.safetensors")
+    cmd->add_flag(
+        "--strict", o.strict,
+        "All or nothing: any failed or passed-through tensor fails the run and nothing is exported");
+    cmd->add_option(
+           "--shard", o.shard,
+           "Run only shard I of N (numbered from 0): a byte-balanced part of the selected tensors, the "
+           "same on every machine. Needs --report PART.json; `merge` joins the parts. --out writes "
+           "OUT-0000<I+1>-of-0000N.safetensors")
         ->group("FAN-OUT");
     cmd->add_flag("--resume", o.resume,
                   "With --shard: keep the tensors a killed run of this shard already finished (read from "
@@ -125,7 +138,8 @@ int runQuantize(const QuantizeOptions& o) {
         throw UsageError("--match: " + std::string(e.what()));
     }
 
-    if (o.resume && o.shard.empty()) throw UsageError("--resume goes with --shard I/N (one process: --shard 0/1)");
+    if (o.resume && o.shard.empty())
+        throw UsageError("--resume goes with --shard I/N (one process: --shard 0/1)");
     std::optional<ShardRun> shard;
     if (!o.shard.empty()) {
         if (o.strict) throw UsageError("--strict does not go with --shard: each shard would decide alone");
@@ -154,7 +168,8 @@ int runQuantize(const QuantizeOptions& o) {
 
     for (const auto& r : outcome.reports) // a calibration far worse than absmax is said, not hidden
         if (!r.params.calibrationNote.empty())
-            std::fprintf(stderr, "quantlens-cli: note: %s\n", oneLine(where(o.file, r.name, r.params.calibrationNote)).c_str());
+            std::fprintf(stderr, "quantlens-cli: note: %s\n",
+                         oneLine(where(o.file, r.name, r.params.calibrationNote)).c_str());
     if (shard) {
         // A shard with nothing to write (every tensor failed, or none fell to it) writes no file.
         const bool exported = !o.out.empty() && (!outcome.quantized.empty() || !outcome.kept.empty());
@@ -168,12 +183,15 @@ int runQuantize(const QuantizeOptions& o) {
     const int quantized = static_cast<int>(outcome.reports.size()) - outcome.failed - outcome.passedThrough;
     if (o.strict && (outcome.failed || outcome.passedThrough)) {
         if (outcome.passedThrough)
-            std::fprintf(stderr, "quantlens-cli: error: %s: --strict: %d tensor(s) would be kept unquantized\n",
+            std::fprintf(stderr,
+                         "quantlens-cli: error: %s: --strict: %d tensor(s) would be kept unquantized\n",
                          o.file.c_str(), outcome.passedThrough);
-        if (!o.out.empty()) std::fprintf(stderr, "quantlens-cli: error: %s: not written (--strict)\n", o.out.c_str());
+        if (!o.out.empty())
+            std::fprintf(stderr, "quantlens-cli: error: %s: not written (--strict)\n", o.out.c_str());
         return 1;
     }
-    if (quantized == 0 && outcome.failed == 0) { // the spec applies to none: a mistake in the spec, not a model
+    if (quantized == 0 &&
+        outcome.failed == 0) { // the spec applies to none: a mistake in the spec, not a model
         std::string why = "no tensor was quantized";
         for (const auto& r : outcome.reports)
             if (!r.passedThrough.empty()) {

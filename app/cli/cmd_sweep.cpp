@@ -1,11 +1,11 @@
-#include <cstdio>
-
 #include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
-#include "cli/progress.h"
 #include "cli/job_request.h"
+#include "cli/progress.h"
 #include "tensor/error.h"
+
+#include <cstdio>
 
 namespace ql::cli {
 namespace {
@@ -34,14 +34,16 @@ std::vector<std::int64_t> parseSizes(const std::string& text) {
 } // namespace
 
 CLI::App* addSweep(CLI::App& parent, SweepOptions& o) {
-    auto* cmd = parent.add_subcommand("sweep", "Quantize one tensor with groups (blocks) of several sizes along "
-                                               "--axis (default last) and tabulate the error of each.");
+    auto* cmd =
+        parent.add_subcommand("sweep", "Quantize one tensor with groups (blocks) of several sizes along "
+                                       "--axis (default last) and tabulate the error of each.");
     cmd->add_option("FILE", o.file, "Model file (safetensors, HDF5, GGUF or ONNX)")->required();
     cmd->add_option("--tensor", o.tensor, "Tensor name")->required();
     cmd->add_option("--group-size", o.groupSizes, "Group sizes to try, e.g. 32,64,128")->required();
     addSpecOptions(*cmd, o.spec, false);
     addImportanceOption(*cmd, o.importance);
-    cmd->add_option("--backend", o.backend, "Backend to run on (`quantlens-cli backends` lists this build's)")->capture_default_str();
+    cmd->add_option("--backend", o.backend, "Backend to run on (`quantlens-cli backends` lists this build's)")
+        ->capture_default_str();
     cmd->add_option("--report", o.report, "Write a report (.json or .csv), one entry per group size");
     cmd->add_flag("--quiet,-q", o.quiet, "No progress bar");
     return cmd;
@@ -54,7 +56,8 @@ int runSweep(const SweepOptions& o) {
     if (!o.report.empty()) refuseOverwritingInputs(o.report, request);
     QuantSpec& spec = request.spec;
     if (!o.spec.scheme.empty() && spec.scheme != Scheme::PerGroup && spec.scheme != Scheme::Block)
-        throw UsageError("sweep varies the group size: use --scheme block or per-group (or leave --scheme out)");
+        throw UsageError(
+            "sweep varies the group size: use --scheme block or per-group (or leave --scheme out)");
     // Contiguous groups of G along one axis: the operators express it as 1-D block quantization
     // (TensorRT); per-group is the same layout for the custom preset.
     if (spec.scheme != Scheme::PerGroup) spec.scheme = Scheme::Block;
@@ -63,15 +66,21 @@ int runSweep(const SweepOptions& o) {
     ProgressPrinter progress(o.quiet);
     const SweepOutcome out = runSweepJob(
         request, o.tensor, sizes,
-        [&](int index, int total) { progress.begin(index, total, "group size " + std::to_string(sizes[static_cast<std::size_t>(index)])); },
+        [&](int index, int total) {
+            progress.begin(index, total,
+                           "group size " + std::to_string(sizes[static_cast<std::size_t>(index)]));
+        },
         progress.callback());
     progress.finish();
     for (const auto& [size, reason] : out.skipped)
-        std::fprintf(stderr, "quantlens-cli: note: %s\n",
-                     oneLine(where(o.file, o.tensor, "group size " + std::to_string(size) + " skipped: " + reason)).c_str());
+        std::fprintf(
+            stderr, "quantlens-cli: note: %s\n",
+            oneLine(where(o.file, o.tensor, "group size " + std::to_string(size) + " skipped: " + reason))
+                .c_str());
     noteMissingImportance(o.file, out.reports);
     auto rows = modelRows(out.reports);
-    for (std::size_t i = 0; i < rows.size(); ++i) rows[i].name = "group " + std::to_string(out.sizes[i]);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        rows[i].name = "group " + std::to_string(out.sizes[i]);
     std::fputs(formatModelTable(rows).c_str(), stdout);
     if (!o.report.empty()) writeReport(o.report, o.file, out.reports);
     return 0;

@@ -1,12 +1,11 @@
 #pragma once
 // The subcommands. Each adds its flags to the parser and runs from the parsed options;
 // run functions return the exit code and throw UsageError / QuantError / FileError on failure.
-#include <string>
-#include <vector>
+#include "cli/spec_options.h"
 
 #include <CLI/CLI.hpp>
-
-#include "cli/spec_options.h"
+#include <string>
+#include <vector>
 
 namespace ql::cli {
 

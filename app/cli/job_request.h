@@ -1,18 +1,18 @@
 #pragma once
 // What quantize, compare and sweep share: the core/job request their flags describe.
-#include <string>
-
 #include "backend/registry.h"
 #include "cli/spec_options.h"
 #include "job/job.h"
+
+#include <string>
 
 namespace ql::cli {
 
 /// Opens FILE, builds the spec and the backend list: everything a job needs but its tensors.
 /// Throws UsageError for bad flags or an unknown backend, FileError for a file that cannot be opened.
 /// With `importance` (a file of activation statistics), reports gain the importance-weighted error.
-JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const std::string& backend, int repeat = 1,
-                       const std::string& importance = {});
+JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const std::string& backend,
+                       int repeat = 1, const std::string& importance = {});
 
 /// Throws FileError when `target` is, or would replace, any file the request reads: the model (a
 /// shard, the index) or the importance file.

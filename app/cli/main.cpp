@@ -1,10 +1,5 @@
 // quantlens-cli: the QuantLens engine without a display (issue 4, spec/cli.md).
 // Exit codes: 0 success, 1 a job failed (one line naming file, tensor, reason), 2 bad usage.
-#include <algorithm>
-#include <cstdio>
-#include <exception>
-#include <new>
-
 #include "backend/backend.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
@@ -12,6 +7,11 @@
 #include "job/suggest.h"
 #include "quantlens/config.h"
 #include "tensor/error.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <new>
 
 namespace {
 
@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
         std::string hint;
         if (argc > 1 && argv[1][0] != '-') {
             std::vector<std::string> commands;
-            for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+            for (const CLI::App* sub : app.get_subcommands({}))
+                commands.push_back(sub->get_name());
             if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end())
                 hint = ql::didYouMean(argv[1], commands);
         }
@@ -79,7 +80,8 @@ int main(int argc, char** argv) {
     } catch (const ql::Cancelled&) {
         return fail(1, "cancelled");
     } catch (const std::bad_alloc&) {
-        return fail(1, "out of memory: the selected tensors (or their codes for --out) do not fit; select fewer");
+        return fail(
+            1, "out of memory: the selected tensors (or their codes for --out) do not fit; select fewer");
     } catch (const std::exception& e) {
         return fail(1, e.what());
     }

@@ -5,9 +5,12 @@
 
 namespace ql::cli {
 
-ProgressPrinter::ProgressPrinter(bool quiet) : m_enabled(!quiet && ::isatty(STDERR_FILENO)) {}
+ProgressPrinter::ProgressPrinter(bool quiet)
+    : m_enabled(!quiet && ::isatty(STDERR_FILENO)) {}
 
-ProgressPrinter::~ProgressPrinter() { finish(); }
+ProgressPrinter::~ProgressPrinter() {
+    finish();
+}
 
 void ProgressPrinter::begin(int index, int total, const std::string& label) {
     m_label = "[" + std::to_string(index + 1) + "/" + std::to_string(total) + "] " + label;

@@ -1,9 +1,9 @@
 #pragma once
 // Progress on stderr: a redrawn bar when stderr is a terminal, nothing otherwise (so scripts and
 // logs only see results and errors), and never with --quiet.
-#include <string>
-
 #include "backend/backend.h"
+
+#include <string>
 
 namespace ql::cli {
 

@@ -1,13 +1,13 @@
 #include "cli/shard_run.h"
 
-#include <cstdio>
-#include <filesystem>
-
 #include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "io/atomic_file.h"
 #include "quant/spec_json.h"
 #include "tensor/error.h"
+
+#include <cstdio>
+#include <filesystem>
 
 namespace ql::cli {
 namespace {
@@ -34,25 +34,31 @@ std::pair<std::string, std::string> shardExportNames(const std::string& out, con
             (path.parent_path() / (stem + ".safetensors.index.json")).string()};
 }
 
-ShardRun::ShardRun(const QuantizeOptions& o, const JobRequest& request, const std::vector<std::string>& selected)
-    : m_options(o), m_shard(shardOption(o.shard)) {
+ShardRun::ShardRun(const QuantizeOptions& o, const JobRequest& request,
+                   const std::vector<std::string>& selected)
+    : m_options(o)
+    , m_shard(shardOption(o.shard)) {
     if (o.report.empty() || fs::path(o.report).extension() != ".json")
-        throw UsageError("--shard: give --report PART.json; the shard's part of the report is what merge joins");
+        throw UsageError(
+            "--shard: give --report PART.json; the shard's part of the report is what merge joins");
     if (!o.out.empty() && fs::path(o.out).extension() != ".safetensors")
-        throw UsageError("--shard: --out must be a .safetensors name; shards are written as model-0000I-of-0000N.safetensors");
+        throw UsageError("--shard: --out must be a .safetensors name; shards are written as "
+                         "model-0000I-of-0000N.safetensors");
     if (!o.out.empty()) {
         std::tie(m_exportPath, m_indexPath) = shardExportNames(o.out, m_shard);
         // Every task of an array may get here first: the folder is made by whichever does.
         std::error_code ec;
         const fs::path folder = fs::absolute(m_exportPath).parent_path();
         fs::create_directories(folder, ec);
-        if (!fs::is_directory(folder)) throw FileError(o.out + ": cannot make the folder " + folder.string() + ": " + ec.message());
+        if (!fs::is_directory(folder))
+            throw FileError(o.out + ": cannot make the folder " + folder.string() + ": " + ec.message());
     }
     for (const std::string& path : {m_exportPath, o.report + ".journal"})
         if (!path.empty()) refuseOverwritingInputs(path, *request.source);
 
     m_part = shardPart(*request.source, selected, m_shard);
-    const json run = {{"spec", toJson(request.spec)}, {"backend", request.backend}, {"named", !o.tensors.empty()}};
+    const json run = {
+        {"spec", toJson(request.spec)}, {"backend", request.backend}, {"named", !o.tensors.empty()}};
     m_header = shardHeader(o.file, m_shard, selected, run);
     m_journal = std::make_unique<ReportJournal>(o.report + ".journal", m_header, o.resume);
     // An export needs every tensor's codes, and the journal keeps only reports: with --out the

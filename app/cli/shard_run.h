@@ -3,14 +3,14 @@
 // (a Slurm array task, a Kubernetes indexed pod). The shard runs its byte-balanced part of the
 // selected tensors, journals each finished tensor beside its report, and writes a partial report
 // that `quantlens-cli merge` joins with the others into the single-process report.
-#include <memory>
-#include <string>
-#include <vector>
-
 #include "cli/commands.h"
 #include "job/job.h"
 #include "job/report_journal.h"
 #include "job/report_parts.h"
+
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace ql::cli {
 

@@ -1,12 +1,12 @@
 #include "cli/spec_options.h"
 
-#include <charconv>
-#include <cmath>
-#include <limits>
-
 #include "cli/cli_error.h"
 #include "job/suggest.h"
 #include "tensor/error.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
 
 namespace ql::cli {
 namespace {
@@ -32,10 +32,14 @@ std::vector<std::int64_t> parseIntList(const std::string& text, const char* flag
 Calibration parseCalib(const std::string& text) {
     Calibration c;
     if (text.empty() || text == "absmax") return c;
-    if (text == "minmax") c.method = CalibMethod::MinMax;
-    else if (text == "mse") c.method = CalibMethod::Mse;
-    else if (text == "entropy") c.method = CalibMethod::Entropy;
-    else if (text == "file") c.method = CalibMethod::Explicit;
+    if (text == "minmax")
+        c.method = CalibMethod::MinMax;
+    else if (text == "mse")
+        c.method = CalibMethod::Mse;
+    else if (text == "entropy")
+        c.method = CalibMethod::Entropy;
+    else if (text == "file")
+        c.method = CalibMethod::Explicit;
     else if (text.rfind("percentile", 0) == 0) {
         c.method = CalibMethod::Percentile;
         if (text.size() > 10) {
@@ -51,7 +55,8 @@ Calibration parseCalib(const std::string& text) {
                 throw UsageError("--calib percentile=P needs 0 < P <= 100, got " + text.substr(11));
         }
     } else {
-        throw UsageError("unknown --calib '" + text + "' (choose absmax, minmax, percentile=P, mse, entropy, file)");
+        throw UsageError("unknown --calib '" + text +
+                         "' (choose absmax, minmax, percentile=P, mse, entropy, file)");
     }
     return c;
 }
@@ -66,7 +71,8 @@ Target parseTarget(const SpecOptions& o, Preset preset) {
 Scheme parseScheme(const SpecOptions& o, Preset preset) {
     if (!o.scheme.empty()) {
         if (auto s = schemeFromName(o.scheme)) return *s;
-        throw UsageError("unknown --scheme '" + o.scheme + "' (choose per-tensor, per-channel, per-group, block, ragged)");
+        throw UsageError("unknown --scheme '" + o.scheme +
+                         "' (choose per-tensor, per-channel, per-group, block, ragged)");
     }
     if (!o.groupIndex.empty()) return Scheme::Ragged;
     if (!o.block.empty() || isBlockFormat(preset)) return Scheme::Block;
@@ -76,7 +82,8 @@ Scheme parseScheme(const SpecOptions& o, Preset preset) {
 
 std::string joined(const std::vector<std::string>& names) {
     std::string s;
-    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    for (const auto& n : names)
+        s += (s.empty() ? "" : ", ") + n;
     return s;
 }
 
@@ -95,35 +102,45 @@ void addSpecOptions(CLI::App& app, SpecOptions& o, bool withGroupSize) {
     app.add_option("--preset", o.preset, "Operator convention: " + joined(presetNames()))
         ->capture_default_str()
         ->group("SPEC");
-    app.add_option("--scheme", o.scheme, "per-tensor, per-channel, per-group, block or ragged (default per-channel)")
+    app.add_option("--scheme", o.scheme,
+                   "per-tensor, per-channel, per-group, block or ragged (default per-channel)")
         ->group("SPEC");
     app.add_option("--axis", o.axis, "Axis (or comma list) whose indices get their own scale; default 0")
         ->group("SPEC");
     if (withGroupSize)
-        app.add_option("--group-size", o.groupSize, "Elements per group along --axis (per-group; default last axis)")
+        app.add_option("--group-size", o.groupSize,
+                       "Elements per group along --axis (per-group; default last axis)")
             ->check(CLI::Validator(
                 [](std::string& v) {
                     std::int64_t n = 0;
                     const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-                    return ec == std::errc() && p == v.data() + v.size() && n > 0 ? std::string()
-                                                                                   : "must be a positive integer";
+                    return ec == std::errc() && p == v.data() + v.size() && n > 0
+                               ? std::string()
+                               : "must be a positive integer";
                 },
                 "POSITIVE"))
             ->group("SPEC");
-    app.add_option("--block", o.block, "Elements per block: N along --axis, or R,C per dimension")->group("SPEC");
+    app.add_option("--block", o.block, "Elements per block: N along --axis, or R,C per dimension")
+        ->group("SPEC");
     app.add_option("--group-index", o.groupIndex, "FILE:TENSOR with cumulative row ends (ragged groups)")
         ->group("SPEC");
-    app.add_option("--dtype", o.dtype, "int8, uint8, int4, uint4, int32, fp8-e4m3, fp8-e5m2, fp4-e2m1 (default int8)")
+    app.add_option("--dtype", o.dtype,
+                   "int8, uint8, int4, uint4, int32, fp8-e4m3, fp8-e5m2, fp4-e2m1 (default int8)")
         ->group("SPEC");
     auto* sym = app.add_flag("--symmetric", o.symmetric, "No zero point (default)")->group("SPEC");
     auto* asym = app.add_flag("--asymmetric", o.asymmetric, "With a zero point")->group("SPEC");
     sym->excludes(asym);
-    app.add_flag("--narrow-range", o.narrowRange, "Signed codes in [-127,127] instead of [-128,127]")->group("SPEC");
-    app.add_option("--round", o.round, "half-even (alias round), half-away, floor, ceil, trunc (ascend-quant, custom)")
+    app.add_flag("--narrow-range", o.narrowRange, "Signed codes in [-127,127] instead of [-128,127]")
         ->group("SPEC");
-    app.add_option("--calib", o.calib, "absmax (default), minmax, percentile=P, mse, entropy, file")->group("SPEC");
-    app.add_option("--scale", o.scale, "FILE:TENSOR holding the scales as the operator takes them")->group("SPEC");
-    app.add_option("--zero-point", o.zeroPoint, "FILE:TENSOR holding zero points (with --asymmetric)")->group("SPEC");
+    app.add_option("--round", o.round,
+                   "half-even (alias round), half-away, floor, ceil, trunc (ascend-quant, custom)")
+        ->group("SPEC");
+    app.add_option("--calib", o.calib, "absmax (default), minmax, percentile=P, mse, entropy, file")
+        ->group("SPEC");
+    app.add_option("--scale", o.scale, "FILE:TENSOR holding the scales as the operator takes them")
+        ->group("SPEC");
+    app.add_option("--zero-point", o.zeroPoint, "FILE:TENSOR holding zero points (with --asymmetric)")
+        ->group("SPEC");
     app.add_flag("--sqrt-mode", o.sqrtMode, "ascend-quant: apply the scale twice, (x*s)*s")->group("SPEC");
 }
 
@@ -137,7 +154,8 @@ QuantSpec buildSpec(const SpecOptions& o) {
     spec.target = parseTarget(o, spec.preset);
     spec.scheme = parseScheme(o, spec.preset);
     const bool blockFormat = isBlockFormat(spec.preset);
-    const bool lastAxisDefault = blockFormat || spec.scheme == Scheme::PerGroup || spec.scheme == Scheme::Block;
+    const bool lastAxisDefault =
+        blockFormat || spec.scheme == Scheme::PerGroup || spec.scheme == Scheme::Block;
     spec.axes.clear();
     if (!o.axis.empty())
         for (auto a : parseIntList(o.axis, "--axis")) {
@@ -159,7 +177,8 @@ QuantSpec buildSpec(const SpecOptions& o) {
     if (!o.round.empty()) {
         spec.rounding = roundingFromName(o.round);
         if (!spec.rounding)
-            throw UsageError("unknown --round '" + o.round + "' (choose half-even, half-away, floor, ceil, trunc)");
+            throw UsageError("unknown --round '" + o.round +
+                             "' (choose half-even, half-away, floor, ceil, trunc)");
     }
     spec.sqrtMode = o.sqrtMode;
     spec.calibration = parseCalib(o.calib);
@@ -167,7 +186,8 @@ QuantSpec buildSpec(const SpecOptions& o) {
     if (!o.scale.empty() && !o.calib.empty() && !explicitCalib)
         throw UsageError("--scale gives the scales; it cannot be combined with --calib " + o.calib);
     if (explicitCalib && o.scale.empty()) throw UsageError("--calib file needs --scale FILE:TENSOR");
-    if (!o.zeroPoint.empty() && o.scale.empty()) throw UsageError("--zero-point needs --scale FILE:TENSOR as well");
+    if (!o.zeroPoint.empty() && o.scale.empty())
+        throw UsageError("--zero-point needs --scale FILE:TENSOR as well");
     if (!o.scale.empty()) spec.calibration.method = CalibMethod::Explicit;
     return spec;
 }

@@ -1,21 +1,20 @@
 #pragma once
 // The SPEC flags shared by quantize / compare / sweep, and their translation to ql::QuantSpec.
-#include <optional>
-#include <string>
-#include <vector>
-
-#include <CLI/CLI.hpp>
-
 #include "io/tensor_source.h"
 #include "quant/params.h"
 #include "quant/plan.h"
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace ql::cli {
 
 struct SpecOptions {
     std::string preset = "torch";
-    std::string scheme;  // empty: per-channel (per-group/block/ragged when their flags say so)
-    std::string axis;    // "0", "-1" or "0,1"; empty: 0 (block formats: last)
+    std::string scheme; // empty: per-channel (per-group/block/ragged when their flags say so)
+    std::string axis;   // "0", "-1" or "0,1"; empty: 0 (block formats: last)
     std::int64_t groupSize = 0;
     std::string block;
     std::string groupIndex; // FILE:TENSOR

@@ -1,17 +1,16 @@
 // quantlens [FILE] [--screenshot OUT.png]
 // With --screenshot: opens FILE, selects its first 2-D tensor, runs, waits for the result, saves
 // the main window to OUT.png and exits (0 on success) — for scripts/run.sh and CI.
-#include <cstdio>
+#include "gui/mainwindow.h"
+#include "io/atomic_file.h"
+#include "quantlens/config.h"
+#include "widgets/tensorbrowser.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QSettings>
 #include <QTimer>
-
-#include "gui/mainwindow.h"
-#include "io/atomic_file.h"
-#include "quantlens/config.h"
-#include "widgets/tensorbrowser.h"
+#include <cstdio>
 
 namespace {
 
@@ -25,7 +24,8 @@ int screenshot(ql::MainWindow& window, const QString& file, const QString& out) 
         return 1;
     }
     std::string tensor = window.browser()->firstTensorOfRank(2);
-    for (int rank = 3; tensor.empty() && rank <= 5; ++rank) tensor = window.browser()->firstTensorOfRank(rank);
+    for (int rank = 3; tensor.empty() && rank <= 5; ++rank)
+        tensor = window.browser()->firstTensorOfRank(rank);
     if (tensor.empty()) tensor = window.browser()->firstTensorOfRank(1);
     if (tensor.empty() || !window.selectTensor(QString::fromStdString(tensor))) {
         std::fprintf(stderr, "quantlens: %s has no floating tensor to quantize\n", qPrintable(file));
@@ -66,9 +66,10 @@ int main(int argc, char** argv) {
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("Model file to open (safetensors, "
                                                                         "sharded index, HDF5)"));
-    const QCommandLineOption shot(QStringLiteral("screenshot"),
-                                  QStringLiteral("Open FILE, run its first 2-D tensor, save the window to OUT.png, exit"),
-                                  QStringLiteral("OUT.png"));
+    const QCommandLineOption shot(
+        QStringLiteral("screenshot"),
+        QStringLiteral("Open FILE, run its first 2-D tensor, save the window to OUT.png, exit"),
+        QStringLiteral("OUT.png"));
     parser.addOption(shot);
     parser.process(app);
     const QStringList args = parser.positionalArguments();

@@ -1,24 +1,5 @@
 #include "gui/mainwindow.h"
 
-#include <algorithm>
-
-#include <QCloseEvent>
-#include <QDockWidget>
-#include <QFileInfo>
-#include <QLabel>
-#include <QMenu>
-#include <QMimeData>
-#include <QProgressBar>
-#include <QScreen>
-#include <QPushButton>
-#include <QScrollArea>
-#include <QSettings>
-#include <QSplitter>
-#include <QStatusBar>
-#include <QTabWidget>
-#include <QTimer>
-#include <QVBoxLayout>
-
 #include "builtin_backends.h"
 #include "widgets/clippingpage.h"
 #include "widgets/comparisonpage.h"
@@ -31,6 +12,24 @@
 #include "widgets/qtutil.h"
 #include "widgets/tensorbrowser.h"
 #include "widgets/timingpage.h"
+
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenu>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScreen>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
 
 namespace ql {
 namespace {
@@ -54,7 +53,9 @@ QDockWidget* dock(QMainWindow* window, const QString& title, const QString& obje
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent), m_registry(builtinRegistry()), m_runner(new JobRunner(this)) {
+    : QMainWindow(parent)
+    , m_registry(builtinRegistry())
+    , m_runner(new JobRunner(this)) {
     setWindowTitle(tr("QuantLens"));
     setAcceptDrops(true);
     buildPages();
@@ -77,9 +78,8 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(m_runner, &JobRunner::tensorFinished, this, &MainWindow::showOutcome);
     connect(m_runner, &JobRunner::modelFinished, this, &MainWindow::showModel);
-    connect(m_runner, &JobRunner::previewReady, this, [this](std::shared_ptr<const ValuePreview> p) {
-        m_valuesPage->setPreview(*p);
-    });
+    connect(m_runner, &JobRunner::previewReady, this,
+            [this](std::shared_ptr<const ValuePreview> p) { m_valuesPage->setPreview(*p); });
     connect(m_runner, &JobRunner::failed, this, [this](const QString& why) {
         showMessage(why, true);
         emit jobEnded(why);
@@ -111,8 +111,10 @@ void MainWindow::buildPages() {
         QStringList changed;
         if (a.report.plan.spec != m_config->spec()) changed << tr("the spec");
         if (a.report.backend != m_config->backend()) changed << tr("the backend");
-        if (m_outcome->b.has_value() != (m_config->compare().kind != CompareWith::Kind::None)) changed << tr("the comparison");
-        m_headline->setStale(changed.isEmpty() ? QString() : tr("%1 changed since this run.").arg(changed.join(tr(" and "))));
+        if (m_outcome->b.has_value() != (m_config->compare().kind != CompareWith::Kind::None))
+            changed << tr("the comparison");
+        m_headline->setStale(
+            changed.isEmpty() ? QString() : tr("%1 changed since this run.").arg(changed.join(tr(" and "))));
     });
 
     m_message = new QLabel(this);
@@ -127,7 +129,8 @@ void MainWindow::buildPages() {
     top->addWidget(values);
     top->addWidget(error);
     m_tabs = new QTabWidget(this);
-    m_tabs->setToolTip(tr("Result pages: clipping and SQNR per group, timings, A-vs-B comparison, whole model"));
+    m_tabs->setToolTip(
+        tr("Result pages: clipping and SQNR per group, timings, A-vs-B comparison, whole model"));
     auto* clipping = new ClippingPage(this);
     auto* timing = new TimingPage(this);
     auto* comparison = new ComparisonPage(this);
@@ -179,7 +182,9 @@ void MainWindow::showMessage(const QString& text, bool error) {
     statusBar()->showMessage(text.section(QLatin1Char('\n'), 0, 0), 10000);
 }
 
-QString MainWindow::errorText() const { return m_errorText; }
+QString MainWindow::errorText() const {
+    return m_errorText;
+}
 
 bool MainWindow::openFile(const QString& path) {
     if (isReportPath(path)) return openReport(path);
@@ -197,9 +202,11 @@ bool MainWindow::openFile(const QString& path) {
     m_report.reset();
     m_browser->setSource(m_source.get());
     m_modelTable->setRows({});
-    m_planPage->clear(tr("Measure formats to plan a mixed-precision checkpoint of %1.").arg(QFileInfo(path).fileName()));
+    m_planPage->clear(
+        tr("Measure formats to plan a mixed-precision checkpoint of %1.").arg(QFileInfo(path).fileName()));
     m_headline->clear();
-    for (PlotPage* p : m_pages) p->clear(tr("Select a tensor and run (Ctrl+R)."));
+    for (PlotPage* p : m_pages)
+        p->clear(tr("Select a tensor and run (Ctrl+R)."));
     setWindowTitle(tr("%1 — QuantLens").arg(QFileInfo(path).fileName()));
     showMessage(tr("%1: %2 tensors.").arg(path).arg(m_source->tensors().size()), false);
 
@@ -212,7 +219,9 @@ bool MainWindow::openFile(const QString& path) {
     return true;
 }
 
-bool MainWindow::selectTensor(const QString& name) { return m_browser->selectTensor(ss(name)); }
+bool MainWindow::selectTensor(const QString& name) {
+    return m_browser->selectTensor(ss(name));
+}
 
 void MainWindow::onTensorSelected(const QString& name) {
     const TensorInfo* info = m_source ? m_source->find(ss(name)) : nullptr;
@@ -221,12 +230,14 @@ void MainWindow::onTensorSelected(const QString& name) {
     if (!m_outcome || m_outcome->a.report.name != info->name) {
         m_headline->clear();
         for (PlotPage* p : m_pages)
-            if (p != m_valuesPage) p->clear(tr("Run (Ctrl+R) to quantize %1.").arg(name)); // the values preview stays
+            if (p != m_valuesPage)
+                p->clear(tr("Run (Ctrl+R) to quantize %1.").arg(name)); // the values preview stays
     }
     if (isFloating(info->dtype))
         m_runner->startPreview(m_source, info->name);
     else
-        m_valuesPage->clear(tr("%1 is %2, not a floating tensor: nothing to quantize.").arg(name, qs(nameOf(info->dtype))));
+        m_valuesPage->clear(
+            tr("%1 is %2, not a floating tensor: nothing to quantize.").arg(name, qs(nameOf(info->dtype))));
 }
 
 JobRequest MainWindow::request() const {
@@ -257,13 +268,18 @@ void MainWindow::quantizeAll() {
     m_runner->startModel(request());
 }
 
-void MainWindow::cancel() { m_runner->cancel(); }
+void MainWindow::cancel() {
+    m_runner->cancel();
+}
 
 void MainWindow::showOutcome(std::shared_ptr<const TensorOutcome> outcome) {
     m_outcome = std::move(outcome);
     m_headline->setOutcome(*m_outcome);
-    for (PlotPage* p : m_pages) p->setOutcome(*m_outcome);
-    statusBar()->showMessage(tr("%1 quantized: %2").arg(qs(m_outcome->a.report.name), qs(describe(m_outcome->a.report.plan.spec))), 10000);
+    for (PlotPage* p : m_pages)
+        p->setOutcome(*m_outcome);
+    statusBar()->showMessage(
+        tr("%1 quantized: %2").arg(qs(m_outcome->a.report.name), qs(describe(m_outcome->a.report.plan.spec))),
+        10000);
     if (const std::string& note = m_outcome->a.report.params.calibrationNote; !note.empty())
         showMessage(tr("Calibration: %1").arg(qs(note)), false); // far worse than absmax: said where it shows
     emit resultShown();
@@ -278,7 +294,8 @@ void MainWindow::showModel(std::shared_ptr<const ModelOutcome> outcome) {
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
-    if (event->mimeData()->hasUrls() && event->mimeData()->urls().first().isLocalFile()) event->acceptProposedAction();
+    if (event->mimeData()->hasUrls() && event->mimeData()->urls().first().isLocalFile())
+        event->acceptProposedAction();
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {

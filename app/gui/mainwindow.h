@@ -1,15 +1,13 @@
 #pragma once
 // The main window: a composition of pages (browser, configuration, result pages, model table)
 // around one JobRunner. Pages own their models and wiring; the window connects them.
-#include <memory>
-#include <vector>
-
-#include <QMainWindow>
-
-#include <nlohmann/json.hpp>
-
 #include "gui/session.h"
 #include "job/job.h"
+
+#include <QMainWindow>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
 
 class QAction;
 class QLabel;
@@ -48,7 +46,8 @@ public:
     void quantizeAll();
     void cancel();
 
-    // Exports without dialogs (the menu actions ask for the path, then call these). False + message on failure.
+    // Exports without dialogs (the menu actions ask for the path, then call these). False + message on
+    // failure.
     bool exportWeights(const QString& path);
     bool exportReport(const QString& path);
     bool exportPlot(const QString& path);
@@ -96,9 +95,9 @@ protected:
 
 private:
     void buildPages();
-    void buildActions();            // mainwindowactions.cpp
-    void buildPlanPage();           // mainwindowplan.cpp
-    void updateRecentMenu();        // mainwindowactions.cpp
+    void buildActions();     // mainwindowactions.cpp
+    void buildPlanPage();    // mainwindowplan.cpp
+    void updateRecentMenu(); // mainwindowactions.cpp
     void showMessage(const QString& text, bool error);
     void onTensorSelected(const QString& name);
     void showOutcome(std::shared_ptr<const TensorOutcome> outcome);
@@ -118,7 +117,7 @@ private:
     ConfigPanel* m_config = nullptr;
     HeadlineStrip* m_headline = nullptr;
     QTabWidget* m_tabs = nullptr;
-    std::vector<PlotPage*> m_pages; // values, error, then the tabbed ones
+    std::vector<PlotPage*> m_pages;             // values, error, then the tabbed ones
     ValueHistogramPage* m_valuesPage = nullptr; // also shows the preview before a run
     ModelTablePage* m_modelTable = nullptr;
     PlanPage* m_planPage = nullptr;

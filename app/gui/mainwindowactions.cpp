@@ -1,4 +1,16 @@
 // MainWindow's menus and the file-level actions behind them: open, recent files, exports, sessions.
+#include "analysis/report.h"
+#include "gui/mainwindow.h"
+#include "io/export_compressed_tensors.h"
+#include "quantlens/config.h"
+#include "tensor/error.h"
+#include "widgets/configpanel.h"
+#include "widgets/jobrunner.h"
+#include "widgets/modeltablepage.h"
+#include "widgets/plotpage.h"
+#include "widgets/qtutil.h"
+#include "widgets/tensorbrowser.h"
+
 #include <QAction>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -8,18 +20,6 @@
 #include <QStyle>
 #include <QTabWidget>
 #include <QToolBar>
-
-#include "analysis/report.h"
-#include "io/export_compressed_tensors.h"
-#include "tensor/error.h"
-#include "gui/mainwindow.h"
-#include "quantlens/config.h"
-#include "widgets/configpanel.h"
-#include "widgets/jobrunner.h"
-#include "widgets/modeltablepage.h"
-#include "widgets/plotpage.h"
-#include "widgets/qtutil.h"
-#include "widgets/tensorbrowser.h"
 
 namespace ql {
 namespace {
@@ -32,7 +32,8 @@ QString saveName(QWidget* parent, const QString& title, const QString& filters) 
     if (path.isEmpty()) return path;
     static const QRegularExpression patterns(QStringLiteral("\\*(\\.[\\w.]+)"));
     QStringList extensions;
-    for (auto it = patterns.globalMatch(chosen); it.hasNext();) extensions << it.next().captured(1);
+    for (auto it = patterns.globalMatch(chosen); it.hasNext();)
+        extensions << it.next().captured(1);
     for (const QString& e : extensions)
         if (path.endsWith(e, Qt::CaseInsensitive)) return path;
     return extensions.isEmpty() ? path : path + extensions.front();
@@ -41,7 +42,9 @@ QString saveName(QWidget* parent, const QString& title, const QString& filters) 
 QAction* action(QObject* parent, const QString& text, const QKeySequence& key, const QString& tip) {
     auto* a = new QAction(text, parent);
     a->setShortcut(key);
-    a->setToolTip(tip + (key.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(key.toString(QKeySequence::NativeText))));
+    a->setToolTip(tip + (key.isEmpty()
+                             ? QString()
+                             : QStringLiteral(" (%1)").arg(key.toString(QKeySequence::NativeText))));
     a->setStatusTip(tip);
     return a;
 }
@@ -50,8 +53,9 @@ QAction* action(QObject* parent, const QString& text, const QKeySequence& key, c
 
 void MainWindow::buildActions() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = action(this, tr("&Open…"), QKeySequence::Open, tr("Open a safetensors file, a sharded "
-                                                                        ".safetensors.index.json, or an HDF5, GGUF or ONNX file"));
+    QAction* open = action(this, tr("&Open…"), QKeySequence::Open,
+                           tr("Open a safetensors file, a sharded "
+                              ".safetensors.index.json, or an HDF5, GGUF or ONNX file"));
     open->setIcon(style()->standardIcon(QStyle::SP_DialogOpenButton));
     connect(open, &QAction::triggered, this, [this] {
         const QString path = QFileDialog::getOpenFileName(
@@ -60,17 +64,20 @@ void MainWindow::buildActions() {
         if (!path.isEmpty()) openFile(path);
     });
     file->addAction(open);
-    QAction* openReportAction = action(this, tr("Open re&port…"), QKeySequence(tr("Ctrl+Alt+O")),
-                                       tr("Show a JSON report written earlier — by the CLI, the app, or merged "
-                                          "from shards — as the whole-model table with every plot it carries"));
+    QAction* openReportAction =
+        action(this, tr("Open re&port…"), QKeySequence(tr("Ctrl+Alt+O")),
+               tr("Show a JSON report written earlier — by the CLI, the app, or merged "
+                  "from shards — as the whole-model table with every plot it carries"));
     connect(openReportAction, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open report"), {}, tr("Reports (*.json);;All files (*)"));
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Open report"), {}, tr("Reports (*.json);;All files (*)"));
         if (!path.isEmpty()) openReport(path);
     });
     file->addAction(openReportAction);
     QAction* openImportanceAction = action(
         this, tr("Open &importance…"), QKeySequence(tr("Ctrl+I")),
-        tr("Activation statistics per input channel (a llama.cpp imatrix .dat/.gguf, or a safetensors file of "
+        tr("Activation statistics per input channel (a llama.cpp imatrix .dat/.gguf, or a safetensors file "
+           "of "
            "<module>.input_sq_mean or <module>.inputs): runs then report and rank by the weighted SQNR"));
     connect(openImportanceAction, &QAction::triggered, this, [this] {
         const QString path = QFileDialog::getOpenFileName(
@@ -82,8 +89,9 @@ void MainWindow::buildActions() {
     m_recentMenu->setToolTipsVisible(true);
     updateRecentMenu();
     file->addSeparator();
-    QAction* saveSession = action(this, tr("&Save session…"), QKeySequence::Save,
-                                  tr("Save the file, tensor, spec, backends and window layout as a JSON session"));
+    QAction* saveSession =
+        action(this, tr("&Save session…"), QKeySequence::Save,
+               tr("Save the file, tensor, spec, backends and window layout as a JSON session"));
     connect(saveSession, &QAction::triggered, this, [this] {
         const QString p = saveName(this, tr("Save session"), tr("Session (*.qlsession.json)"));
         if (!p.isEmpty()) saveSessionTo(p);
@@ -97,9 +105,10 @@ void MainWindow::buildActions() {
     file->addActions({saveSession, loadSession});
     file->addSeparator();
     QMenu* exportMenu = file->addMenu(tr("&Export"));
-    QAction* exWeights = action(this, tr("Quantized &weights…"), QKeySequence(tr("Ctrl+E")),
-                                tr("Write the last result's codes, scales and zero points (safetensors in the "
-                                   "compressed-tensors naming, or HDF5)"));
+    QAction* exWeights =
+        action(this, tr("Quantized &weights…"), QKeySequence(tr("Ctrl+E")),
+               tr("Write the last result's codes, scales and zero points (safetensors in the "
+                  "compressed-tensors naming, or HDF5)"));
     connect(exWeights, &QAction::triggered, this, [this] {
         QString filter = tr("safetensors (*.safetensors)");
         if (QUANTLENS_HAVE_HDF5) filter += tr(";;HDF5 (*.h5)");
@@ -115,7 +124,8 @@ void MainWindow::buildActions() {
     QAction* exPlot = action(this, tr("&Plot…"), QKeySequence(tr("Ctrl+Alt+E")),
                              tr("Save the current result tab as PNG, SVG, PDF or JPEG"));
     connect(exPlot, &QAction::triggered, this, [this] {
-        const QString p = saveName(this, tr("Export plot"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
+        const QString p =
+            saveName(this, tr("Export plot"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
         if (!p.isEmpty()) exportPlot(p);
     });
     exportMenu->addActions({exWeights, exReport, exPlot});
@@ -129,8 +139,9 @@ void MainWindow::buildActions() {
                          tr("Quantize the selected tensor with the current spec on backend A (and B)"));
     m_runAction->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
     connect(m_runAction, &QAction::triggered, this, &MainWindow::quantizeSelected);
-    m_runAllAction = action(this, tr("Quantize &all"), QKeySequence(tr("Ctrl+Shift+R")),
-                            tr("Quantize every floating tensor with the current spec and fill the whole-model table"));
+    m_runAllAction =
+        action(this, tr("Quantize &all"), QKeySequence(tr("Ctrl+Shift+R")),
+               tr("Quantize every floating tensor with the current spec and fill the whole-model table"));
     m_runAllAction->setIcon(style()->standardIcon(QStyle::SP_MediaSeekForward));
     connect(m_runAllAction, &QAction::triggered, this, &MainWindow::quantizeAll);
     m_cancelAction = action(this, tr("&Cancel"), QKeySequence(Qt::Key_Escape), tr("Stop the running job"));
@@ -139,9 +150,10 @@ void MainWindow::buildActions() {
     connect(m_cancelAction, &QAction::triggered, this, &MainWindow::cancel);
     run->addActions({m_runAction, m_runAllAction, m_cancelAction});
     run->addSeparator();
-    QAction* check = action(this, tr("C&heck against rules…"), QKeySequence(tr("Ctrl+K")),
-                            tr("Evaluate a rules file (one rule per line, as quantlens-cli check --rules reads it) "
-                               "on the whole-model table: which tensors fail, and why"));
+    QAction* check =
+        action(this, tr("C&heck against rules…"), QKeySequence(tr("Ctrl+K")),
+               tr("Evaluate a rules file (one rule per line, as quantlens-cli check --rules reads it) "
+                  "on the whole-model table: which tensors fail, and why"));
     connect(check, &QAction::triggered, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Check against rules"), {},
                                                           tr("Rules (*.txt *.rules);;All files (*)"));
@@ -191,13 +203,16 @@ bool MainWindow::exportWeights(const QString& path) {
             if (m_model && m_tabs->currentWidget() == m_modelTable && m_source) {
                 std::vector<QuantizedTensor> storable;
                 for (auto& q : tensors) {
-                    if (compressedTensorsRefusal(q, ss(path)).empty()) storable.push_back(std::move(q));
-                    else extras.kept.push_back({q.name, m_source->load(q.name)});
+                    if (compressedTensorsRefusal(q, ss(path)).empty())
+                        storable.push_back(std::move(q));
+                    else
+                        extras.kept.push_back({q.name, m_source->load(q.name)});
                 }
                 tensors = std::move(storable);
                 if (tensors.empty())
-                    throw FileError(ss(path) + ": compressed-tensors can store none of the quantized tensors; "
-                                               "export as HDF5, or run the CLI with --export-layout native");
+                    throw FileError(ss(path) +
+                                    ": compressed-tensors can store none of the quantized tensors; "
+                                    "export as HDF5, or run the CLI with --export-layout native");
             }
             const auto config = compressedTensorsConfig(ss(path), tensors, extras, source);
             exportSafetensors(ss(path), tensors, ExportLayout::CompressedTensors, source, extras);
@@ -209,7 +224,8 @@ bool MainWindow::exportWeights(const QString& path) {
     }
     QString done = tr("Wrote %1 quantized tensor(s)").arg(tensors.size());
     if (!extras.kept.empty()) done += tr(" and %1 kept unquantized").arg(extras.kept.size());
-    if (!extras.failed.empty()) done += tr(" (%1 failed, listed in the file's metadata)").arg(extras.failed.size());
+    if (!extras.failed.empty())
+        done += tr(" (%1 failed, listed in the file's metadata)").arg(extras.failed.size());
     showMessage(done + tr(" to %1.").arg(path), false);
     return true;
 }

@@ -1,8 +1,4 @@
 // MainWindow showing a JSON report written earlier: one process's, a shard's part, or a merge.
-#include <QFileInfo>
-#include <QStatusBar>
-#include <QTabWidget>
-
 #include "analysis/model_table.h"
 #include "analysis/report_read.h"
 #include "gui/mainwindow.h"
@@ -11,6 +7,10 @@
 #include "widgets/modeltablepage.h"
 #include "widgets/plotpage.h"
 #include "widgets/qtutil.h"
+
+#include <QFileInfo>
+#include <QStatusBar>
+#include <QTabWidget>
 
 namespace ql {
 
@@ -38,7 +38,8 @@ bool MainWindow::openReport(const QString& path) {
     m_modelTable->setRows(std::move(rows));
     m_tabs->setCurrentWidget(m_modelTable);
     m_headline->clear();
-    for (PlotPage* p : m_pages) p->clear(tr("Double-click a tensor in the table to see its report."));
+    for (PlotPage* p : m_pages)
+        p->clear(tr("Double-click a tensor in the table to see its report."));
     QString what = tr("Report %1: %2 tensors of %3.")
                        .arg(QFileInfo(path).fileName())
                        .arg(m_report->size())
@@ -58,7 +59,8 @@ void MainWindow::showReportedTensor(const QString& name) {
         try {
             TensorReport r = reportFromJson(entry);
             if (!r.quantized()) {
-                showMessage(tr("%1: %2").arg(name, qs(r.error.empty() ? "kept unquantized: " + r.passedThrough : r.error)),
+                showMessage(tr("%1: %2").arg(
+                                name, qs(r.error.empty() ? "kept unquantized: " + r.passedThrough : r.error)),
                             !r.error.empty());
                 return;
             }
@@ -66,7 +68,8 @@ void MainWindow::showReportedTensor(const QString& name) {
             outcome->a.label = r.backend;
             outcome->a.report = std::move(r);
             showOutcome(std::move(outcome));
-            statusBar()->showMessage(tr("%1 from the report %2").arg(name, QFileInfo(m_reportPath).fileName()), 10000);
+            statusBar()->showMessage(
+                tr("%1 from the report %2").arg(name, QFileInfo(m_reportPath).fileName()), 10000);
         } catch (const std::exception& e) {
             showMessage(tr("%1 in %2: %3").arg(name, m_reportPath, qs(e.what())), true);
         }

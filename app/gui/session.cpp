@@ -1,10 +1,10 @@
 #include "gui/session.h"
 
-#include <QFile>
-#include <QSaveFile>
-
 #include "quant/spec_json.h"
 #include "tensor/error.h"
+
+#include <QFile>
+#include <QSaveFile>
 
 namespace ql {
 
@@ -58,7 +58,8 @@ Session Session::fromJson(const QByteArray& bytes) {
 
 Session loadSession(const QString& path) {
     QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) throw FileError(path.toStdString() + ": " + f.errorString().toStdString());
+    if (!f.open(QIODevice::ReadOnly))
+        throw FileError(path.toStdString() + ": " + f.errorString().toStdString());
     try {
         return Session::fromJson(f.readAll());
     } catch (const std::exception& e) {

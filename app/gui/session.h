@@ -2,13 +2,12 @@
 // A saved session: the file, the tensor, the spec, its scale files, the backends and the window
 // layout, as JSON
 // (so it can be shared, and read back by a newer version with defaults for what it lacks).
-#include <string>
+#include "job/job.h"
+#include "quant/spec.h"
 
 #include <QByteArray>
 #include <QString>
-
-#include "quant/spec.h"
-#include "job/job.h"
+#include <string>
 
 namespace ql {
 
@@ -18,7 +17,7 @@ struct Session {
     QuantSpec spec;
     std::string backend = "cpu";
     CompareWith compare;
-    ParamFiles params; // calibration "file": where the scales (and zero points) come from
+    ParamFiles params;   // calibration "file": where the scales (and zero points) come from
     QByteArray geometry; // QMainWindow::saveGeometry
     QByteArray state;    // QMainWindow::saveState (docks)
     int page = 0;

@@ -7,7 +7,7 @@
 
 extern "C" {
 
-typedef int aclError;          // RT: ACL_SUCCESS = 0
+typedef int aclError;             // RT: ACL_SUCCESS = 0
 typedef std::int32_t aclnnStatus; // OB: 0 = success
 typedef void* aclrtStream;
 typedef struct aclTensor aclTensor;         // opaque (OB)
@@ -45,7 +45,7 @@ using FinalizeFn = aclError (*)();
 using SetDeviceFn = aclError (*)(std::int32_t deviceId);
 using ResetDeviceFn = aclError (*)(std::int32_t deviceId);
 using GetDeviceCountFn = aclError (*)(std::uint32_t* count); // optional: not every probe needs it
-using GetSocNameFn = const char* (*)();                       // optional: names the chip
+using GetSocNameFn = const char* (*)();                      // optional: names the chip
 using CreateStreamFn = aclError (*)(aclrtStream* stream);
 using DestroyStreamFn = aclError (*)(aclrtStream stream);
 using SynchronizeStreamFn = aclError (*)(aclrtStream stream);
@@ -67,9 +67,10 @@ using AscendQuantV3WsFn = aclnnStatus (*)(const aclTensor* x, const aclTensor* s
                                           bool sqrtMode, const char* roundMode, std::int32_t dstType,
                                           std::int32_t axis, const aclTensor* y, std::uint64_t* workspaceSize,
                                           aclOpExecutor** executor);
-using GroupQuantWsFn = aclnnStatus (*)(const aclTensor* x, const aclTensor* scale, const aclTensor* groupIndex,
-                                       const aclTensor* offsetOptional, std::int32_t dstType, aclTensor* y,
-                                       std::uint64_t* workspaceSize, aclOpExecutor** executor);
+using GroupQuantWsFn = aclnnStatus (*)(const aclTensor* x, const aclTensor* scale,
+                                       const aclTensor* groupIndex, const aclTensor* offsetOptional,
+                                       std::int32_t dstType, aclTensor* y, std::uint64_t* workspaceSize,
+                                       aclOpExecutor** executor);
 // The second phase has the same signature for every aclnn op (spec: OP uses one typedef).
 using RunOpFn = aclnnStatus (*)(void* workspace, std::uint64_t workspaceSize, aclOpExecutor* executor,
                                 aclrtStream stream);

@@ -1,17 +1,18 @@
 #include "ascend/ascend_backend.h"
 
-#include <chrono>
-#include <cstdlib>
-
 #include "ascend/ascend_guards.h"
 #include "ascend/ascend_ops.h"
 #include "quant/calibration.h"
 #include "quant/reference.h"
 #include "tensor/error.h"
 
+#include <chrono>
+#include <cstdlib>
+
 namespace ql {
 
-AscendBackend::AscendBackend() : AscendBackend(ascendSearchDirs()) {}
+AscendBackend::AscendBackend()
+    : AscendBackend(ascendSearchDirs()) {}
 
 AscendBackend::AscendBackend(const std::vector<std::string>& searchDirs)
     : m_runtime(AscendRuntime::load(searchDirs)) {
@@ -44,7 +45,8 @@ const AscendBackend::Probe& AscendBackend::probe() const {
         if (api.getDeviceCount) {
             std::uint32_t count = 0;
             if (const aclError e = api.getDeviceCount(&count); e != acl::kSuccess) {
-                m_probe.reason = "no Ascend device: aclrtGetDeviceCount failed with error " + std::to_string(e);
+                m_probe.reason =
+                    "no Ascend device: aclrtGetDeviceCount failed with error " + std::to_string(e);
                 return;
             }
             if (count == 0) {
@@ -57,7 +59,8 @@ const AscendBackend::Probe& AscendBackend::probe() const {
                 return;
             }
         } else if (const aclError e = api.setDevice(m_device); e != acl::kSuccess) {
-            m_probe.reason = "no Ascend device: aclrtSetDevice(" + dev + ") failed with error " + std::to_string(e);
+            m_probe.reason =
+                "no Ascend device: aclrtSetDevice(" + dev + ") failed with error " + std::to_string(e);
             return;
         } else {
             api.resetDevice(m_device);
@@ -67,7 +70,8 @@ const AscendBackend::Probe& AscendBackend::probe() const {
             return;
         }
         const char* soc = api.getSocName ? api.getSocName() : nullptr;
-        m_probe.description = (soc && *soc ? std::string(soc) : std::string("Ascend NPU")) + " (device " + dev + ")";
+        m_probe.description =
+            (soc && *soc ? std::string(soc) : std::string("Ascend NPU")) + " (device " + dev + ")";
     });
     return m_probe;
 }
@@ -77,16 +81,22 @@ std::string AscendBackend::deviceDescription() const {
     return p.reason ? std::string("Ascend NPU (not available)") : p.description;
 }
 
-std::optional<std::string> AscendBackend::unavailableReason() const { return probe().reason; }
+std::optional<std::string> AscendBackend::unavailableReason() const {
+    return probe().reason;
+}
 
 std::optional<std::string> AscendBackend::supports(const QuantPlan& plan) const {
     if (auto why = unavailableReason()) return why;
     return ascendPlanUnsupported(plan);
 }
 
-std::vector<std::string> AscendBackend::libraries() const { return m_runtime->libraries(); }
+std::vector<std::string> AscendBackend::libraries() const {
+    return m_runtime->libraries();
+}
 
-bool AscendBackend::isStandIn() const { return m_runtime->isStandIn(); }
+bool AscendBackend::isStandIn() const {
+    return m_runtime->isStandIn();
+}
 
 Result AscendBackend::run(const Job& job, const ProgressFn& progress) const {
     if (auto why = supports(job.plan)) throw QuantError("ascend: " + *why);

@@ -1,13 +1,13 @@
 #pragma once
 // ascend: quantizes on an Ascend NPU through aclnnQuantize, aclnnAscendQuantV3 and aclnnGroupQuant,
 // loading CANN at run time (DESIGN "Backends and jobs", spec/ascend_abi.md).
+#include "ascend/ascend_runtime.h"
+#include "backend/backend.h"
+
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include "ascend/ascend_runtime.h"
-#include "backend/backend.h"
 
 namespace ql {
 

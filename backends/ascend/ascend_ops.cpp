@@ -1,11 +1,11 @@
 #include "ascend/ascend_ops.h"
 
-#include <chrono>
-#include <cstring>
-
 #include "ascend/ascend_guards.h"
 #include "quant/packing.h"
 #include "tensor/error.h"
+
+#include <chrono>
+#include <cstring>
 
 namespace ql {
 namespace {
@@ -14,15 +14,18 @@ std::size_t byteSize(aclDataType dtype, std::int64_t count) {
     const auto n = static_cast<std::size_t>(count);
     switch (dtype) {
     case acl::kInt8:
-    case acl::kUInt8: return n;
-    case acl::kInt4: return (n + 1) / 2; // two per byte, even element in the low nibble (spec §6.2)
-    case acl::kInt64: return 8 * n;
-    default: return 4 * n; // FLOAT, INT32
+    case acl::kUInt8:
+        return n;
+    case acl::kInt4:
+        return (n + 1) / 2; // two per byte, even element in the low nibble (spec §6.2)
+    case acl::kInt64:
+        return 8 * n;
+    default:
+        return 4 * n; // FLOAT, INT32
     }
 }
 
-template <typename T>
-HostTensor owning(Shape dims, aclDataType dtype, const std::vector<T>& values) {
+template <typename T> HostTensor owning(Shape dims, aclDataType dtype, const std::vector<T>& values) {
     HostTensor t;
     t.dims = std::move(dims);
     t.dtype = dtype;
@@ -41,10 +44,14 @@ HostTensor output(Shape dims, aclDataType dtype) {
 
 const char* roundModeName(Rounding r) {
     switch (r) {
-    case Rounding::Floor: return "floor";
-    case Rounding::Ceil: return "ceil";
-    case Rounding::Trunc: return "trunc";
-    default: return "round"; // RNE, CAST_RINT (spec §3.2)
+    case Rounding::Floor:
+        return "floor";
+    case Rounding::Ceil:
+        return "ceil";
+    case Rounding::Trunc:
+        return "trunc";
+    default:
+        return "round"; // RNE, CAST_RINT (spec §3.2)
     }
 }
 
@@ -79,9 +86,12 @@ void upload(const AclApi& api, const DeviceBuffer& dst, const HostTensor& src, c
 
 const char* nameOf(AscendOp op) {
     switch (op) {
-    case AscendOp::Quantize: return "aclnnQuantize";
-    case AscendOp::AscendQuantV3: return "aclnnAscendQuantV3";
-    case AscendOp::GroupQuant: return "aclnnGroupQuant";
+    case AscendOp::Quantize:
+        return "aclnnQuantize";
+    case AscendOp::AscendQuantV3:
+        return "aclnnAscendQuantV3";
+    case AscendOp::GroupQuant:
+        return "aclnnGroupQuant";
     }
     return "?";
 }
@@ -94,25 +104,31 @@ std::optional<std::string> ascendPlanUnsupported(const QuantPlan& plan) {
     case Preset::AclnnQuantize:
         op = "aclnnQuantize";
         if (spec.target != Target::Int8 && spec.target != Target::UInt8 && spec.target != Target::Int32)
-            return op + " produces " + target + " only on Ascend 950; this backend drives the int8, uint8 and "
-                        "int32 outputs (spec §3.1)";
+            return op + " produces " + target +
+                   " only on Ascend 950; this backend drives the int8, uint8 and "
+                   "int32 outputs (spec §3.1)";
         break;
     case Preset::AscendQuant:
         op = "aclnnAscendQuantV3";
         if (spec.target != Target::Int8 && spec.target != Target::Int4 && spec.target != Target::Int32)
-            return op + " produces " + target + " only on Ascend 950; this backend drives dstType 2 (int8), "
-                        "29 (int4) and 3 (int32-packed int4) (spec §3.2)";
+            return op + " produces " + target +
+                   " only on Ascend 950; this backend drives dstType 2 (int8), "
+                   "29 (int4) and 3 (int32-packed int4) (spec §3.2)";
         break;
-    case Preset::NpuGroupQuant: op = "aclnnGroupQuant"; break;
+    case Preset::NpuGroupQuant:
+        op = "aclnnGroupQuant";
+        break;
     default:
-        return "preset " + std::string(nameOf(spec.preset)) + " has no CANN operator; the ascend backend runs "
+        return "preset " + std::string(nameOf(spec.preset)) +
+               " has no CANN operator; the ascend backend runs "
                "aclnn-quantize, ascend-quant and npu-group-quant";
     }
     if (plan.shape.empty()) return op + " needs a tensor of rank 1 or more (this one is a scalar)";
     if (elementCount(plan.shape) == 0)
         return "the tensor " + toString(plan.shape) + " is empty: nothing to run on the device";
     if (spec.narrowRange)
-        return op + " always saturates to the full " + target + " range; narrow range is not an operator option";
+        return op + " always saturates to the full " + target +
+               " range; narrow range is not an operator option";
     return std::nullopt;
 }
 
@@ -135,7 +151,8 @@ OpCall buildOpCall(const QuantPlan& plan, const QuantParams& params, std::span<c
         if (hasOffset) {
             // Integer zero points (checkParams enforces integrality); INT32 is the widest accepted.
             std::vector<std::int32_t> zp;
-            for (float z : params.zeroPoints) zp.push_back(static_cast<std::int32_t>(z));
+            for (float z : params.zeroPoints)
+                zp.push_back(static_cast<std::int32_t>(z));
             call.offset = owning({static_cast<std::int64_t>(zp.size())}, acl::kInt32, zp);
         }
         const aclDataType dt = plan.spec.target == Target::UInt8   ? acl::kUInt8
@@ -151,8 +168,8 @@ OpCall buildOpCall(const QuantPlan& plan, const QuantParams& params, std::span<c
         call.axis = perTensor ? -1 : normalizeAxis(plan.spec.axes[0], rank) - rank;
         call.scale = owning({static_cast<std::int64_t>(params.scales.size())}, acl::kFloat, params.scales);
         if (hasOffset) // offset: same dtype and shape as scale (spec §3.2)
-            call.offset = owning({static_cast<std::int64_t>(params.zeroPoints.size())}, acl::kFloat,
-                                 params.zeroPoints);
+            call.offset =
+                owning({static_cast<std::int64_t>(params.zeroPoints.size())}, acl::kFloat, params.zeroPoints);
         call.sqrtMode = plan.spec.sqrtMode;
         call.roundMode = roundModeName(plan.convention.rounding);
         call.dstType = int4Family(plan);
@@ -163,8 +180,8 @@ OpCall buildOpCall(const QuantPlan& plan, const QuantParams& params, std::span<c
         call.op = AscendOp::GroupQuant;
         call.axis = 0;
         call.scale = owning(plan.scaleShape, acl::kFloat, params.scales); // [E, H]
-        call.groupIndex = owning({static_cast<std::int64_t>(plan.spec.groupEnds.size())}, acl::kInt64,
-                                 plan.spec.groupEnds);
+        call.groupIndex =
+            owning({static_cast<std::int64_t>(plan.spec.groupEnds.size())}, acl::kInt64, plan.spec.groupEnds);
         if (hasOffset) // one element, same dtype as scale (spec §3.3)
             call.offset = owning({1}, acl::kFloat, std::vector<float>{params.zeroPoints[0]});
         call.dstType = int4Family(plan);
@@ -210,8 +227,8 @@ void executeOpCall(const AclApi& api, aclrtStream stream, OpCall& call, PhaseTim
     const std::string op = nameOf(call.op);
     switch (call.op) {
     case AscendOp::Quantize:
-        aclCheck(api.quantizeWorkspace(tx.get(), tscale.get(), offsetTensor, call.dstType, call.axis, tout.get(),
-                                       &workspaceSize, &executor),
+        aclCheck(api.quantizeWorkspace(tx.get(), tscale.get(), offsetTensor, call.dstType, call.axis,
+                                       tout.get(), &workspaceSize, &executor),
                  op + "GetWorkspaceSize");
         launch = api.quantize;
         break;
@@ -241,8 +258,9 @@ void executeOpCall(const AclApi& api, aclrtStream stream, OpCall& call, PhaseTim
     times.kernelMs = msSince(start);
 
     start = Clock::now();
-    aclCheck(api.memcpy(call.out.owned.data(), call.out.owned.size(), dout.get(), dout.size(), acl::kDeviceToHost),
-             "aclrtMemcpy(out, device to host)");
+    aclCheck(
+        api.memcpy(call.out.owned.data(), call.out.owned.size(), dout.get(), dout.size(), acl::kDeviceToHost),
+        "aclrtMemcpy(out, device to host)");
     times.downloadMs = msSince(start);
 }
 

@@ -1,16 +1,16 @@
 #pragma once
 // Marshalling between a QuantPlan and one aclnn call: which operator, which tensors (shape, dtype,
 // bytes), which attributes, and how its output turns back into ql::Codes.
+#include "ascend/ascend_runtime.h"
+#include "backend/timing.h"
+#include "quant/params.h"
+#include "quant/plan.h"
+
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
-
-#include "ascend/ascend_runtime.h"
-#include "backend/timing.h"
-#include "quant/params.h"
-#include "quant/plan.h"
 
 namespace ql {
 
@@ -39,7 +39,7 @@ struct OpCall {
     std::optional<HostTensor> groupIndex; // GroupQuant only
     HostTensor out;                       // shape and dtype of the output; bytes filled by the run
     std::int32_t axis = -1;
-    std::int32_t dstType = acl::kInt8;    // V3 / GroupQuant attribute (Quantize passes out.dtype)
+    std::int32_t dstType = acl::kInt8; // V3 / GroupQuant attribute (Quantize passes out.dtype)
     bool sqrtMode = false;
     std::string roundMode = "round";
 };

@@ -4,6 +4,8 @@
 
 namespace ql {
 
-void registerAscendBackend(BackendRegistry& registry) { registry.add(std::make_unique<AscendBackend>()); }
+void registerAscendBackend(BackendRegistry& registry) {
+    registry.add(std::make_unique<AscendBackend>());
+}
 
 } // namespace ql

@@ -1,8 +1,7 @@
 #include "ascend/ascend_runtime.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
+#include <dlfcn.h>
 #include <filesystem>
 #include <map>
 
@@ -40,7 +39,8 @@ Opened openFirst(const std::vector<std::string>& dirs, const std::string& name, 
 
 std::string describeDirs(const std::vector<std::string>& dirs) {
     std::string s;
-    for (const auto& d : dirs) s += (s.empty() ? "" : ", ") + (d.empty() ? std::string("the loader path") : d);
+    for (const auto& d : dirs)
+        s += (s.empty() ? "" : ", ") + (d.empty() ? std::string("the loader path") : d);
     return s;
 }
 
@@ -51,8 +51,7 @@ void resolve(void* handle, const char* symbol, Fn& slot, std::vector<std::string
     if (!slot) missing.emplace_back(symbol);
 }
 
-template <typename Fn>
-void resolveOptional(void* handle, const char* symbol, Fn& slot) {
+template <typename Fn> void resolveOptional(void* handle, const char* symbol, Fn& slot) {
     slot = reinterpret_cast<Fn>(dlsym(handle, symbol));
 }
 
@@ -76,7 +75,8 @@ std::shared_ptr<AscendRuntime> AscendRuntime::load(const std::vector<std::string
     static std::mutex mutex;
     static std::map<std::string, std::shared_ptr<AscendRuntime>> loaded;
     std::string key;
-    for (const auto& d : dirs) key += d + '\n';
+    for (const auto& d : dirs)
+        key += d + '\n';
     key += envOr("QUANTLENS_ASCEND_ALLOW_STANDIN");
     std::lock_guard lock(mutex);
     if (auto it = loaded.find(key); it != loaded.end()) return it->second;
@@ -100,8 +100,9 @@ void AscendRuntime::open(const std::vector<std::string>& dirs) {
         if (lib.handle)
             m_libraries.push_back(lib.path);
         else
-            m_loadError = (names.size() > 1 ? "neither " + tried + " found" : tried + " not found") + " (searched " +
-                          describeDirs(dirs) + ")" + (lib.error.empty() ? "" : ": " + lib.error);
+            m_loadError = (names.size() > 1 ? "neither " + tried + " found" : tried + " not found") +
+                          " (searched " + describeDirs(dirs) + ")" +
+                          (lib.error.empty() ? "" : ": " + lib.error);
         return lib;
     };
     // Load order from spec/ascend_abi.md: ascendcl and nnopbase GLOBAL so that opapi's own
@@ -118,7 +119,8 @@ void AscendRuntime::open(const std::vector<std::string>& dirs) {
     m_standIn = dlsym(acl.handle, "quantlens_ascend_standin") != nullptr;
     if (m_standIn && envOr("QUANTLENS_ASCEND_ALLOW_STANDIN") != "1") {
         // The test double must never pass for a device (DESIGN "Backends and jobs").
-        m_loadError = acl.path + " is QuantLens's CPU stand-in for CANN (a test double), not an Ascend runtime";
+        m_loadError =
+            acl.path + " is QuantLens's CPU stand-in for CANN (a test double), not an Ascend runtime";
         return;
     }
 
@@ -145,7 +147,8 @@ void AscendRuntime::open(const std::vector<std::string>& dirs) {
     resolve(ops.handle, "aclnnGroupQuant", m_api.groupQuant, missing);
     if (!missing.empty()) {
         std::string list;
-        for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+        for (const auto& m : missing)
+            list += (list.empty() ? "" : ", ") + m;
         m_loadError = "the CANN libraries lack " + list + " (loaded " + acl.path + ", " + base.path + ", " +
                       ops.path + ")";
     }

@@ -1,13 +1,13 @@
 #pragma once
 // Loads CANN at run time (dlopen) and resolves the entry points QuantLens calls (spec/ascend_abi.md).
 // No CANN header or library is needed to build; when the libraries are absent the runtime says why.
+#include "ascend/acl_abi.h"
+
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "ascend/acl_abi.h"
 
 namespace ql {
 

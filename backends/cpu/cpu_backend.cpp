@@ -1,10 +1,10 @@
 #include "cpu/cpu_backend.h"
 
+#include "cpu/cpu_driver.h"
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
-
-#include "cpu/cpu_driver.h"
 
 namespace ql {
 
@@ -17,7 +17,9 @@ std::string CpuBackend::deviceDescription() const {
            cpu::kernelIsa() + " kernels";
 }
 
-std::optional<std::string> CpuBackend::supports(const QuantPlan&) const { return std::nullopt; }
+std::optional<std::string> CpuBackend::supports(const QuantPlan&) const {
+    return std::nullopt;
+}
 
 CpuBackend::Measured CpuBackend::runImpl(const Job& job, bool measure, const ProgressFn& progress) const {
     Measured m;
@@ -28,8 +30,8 @@ CpuBackend::Measured CpuBackend::runImpl(const Job& job, bool measure, const Pro
     const cpu::DriverOptions options{m_threads, m_chunk};
     for (int r = 0; r < repeat; ++r) {
         const auto start = std::chrono::steady_clock::now();
-        cpu::DriverOutput out = cpu::runJob(job, options, measure, progress, static_cast<double>(r) / repeat,
-                                            1.0 / repeat);
+        cpu::DriverOutput out =
+            cpu::runJob(job, options, measure, progress, static_cast<double>(r) / repeat, 1.0 / repeat);
         PhaseTimes t;
         t.totalMs = msSince(start);
         t.prepareMs = out.prepareMs;

@@ -1,17 +1,17 @@
 #include "cpu/cpu_driver.h"
 
+#include "cpu/parallel.h"
+#include "quant/calibration.h"
+#include "quant/calibration_search.h"
+#include "quant/reference.h"
+#include "quant/row_walker.h"
+#include "tensor/error.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
-
-#include "cpu/parallel.h"
-#include "quant/row_walker.h"
-#include "quant/calibration.h"
-#include "quant/calibration_search.h"
-#include "quant/reference.h"
-#include "tensor/error.h"
 
 namespace ql::cpu {
 namespace {
@@ -45,8 +45,9 @@ void openSource(const Job& job, Source& s) {
         return;
     }
     if (job.tensor.elementCount() != elementCount(job.plan.shape))
-        throw QuantError("job has " + std::to_string(job.tensor.elementCount()) + " values but the plan's shape " +
-                         toString(job.plan.shape) + " needs " + std::to_string(elementCount(job.plan.shape)));
+        throw QuantError("job has " + std::to_string(job.tensor.elementCount()) +
+                         " values but the plan's shape " + toString(job.plan.shape) + " needs " +
+                         std::to_string(elementCount(job.plan.shape)));
     s.data = job.tensor.data();
     s.dtype = job.tensor.dtype();
     s.width = job.tensor.dtype() == DType::F32 ? 4 : 2;
@@ -75,8 +76,10 @@ struct ScaleRule {
 
     void apply(float lo, float hi, std::int64_t g, QuantParams& p) const {
         if (m_inline) {
-            const double amax = std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
-            p.scales[static_cast<std::size_t>(g)] = static_cast<float>(amax > 0 ? normalStep(amax / m_top) : 1.0);
+            const double amax =
+                std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
+            p.scales[static_cast<std::size_t>(g)] =
+                static_cast<float>(amax > 0 ? normalStep(amax / m_top) : 1.0);
             return;
         }
         const auto [step, zp] = stepForRange(ClipRange(lo, hi), m_plan);
@@ -93,8 +96,12 @@ private:
 class Engine {
 public:
     Engine(const Job& job, const DriverOptions& o, bool measure)
-        : m_plan(job.plan), m_opt(o), m_measure(measure), m_walk(job.plan), m_args(resolveArgs(job.plan)),
-          m_rule(job.plan) {
+        : m_plan(job.plan)
+        , m_opt(o)
+        , m_measure(measure)
+        , m_walk(job.plan)
+        , m_args(resolveArgs(job.plan))
+        , m_rule(job.plan) {
         openSource(job, m_src);
         m_k = kernelsFor(m_plan, m_src.dtype);
         m_n = elementCount(m_plan.shape);
@@ -103,7 +110,8 @@ public:
         m_allocMs = msSince(start);
     }
 
-    DriverOutput run(const std::optional<QuantParams>& given, const ProgressFn& progress, double base, double span);
+    DriverOutput run(const std::optional<QuantParams>& given, const ProgressFn& progress, double base,
+                     double span);
 
 private:
     void prepareParams();
@@ -131,20 +139,24 @@ private:
 void Engine::prepareParams() {
     checkParams(m_plan, m_params);
     m_zp.resize(static_cast<std::size_t>(m_plan.scaleCount));
-    for (std::int64_t g = 0; g < m_plan.scaleCount; ++g) m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
+    for (std::int64_t g = 0; g < m_plan.scaleCount; ++g)
+        m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
 }
 
 void Engine::quantizeSegment(const Segment& s) {
-    std::uint8_t* out = m_codes.data() + static_cast<std::size_t>(s.begin) * static_cast<std::size_t>(m_codes.width());
+    std::uint8_t* out =
+        m_codes.data() + static_cast<std::size_t>(s.begin) * static_cast<std::size_t>(m_codes.width());
     const std::size_t g = static_cast<std::size_t>(s.scale);
     if (m_k.quantConst && !s.perElement) {
         m_k.quantConst(m_args, m_src.at(s.begin), s.length, m_params.scales[g], m_zp[g], out);
     } else if (m_k.quantPerElem && s.perElement) {
-        m_k.quantPerElem(m_args, m_src.at(s.begin), s.length, m_params.scales.data() + g, m_zp.data() + g, out);
+        m_k.quantPerElem(m_args, m_src.at(s.begin), s.length, m_params.scales.data() + g, m_zp.data() + g,
+                         out);
     } else {
         for (std::int64_t i = 0; i < s.length; ++i) {
             const std::size_t gi = s.perElement ? g + static_cast<std::size_t>(i) : g;
-            m_codes.set(s.begin + i, quantizeValue(m_src.value(s.begin + i), m_params.scales[gi], m_zp[gi], m_plan));
+            m_codes.set(s.begin + i,
+                        quantizeValue(m_src.value(s.begin + i), m_params.scales[gi], m_zp[gi], m_plan));
         }
     }
 }
@@ -192,20 +204,26 @@ void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
         hi.assign(static_cast<std::size_t>(count), 0.0f);
         nan.assign(static_cast<std::size_t>(count), 0);
         m_walk.forSegments(r * m_walk.inner(), (r + 1) * m_walk.inner(), [&](const Segment& s) {
-            rangeSegment({s.begin, s.length, s.scale - first, s.perElement}, lo.data(), hi.data(), nan.data());
+            rangeSegment({s.begin, s.length, s.scale - first, s.perElement}, lo.data(), hi.data(),
+                         nan.data());
         });
         for (std::int64_t g = 0; g < count; ++g)
-            m_rule.apply(lo[static_cast<std::size_t>(g)], hi[static_cast<std::size_t>(g)], first + g, m_params);
-        for (std::int64_t g = first; g < first + count; ++g) m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
+            m_rule.apply(lo[static_cast<std::size_t>(g)], hi[static_cast<std::size_t>(g)], first + g,
+                         m_params);
+        for (std::int64_t g = first; g < first + count; ++g)
+            m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
         // The next row streams in from memory while this one is quantized from cache.
         if (r + 1 < r1) {
             const auto* next = static_cast<const char*>(m_src.at((r + 1) * m_walk.inner()));
             const std::size_t bytes = static_cast<std::size_t>(m_walk.inner()) * m_src.width;
-            for (std::size_t k = 0; k < bytes; k += 64) __builtin_prefetch(next + k);
+            for (std::size_t k = 0; k < bytes; k += 64)
+                __builtin_prefetch(next + k);
         }
         m_walk.forSegments(r * m_walk.inner(), (r + 1) * m_walk.inner(), [&](const Segment& s) {
-            if (m_measure) measuredSegment(s, sums);
-            else quantizeSegment(s);
+            if (m_measure)
+                measuredSegment(s, sums);
+            else
+                quantizeSegment(s);
         });
     }
 }
@@ -222,14 +240,20 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
 
     if (fused) {
         m_params.scales.assign(static_cast<std::size_t>(m_plan.scaleCount), 1.0f);
-        if (!m_plan.spec.symmetric) m_params.zeroPoints.assign(static_cast<std::size_t>(m_plan.scaleCount), 0.0f);
+        if (!m_plan.spec.symmetric)
+            m_params.zeroPoints.assign(static_cast<std::size_t>(m_plan.scaleCount), 0.0f);
         m_zp.assign(static_cast<std::size_t>(m_plan.scaleCount), 0.0f);
-        const std::int64_t rowsPerChunk = std::max<std::int64_t>(1, chunk / std::max<std::int64_t>(m_walk.inner(), 1));
+        const std::int64_t rowsPerChunk =
+            std::max<std::int64_t>(1, chunk / std::max<std::int64_t>(m_walk.inner(), 1));
         const std::int64_t chunks = (m_walk.rows() + rowsPerChunk - 1) / rowsPerChunk;
         partial.resize(static_cast<std::size_t>(chunks));
-        parallelChunks(m_opt.threads, chunks, [&](std::int64_t c, unsigned) {
-            fusedRows(c * rowsPerChunk, std::min(m_walk.rows(), (c + 1) * rowsPerChunk), partial[static_cast<std::size_t>(c)]);
-        }, progress, base, span);
+        parallelChunks(
+            m_opt.threads, chunks,
+            [&](std::int64_t c, unsigned) {
+                fusedRows(c * rowsPerChunk, std::min(m_walk.rows(), (c + 1) * rowsPerChunk),
+                          partial[static_cast<std::size_t>(c)]);
+            },
+            progress, base, span);
         checkParams(m_plan, m_params);
         out.passes = 1;
     } else {
@@ -242,11 +266,14 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
             std::vector<std::vector<float>> lo(m_opt.threads, std::vector<float>(groups, 0.0f)), hi = lo;
             std::vector<std::vector<std::uint8_t>> nan(m_opt.threads, std::vector<std::uint8_t>(groups, 0));
             const std::int64_t chunks = std::max<std::int64_t>(1, (m_n + chunk - 1) / chunk);
-            parallelChunks(m_opt.threads, chunks, [&](std::int64_t c, unsigned w) {
-                m_walk.forSegments(c * chunk, std::min(m_n, (c + 1) * chunk), [&](const Segment& s) {
-                    rangeSegment(s, lo[w].data(), hi[w].data(), nan[w].data());
-                });
-            }, progress, base, span / 2);
+            parallelChunks(
+                m_opt.threads, chunks,
+                [&](std::int64_t c, unsigned w) {
+                    m_walk.forSegments(c * chunk, std::min(m_n, (c + 1) * chunk), [&](const Segment& s) {
+                        rangeSegment(s, lo[w].data(), hi[w].data(), nan[w].data());
+                    });
+                },
+                progress, base, span / 2);
             m_params.scales.assign(groups, 1.0f);
             if (!m_plan.spec.symmetric) m_params.zeroPoints.assign(groups, 0.0f);
             for (std::size_t g = 0; g < groups; ++g) {
@@ -270,15 +297,21 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
         prepareParams();
         const std::int64_t chunks = std::max<std::int64_t>(1, (m_n + chunk - 1) / chunk);
         partial.resize(static_cast<std::size_t>(chunks));
-        parallelChunks(m_opt.threads, chunks, [&](std::int64_t c, unsigned) {
-            m_walk.forSegments(c * chunk, std::min(m_n, (c + 1) * chunk), [&](const Segment& s) {
-                if (m_measure) measuredSegment(s, partial[static_cast<std::size_t>(c)]);
-                else quantizeSegment(s);
-            });
-        }, progress, quantBase, quantSpan);
+        parallelChunks(
+            m_opt.threads, chunks,
+            [&](std::int64_t c, unsigned) {
+                m_walk.forSegments(c * chunk, std::min(m_n, (c + 1) * chunk), [&](const Segment& s) {
+                    if (m_measure)
+                        measuredSegment(s, partial[static_cast<std::size_t>(c)]);
+                    else
+                        quantizeSegment(s);
+                });
+            },
+            progress, quantBase, quantSpan);
         out.passes += 1;
     }
-    for (const auto& p : partial) out.errors.merge(p, 0);
+    for (const auto& p : partial)
+        out.errors.merge(p, 0);
     out.kernelMs = msSince(start) - out.prepareMs;
     out.prepareMs += m_allocMs; // the code buffer is prepared before the data moves
     out.params = std::move(m_params);
@@ -299,8 +332,8 @@ DriverOutput runJob(const Job& job, const DriverOptions& options, bool measure, 
         out.codes = quantizeReference(job.plan, out.params, x);
         for (std::size_t i = 0; measure && i < x.size(); ++i)
             out.errors.addElement(x[i],
-                                  dequantizeValue(out.codes.at(static_cast<std::int64_t>(i)), out.params.scales[0],
-                                                  out.params.zeroPointOf(0), job.plan),
+                                  dequantizeValue(out.codes.at(static_cast<std::int64_t>(i)),
+                                                  out.params.scales[0], out.params.zeroPointOf(0), job.plan),
                                   static_cast<std::int64_t>(i));
         reportProgress(progress, base + span);
         return out;

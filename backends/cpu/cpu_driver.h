@@ -2,10 +2,10 @@
 // The cpu backend's job driver: walks any layout as rows of constant-scale runs, splits the work
 // into chunks over threads, and fuses calibration, quantization and error sums into as few passes
 // over the input as the layout allows (one read when each row owns its scale groups).
-#include <cstdint>
-
 #include "backend/backend.h"
 #include "cpu/kernels.h"
+
+#include <cstdint>
 
 namespace ql::cpu {
 
@@ -17,10 +17,10 @@ struct DriverOptions {
 struct DriverOutput {
     QuantParams params;
     Codes codes;
-    ErrorSums errors; // filled when measuring
+    ErrorSums errors;     // filled when measuring
     double prepareMs = 0; // code-buffer allocation, and calibration passes that run before quantizing
     double kernelMs = 0;
-    int passes = 0;       // reads of the input from memory
+    int passes = 0; // reads of the input from memory
 };
 
 /// Runs one repetition of `job`. Progress goes from `base` to `base + span`; throws Cancelled when

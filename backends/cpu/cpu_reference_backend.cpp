@@ -1,13 +1,15 @@
 #include "cpu/cpu_reference_backend.h"
 
-#include <chrono>
-
 #include "quant/calibration.h"
 #include "quant/reference.h"
 
+#include <chrono>
+
 namespace ql {
 
-std::string CpuReferenceBackend::deviceDescription() const { return "CPU, scalar reference (1 thread)"; }
+std::string CpuReferenceBackend::deviceDescription() const {
+    return "CPU, scalar reference (1 thread)";
+}
 
 std::optional<std::string> CpuReferenceBackend::supports(const QuantPlan&) const {
     return std::nullopt; // the oracle implements every plan core can resolve

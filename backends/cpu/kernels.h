@@ -4,10 +4,10 @@
 // GCC vectors, compiled with -ffp-contract=off, and finishes its tail with ql::quantizeValue.
 // One source (kernels_impl.h) is built for baseline x86-64, AVX2 and AVX-512; kernelsFor() picks
 // the widest the running CPU has.
-#include <cstdint>
-
 #include "quant/plan.h"
 #include "tensor/dtype.h"
+
+#include <cstdint>
 
 namespace ql::cpu {
 
@@ -18,7 +18,7 @@ struct QuantArgs {
     bool zpBefore = false;           // zero point added before rounding
     bool zeroScaleMeansOne = false;
     bool zeroScaleGivesZero = false;
-    bool signedCodes = false;        // int8 / int4 codes are read back sign-extended
+    bool signedCodes = false; // int8 / int4 codes are read back sign-extended
     // Floating targets: every special code comes from the oracle encoder, so the kernels cannot drift.
     int mantBits = 0, bias = 0;
     std::int32_t maxMag = 0; // magnitude code of the largest finite value
@@ -50,11 +50,11 @@ struct ErrorSums {
 /// quantConst plus the error sums of its codes (x̂ as the reference dequantizes: (q - zp) then the
 /// scale), each vector measured while still in registers. Adds to `sums` (whose worst element so
 /// far spares most blocks a rescan); element 0 has flat index `firstIndex`.
-using QuantMeasuredConstFn = void (*)(const QuantArgs&, const void* src, std::int64_t n, float scale, float zp,
-                                      std::uint8_t* out, ErrorSums* sums, std::int64_t firstIndex);
+using QuantMeasuredConstFn = void (*)(const QuantArgs&, const void* src, std::int64_t n, float scale,
+                                      float zp, std::uint8_t* out, ErrorSums* sums, std::int64_t firstIndex);
 
 struct KernelSet {
-    QuantConstFn quantConst = nullptr;     // null: no vector path for this plan/dtype (use the scalar one)
+    QuantConstFn quantConst = nullptr; // null: no vector path for this plan/dtype (use the scalar one)
     QuantPerElemFn quantPerElem = nullptr;
     RangeConstFn rangeConst = nullptr;
     RangePerElemFn rangePerElem = nullptr;

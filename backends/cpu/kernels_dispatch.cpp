@@ -1,11 +1,11 @@
 // Picks the kernel build for the running CPU, and resolves a plan's convention for the kernels.
+#include "cpu/kernels.h"
+#include "tensor/float_formats.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <string>
-
-#include "cpu/kernels.h"
-#include "tensor/float_formats.h"
 
 namespace ql::cpu {
 
@@ -34,7 +34,8 @@ Choice choose() {
     const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
     // The avx2 build also uses FMA (error sums) and F16C (half inputs): every AVX2 CPU has both.
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    const bool avx2 =
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
     if (avx512 && (want.empty() || want == "avx512")) return {&pick_avx512, "avx512"};
     if (avx2 && want != "sse2") return {&pick_avx2, "avx2"};
     return {&pick_sse2, "sse2"};
@@ -52,9 +53,18 @@ const Choice& choice() {
 
 void ErrorSums::addElement(float x, float xhat, std::int64_t index) {
     ++count;
-    if (std::isnan(x)) { ++nanX; return; }
-    if (std::isinf(x)) { ++infX; return; }
-    if (!std::isfinite(xhat)) { ++nonFiniteXhat; return; }
+    if (std::isnan(x)) {
+        ++nanX;
+        return;
+    }
+    if (std::isinf(x)) {
+        ++infX;
+        return;
+    }
+    if (!std::isfinite(xhat)) {
+        ++nonFiniteXhat;
+        return;
+    }
     ++finite;
     const double xd = x, hd = xhat, d = xd - hd, ae = std::fabs(d), absX = std::fabs(xd);
     sumSqX += xd * xd;
@@ -94,7 +104,9 @@ void ErrorSums::merge(const ErrorSums& o, std::int64_t offset) {
     }
 }
 
-bool kernelReads(DType dtype) { return dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16; }
+bool kernelReads(DType dtype) {
+    return dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16;
+}
 
 QuantArgs resolveArgs(const QuantPlan& plan) {
     QuantArgs a;
@@ -111,7 +123,8 @@ QuantArgs resolveArgs(const QuantPlan& plan) {
         a.signMask = f == MiniFloat::E2M1 ? 0x08 : 0x80;
         a.maxMag = encodeMiniFloat(maxFinite(f), f, c.overflow);
         // The special codes are the oracle's own answers.
-        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+        const float inf = std::numeric_limits<float>::infinity(),
+                    nan = std::numeric_limits<float>::quiet_NaN();
         a.nanPos = encodeMiniFloat(nan, f, c.overflow);
         a.nanNeg = encodeMiniFloat(-nan, f, c.overflow);
         a.ovfPos = encodeMiniFloat(inf, f, c.overflow);
@@ -128,6 +141,8 @@ KernelSet kernelsFor(const QuantPlan& plan, DType dtype) {
     return k;
 }
 
-const char* kernelIsa() { return choice().isa; }
+const char* kernelIsa() {
+    return choice().isa;
+}
 
 } // namespace ql::cpu

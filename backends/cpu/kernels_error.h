@@ -5,12 +5,18 @@
 // non-finite element or fp32 overflow is redone in scalar, and a new worst element is located by
 // a second vector look at its block.
 
-inline float hmaxV(vf v) { return treeReduce(v, maxOp); }
+inline float hmaxV(vf v) {
+    return treeReduce(v, maxOp);
+}
 
 // The W lanes' sum, carried in double.
-inline double hsumD(vf v) { return treeReduce(__builtin_convertvector(v, vdW), addOp); }
+inline double hsumD(vf v) {
+    return treeReduce(__builtin_convertvector(v, vdW), addOp);
+}
 
-inline std::int64_t hsumI(vi v) { return treeReduce(v, addOp); } // counts of at most kErrorBlock
+inline std::int64_t hsumI(vi v) {
+    return treeReduce(v, addOp);
+} // counts of at most kErrorBlock
 
 // ErrorStats::addElement for elements [b, e): the tail, and blocks the lanes cannot take (a NaN or
 // Inf input, a non-finite reconstruction, squares beyond fp32).
@@ -25,16 +31,17 @@ void errorScalar(const QuantArgs& a, const typename In::T* src, const std::uint8
 }
 
 // Code values back to x̂, in dequantizeValue's order: value = q - zp, then * s, or / s (/ s again).
-template <Op O>
-inline vf fromCodeValue(vf value, vf vs) {
-    if constexpr (O == Op::Div || O == Op::Recip) return value * vs;
-    else if constexpr (O == Op::Mul) return value / vs;
-    else return value / vs / vs;
+template <Op O> inline vf fromCodeValue(vf value, vf vs) {
+    if constexpr (O == Op::Div || O == Op::Recip)
+        return value * vs;
+    else if constexpr (O == Op::Mul)
+        return value / vs;
+    else
+        return value / vs / vs;
 }
 
 // W one-byte codes back to values.
-template <Op O>
-inline vf reconstruct(const QuantArgs& a, const std::uint8_t* codes, vf vzp, vf vs) {
+template <Op O> inline vf reconstruct(const QuantArgs& a, const std::uint8_t* codes, vf vzp, vf vs) {
     vi8 cb;
     std::memcpy(&cb, codes, W);
     const vi q = a.signedCodes ? __builtin_convertvector(cb, vi) : __builtin_convertvector(cb, vi) & 0xFF;
@@ -44,8 +51,8 @@ inline vf reconstruct(const QuantArgs& a, const std::uint8_t* codes, vf vzp, vf 
 // The first element of a block whose error equals `worst` (the lanes' own arithmetic, so equality
 // is exact); vector compares, so a new worst element costs a fraction of the block's first pass.
 template <class In, Op O>
-std::int64_t findWorst(const QuantArgs& a, const typename In::T* src, const std::uint8_t* codes, std::int64_t b,
-                       std::int64_t e, float scale, float zp, float worst) {
+std::int64_t findWorst(const QuantArgs& a, const typename In::T* src, const std::uint8_t* codes,
+                       std::int64_t b, std::int64_t e, float scale, float zp, float worst) {
     const vf vs = splat(scale), vzp = splat(zp), target = splat(worst);
     for (std::int64_t j = b; j + W <= e; j += W) {
         const vf x = load<In>(src + j);
@@ -84,8 +91,9 @@ struct BlockLanes {
 // Adds the finished block [b, e) to `s`; false when the lanes cannot take it (a NaN or Inf input, a
 // non-finite reconstruction, squares beyond fp32), and the caller redoes it with errorScalar.
 template <class In, Op O>
-bool commitBlock(const BlockLanes& l, const QuantArgs& a, const typename In::T* src, const std::uint8_t* codes,
-                 std::int64_t b, std::int64_t e, float scale, float zp, ErrorSums& s, std::int64_t firstIndex) {
+bool commitBlock(const BlockLanes& l, const QuantArgs& a, const typename In::T* src,
+                 const std::uint8_t* codes, std::int64_t b, std::int64_t e, float scale, float zp,
+                 ErrorSums& s, std::int64_t firstIndex) {
     const double bx = hsumD(l.sx), bh = hsumD(l.sh), bd = hsumD(l.sd), be = hsumD(l.se), ba = hsumD(l.sa);
     const std::int64_t c1 = hsumI(l.o1), c5 = hsumI(l.o5);
     const float blockMax = hmaxV(l.maxAe);
@@ -112,8 +120,9 @@ bool commitBlock(const BlockLanes& l, const QuantArgs& a, const typename In::T* 
 // One block of quantMeasuredConst's vector loop, [i, end) in steps of W; returns where it stopped.
 // Zp = false: a zero point of 0, whose additions are left out (only a zero's sign could change).
 template <class In, Op O, Rounding R, Mode M, bool Zp>
-std::int64_t quantMeasuredBlock(const QuantArgs& a, const typename In::T* src, std::int64_t i, std::int64_t end,
-                                vf s, vf vs, float zp, std::uint8_t* out, BlockLanes& lanes) {
+std::int64_t quantMeasuredBlock(const QuantArgs& a, const typename In::T* src, std::int64_t i,
+                                std::int64_t end, vf s, vf vs, float zp, std::uint8_t* out,
+                                BlockLanes& lanes) {
     const vf zpB = splat(a.zpBefore ? zp : 0.0f), zpA = splat(a.zpBefore ? 0.0f : zp), vzp = splat(zp);
     for (; i + W <= end; i += W) {
         const vf x = load<In>(src + i);
@@ -153,14 +162,18 @@ void quantMeasuredConst(const QuantArgs& args, const void* srcv, std::int64_t n,
     errorScalar<In>(a, src, out, i, n, scale, zp, *sums, firstIndex);
 }
 
-template <class In, Op O, Mode M>
-QuantMeasuredConstFn pickMeasured(Rounding r) {
+template <class In, Op O, Mode M> QuantMeasuredConstFn pickMeasured(Rounding r) {
     switch (r) {
-    case Rounding::HalfToEven: return &quantMeasuredConst<In, O, Rounding::HalfToEven, M>;
-    case Rounding::HalfAwayFromZero: return &quantMeasuredConst<In, O, Rounding::HalfAwayFromZero, M>;
-    case Rounding::Floor: return &quantMeasuredConst<In, O, Rounding::Floor, M>;
-    case Rounding::Ceil: return &quantMeasuredConst<In, O, Rounding::Ceil, M>;
-    case Rounding::Trunc: return &quantMeasuredConst<In, O, Rounding::Trunc, M>;
+    case Rounding::HalfToEven:
+        return &quantMeasuredConst<In, O, Rounding::HalfToEven, M>;
+    case Rounding::HalfAwayFromZero:
+        return &quantMeasuredConst<In, O, Rounding::HalfAwayFromZero, M>;
+    case Rounding::Floor:
+        return &quantMeasuredConst<In, O, Rounding::Floor, M>;
+    case Rounding::Ceil:
+        return &quantMeasuredConst<In, O, Rounding::Ceil, M>;
+    case Rounding::Trunc:
+        return &quantMeasuredConst<In, O, Rounding::Trunc, M>;
     }
     return nullptr;
 }

@@ -37,18 +37,38 @@ using vdW = double __attribute__((vector_size(8 * W)));
 
 enum class Op { Div, Mul, Recip, Twice };
 enum class Mode { IntTorch, IntZero, Float };
-struct F32In { using T = float; };
-struct Bf16In { using T = std::uint16_t; };
-struct F16In { using T = std::uint16_t; };
+struct F32In {
+    using T = float;
+};
+struct Bf16In {
+    using T = std::uint16_t;
+};
+struct F16In {
+    using T = std::uint16_t;
+};
 
-inline vf splat(float v) { return vf{} + v; }
-inline vi splati(std::int32_t v) { return vi{} + v; }
+inline vf splat(float v) {
+    return vf{} + v;
+}
+inline vi splati(std::int32_t v) {
+    return vi{} + v;
+}
 // Same-size GCC vector casts reinterpret the bits (no aliasing through pointers).
-inline vf asF(vu u) { return (vf)u; }
-inline vu asU(vf f) { return (vu)f; }
-inline vi asI(vu u) { return (vi)u; }
-inline vu asUi(vi i) { return (vu)i; }
-inline vf sel(vi m, vf a, vf b) { return m ? a : b; }
+inline vf asF(vu u) {
+    return (vf)u;
+}
+inline vu asU(vf f) {
+    return (vu)f;
+}
+inline vi asI(vu u) {
+    return (vi)u;
+}
+inline vu asUi(vi i) {
+    return (vu)i;
+}
+inline vf sel(vi m, vf a, vf b) {
+    return m ? a : b;
+}
 
 // Half to float, exact for every code: the exponent field is moved into place and a power-of-two
 // multiply rebias makes subnormal halves normal floats; Inf/NaN keep their sign and payload.
@@ -62,8 +82,7 @@ inline vf halfToFloatV(vu h) {
 
 // 16-bit lanes widened to 32: into the high half (bf16 -> f32 bits) or zero-extended. From 8 lanes up
 // this is one interleave with zeros; GCC's widening convert would split, widen and reinsert halves.
-template <bool High, std::size_t... I>
-inline vu widen16(vu16 h, std::index_sequence<I...>) {
+template <bool High, std::size_t... I> inline vu widen16(vu16 h, std::index_sequence<I...>) {
     if constexpr (W < 8) {
         const vu w = __builtin_convertvector(h, vu);
         return High ? w << 16 : w;
@@ -74,8 +93,7 @@ inline vu widen16(vu16 h, std::index_sequence<I...>) {
     }
 }
 
-template <class In>
-inline vf load(const typename In::T* p) {
+template <class In> inline vf load(const typename In::T* p) {
     if constexpr (std::is_same_v<In, F32In>) {
         vf v;
         std::memcpy(&v, p, sizeof v);
@@ -85,30 +103,38 @@ inline vf load(const typename In::T* p) {
         std::memcpy(&h, p, sizeof h);
         constexpr bool bf16 = std::is_same_v<In, Bf16In>;
         const vu w = widen16<bf16>(h, std::make_index_sequence<2 * W>{});
-        if constexpr (bf16) return asF(w);
-        else return halfToFloatV(w);
+        if constexpr (bf16)
+            return asF(w);
+        else
+            return halfToFloatV(w);
     }
 }
 
-template <class In>
-inline float loadOne(const typename In::T* p) {
-    if constexpr (std::is_same_v<In, F32In>) return *p;
-    else if constexpr (std::is_same_v<In, Bf16In>) return __builtin_bit_cast(float, static_cast<std::uint32_t>(*p) << 16);
-    else return halfToFloat(*p);
+template <class In> inline float loadOne(const typename In::T* p) {
+    if constexpr (std::is_same_v<In, F32In>)
+        return *p;
+    else if constexpr (std::is_same_v<In, Bf16In>)
+        return __builtin_bit_cast(float, static_cast<std::uint32_t>(*p) << 16);
+    else
+        return halfToFloat(*p);
 }
 
-inline vf vabs(vf t) { return asF(asU(t) & 0x7FFFFFFFu); }
-inline vf minV(vf a, vf b) { return a < b ? a : b; }
-inline vf maxV(vf a, vf b) { return a > b ? a : b; } // NaN a gives b: NaN lanes are overridden later
+inline vf vabs(vf t) {
+    return asF(asU(t) & 0x7FFFFFFFu);
+}
+inline vf minV(vf a, vf b) {
+    return a < b ? a : b;
+}
+inline vf maxV(vf a, vf b) {
+    return a > b ? a : b;
+} // NaN a gives b: NaN lanes are overridden later
 // Lanes [Off, Off + N) of v, as an N-lane vector.
-template <std::size_t Off, class V, std::size_t... I>
-inline auto lanes(V v, std::index_sequence<I...>) {
+template <std::size_t Off, class V, std::size_t... I> inline auto lanes(V v, std::index_sequence<I...>) {
     return __builtin_shufflevector(v, v, (Off + I)...);
 }
 
 // Combines v's lanes pairwise, halving the width each step: log2(W) vector steps.
-template <class V, class Op>
-inline auto treeReduce(V v, Op op) {
+template <class V, class Op> inline auto treeReduce(V v, Op op) {
     constexpr std::size_t n = sizeof(V) / sizeof(v[0]);
     if constexpr (n == 1) {
         return v[0];
@@ -136,8 +162,7 @@ inline vf fmaV(vf a, vf b, vf c) {
 }
 
 // std::nearbyint & co. for |t| < 2^23; larger magnitudes, Inf and NaN are already integral.
-template <Rounding R>
-inline vf roundV(vf t) {
+template <Rounding R> inline vf roundV(vf t) {
     const vf a = vabs(t);
     const vi small = a < splat(0x1p23f);
     if constexpr (R == Rounding::HalfToEven) {
@@ -159,11 +184,13 @@ inline vf roundV(vf t) {
     }
 }
 
-template <Op O>
-inline vf scaledV(vf x, vf s) {
-    if constexpr (O == Op::Div) return x / s;
-    else if constexpr (O == Op::Twice) return (x * s) * s; // A2/A3 kernel order
-    else return x * s;                                     // Mul and Recip (s is already 1/scale)
+template <Op O> inline vf scaledV(vf x, vf s) {
+    if constexpr (O == Op::Div)
+        return x / s;
+    else if constexpr (O == Op::Twice)
+        return (x * s) * s; // A2/A3 kernel order
+    else
+        return x * s; // Mul and Recip (s is already 1/scale)
 }
 
 // Integer codes from t (already scaled), as exact fp32 values; zpB / zpA are the zero point before
@@ -196,8 +223,7 @@ inline vf intCodeValues(vf t, vf zpB, vf zpA, const QuantArgs& a) {
     }
 }
 
-template <Rounding R, Mode M>
-inline vi intCodes(vf t, vf zpB, vf zpA, const QuantArgs& a) {
+template <Rounding R, Mode M> inline vi intCodes(vf t, vf zpB, vf zpA, const QuantArgs& a) {
     return __builtin_convertvector(intCodeValues<R, M>(t, zpB, zpA, a), vi); // integral: exact
 }
 
@@ -210,7 +236,7 @@ inline vi floatCodes(vf t, const QuantArgs& a) {
     const vi neg = asI(asU(t)) < 0;
     const vi nan = t != t;
     const vf ab = minV(vabs(t), splat(0x1p20f)); // NaN -> 2^20: replaced by the NaN code at the end
-    const vi eb = asI(asU(ab) >> 23);             // biased exponent, sign already cleared
+    const vi eb = asI(asU(ab) >> 23);            // biased exponent, sign already cleared
     const vi E = eb > splati(128 - a.bias) ? eb : splati(128 - a.bias);
     const vf up = asF(asUi((254 + a.mantBits - E) << 23)); // 2^-(quantum exponent)
     const vf n = ((ab * up) + splat(0x1p23f)) - splat(0x1p23f);
@@ -220,8 +246,7 @@ inline vi floatCodes(vf t, const QuantArgs& a) {
     return nan ? (neg ? splati(a.nanNeg) : splati(a.nanPos)) : code;
 }
 
-template <std::size_t... I>
-inline vi8 lowBytes(vi c, std::index_sequence<I...>) {
+template <std::size_t... I> inline vi8 lowBytes(vi c, std::index_sequence<I...>) {
     using vb = std::int8_t __attribute__((vector_size(4 * W)));
     return __builtin_shufflevector((vb)c, (vb)c, (4 * I)...);
 }
@@ -238,7 +263,8 @@ inline void storeCodes(vi c, std::uint8_t* out) {
 }
 
 template <class In, Op O, Rounding R, Mode M>
-void quantConst(const QuantArgs& args, const void* srcv, std::int64_t n, float scale, float zp, std::uint8_t* out) {
+void quantConst(const QuantArgs& args, const void* srcv, std::int64_t n, float scale, float zp,
+                std::uint8_t* out) {
     const auto* src = static_cast<const typename In::T*>(srcv);
     const QuantArgs a = args; // a local copy: byte stores may alias `args`, forcing reloads per vector
     if (a.zeroScaleGivesZero && scale == 0.0f) {
@@ -252,16 +278,18 @@ void quantConst(const QuantArgs& args, const void* srcv, std::int64_t n, float s
     std::int64_t i = 0;
     for (; i + W <= n; i += W) {
         const vf t = scaledV<O>(load<In>(src + i), s);
-        if constexpr (M == Mode::Float) storeCodes(floatCodes(t, a), out + i);
-        else storeCodes(intCodes<R, M>(t, zpB, zpA, a), out + i);
+        if constexpr (M == Mode::Float)
+            storeCodes(floatCodes(t, a), out + i);
+        else
+            storeCodes(intCodes<R, M>(t, zpB, zpA, a), out + i);
     }
     for (; i < n; ++i)
         out[i] = static_cast<std::uint8_t>(quantizeValue(loadOne<In>(src + i), scale, zp, *a.plan));
 }
 
 template <class In, Op O, Rounding R, Mode M>
-void quantPerElem(const QuantArgs& args, const void* srcv, std::int64_t n, const float* scales, const float* zps,
-                  std::uint8_t* out) {
+void quantPerElem(const QuantArgs& args, const void* srcv, std::int64_t n, const float* scales,
+                  const float* zps, std::uint8_t* out) {
     const auto* src = static_cast<const typename In::T*>(srcv);
     const QuantArgs a = args; // as in quantConst
     std::int64_t i = 0;
@@ -276,8 +304,10 @@ void quantPerElem(const QuantArgs& args, const void* srcv, std::int64_t n, const
         }
         const vf t = scaledV<O>(load<In>(src + i), mult);
         vi c;
-        if constexpr (M == Mode::Float) c = floatCodes(t, a);
-        else c = a.zpBefore ? intCodes<R, M>(t, zp, vf{}, a) : intCodes<R, M>(t, vf{}, zp, a);
+        if constexpr (M == Mode::Float)
+            c = floatCodes(t, a);
+        else
+            c = a.zpBefore ? intCodes<R, M>(t, zp, vf{}, a) : intCodes<R, M>(t, vf{}, zp, a);
         if (a.zeroScaleGivesZero) c = (s == vf{}) ? vi{} : c;
         storeCodes(c, out + i);
     }
@@ -286,8 +316,7 @@ void quantPerElem(const QuantArgs& args, const void* srcv, std::int64_t n, const
 }
 
 // Finite range, as ql::calibrate's groupRanges: Inf never widens it, NaN is only flagged.
-template <class In>
-void rangeConst(const void* srcv, std::int64_t n, float* lo, float* hi, bool* nan) {
+template <class In> void rangeConst(const void* srcv, std::int64_t n, float* lo, float* hi, bool* nan) {
     const auto* src = static_cast<const typename In::T*>(srcv);
     vf vlo = splat(*lo), vhi = splat(*hi);
     vi vnan{};
@@ -330,8 +359,7 @@ void rangePerElem(const void* srcv, std::int64_t n, float* lo, float* hi, std::u
 #include "cpu/kernels_error.h"
 
 // Template selection: one instantiation per (input, scale op, rounding, code mode).
-template <class In, Op O, Mode M>
-KernelSet pickRounding(Rounding r) {
+template <class In, Op O, Mode M> KernelSet pickRounding(Rounding r) {
     KernelSet k;
     if constexpr (M == Mode::Float) {
         (void)r;
@@ -339,10 +367,10 @@ KernelSet pickRounding(Rounding r) {
         k.quantPerElem = &quantPerElem<In, O, Rounding::HalfToEven, M>;
     } else {
         switch (r) {
-#define QL_ROUNDING_CASE(R)                                                                                        \
-    case Rounding::R:                                                                                              \
-        k.quantConst = &quantConst<In, O, Rounding::R, M>;                                                         \
-        k.quantPerElem = &quantPerElem<In, O, Rounding::R, M>;                                                     \
+#define QL_ROUNDING_CASE(R)                                                                                  \
+    case Rounding::R:                                                                                        \
+        k.quantConst = &quantConst<In, O, Rounding::R, M>;                                                   \
+        k.quantPerElem = &quantPerElem<In, O, Rounding::R, M>;                                               \
         break;
             QL_ROUNDING_CASE(HalfToEven)
             QL_ROUNDING_CASE(HalfAwayFromZero)
@@ -356,23 +384,29 @@ KernelSet pickRounding(Rounding r) {
     return k;
 }
 
-template <class In, Op O>
-KernelSet pickMode(const QuantPlan& plan) {
+template <class In, Op O> KernelSet pickMode(const QuantPlan& plan) {
     const Convention& c = plan.convention;
     if (isFloatTarget(plan.codeTarget)) return pickRounding<In, O, Mode::Float>(c.rounding);
     if (c.nan == NanPolicy::X86IntCast) return pickRounding<In, O, Mode::IntTorch>(c.rounding);
     return pickRounding<In, O, Mode::IntZero>(c.rounding);
 }
 
-template <class In>
-KernelSet pickOp(const QuantPlan& plan) {
+template <class In> KernelSet pickOp(const QuantPlan& plan) {
     KernelSet k;
     if (plan.codeTarget != Target::Int32) { // 32-bit codes exceed fp32's exact integers: scalar path
         switch (plan.convention.scaleOp) {
-        case ScaleOp::Divide: k = pickMode<In, Op::Div>(plan); break;
-        case ScaleOp::MultiplyReciprocal: k = pickMode<In, Op::Recip>(plan); break;
-        case ScaleOp::Multiply: k = pickMode<In, Op::Mul>(plan); break;
-        case ScaleOp::MultiplyTwice: k = pickMode<In, Op::Twice>(plan); break;
+        case ScaleOp::Divide:
+            k = pickMode<In, Op::Div>(plan);
+            break;
+        case ScaleOp::MultiplyReciprocal:
+            k = pickMode<In, Op::Recip>(plan);
+            break;
+        case ScaleOp::Multiply:
+            k = pickMode<In, Op::Mul>(plan);
+            break;
+        case ScaleOp::MultiplyTwice:
+            k = pickMode<In, Op::Twice>(plan);
+            break;
         }
     }
     k.rangeConst = &rangeConst<In>;
@@ -382,10 +416,14 @@ KernelSet pickOp(const QuantPlan& plan) {
 
 inline KernelSet pick(const QuantPlan& plan, DType dtype) {
     switch (dtype) {
-    case DType::F32: return pickOp<F32In>(plan);
-    case DType::BF16: return pickOp<Bf16In>(plan);
-    case DType::F16: return pickOp<F16In>(plan);
-    default: return {};
+    case DType::F32:
+        return pickOp<F32In>(plan);
+    case DType::BF16:
+        return pickOp<Bf16In>(plan);
+    case DType::F16:
+        return pickOp<F16In>(plan);
+    default:
+        return {};
     }
 }
 

@@ -2,13 +2,13 @@
 // Chunked parallel loop with the backend progress contract: workers claim chunks from an atomic
 // counter; the calling thread works too and is the only one that calls `progress`, so callbacks
 // arrive on the caller's thread, in order. Cancel is seen by every worker within one chunk.
+#include "backend/backend.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <thread>
 #include <vector>
-
-#include "backend/backend.h"
 
 namespace ql::cpu {
 
@@ -30,9 +30,11 @@ void parallelChunks(unsigned threads, std::int64_t chunks, Fn&& fn, const Progre
     const auto helpers = static_cast<unsigned>(std::clamp<std::int64_t>(chunks, 1, threads) - 1);
     std::vector<std::thread> pool;
     pool.reserve(helpers);
-    for (unsigned t = 0; t < helpers; ++t) pool.emplace_back(work, t + 1, false);
+    for (unsigned t = 0; t < helpers; ++t)
+        pool.emplace_back(work, t + 1, false);
     work(0, true);
-    for (auto& t : pool) t.join();
+    for (auto& t : pool)
+        t.join();
     if (cancel) throw Cancelled();
     if (progress && !progress(base + span)) throw Cancelled();
 }

@@ -1,13 +1,13 @@
 #include "cuda/cuda_backend.h"
 
-#include <chrono>
-#include <cstdio>
-
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_job.h"
 #include "quant/calibration.h"
 #include "quant/reference.h"
 #include "tensor/error.h"
+
+#include <chrono>
+#include <cstdio>
 
 namespace ql {
 namespace {
@@ -32,7 +32,10 @@ cuda::HostInput deviceInputOf(const Job& job, std::vector<float>& storage) {
 // Progress inside run `run` of `runs`: timeRepeats reports (run + 1) / runs after it.
 class RunProgress {
 public:
-    RunProgress(const ProgressFn& progress, int run, int runs) : m_progress(progress), m_run(run), m_runs(runs) {}
+    RunProgress(const ProgressFn& progress, int run, int runs)
+        : m_progress(progress)
+        , m_run(run)
+        , m_runs(runs) {}
     void phaseDone(double fraction) const { reportProgress(m_progress, (m_run + fraction) / m_runs); }
 
 private:
@@ -42,7 +45,9 @@ private:
 
 } // namespace
 
-CudaBackend::CudaBackend() { m_device = cuda::deviceFromEnvironment(m_configError); }
+CudaBackend::CudaBackend() {
+    m_device = cuda::deviceFromEnvironment(m_configError);
+}
 
 std::optional<std::string> CudaBackend::unavailableReason() const {
     if (m_configError) return m_configError;
@@ -76,10 +81,11 @@ Result CudaBackend::run(const Job& job, const ProgressFn& progress) const {
     const cuda::HostInput input = deviceInputOf(job, storage);
     // Calibration reads f32, as cpu-reference's does: 16-bit input is widened on the host for it.
     std::span<const float> calibrationValues;
-    if (!job.params) calibrationValues = input.kind == cuda::InputKind::F32
-                                             ? std::span<const float>(static_cast<const float*>(input.data),
-                                                                      static_cast<std::size_t>(input.count))
-                                             : jobValues(job, storage);
+    if (!job.params)
+        calibrationValues = input.kind == cuda::InputKind::F32
+                                ? std::span<const float>(static_cast<const float*>(input.data),
+                                                         static_cast<std::size_t>(input.count))
+                                : jobValues(job, storage);
     const cuda::HostScaleMap map = cuda::buildScaleMap(plan);
     const int runs = std::max(job.repeat, 1);
     int run = 0;

@@ -1,10 +1,10 @@
 #pragma once
 // cuda: quantizes on an NVIDIA GPU with kernels for every preset, layout and target, bit-exact with
 // cpu-reference (DESIGN "Backends and jobs"). Timings come from CUDA events.
+#include "backend/backend.h"
+
 #include <optional>
 #include <string>
-
-#include "backend/backend.h"
 
 namespace ql {
 

@@ -1,18 +1,19 @@
 #include "cuda/cuda_device.h"
 
-#include <cuda_runtime_api.h>
+#include "cuda/cuda_kernels.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <cuda_runtime_api.h>
 #include <map>
 #include <mutex>
-
-#include "cuda/cuda_kernels.h"
 
 namespace ql::cuda {
 namespace {
 
-std::string versionText(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+std::string versionText(int v) {
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
 
 std::string describe(const cudaDeviceProp& p, int index) {
     char memory[32];
@@ -45,13 +46,15 @@ DeviceInfo probe(int index) {
         return info;
     }
     if (index >= count) {
-        info.unavailable = "device " + std::to_string(index) + " (QUANTLENS_CUDA_DEVICE) does not exist: CUDA finds " +
-                           std::to_string(count) + " device(s)";
+        info.unavailable = "device " + std::to_string(index) +
+                           " (QUANTLENS_CUDA_DEVICE) does not exist: CUDA finds " + std::to_string(count) +
+                           " device(s)";
         return info;
     }
     cudaDeviceProp props{};
     if (const cudaError_t e = cudaGetDeviceProperties(&props, index); e != cudaSuccess) {
-        info.unavailable = "cudaGetDeviceProperties(" + std::to_string(index) + ") failed: " + cudaGetErrorString(e);
+        info.unavailable =
+            "cudaGetDeviceProperties(" + std::to_string(index) + ") failed: " + cudaGetErrorString(e);
         return info;
     }
     info.description = describe(props, index);
@@ -62,8 +65,9 @@ DeviceInfo probe(int index) {
         return info;
     }
     if (const cudaError_t e = kernelImageStatus(); e != cudaSuccess)
-        info.unavailable = info.description + " cannot run this build's kernels (built for " QL_CUDA_ARCHITECTURES
-                           "): " + cudaGetErrorString(e);
+        info.unavailable = info.description +
+                           " cannot run this build's kernels (built for " QL_CUDA_ARCHITECTURES "): " +
+                           cudaGetErrorString(e);
     return info;
 }
 

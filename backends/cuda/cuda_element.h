@@ -5,11 +5,11 @@
 // on both sides: IEEE + - * /, rintf / roundf / floorf / ceilf / truncf, integer and bit arithmetic
 // (no std:: maths, no double). Compile it without FMA contraction: nvcc -fmad=false, g++
 // -ffp-contract=off, as the oracle is.
+#include "quant/convention.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-
-#include "quant/convention.h"
 
 #if defined(__CUDACC__)
 #define QL_HD __host__ __device__
@@ -54,7 +54,7 @@ QL_HD inline int highestBit(std::uint32_t v) {
 struct MiniFloatSpec {
     std::int32_t mantBits;
     std::int32_t bias;
-    std::int32_t maxCode;  // magnitude code of the largest finite value (448 -> 0x7E, 57344 -> 0x7B, 6 -> 0x7)
+    std::int32_t maxCode; // magnitude code of the largest finite value (448 -> 0x7E, 57344 -> 0x7B, 6 -> 0x7)
     std::uint32_t signBit; // 7 for FP8, 3 for FP4
     std::uint32_t nanCode; // E4M3FN S.1111.111, E5M2 S.11111.10 (quiet)
     std::uint32_t infCode; // E5M2 S.11111.00
@@ -64,9 +64,12 @@ struct MiniFloatSpec {
 
 QL_HD constexpr MiniFloatSpec miniFloatSpec(MiniFloat fmt) {
     switch (fmt) {
-    case MiniFloat::E4M3FN: return {3, 7, 0x7E, 7, 0x7F, 0, true, false};
-    case MiniFloat::E5M2: return {2, 15, 0x7B, 7, 0x7E, 0x7C, true, true};
-    case MiniFloat::E2M1: break;
+    case MiniFloat::E4M3FN:
+        return {3, 7, 0x7E, 7, 0x7F, 0, true, false};
+    case MiniFloat::E5M2:
+        return {2, 15, 0x7B, 7, 0x7E, 0x7C, true, true};
+    case MiniFloat::E2M1:
+        break;
     }
     return {1, 1, 0x7, 3, 0, 0, false, false};
 }
@@ -78,10 +81,11 @@ QL_HD inline std::uint8_t encodeMiniFloatBits(float x, const MiniFloatSpec& f, b
     const std::uint32_t mag = u & 0x7FFFFFFFu;
     const std::uint32_t sign = (u >> 31) << f.signBit;
     if (mag > 0x7F800000u) // NaN; E2M1 has none and gives +max, sign dropped (pypto golden)
-        return static_cast<std::uint8_t>(f.hasNan ? (sign | f.nanCode) : static_cast<std::uint32_t>(f.maxCode));
+        return static_cast<std::uint8_t>(f.hasNan ? (sign | f.nanCode)
+                                                  : static_cast<std::uint32_t>(f.maxCode));
     // E2M1 has neither Inf nor NaN to overflow into, so it always saturates.
-    const std::uint32_t overflow = (saturate || !f.hasNan) ? static_cast<std::uint32_t>(f.maxCode)
-                                                           : (f.hasInf ? f.infCode : f.nanCode);
+    const std::uint32_t overflow =
+        (saturate || !f.hasNan) ? static_cast<std::uint32_t>(f.maxCode) : (f.hasInf ? f.infCode : f.nanCode);
     if (mag == 0x7F800000u) return static_cast<std::uint8_t>(sign | overflow);
     if (mag == 0) return static_cast<std::uint8_t>(sign);
     // |x| = sig * 2^k exactly, and e = floor(log2 |x|).
@@ -117,8 +121,12 @@ struct Half {
     std::uint16_t bits;
 };
 
-QL_HD inline float widen(float v) { return v; }
-QL_HD inline float widen(Bf16 v) { return floatOf(static_cast<std::uint32_t>(v.bits) << 16); }
+QL_HD inline float widen(float v) {
+    return v;
+}
+QL_HD inline float widen(Bf16 v) {
+    return floatOf(static_cast<std::uint32_t>(v.bits) << 16);
+}
 QL_HD inline float widen(Half v) {
     const std::uint32_t sign = static_cast<std::uint32_t>(v.bits & 0x8000u) << 16;
     const std::uint32_t exp = (v.bits >> 10) & 0x1Fu;
@@ -128,7 +136,8 @@ QL_HD inline float widen(Half v) {
     if (mant == 0) return floatOf(sign);
     // Subnormal half: mant * 2^-24, normal as a float.
     const int top = highestBit(mant);
-    return floatOf(sign | (static_cast<std::uint32_t>(top - 24 + 127) << 23) | ((mant << (23 - top)) & 0x7FFFFFu));
+    return floatOf(sign | (static_cast<std::uint32_t>(top - 24 + 127) << 23) |
+                   ((mant << (23 - top)) & 0x7FFFFFu));
 }
 
 // ---- integer and float codes (ql::quantizeValue, step for step) ----
@@ -150,14 +159,13 @@ struct ElementOp {
 
 /// What the scale becomes before it meets x: 1/s for the reciprocal convention, s itself otherwise.
 /// Depends on the scale alone, so a vector of elements sharing a scale computes it once.
-template <ScaleOp Op>
-QL_HD inline float scaleOperand(float scale, bool zeroScaleMeansOne) {
-    if constexpr (Op == ScaleOp::MultiplyReciprocal) return (zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
+template <ScaleOp Op> QL_HD inline float scaleOperand(float scale, bool zeroScaleMeansOne) {
+    if constexpr (Op == ScaleOp::MultiplyReciprocal)
+        return (zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
     return scale;
 }
 
-template <ScaleOp Op>
-QL_HD inline float applyOperand(float x, float operand) {
+template <ScaleOp Op> QL_HD inline float applyOperand(float x, float operand) {
     if constexpr (Op == ScaleOp::Divide) {
         return x / operand;
     } else if constexpr (Op == ScaleOp::MultiplyTwice) {
@@ -170,11 +178,16 @@ QL_HD inline float applyOperand(float x, float operand) {
 
 QL_HD inline float roundTo(float t, Rounding r) {
     switch (r) {
-    case Rounding::HalfToEven: return rintf(t); // = nearbyint in the default rounding mode
-    case Rounding::HalfAwayFromZero: return roundf(t);
-    case Rounding::Floor: return floorf(t);
-    case Rounding::Ceil: return ceilf(t);
-    case Rounding::Trunc: return truncf(t);
+    case Rounding::HalfToEven:
+        return rintf(t); // = nearbyint in the default rounding mode
+    case Rounding::HalfAwayFromZero:
+        return roundf(t);
+    case Rounding::Floor:
+        return floorf(t);
+    case Rounding::Ceil:
+        return ceilf(t);
+    case Rounding::Trunc:
+        return truncf(t);
     }
     return t;
 }
@@ -212,7 +225,8 @@ QL_HD inline float x86NaN(float x, float scale) {
 /// quantizeValue with the scale operation fixed at compile time (the kernels are built per Op),
 /// given the scale and its operand (scaleOperand<Op>(scale, op.zeroScaleMeansOne)).
 template <ScaleOp Op>
-QL_HD inline std::int32_t quantizePrepared(float x, float scale, float operand, float zeroPoint, const ElementOp& op) {
+QL_HD inline std::int32_t quantizePrepared(float x, float scale, float operand, float zeroPoint,
+                                           const ElementOp& op) {
     if (op.zeroScaleGivesZero && scale == 0.0f) return 0;
     float t = applyOperand<Op>(x, operand);
     if (op.floatTarget) return encodeMiniFloatBits(t == t ? t : x86NaN(x, scale), op.fmt, op.saturate);
@@ -233,10 +247,14 @@ QL_HD inline std::int32_t quantizeElementAs(float x, float scale, float zeroPoin
 /// The same with the scale operation read at run time.
 QL_HD inline std::int32_t quantizeElement(float x, float scale, float zeroPoint, const ElementOp& op) {
     switch (op.scaleOp) {
-    case ScaleOp::Divide: return quantizeElementAs<ScaleOp::Divide>(x, scale, zeroPoint, op);
-    case ScaleOp::MultiplyReciprocal: return quantizeElementAs<ScaleOp::MultiplyReciprocal>(x, scale, zeroPoint, op);
-    case ScaleOp::Multiply: return quantizeElementAs<ScaleOp::Multiply>(x, scale, zeroPoint, op);
-    case ScaleOp::MultiplyTwice: return quantizeElementAs<ScaleOp::MultiplyTwice>(x, scale, zeroPoint, op);
+    case ScaleOp::Divide:
+        return quantizeElementAs<ScaleOp::Divide>(x, scale, zeroPoint, op);
+    case ScaleOp::MultiplyReciprocal:
+        return quantizeElementAs<ScaleOp::MultiplyReciprocal>(x, scale, zeroPoint, op);
+    case ScaleOp::Multiply:
+        return quantizeElementAs<ScaleOp::Multiply>(x, scale, zeroPoint, op);
+    case ScaleOp::MultiplyTwice:
+        return quantizeElementAs<ScaleOp::MultiplyTwice>(x, scale, zeroPoint, op);
     }
     return 0;
 }

@@ -2,13 +2,12 @@
 // RAII owners for every CUDA resource a run takes, so that each error path (a failed call, a
 // cancel, an exception from QuantLens itself) releases what was acquired, in reverse order.
 // Every call is checked: a failure becomes QuantError("cuda: <call> failed: <reason>").
-#include <cuda_runtime_api.h>
+#include "tensor/error.h"
 
 #include <cstddef>
+#include <cuda_runtime_api.h>
 #include <string>
 #include <utility>
-
-#include "tensor/error.h"
 
 namespace ql::cuda {
 
@@ -24,13 +23,16 @@ inline void check(cudaError_t e, const std::string& call) {
 class DeviceBuffer {
 public:
     DeviceBuffer() = default;
-    explicit DeviceBuffer(std::size_t bytes) : m_bytes(bytes) {
+    explicit DeviceBuffer(std::size_t bytes)
+        : m_bytes(bytes) {
         if (bytes) check(cudaMalloc(&m_ptr, bytes), "cudaMalloc(" + std::to_string(bytes) + " bytes)");
     }
     ~DeviceBuffer() {
         if (m_ptr) cudaFree(m_ptr);
     }
-    DeviceBuffer(DeviceBuffer&& o) noexcept : m_ptr(std::exchange(o.m_ptr, nullptr)), m_bytes(o.m_bytes) {}
+    DeviceBuffer(DeviceBuffer&& o) noexcept
+        : m_ptr(std::exchange(o.m_ptr, nullptr))
+        , m_bytes(o.m_bytes) {}
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
         std::swap(m_ptr, o.m_ptr);
         std::swap(m_bytes, o.m_bytes);
@@ -39,10 +41,7 @@ public:
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
     void* get() const { return m_ptr; }
-    template <class T>
-    T* as() const {
-        return static_cast<T*>(m_ptr);
-    }
+    template <class T> T* as() const { return static_cast<T*>(m_ptr); }
     std::size_t size() const { return m_bytes; }
 
 private:
@@ -71,7 +70,9 @@ private:
 /// A non-blocking stream: never serialised with the legacy default stream of other code.
 class Stream {
 public:
-    Stream() { check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+    Stream() {
+        check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    }
     ~Stream() {
         if (m_stream) cudaStreamDestroy(m_stream);
     }

@@ -6,8 +6,7 @@
 namespace ql::cuda {
 namespace {
 
-template <class T>
-std::size_t bytesOfVector(const std::vector<T>& v) {
+template <class T> std::size_t bytesOfVector(const std::vector<T>& v) {
     return v.size() * sizeof(T);
 }
 
@@ -48,7 +47,9 @@ void DeviceJob::upload(const HostInput& input) {
                  StagedCopier::worthStaging(input.bytes()) ? m_staging.get() : nullptr);
 }
 
-void DeviceJob::launch() { check(launchQuantize(m_launch, m_stream), "quantize kernel launch"); }
+void DeviceJob::launch() {
+    check(launchQuantize(m_launch, m_stream), "quantize kernel launch");
+}
 
 void DeviceJob::download(void* codes) {
     copyToHost(codes, m_codes.get(), m_codes.size(), m_stream,

@@ -2,13 +2,13 @@
 // The device side of one quantization: buffers for the input, the codes, the parameters and the
 // scale-map tables, filled and launched on one stream. CudaBackend::run and the benchmark's
 // kernel-only measurement share it.
-#include <cstdint>
-#include <memory>
-
 #include "cuda/cuda_guards.h"
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_plan.h"
 #include "cuda/cuda_staging.h"
+
+#include <cstdint>
+#include <memory>
 
 namespace ql::cuda {
 
@@ -18,15 +18,17 @@ struct HostInput {
     InputKind kind = InputKind::F32;
     std::int64_t count = 0;
 
-    std::size_t bytes() const { return static_cast<std::size_t>(count) * static_cast<std::size_t>(bytesOf(kind)); }
+    std::size_t bytes() const {
+        return static_cast<std::size_t>(count) * static_cast<std::size_t>(bytesOf(kind));
+    }
 };
 
 class DeviceJob {
 public:
     /// Allocates every device buffer (and the pinned staging chunks when the tensor is large).
     /// `map` and `params` are read again by upload(): they must outlive the job.
-    DeviceJob(const QuantPlan& plan, const QuantParams& params, const HostScaleMap& map, const HostInput& input,
-              cudaStream_t stream);
+    DeviceJob(const QuantPlan& plan, const QuantParams& params, const HostScaleMap& map,
+              const HostInput& input, cudaStream_t stream);
 
     /// Enqueues parameters, tables and input (staged through pinned chunks when large).
     void upload(const HostInput& input);

@@ -21,7 +21,8 @@ cudaError_t launchTyped(const KernelLaunch& l, cudaStream_t stream) {
     auto* kernel = &quantizeKernel<Op, In, Code>;
     int device = 0, sms = 0, perSm = 0;
     if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-    if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
+    if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        e != cudaSuccess)
         return e;
     if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kThreadsPerBlock, 0);
         e != cudaSuccess)
@@ -33,13 +34,12 @@ cudaError_t launchTyped(const KernelLaunch& l, cudaStream_t stream) {
     const auto blocks = static_cast<unsigned>(wanted < 1 ? 1 : (wanted < resident ? wanted : resident));
     QuantizeArgs args = l.args;
     configureLaunch(args, static_cast<std::int64_t>(blocks) * kThreadsPerBlock, kVectorWidth<In>);
-    kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(static_cast<const In*>(l.input), static_cast<Code*>(l.codes),
-                                                    args);
+    kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(static_cast<const In*>(l.input),
+                                                    static_cast<Code*>(l.codes), args);
     return cudaGetLastError();
 }
 
-template <ScaleOp Op>
-cudaError_t launchForOp(const KernelLaunch& l, cudaStream_t stream) {
+template <ScaleOp Op> cudaError_t launchForOp(const KernelLaunch& l, cudaStream_t stream) {
     switch (l.kind) {
     case InputKind::F32:
         return l.wideCodes ? launchTyped<Op, float, std::int32_t>(l, stream)

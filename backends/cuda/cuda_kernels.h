@@ -1,22 +1,24 @@
 #pragma once
 // The one boundary between host code (g++) and the kernels (nvcc, cuda_kernels.cu).
-#include <cuda_runtime_api.h>
-
 #include "cuda/cuda_walk.h"
+
+#include <cuda_runtime_api.h>
 
 namespace ql::cuda {
 
 /// How the input sits in device memory: f32, or bf16 / f16 bits widened in the kernel.
 enum class InputKind : std::uint8_t { F32, Bf16, F16 };
 
-inline int bytesOf(InputKind k) { return k == InputKind::F32 ? 4 : 2; }
+inline int bytesOf(InputKind k) {
+    return k == InputKind::F32 ? 4 : 2;
+}
 
 struct KernelLaunch {
-    const void* input;  // InputKind elements, cudaMalloc-aligned
-    void* codes;        // 1 byte per code, or 4 for int32 codes (as ql::Codes)
+    const void* input; // InputKind elements, cudaMalloc-aligned
+    void* codes;       // 1 byte per code, or 4 for int32 codes (as ql::Codes)
     InputKind kind;
-    bool wideCodes;     // int32 codes
-    QuantizeArgs args;  // configureLaunch() is applied by the launch
+    bool wideCodes;    // int32 codes
+    QuantizeArgs args; // configureLaunch() is applied by the launch
 };
 
 /// Enqueues the quantize kernel on `stream` with a grid that fills the device once (the kernel

@@ -1,10 +1,10 @@
 #include "cuda/cuda_measure.h"
 
-#include <algorithm>
-#include <cstring>
-
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_job.h"
+
+#include <algorithm>
+#include <cstring>
 
 namespace ql::cuda {
 namespace {
@@ -18,8 +18,7 @@ void selectDevice() {
 }
 
 // Best of `repeat` event-timed runs of `enqueue` on `stream`, after one warm-up.
-template <class Fn>
-double bestOf(int repeat, const Stream& stream, Fn&& enqueue) {
+template <class Fn> double bestOf(int repeat, const Stream& stream, Fn&& enqueue) {
     const Event start, end;
     enqueue();
     stream.synchronize();
@@ -53,7 +52,9 @@ double bestKernelMs(const QuantPlan& plan, const QuantParams& params, const Tens
     const DType dt = input.dtype();
     if (dt != DType::F32 && dt != DType::BF16 && dt != DType::F16)
         throw QuantError("bestKernelMs takes f32, bf16 or f16 input");
-    const InputKind kind = dt == DType::F32 ? InputKind::F32 : dt == DType::BF16 ? InputKind::Bf16 : InputKind::F16;
+    const InputKind kind = dt == DType::F32    ? InputKind::F32
+                           : dt == DType::BF16 ? InputKind::Bf16
+                                               : InputKind::F16;
     const HostInput host{input.data(), kind, input.elementCount()};
     const HostScaleMap map = buildScaleMap(plan);
     const Stream stream;

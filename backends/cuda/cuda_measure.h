@@ -2,11 +2,11 @@
 // Device-side measurements for bench/bench_cuda, without CUDA types: the copy bandwidth the GPU's
 // memory gives, and the quantize kernel alone on data already in device memory. Both use the
 // device the cuda backend uses (QUANTLENS_CUDA_DEVICE) and time with CUDA events.
-#include <cstddef>
-
 #include "quant/params.h"
 #include "quant/plan.h"
 #include "tensor/tensor.h"
+
+#include <cstddef>
 
 namespace ql::cuda {
 

@@ -2,12 +2,12 @@
 // Host side of the kernel arguments: what a QuantPlan and its parameters become before upload.
 // Header-only so that the host suites (tst_cuda_element, tst_cuda_walk) build it with the host
 // compiler, with or without CUDA.
-#include <cstdint>
-#include <vector>
-
 #include "cuda/cuda_walk.h"
 #include "quant/params.h"
 #include "quant/plan.h"
+
+#include <cstdint>
+#include <vector>
 
 namespace ql::cuda {
 
@@ -63,15 +63,20 @@ inline HostScaleMap buildScaleMap(const QuantPlan& plan) {
     map.inner = shape.back();
     const DimMapping& last = plan.layout.dims.back();
     switch (last.kind) {
-    case DimMapping::Kind::Shared: map.columnRule = ColumnRule::Shared; break;
-    case DimMapping::Kind::Full: map.columnRule = ColumnRule::Full; break;
+    case DimMapping::Kind::Shared:
+        map.columnRule = ColumnRule::Shared;
+        break;
+    case DimMapping::Kind::Full:
+        map.columnRule = ColumnRule::Full;
+        break;
     case DimMapping::Kind::Block:
         map.columnRule = ColumnRule::Block;
         map.block = static_cast<std::uint32_t>(last.block);
         break;
     case DimMapping::Kind::Ragged: {
         map.columnRule = ColumnRule::Table;
-        for (std::int64_t v : scaleOffsets(last, map.inner, 1)) map.columnTable.push_back(static_cast<std::int32_t>(v));
+        for (std::int64_t v : scaleOffsets(last, map.inner, 1))
+            map.columnTable.push_back(static_cast<std::int32_t>(v));
         break;
     }
     }
@@ -95,7 +100,8 @@ inline HostScaleMap buildScaleMap(const QuantPlan& plan) {
         std::vector<std::int64_t> next;
         next.reserve(base.size() * off.size());
         for (std::int64_t b : base)
-            for (std::int64_t o : off) next.push_back(b + o);
+            for (std::int64_t o : off)
+                next.push_back(b + o);
         base = std::move(next);
     }
     base.push_back(0);

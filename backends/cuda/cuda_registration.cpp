@@ -4,6 +4,8 @@
 
 namespace ql {
 
-void registerCudaBackend(BackendRegistry& registry) { registry.add(std::make_unique<CudaBackend>()); }
+void registerCudaBackend(BackendRegistry& registry) {
+    registry.add(std::make_unique<CudaBackend>());
+}
 
 } // namespace ql

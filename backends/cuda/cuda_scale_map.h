@@ -5,9 +5,9 @@
 // ragged groups). A cursor walks the elements and carries rows over, so only its starting point
 // needs a division. Host and device code alike (QL_HD); tst_cuda_walk checks it against
 // ScaleIndexer for every layout.
-#include <cstdint>
-
 #include "cuda/cuda_element.h"
+
+#include <cstdint>
 
 namespace ql::cuda {
 
@@ -22,7 +22,8 @@ struct FastDivide {
         f.divisor = d;
         if (d <= 1) return f;
         int log2Ceil = 0;
-        while ((std::uint64_t{1} << log2Ceil) < d) ++log2Ceil;
+        while ((std::uint64_t{1} << log2Ceil) < d)
+            ++log2Ceil;
         const int p = 31 + log2Ceil;
         f.multiplier = static_cast<std::uint32_t>(((std::uint64_t{1} << p) + d - 1) / d);
         f.shift = static_cast<std::uint32_t>(p - 32);
@@ -64,18 +65,25 @@ struct ScaleMapView {
 
     QL_HD std::int64_t rowStart(std::int64_t row) const {
         switch (rowRule) {
-        case RowRule::Zero: return 0;
-        case RowRule::Linear: return row * rowStride;
-        case RowRule::Table: return rowBase[row];
+        case RowRule::Zero:
+            return 0;
+        case RowRule::Linear:
+            return row * rowStride;
+        case RowRule::Table:
+            return rowBase[row];
         }
         return 0;
     }
     QL_HD std::int64_t columnOffset(std::int64_t col) const {
         switch (columnRule) {
-        case ColumnRule::Shared: return 0;
-        case ColumnRule::Full: return col;
-        case ColumnRule::Block: return block.divide(static_cast<std::uint32_t>(col));
-        case ColumnRule::Table: return columnTable[col];
+        case ColumnRule::Shared:
+            return 0;
+        case ColumnRule::Full:
+            return col;
+        case ColumnRule::Block:
+            return block.divide(static_cast<std::uint32_t>(col));
+        case ColumnRule::Table:
+            return columnTable[col];
         }
         return 0;
     }

@@ -33,7 +33,8 @@ void StagedCopier::download(void* host, const void* device, std::size_t bytes) {
               "cudaMemcpyAsync(device to host, " + std::to_string(n) + " bytes)");
         m_done[i % 2].record(m_stream);
     };
-    for (std::size_t i = 0; i < std::min<std::size_t>(chunks, 2); ++i) enqueue(i);
+    for (std::size_t i = 0; i < std::min<std::size_t>(chunks, 2); ++i)
+        enqueue(i);
     for (std::size_t i = 0; i < chunks; ++i) {
         const std::size_t offset = i * kChunkBytes, n = std::min(kChunkBytes, bytes - offset);
         m_done[i % 2].synchronize();
@@ -42,14 +43,16 @@ void StagedCopier::download(void* host, const void* device, std::size_t bytes) {
     }
 }
 
-void copyToDevice(void* device, const void* host, std::size_t bytes, cudaStream_t stream, StagedCopier* staging) {
+void copyToDevice(void* device, const void* host, std::size_t bytes, cudaStream_t stream,
+                  StagedCopier* staging) {
     if (bytes == 0) return;
     if (staging) return staging->upload(device, host, bytes);
     check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream),
           "cudaMemcpyAsync(host to device, " + std::to_string(bytes) + " bytes)");
 }
 
-void copyToHost(void* host, const void* device, std::size_t bytes, cudaStream_t stream, StagedCopier* staging) {
+void copyToHost(void* host, const void* device, std::size_t bytes, cudaStream_t stream,
+                StagedCopier* staging) {
     if (bytes == 0) return;
     if (staging) return staging->download(host, device, bytes);
     check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream),

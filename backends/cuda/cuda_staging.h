@@ -3,9 +3,9 @@
 // one chunk, the CPU fills (or drains) the other, so a pageable tensor crosses PCIe at pinned speed
 // without pinning the caller's memory (which may be a read-only file mapping). Small transfers
 // go straight from pageable memory, where setting up the chunks would cost more than it saves.
-#include <cstddef>
-
 #include "cuda/cuda_guards.h"
+
+#include <cstddef>
 
 namespace ql::cuda {
 
@@ -34,8 +34,10 @@ private:
 };
 
 /// Host -> device on `stream`: staged when a copier is given, else a plain cudaMemcpyAsync.
-void copyToDevice(void* device, const void* host, std::size_t bytes, cudaStream_t stream, StagedCopier* staging);
+void copyToDevice(void* device, const void* host, std::size_t bytes, cudaStream_t stream,
+                  StagedCopier* staging);
 /// Device -> host on `stream`; the bytes are in `host` when it returns.
-void copyToHost(void* host, const void* device, std::size_t bytes, cudaStream_t stream, StagedCopier* staging);
+void copyToHost(void* host, const void* device, std::size_t bytes, cudaStream_t stream,
+                StagedCopier* staging);
 
 } // namespace ql::cuda

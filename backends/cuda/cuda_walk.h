@@ -4,12 +4,12 @@
 // thread takes every `threads`-th vector of V elements (16 bytes of input: four floats or eight
 // 16-bit values in one load), coalesced across a warp; thread 0 also does the scalar tail of
 // count % V elements.
+#include "cuda/cuda_element.h"
+#include "cuda/cuda_scale_map.h"
+
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-
-#include "cuda/cuda_element.h"
-#include "cuda/cuda_scale_map.h"
 
 namespace ql::cuda {
 
@@ -35,8 +35,7 @@ struct QuantizeArgs {
 };
 
 /// Input elements per vector: 16 bytes.
-template <class In>
-constexpr int kVectorWidth = static_cast<int>(16 / sizeof(In));
+template <class In> constexpr int kVectorWidth = static_cast<int>(16 / sizeof(In));
 
 /// Fills in what depends on the grid (`threads` threads) and the vector width.
 inline void configureLaunch(QuantizeArgs& a, std::int64_t threads, int width) {
@@ -52,13 +51,9 @@ inline void configureLaunch(QuantizeArgs& a, std::int64_t threads, int width) {
     a.vectorsShareScale = oneScale || (rowAligned && columnsShare);
 }
 
-template <class T, int N>
-struct alignas(sizeof(T) * N >= 16 ? 16 : sizeof(T) * N) Pack {
-    T v[N];
-};
+template <class T, int N> struct alignas(sizeof(T) * N >= 16 ? 16 : sizeof(T) * N) Pack { T v[N]; };
 
-template <class P, class T>
-QL_HD inline P loadPack(const T* p) {
+template <class P, class T> QL_HD inline P loadPack(const T* p) {
 #if defined(__CUDA_ARCH__)
     return *reinterpret_cast<const P*>(p); // one 16-byte load: the buffer is cudaMalloc-aligned
 #else
@@ -68,8 +63,7 @@ QL_HD inline P loadPack(const T* p) {
 #endif
 }
 
-template <class P, class T>
-QL_HD inline void storePack(T* p, const P& v) {
+template <class P, class T> QL_HD inline void storePack(T* p, const P& v) {
 #if defined(__CUDA_ARCH__)
     *reinterpret_cast<P*>(p) = v;
 #else
@@ -80,8 +74,7 @@ QL_HD inline void storePack(T* p, const P& v) {
 /// 16 bytes of input as loaded: four words, read out as V elements without going through memory.
 using RawVector = Pack<std::uint32_t, 4>;
 
-template <class In>
-QL_HD inline In elementOf(const RawVector& raw, int k) {
+template <class In> QL_HD inline In elementOf(const RawVector& raw, int k) {
     if constexpr (std::is_same_v<In, float>) {
         return floatOf(raw.v[k]);
     } else { // little-endian: element 2j is the low half of word j
@@ -156,13 +149,16 @@ QL_HD inline void quantizeStrided(const In* x, Code* out, const QuantizeArgs& a,
 }
 
 /// Calls fn(std::integral_constant<ScaleOp, op>{}): one instantiation per scale operation.
-template <class Fn>
-inline void withScaleOp(ScaleOp op, Fn&& fn) {
+template <class Fn> inline void withScaleOp(ScaleOp op, Fn&& fn) {
     switch (op) {
-    case ScaleOp::Divide: return fn(std::integral_constant<ScaleOp, ScaleOp::Divide>{});
-    case ScaleOp::MultiplyReciprocal: return fn(std::integral_constant<ScaleOp, ScaleOp::MultiplyReciprocal>{});
-    case ScaleOp::Multiply: return fn(std::integral_constant<ScaleOp, ScaleOp::Multiply>{});
-    case ScaleOp::MultiplyTwice: return fn(std::integral_constant<ScaleOp, ScaleOp::MultiplyTwice>{});
+    case ScaleOp::Divide:
+        return fn(std::integral_constant<ScaleOp, ScaleOp::Divide>{});
+    case ScaleOp::MultiplyReciprocal:
+        return fn(std::integral_constant<ScaleOp, ScaleOp::MultiplyReciprocal>{});
+    case ScaleOp::Multiply:
+        return fn(std::integral_constant<ScaleOp, ScaleOp::Multiply>{});
+    case ScaleOp::MultiplyTwice:
+        return fn(std::integral_constant<ScaleOp, ScaleOp::MultiplyTwice>{});
     }
 }
 

@@ -1,5 +1,11 @@
 #include "analysis/analyzer.h"
 
+#include "analysis/analyzer_steps.h"
+#include "analysis/block_sums.h"
+#include "quant/reference.h"
+#include "quant/row_walker.h"
+#include "tensor/error.h"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -8,12 +14,6 @@
 #include <limits>
 #include <string>
 #include <thread>
-
-#include "analysis/analyzer_steps.h"
-#include "analysis/block_sums.h"
-#include "quant/reference.h"
-#include "quant/row_walker.h"
-#include "tensor/error.h"
 
 namespace ql {
 namespace {
@@ -61,7 +61,8 @@ Histogram scaleHistogram(const QuantParams& params, int bins) {
         if (std::isfinite(s)) lo = std::min<double>(lo, s), hi = std::max<double>(hi, s);
     if (lo > hi) lo = hi = 0; // no finite scale (MX NaN blocks): the NaNs are still counted
     Histogram h(lo, hi, bins);
-    for (float s : params.scales) h.add(s);
+    for (float s : params.scales)
+        h.add(s);
     return h;
 }
 
@@ -69,7 +70,8 @@ Histogram scaleHistogram(const QuantParams& params, int bins) {
 
 std::vector<ClipEdges> clipEdges(const QuantPlan& plan, const QuantParams& params) {
     const auto [cLow, cHigh] = extremeCodes(plan);
-    const double codeSpan = isFloatTarget(plan.codeTarget) ? 1.0 : static_cast<double>(plan.qmax() - plan.qmin());
+    const double codeSpan =
+        isFloatTarget(plan.codeTarget) ? 1.0 : static_cast<double>(plan.qmax() - plan.qmin());
     std::vector<ClipEdges> edges(params.scales.size());
     for (std::size_t g = 0; g < edges.size(); ++g) {
         const auto gi = static_cast<std::int64_t>(g);
@@ -85,8 +87,8 @@ std::vector<ClipEdges> clipEdges(const QuantPlan& plan, const QuantParams& param
 
 namespace detail {
 
-TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, const Codes& codes, std::int64_t n,
-                             const AnalysisOptions& opt) {
+TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                             std::int64_t n, const AnalysisOptions& opt) {
     const std::int64_t want = elementCount(plan.shape);
     if (n != want || codes.size() != want)
         throw QuantError("analysis: " + std::to_string(n) + " values and " + std::to_string(codes.size()) +
@@ -141,13 +143,14 @@ void finishAnalysis(TensorAnalysis& a, const QuantPlan& plan, const QuantParams&
 
 namespace ql {
 
-TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes, const ValuesView& x,
-                       const AnalysisOptions& opt) {
+TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                       const ValuesView& x, const AnalysisOptions& opt) {
     const std::int64_t n = x.count;
     constexpr std::int64_t kSmall = 1 << 12; // below this the oracle's single pass is as fast
     if (n < kSmall || plan.shape.empty()) {
         std::vector<float> values(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
-        for (std::int64_t i = 0; i < n; ++i) values[static_cast<std::size_t>(i)] = x.at(i);
+        for (std::int64_t i = 0; i < n; ++i)
+            values[static_cast<std::size_t>(i)] = x.at(i);
         return analyzeReference(plan, params, codes, values, opt);
     }
 #ifdef QL_ANALYZER_AVX2

@@ -3,10 +3,6 @@
 // input: the values are read in place (f32, bf16 or f16), reconstructions are made element by element
 // with each group's constants hoisted, over fixed slices on every core (two passes: the first finds
 // the ranges the histograms need). analyzeReference is the plain sequential oracle it is tested against.
-#include <cstdint>
-#include <span>
-#include <vector>
-
 #include "analysis/clipping.h"
 #include "analysis/code_stats.h"
 #include "analysis/error_stats.h"
@@ -15,6 +11,10 @@
 #include "quant/plan.h"
 #include "tensor/values_view.h"
 
+#include <cstdint>
+#include <span>
+#include <vector>
+
 namespace ql {
 
 /// Which build of the fast pass runs: the best the CPU has (AVX2 on x86-64 where present) or the
@@ -22,33 +22,33 @@ namespace ql {
 enum class AnalysisIsa { Best, Baseline };
 
 struct AnalysisOptions {
-    int errorBins = 101;  // odd: one bin centred on zero error
+    int errorBins = 101;   // odd: one bin centred on zero error
     int absErrorBins = 60; // log10 bins of |x − x̂|
     int valueBins = 256;
     int scaleBins = 64;
-    unsigned threads = 0; // 0: every hardware thread; the result never depends on it
+    unsigned threads = 0;                // 0: every hardware thread; the result never depends on it
     AnalysisIsa isa = AnalysisIsa::Best; // nor on this
 };
 
 struct TensorAnalysis {
     ErrorStats stats;
-    Histogram error;          // x − x̂, linear bins over ±max |error|
-    Histogram absErrorLog;    // |x − x̂|, log10 bins from the smallest non-zero error; zeros underflow
-    Histogram values;         // x over [min, max] of the finite values
-    std::vector<double> grid; // reconstruction values of the group shown with `values` (≤ 256 codes)
+    Histogram error;            // x − x̂, linear bins over ±max |error|
+    Histogram absErrorLog;      // |x − x̂|, log10 bins from the smallest non-zero error; zeros underflow
+    Histogram values;           // x over [min, max] of the finite values
+    std::vector<double> grid;   // reconstruction values of the group shown with `values` (≤ 256 codes)
     std::int64_t gridGroup = 0; // the group with the widest range
-    ClipEdges gridEdges;      // its clip thresholds
+    ClipEdges gridEdges;        // its clip thresholds
     CodeStats codes;
     ClippingStats clipping;
-    Histogram scales;         // operator scale values, one entry per group
+    Histogram scales; // operator scale values, one entry per group
 };
 
 /// Measures `codes` (produced by `plan` with `params`) against the original values `x`.
 /// Throws QuantError when the sizes do not match the plan. Counts, extremes and histograms equal
 /// analyzeReference's exactly; floating sums are added in another order (slices of the tensor, merged
 /// in slice order), so they agree to within 1e-10 relative and never depend on the thread count.
-TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes, const ValuesView& x,
-                       const AnalysisOptions& options = {});
+TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                       const ValuesView& x, const AnalysisOptions& options = {});
 TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
                        std::span<const float> x, const AnalysisOptions& options = {});
 /// The oracle: one element at a time, in order, through dequantizeValue and the accumulators' add().

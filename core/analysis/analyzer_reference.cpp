@@ -1,7 +1,7 @@
-#include <cmath>
-
 #include "analysis/analyzer_steps.h"
 #include "quant/reference.h"
+
+#include <cmath>
 
 namespace ql {
 
@@ -10,7 +10,8 @@ TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params
     TensorAnalysis a = detail::beginAnalysis(plan, params, codes, static_cast<std::int64_t>(x.size()), opt);
     const ScaleIndexer indexer(plan.layout, plan.shape);
     auto xhatOf = [&](std::int64_t i, std::int64_t g) {
-        return dequantizeValue(codes.at(i), params.scales[static_cast<std::size_t>(g)], params.zeroPointOf(g), plan);
+        return dequantizeValue(codes.at(i), params.scales[static_cast<std::size_t>(g)], params.zeroPointOf(g),
+                               plan);
     };
     detail::AnalysisRanges r;
     indexer.forEach([&](std::int64_t i, std::int64_t g) {

@@ -1,9 +1,9 @@
 #pragma once
 // The steps analyze() and analyzeReference() share around their element loops (internal).
+#include "analysis/analyzer.h"
+
 #include <cmath>
 #include <limits>
-
-#include "analysis/analyzer.h"
 
 namespace ql::detail {
 
@@ -28,8 +28,8 @@ struct AnalysisRanges {
 };
 
 /// Checks the sizes and sets up the code, clipping and scale statistics.
-TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, const Codes& codes, std::int64_t n,
-                             const AnalysisOptions& options);
+TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                             std::int64_t n, const AnalysisOptions& options);
 /// Fixes the histograms' edges from the first pass (error over ±max |error|, values over [min, max]).
 void openHistograms(TensorAnalysis& a, const AnalysisRanges& r, const AnalysisOptions& options);
 /// The grid of the group with the widest range.

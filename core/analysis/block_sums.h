@@ -3,14 +3,14 @@
 // vector types: strict IEEE arithmetic, so the compiler may not reorder a scalar sum for us, but
 // the lanes are ours to order). Only blocks whose x and x̂ are all finite come here; the lanes are
 // added in lane order at the end of the segment, so the result is a function of the data alone.
+#include "analysis/clipping.h"
+#include "analysis/error_stats.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
-
-#include "analysis/clipping.h"
-#include "analysis/error_stats.h"
 
 namespace ql::detail {
 
@@ -21,7 +21,9 @@ using I4 = std::int64_t __attribute__((vector_size(32)));
 class GroupBlockSums {
 public:
     GroupBlockSums(const ClipEdges& e, bool floatTarget)
-        : m_lowT(e.low - e.roundingSlack), m_highT(e.high + e.roundingSlack), m_float(floatTarget) {}
+        : m_lowT(e.low - e.roundingSlack)
+        , m_highT(e.high + e.roundingSlack)
+        , m_float(floatTarget) {}
 
     /// `n` finite elements x[k], xh[k] with flat indices first + k, in index order after any earlier block.
     /// Always inlined: the analysis pass is built per ISA (analyzer_fast.h) and this is its body.
@@ -52,7 +54,7 @@ public:
             // exceeds(): with |x| = 0 the threshold is 0, so ae > t·|x| is ae ≠ 0 as it should be.
             m_over1 -= ae > t1 * ax;
             m_over5 -= ae > t5 * ax;
-            const I4 low = xv < lowT, high = xv > highT;
+            const I4 low = xv<lowT, high = xv> highT;
             m_low -= low;
             m_high -= high;
             m_clipSq += (low | high) ? e2 : zero;
@@ -73,7 +75,7 @@ public:
             blockMax[0] = ae > blockMax[0] ? ae : blockMax[0];
             m_over1[0] += ae > 1e-3 * std::fabs(xv);
             m_over5[0] += ae > 5e-3 * std::fabs(xv);
-            const bool low = xv < m_lowT, high = xv > m_highT;
+            const bool low = xv<m_lowT, high = xv> m_highT;
             m_low[0] += low;
             m_high[0] += high;
             (low || high ? m_clipSq[0] : m_roundSq[0]) += e2;
@@ -87,7 +89,8 @@ public:
         const double bm = std::max(std::max(blockMax[0], blockMax[1]), std::max(blockMax[2], blockMax[3]));
         if (m_worst < 0 || bm > m_maxAbs) {
             int w = 0;
-            while (static_cast<double>(std::fabs(static_cast<double>(x[w]) - xh[w])) != bm) ++w;
+            while (static_cast<double>(std::fabs(static_cast<double>(x[w]) - xh[w])) != bm)
+                ++w;
             m_maxAbs = bm;
             m_worst = first + w;
         }
@@ -95,7 +98,8 @@ public:
         double hi = std::max(std::max(xMax[0], xMax[1]), std::max(xMax[2], xMax[3]));
         if (lo == 0.0 || hi == 0.0) { // ±0: keep the sign of the first zero, as a running std::min does
             lo = kInf, hi = -kInf;
-            for (int j = 0; j < n; ++j) lo = std::min<double>(lo, x[j]), hi = std::max<double>(hi, x[j]);
+            for (int j = 0; j < n; ++j)
+                lo = std::min<double>(lo, x[j]), hi = std::max<double>(hi, x[j]);
         }
         m_xMin = std::min(m_xMin, lo);
         m_xMax = std::max(m_xMax, hi);
@@ -103,7 +107,8 @@ public:
 
     /// The segment's sums into its error statistics, clipping sums and ranges (ranges as x min,
     /// x max and the smallest non-zero |error|).
-    void finish(ErrorStats& stats, GroupClipping& clip, double& xMin, double& xMax, double& minNonZero) const {
+    void finish(ErrorStats& stats, GroupClipping& clip, double& xMin, double& xMax,
+                double& minNonZero) const {
         if (m_count == 0) return;
         auto sum = [](const D4& v) { return ((v[0] + v[1]) + v[2]) + v[3]; };
         auto count = [](const I4& v) { return ((v[0] + v[1]) + v[2]) + v[3]; };
@@ -144,7 +149,8 @@ private:
     I4 m_over1{}, m_over5{}, m_low{}, m_high{}, m_ftz{};
     std::int64_t m_count = 0, m_worst = -1;
     double m_maxAbs = 0;
-    double m_xMin = std::numeric_limits<double>::infinity(), m_xMax = -std::numeric_limits<double>::infinity();
+    double m_xMin = std::numeric_limits<double>::infinity(),
+           m_xMax = -std::numeric_limits<double>::infinity();
 };
 
 } // namespace ql::detail

@@ -1,5 +1,8 @@
 #include "analysis/check.h"
 
+#include "analysis/model_table.h"
+#include "tensor/error.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -8,9 +11,6 @@
 #include <functional>
 #include <limits>
 #include <map>
-
-#include "analysis/model_table.h"
-#include "tensor/error.h"
 
 namespace ql {
 namespace {
@@ -64,7 +64,8 @@ struct Lexer {
     std::size_t pos = 0;
 
     void skipSpace() {
-        while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+        while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos])))
+            ++pos;
     }
     bool done() {
         skipSpace();
@@ -76,8 +77,8 @@ struct Lexer {
     std::string name() {
         skipSpace();
         const std::size_t start = pos;
-        while (pos < text.size() && (std::isalnum(static_cast<unsigned char>(text[pos])) || text[pos] == '_' ||
-                                     text[pos] == '.' || text[pos] == '-'))
+        while (pos < text.size() && (std::isalnum(static_cast<unsigned char>(text[pos])) ||
+                                     text[pos] == '_' || text[pos] == '.' || text[pos] == '-'))
             ++pos;
         if (start == pos) fail("a name is expected");
         return text.substr(start, pos - start);
@@ -102,7 +103,8 @@ struct Lexer {
     double number() {
         skipSpace();
         const std::size_t start = pos;
-        while (pos < text.size() && !std::isspace(static_cast<unsigned char>(text[pos])) && text[pos] != ')') ++pos;
+        while (pos < text.size() && !std::isspace(static_cast<unsigned char>(text[pos])) && text[pos] != ')')
+            ++pos;
         const std::string word = text.substr(start, pos - start);
         if (word == "inf" || word == "+inf") return std::numeric_limits<double>::infinity();
         if (word == "-inf") return -std::numeric_limits<double>::infinity();
@@ -156,15 +158,17 @@ Values comparisonValues(const json& c) {
 
 // A clause holds when all its comparisons do; the rule when any clause does. `seen` gets the
 // values the holding clause compared, for the message.
-bool holds(const CheckRule& rule, const std::function<double(const CheckRule::Comparison&)>& value, std::string& seen) {
+bool holds(const CheckRule& rule, const std::function<double(const CheckRule::Comparison&)>& value,
+           std::string& seen) {
     for (const auto& clause : rule.clauses()) {
         bool all = true;
         std::string values;
         for (const auto& c : clause) {
             const double v = value(c);
             all = all && compare(v, c.op, c.value);
-            values += (values.empty() ? "" : ", ") + (c.aggregate.empty() ? c.metric : c.aggregate + "(" + c.metric + ")") +
-                      " = " + number(v);
+            values += (values.empty() ? "" : ", ") +
+                      (c.aggregate.empty() ? c.metric : c.aggregate + "(" + c.metric + ")") + " = " +
+                      number(v);
         }
         if (all) {
             seen = values;
@@ -185,15 +189,27 @@ std::string escapeXml(const std::string& s) {
     std::string out;
     for (char c : s) {
         switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&apos;"; break;
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&apos;";
+            break;
         default:
             // XML 1.0 has no place for most control characters: a name from a file may hold them.
-            if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') out += "&#xFFFD;";
-            else out += c;
+            if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
+                out += "&#xFFFD;";
+            else
+                out += c;
         }
     }
     return out;
@@ -242,7 +258,8 @@ CheckRule CheckRule::parse(const std::string& text) {
         const Metric* m = findMetric(word);
         if (!m) {
             std::string names;
-            for (const auto& n : metricNames()) names += (names.empty() ? "" : ", ") + n;
+            for (const auto& n : metricNames())
+                names += (names.empty() ? "" : ", ") + n;
             throw QuantError("rule '" + text + "': unknown metric '" + word + "' (choose " + names + ")");
         }
         c.metric = m->name;
@@ -265,9 +282,12 @@ CheckRule CheckRule::parse(const std::string& text) {
         throw QuantError("rule '" + text + "': mixes model-wide aggregates with per-tensor metrics");
     bool comparison = false, tensor = false;
     for (const auto& cl : rule.m_clauses)
-        for (const auto& c : cl) (findMetric(c.metric)->comparison ? comparison : tensor) = true;
-    if (comparison && tensor) throw QuantError("rule '" + text + "': mixes comparison metrics with tensor metrics");
-    if (comparison && rule.m_modelWide) throw QuantError("rule '" + text + "': comparison metrics have no aggregates");
+        for (const auto& c : cl)
+            (findMetric(c.metric)->comparison ? comparison : tensor) = true;
+    if (comparison && tensor)
+        throw QuantError("rule '" + text + "': mixes comparison metrics with tensor metrics");
+    if (comparison && rule.m_modelWide)
+        throw QuantError("rule '" + text + "': comparison metrics have no aggregates");
     return rule;
 }
 
@@ -291,14 +311,14 @@ std::vector<CheckRule> readRules(const std::string& path) {
 
 std::vector<std::string> metricNames() {
     std::vector<std::string> names;
-    for (const Metric& m : kMetrics) names.push_back(*m.alias ? std::string(m.name) + " (" + m.alias + ")" : m.name);
+    for (const Metric& m : kMetrics)
+        names.push_back(*m.alias ? std::string(m.name) + " (" + m.alias + ")" : m.name);
     return names;
 }
 
 int CheckResult::failed() const {
-    return static_cast<int>(std::count_if(subjects.begin(), subjects.end(), [](const CheckSubject& s) {
-        return s.status == "fail";
-    }));
+    return static_cast<int>(std::count_if(subjects.begin(), subjects.end(),
+                                          [](const CheckSubject& s) { return s.status == "fail"; }));
 }
 
 CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
@@ -307,19 +327,24 @@ CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
     CheckResult result;
     result.file = report.value("file", std::string());
     // A compare report lists the tensor twice, A then B: their labels tell them apart.
-    const json* comparison = report.contains("comparison") && report["comparison"].is_object() ? &report["comparison"] : nullptr;
+    const json* comparison =
+        report.contains("comparison") && report["comparison"].is_object() ? &report["comparison"] : nullptr;
     std::map<std::string, int> seen;
     std::vector<Values> quantized;
     int index = -1;
     for (const auto& t : report["tensors"]) {
         ++index;
-        if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) throw FileError("a tensor entry has no name");
+        if (!t.is_object() || !t.contains("name") || !t["name"].is_string())
+            throw FileError("a tensor entry has no name");
         CheckSubject s;
         s.name = t["name"].get<std::string>();
         s.entry = index;
         if (comparison) {
             const int side = seen[s.name]++;
-            s.name += " (" + (side == 0 ? comparison->value("a", std::string("A")) : comparison->value("b", std::string("B"))) + ")";
+            s.name += " (" +
+                      (side == 0 ? comparison->value("a", std::string("A"))
+                                 : comparison->value("b", std::string("B"))) +
+                      ")";
         } else if (seen[s.name]++ > 0) {
             s.name += " (" + std::to_string(seen[s.name]) + ")";
         }
@@ -331,13 +356,15 @@ CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
         if (t.contains("error")) {
             s.failures.push_back("not measured: " + t.value("error", std::string()));
         } else {
-            if (!t.contains("stats") || !t["stats"].is_object()) throw FileError("tensor '" + s.name + "' has no \"stats\"");
+            if (!t.contains("stats") || !t["stats"].is_object())
+                throw FileError("tensor '" + s.name + "' has no \"stats\"");
             const Values v = tensorValues(t["stats"]);
             quantized.push_back(v);
             for (const auto& rule : rules) {
                 std::string values;
                 if (!rule.modelWide() && appliesTo(rule, false) &&
-                    holds(rule, [&](const CheckRule::Comparison& c) { return v.at(c.metric); }, values))
+                    holds(
+                        rule, [&](const CheckRule::Comparison& c) { return v.at(c.metric); }, values))
                     s.failures.push_back(rule.text() + " (" + values + ")");
             }
         }
@@ -347,12 +374,15 @@ CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
     if (report.contains("comparison") && report["comparison"].is_object()) {
         const json& c = report["comparison"];
         CheckSubject s;
-        s.name = (report["tensors"].empty() ? std::string("?") : report["tensors"][0].value("name", std::string("?"))) +
+        s.name = (report["tensors"].empty() ? std::string("?")
+                                            : report["tensors"][0].value("name", std::string("?"))) +
                  ": " + c.value("a", std::string("A")) + " vs " + c.value("b", std::string("B"));
         const Values v = comparisonValues(c);
         for (const auto& rule : rules) {
             std::string values;
-            if (appliesTo(rule, true) && holds(rule, [&](const CheckRule::Comparison& k) { return v.at(k.metric); }, values))
+            if (appliesTo(rule, true) &&
+                holds(
+                    rule, [&](const CheckRule::Comparison& k) { return v.at(k.metric); }, values))
                 s.failures.push_back(rule.text() + " (" + values + ")");
         }
         s.status = s.failures.empty() ? "pass" : "fail";
@@ -389,10 +419,13 @@ CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
 
 std::string junitXml(const CheckResult& result, const std::vector<CheckRule>& rules) {
     std::string rulesText;
-    for (const auto& r : rules) rulesText += (rulesText.empty() ? "" : "; ") + r.text();
+    for (const auto& r : rules)
+        rulesText += (rulesText.empty() ? "" : "; ") + r.text();
     int tests = 0;
-    for (const auto& s : result.subjects) tests += s.status != "kept";
-    std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"quantlens check\" tests=\"" +
+    for (const auto& s : result.subjects)
+        tests += s.status != "kept";
+    std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"quantlens "
+                      "check\" tests=\"" +
                       std::to_string(tests) + "\" failures=\"" + std::to_string(result.failed()) + "\">\n";
     xml += "<properties><property name=\"rules\" value=\"" + escapeXml(rulesText) + "\"/></properties>\n";
     for (const auto& s : result.subjects) {
@@ -403,8 +436,10 @@ std::string junitXml(const CheckResult& result, const std::vector<CheckRule>& ru
             continue;
         }
         std::string all;
-        for (const auto& f : s.failures) all += f + "\n";
-        xml += "><failure message=\"" + escapeXml(s.failures.front()) + "\">" + escapeXml(all) + "</failure></testcase>\n";
+        for (const auto& f : s.failures)
+            all += f + "\n";
+        xml += "><failure message=\"" + escapeXml(s.failures.front()) + "\">" + escapeXml(all) +
+               "</failure></testcase>\n";
     }
     return xml + "</testsuite>\n</testsuites>\n";
 }
@@ -413,28 +448,34 @@ std::string checkHtml(const json& report, const CheckResult& result, const std::
     std::string html =
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>QuantLens check</title><style>"
         "body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-        "padding:2px 6px;text-align:right}td:first-child,th:first-child{text-align:left}tr.fail{background:#fde7e9}"
+        "padding:2px "
+        "6px;text-align:right}td:first-child,th:first-child{text-align:left}tr.fail{background:#fde7e9}"
         "tr.kept{color:#777}.hist rect{fill:#2a6fb0}h2{margin-top:1.5em}</style></head><body>\n";
-    html += "<h1>QuantLens check: " + std::string(result.failed() ? "FAILED" : "passed") + "</h1>\n<p>Model: " +
-            escapeXml(result.file) + ". " + std::to_string(result.failed()) + " of " +
-            std::to_string(result.subjects.size()) + " checked failed.</p>\n<p>Rules (each says when to fail):</p><ul>";
-    for (const auto& r : rules) html += "<li><code>" + escapeXml(r.text()) + "</code></li>";
-    html += "</ul>\n<table><tr><th>tensor</th><th>SQNR dB</th><th>max |err|</th><th>cosine</th><th>clipped %</th>"
-            "<th>result</th></tr>\n";
+    html += "<h1>QuantLens check: " + std::string(result.failed() ? "FAILED" : "passed") +
+            "</h1>\n<p>Model: " + escapeXml(result.file) + ". " + std::to_string(result.failed()) + " of " +
+            std::to_string(result.subjects.size()) +
+            " checked failed.</p>\n<p>Rules (each says when to fail):</p><ul>";
+    for (const auto& r : rules)
+        html += "<li><code>" + escapeXml(r.text()) + "</code></li>";
+    html +=
+        "</ul>\n<table><tr><th>tensor</th><th>SQNR dB</th><th>max |err|</th><th>cosine</th><th>clipped %</th>"
+        "<th>result</th></tr>\n";
     for (const auto& s : result.subjects) {
         const json* entry = s.entry >= 0 ? &report["tensors"][static_cast<std::size_t>(s.entry)] : nullptr;
         std::string cells;
         if (entry && entry->contains("stats")) {
             const json& st = (*entry)["stats"];
-            cells = "<td>" + number(reportStat(st, "sqnr_db")) + "</td><td>" + number(reportStat(st, "max_abs_error")) +
-                    "</td><td>" + number(reportStat(st, "cosine")) + "</td><td>" +
-                    number(100 * reportStat(st, "clipped_fraction")) + "</td>";
+            cells = "<td>" + number(reportStat(st, "sqnr_db")) + "</td><td>" +
+                    number(reportStat(st, "max_abs_error")) + "</td><td>" + number(reportStat(st, "cosine")) +
+                    "</td><td>" + number(100 * reportStat(st, "clipped_fraction")) + "</td>";
         } else {
             cells = "<td></td><td></td><td></td><td></td>";
         }
         std::string what = s.status;
-        for (const auto& f : s.failures) what += "<br>" + escapeXml(f);
-        html += "<tr class=\"" + s.status + "\"><td>" + escapeXml(s.name) + "</td>" + cells + "<td>" + what + "</td></tr>\n";
+        for (const auto& f : s.failures)
+            what += "<br>" + escapeXml(f);
+        html += "<tr class=\"" + s.status + "\"><td>" + escapeXml(s.name) + "</td>" + cells + "<td>" + what +
+                "</td></tr>\n";
     }
     html += "</table>\n";
     for (const auto& s : result.subjects) {
@@ -443,7 +484,8 @@ std::string checkHtml(const json& report, const CheckResult& result, const std::
         if (!t.contains("histograms") || !t["histograms"].is_object()) continue;
         const std::string svg = histogramSvg(t["histograms"].value("error", json()));
         if (svg.empty()) continue;
-        html += "<h2>" + escapeXml(s.name) + "</h2><p>Error x &minus; x&#770; (log-scaled counts)</p>" + svg + "\n";
+        html += "<h2>" + escapeXml(s.name) + "</h2><p>Error x &minus; x&#770; (log-scaled counts)</p>" + svg +
+                "\n";
     }
     return html + "</body></html>\n";
 }

@@ -11,10 +11,9 @@
 // Comparisons are <, <=, >, >=, ==, !=; clauses join with `and`, then `or` (and binds tighter).
 // A metric that is undefined for a tensor (an empty tensor's SQNR) satisfies no comparison; an
 // exact reconstruction's SQNR is +inf. A tensor that failed to quantize always fails the check.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace ql {
 
@@ -49,10 +48,10 @@ std::vector<CheckRule> readRules(const std::string& path);
 std::vector<std::string> metricNames();
 
 struct CheckSubject {
-    std::string name;   // a tensor, "<tensor>: A vs B" for a comparison, or "model"
-    std::string status; // "pass", "fail", "kept" (passed through: not checked)
+    std::string name;                  // a tensor, "<tensor>: A vs B" for a comparison, or "model"
+    std::string status;                // "pass", "fail", "kept" (passed through: not checked)
     std::vector<std::string> failures; // each broken rule with the values it saw
-    int entry = -1;     // its place in the report's "tensors", when it is a tensor
+    int entry = -1;                    // its place in the report's "tensors", when it is a tensor
 };
 
 struct CheckResult {
@@ -69,6 +68,7 @@ CheckResult runChecks(const nlohmann::json& report, const std::vector<CheckRule>
 std::string junitXml(const CheckResult& result, const std::vector<CheckRule>& rules);
 /// One HTML page, no external files: the rules, a table of every tensor's headline numbers with
 /// the failures marked, and each failing tensor's error histogram drawn as inline SVG.
-std::string checkHtml(const nlohmann::json& report, const CheckResult& result, const std::vector<CheckRule>& rules);
+std::string checkHtml(const nlohmann::json& report, const CheckResult& result,
+                      const std::vector<CheckRule>& rules);
 
 } // namespace ql

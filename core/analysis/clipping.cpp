@@ -24,13 +24,15 @@ ClippingStats::ClippingStats(std::vector<ClipEdges> edges, bool floatTarget)
     , m_float(floatTarget) {}
 
 void ClippingStats::merge(const ClippingStats& o) {
-    for (std::size_t g = 0; g < m_groups.size() && g < o.m_groups.size(); ++g) m_groups[g].merge(o.m_groups[g]);
+    for (std::size_t g = 0; g < m_groups.size() && g < o.m_groups.size(); ++g)
+        m_groups[g].merge(o.m_groups[g]);
 }
 
 GroupClipping ClippingStats::total() const {
     if (m_dropped) return m_keptTotal;
     GroupClipping t;
-    for (const auto& g : m_groups) t.merge(g);
+    for (const auto& g : m_groups)
+        t.merge(g);
     return t;
 }
 

@@ -45,7 +45,9 @@ public:
     /// The same into a group's running sums held elsewhere (a segment's, in registers).
     static inline void addTo(GroupClipping& s, const ClipEdges& e, bool floatTarget, float x, float xhat);
     /// Adds a group's sums gathered elsewhere.
-    void addGroup(std::int64_t group, const GroupClipping& sums) { m_groups[static_cast<std::size_t>(group)].merge(sums); }
+    void addGroup(std::int64_t group, const GroupClipping& sums) {
+        m_groups[static_cast<std::size_t>(group)].merge(sums);
+    }
     bool floatTarget() const { return m_float; }
     void merge(const ClippingStats& other);
 
@@ -53,8 +55,8 @@ public:
     const std::vector<ClipEdges>& edges() const { return m_edges; }
     GroupClipping total() const;
     /// Rebuilt from a report: the rows it lists, out of `groupCount`, and its total.
-    static ClippingStats listed(std::vector<GroupClipping> rows, std::size_t groupCount, const GroupClipping& total,
-                                bool floatTarget) {
+    static ClippingStats listed(std::vector<GroupClipping> rows, std::size_t groupCount,
+                                const GroupClipping& total, bool floatTarget) {
         ClippingStats c(std::vector<ClipEdges>(rows.size()), floatTarget);
         c.m_groups = std::move(rows);
         c.m_keptTotal = total;
@@ -92,7 +94,8 @@ inline void ClippingStats::add(std::int64_t group, float xf, float xhatf) {
     addTo(m_groups[g], m_edges[g], m_float, xf, xhatf);
 }
 
-inline void ClippingStats::addTo(GroupClipping& s, const ClipEdges& e, bool floatTarget, float xf, float xhatf) {
+inline void ClippingStats::addTo(GroupClipping& s, const ClipEdges& e, bool floatTarget, float xf,
+                                 float xhatf) {
     const double x = xf;
     const double err = x - static_cast<double>(xhatf);
     ++s.count;

@@ -5,12 +5,15 @@
 namespace ql {
 namespace {
 
-bool isWide(Target t) { return t == Target::Int32; }
+bool isWide(Target t) {
+    return t == Target::Int32;
+}
 constexpr int kOffset = 128; // int8 codes are -128..127, uint8 and raw fp bits 0..255
 
 } // namespace
 
-CodeStats::CodeStats(Target target) : m_target(target) {
+CodeStats::CodeStats(Target target)
+    : m_target(target) {
     if (!isWide(target)) m_small.assign(256 + kOffset, 0);
 }
 
@@ -23,13 +26,16 @@ void CodeStats::add(std::int32_t code, std::int64_t n) {
 }
 
 void CodeStats::add(const Codes& codes, std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) add(codes.at(i));
+    for (std::int64_t i = begin; i < end; ++i)
+        add(codes.at(i));
 }
 
 void CodeStats::merge(const CodeStats& o) {
     m_total += o.m_total;
-    for (std::size_t i = 0; i < m_small.size() && i < o.m_small.size(); ++i) m_small[i] += o.m_small[i];
-    for (const auto& [code, n] : o.m_wide) m_wide[code] += n;
+    for (std::size_t i = 0; i < m_small.size() && i < o.m_small.size(); ++i)
+        m_small[i] += o.m_small[i];
+    for (const auto& [code, n] : o.m_wide)
+        m_wide[code] += n;
 }
 
 double CodeStats::possibleCodes() const {
@@ -39,7 +45,8 @@ double CodeStats::possibleCodes() const {
 
 std::int64_t CodeStats::codesUsed() const {
     std::int64_t used = static_cast<std::int64_t>(m_wide.size());
-    for (auto n : m_small) used += n > 0;
+    for (auto n : m_small)
+        used += n > 0;
     return used;
 }
 
@@ -47,7 +54,8 @@ std::vector<std::pair<std::int32_t, std::int64_t>> CodeStats::counts() const {
     std::vector<std::pair<std::int32_t, std::int64_t>> out;
     for (std::size_t i = 0; i < m_small.size(); ++i)
         if (m_small[i]) out.emplace_back(static_cast<std::int32_t>(i) - kOffset, m_small[i]);
-    for (const auto& [code, n] : m_wide) out.emplace_back(code, n);
+    for (const auto& [code, n] : m_wide)
+        out.emplace_back(code, n);
     return out;
 }
 

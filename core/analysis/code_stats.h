@@ -1,11 +1,11 @@
 #pragma once
 // Which codes a result uses: how many of the target's codes occur, and their entropy in bits
 // (the effective bits per element an ideal entropy coder would need).
+#include "quant/params.h"
+
 #include <cstdint>
 #include <map>
 #include <vector>
-
-#include "quant/params.h"
 
 namespace ql {
 
@@ -30,7 +30,7 @@ public:
 
 private:
     Target m_target = Target::Int8;
-    std::vector<std::int64_t> m_small;         // 8-bit and smaller: indexed by code + 128
+    std::vector<std::int64_t> m_small;           // 8-bit and smaller: indexed by code + 128
     std::map<std::int32_t, std::int64_t> m_wide; // int32 codes
     std::int64_t m_total = 0;
 };

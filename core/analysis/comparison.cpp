@@ -1,14 +1,14 @@
 #include "analysis/comparison.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstdlib>
-#include <limits>
-
 #include "analysis/mismatch_causes.h"
 #include "quant/layout.h"
 #include "tensor/error.h"
 #include "tensor/float_formats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 
 namespace ql {
 namespace {
@@ -87,12 +87,14 @@ Comparison compareResults(const std::string& labelA, const QuantPlan& planA, con
                             paramsA.scales[static_cast<std::size_t>(ia.scaleIndexOf(i))],
                             paramsB.scales[static_cast<std::size_t>(ib.scaleIndexOf(i))]};
     };
-    for (std::size_t k = 0; k < mismatches.size() && k < kFirstExamples; ++k) c.examples.push_back(example(mismatches[k]));
+    for (std::size_t k = 0; k < mismatches.size() && k < kFirstExamples; ++k)
+        c.examples.push_back(example(mismatches[k]));
     if (c.worstMismatch >= 0 && (c.examples.empty() || c.examples.back().index < c.worstMismatch) &&
         mismatches.size() > kFirstExamples)
         c.examples.push_back(example(c.worstMismatch));
     compareScales(paramsA, paramsB, c);
-    c.causes = explainMismatches(labelA, labelB, planA, paramsA, ia, planB, paramsB, ib, codesB, x, mismatches);
+    c.causes =
+        explainMismatches(labelA, labelB, planA, paramsA, ia, planB, paramsB, ib, codesB, x, mismatches);
     c.verdict = verdictOf(c);
     return c;
 }

@@ -3,14 +3,14 @@
 // with the convention difference that explains the mismatches, found by experiment: each
 // differing convention detail of B is applied alone to A's arithmetic, and the one that turns
 // A's code into B's code on the mismatched elements is named.
+#include "quant/params.h"
+#include "quant/plan.h"
+
 #include <cstdint>
 #include <map>
 #include <span>
 #include <string>
 #include <vector>
-
-#include "quant/params.h"
-#include "quant/plan.h"
 
 namespace ql {
 
@@ -24,9 +24,9 @@ struct CodeMismatch {
 };
 
 struct MismatchCause {
-    std::string name;        // "scale-op", "zero-point-stage", "rounding", "overflow", "nan", "scales"
-    std::string summary;     // "division vs multiplication by the reciprocal"
-    std::string detail;      // what each side does, in words
+    std::string name;           // "scale-op", "zero-point-stage", "rounding", "overflow", "nan", "scales"
+    std::string summary;        // "division vs multiplication by the reciprocal"
+    std::string detail;         // what each side does, in words
     std::int64_t explained = 0; // mismatches this difference alone reproduces
 };
 
@@ -38,15 +38,15 @@ struct Comparison {
     /// codeB − codeA (floating codes by their signed magnitude order) -> count.
     std::map<std::int32_t, std::int64_t> codeDiff;
     std::int64_t firstMismatch = -1;
-    std::int64_t worstMismatch = -1; // largest |codeB − codeA|, lowest index on ties
+    std::int64_t worstMismatch = -1;    // largest |codeB − codeA|, lowest index on ties
     std::vector<CodeMismatch> examples; // the first few mismatches, then the worst
-    std::int64_t scaleCount = 0;     // compared scale entries (0 when the layouts differ)
+    std::int64_t scaleCount = 0;        // compared scale entries (0 when the layouts differ)
     std::int64_t scaleMismatches = 0;
     std::map<std::int64_t, std::int64_t> scaleUlpDiff; // ULP distance -> count (differing entries)
     std::int64_t maxScaleUlp = 0;
     std::int64_t zeroPointMismatches = 0;
     std::vector<MismatchCause> causes; // most explanatory first; only causes explaining something
-    std::string verdict;             // one paragraph in plain words
+    std::string verdict;               // one paragraph in plain words
 };
 
 /// Compares B against A. `x` are the original values (needed to explain mismatches).

@@ -14,14 +14,25 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 void ErrorStats::add(std::span<const float> x, std::span<const float> xhat, std::int64_t firstIndex) {
     const std::size_t n = std::min(x.size(), xhat.size());
-    for (std::size_t i = 0; i < n; ++i) addElement(x[i], xhat[i], firstIndex + static_cast<std::int64_t>(i));
+    for (std::size_t i = 0; i < n; ++i)
+        addElement(x[i], xhat[i], firstIndex + static_cast<std::int64_t>(i));
 }
 
-double ErrorStats::mse() const { return m_finite ? m_sumSqErr / static_cast<double>(m_finite) : kNaN; }
-double ErrorStats::rmse() const { return std::sqrt(mse()); }
-double ErrorStats::signalPower() const { return m_finite ? m_sumSqX / static_cast<double>(m_finite) : kNaN; }
-double ErrorStats::maxAbsError() const { return m_finite ? m_maxAbsErr : kNaN; }
-double ErrorStats::meanAbsError() const { return m_finite ? m_sumAbsErr / static_cast<double>(m_finite) : kNaN; }
+double ErrorStats::mse() const {
+    return m_finite ? m_sumSqErr / static_cast<double>(m_finite) : kNaN;
+}
+double ErrorStats::rmse() const {
+    return std::sqrt(mse());
+}
+double ErrorStats::signalPower() const {
+    return m_finite ? m_sumSqX / static_cast<double>(m_finite) : kNaN;
+}
+double ErrorStats::maxAbsError() const {
+    return m_finite ? m_maxAbsErr : kNaN;
+}
+double ErrorStats::meanAbsError() const {
+    return m_finite ? m_sumAbsErr / static_cast<double>(m_finite) : kNaN;
+}
 
 double ErrorStats::sqnrDb() const {
     if (!m_finite) return kNaN;

@@ -23,10 +23,10 @@ public:
     /// Combines another accumulator (any order; sums in double).
     inline void merge(const ErrorStats& other);
 
-    std::int64_t count() const { return m_count; }         // every element seen
-    std::int64_t finiteCount() const { return m_finite; }  // elements the metrics cover
-    std::int64_t nanCount() const { return m_nanX; }       // NaN in x
-    std::int64_t infCount() const { return m_infX; }       // ±Inf in x
+    std::int64_t count() const { return m_count; }                        // every element seen
+    std::int64_t finiteCount() const { return m_finite; }                 // elements the metrics cover
+    std::int64_t nanCount() const { return m_nanX; }                      // NaN in x
+    std::int64_t infCount() const { return m_infX; }                      // ±Inf in x
     std::int64_t nonFiniteOutputCount() const { return m_nonFiniteXhat; } // finite x, NaN/Inf x̂
 
     double mse() const;
@@ -51,14 +51,15 @@ public:
         double sumSqX = 0, sumSqXhat = 0, sumDot = 0, sumSqErr = 0, sumAbsErr = 0, maxAbsErr = 0;
     };
     Sums sums() const {
-        return {m_count, m_finite, m_nanX,   m_infX,      m_nonFiniteXhat, m_over1e3, m_over5e3,
-                m_worstIndex, m_sumSqX, m_sumSqXhat, m_sumDot, m_sumSqErr, m_sumAbsErr, m_maxAbsErr};
+        return {m_count,      m_finite, m_nanX,      m_infX,   m_nonFiniteXhat, m_over1e3,   m_over5e3,
+                m_worstIndex, m_sumSqX, m_sumSqXhat, m_sumDot, m_sumSqErr,      m_sumAbsErr, m_maxAbsErr};
     }
     static ErrorStats fromSums(const Sums& s) {
         ErrorStats e;
         e.m_count = s.count, e.m_finite = s.finite, e.m_nanX = s.nanX, e.m_infX = s.infX;
         e.m_nonFiniteXhat = s.nonFiniteXhat, e.m_over1e3 = s.over1e3, e.m_over5e3 = s.over5e3;
-        e.m_worstIndex = s.worstIndex, e.m_sumSqX = s.sumSqX, e.m_sumSqXhat = s.sumSqXhat, e.m_sumDot = s.sumDot;
+        e.m_worstIndex = s.worstIndex, e.m_sumSqX = s.sumSqX, e.m_sumSqXhat = s.sumSqXhat,
+        e.m_sumDot = s.sumDot;
         e.m_sumSqErr = s.sumSqErr, e.m_sumAbsErr = s.sumAbsErr, e.m_maxAbsErr = s.maxAbsErr;
         return e;
     }
@@ -135,9 +136,8 @@ inline void ErrorStats::merge(const ErrorStats& o) {
     m_sumAbsErr += o.m_sumAbsErr;
     m_over1e3 += o.m_over1e3;
     m_over5e3 += o.m_over5e3;
-    if (o.m_worstIndex >= 0 &&
-        (m_worstIndex < 0 || o.m_maxAbsErr > m_maxAbsErr ||
-         (o.m_maxAbsErr == m_maxAbsErr && o.m_worstIndex < m_worstIndex))) {
+    if (o.m_worstIndex >= 0 && (m_worstIndex < 0 || o.m_maxAbsErr > m_maxAbsErr ||
+                                (o.m_maxAbsErr == m_maxAbsErr && o.m_worstIndex < m_worstIndex))) {
         m_maxAbsErr = o.m_maxAbsErr;
         m_worstIndex = o.m_worstIndex;
     }

@@ -1,11 +1,11 @@
 #include "analysis/histogram.h"
 
+#include "tensor/error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
-
-#include "tensor/error.h"
 
 namespace ql {
 
@@ -39,7 +39,8 @@ Histogram::Histogram(double lo, double hi, int bins, Scale scale)
 void Histogram::merge(const Histogram& o) {
     if (o.m_lo != m_lo || o.m_hi != m_hi || o.m_scale != m_scale || o.m_counts.size() != m_counts.size())
         throw QuantError("histograms with different bins cannot be merged");
-    for (std::size_t i = 0; i < m_counts.size(); ++i) m_counts[i] += o.m_counts[i];
+    for (std::size_t i = 0; i < m_counts.size(); ++i)
+        m_counts[i] += o.m_counts[i];
     m_under += o.m_under;
     m_over += o.m_over;
     m_nan += o.m_nan;
@@ -68,7 +69,8 @@ Histogram valueHistogram(std::span<const float> values, int bins) {
             hi = std::max(hi, v);
         }
     Histogram h = lo <= hi ? Histogram(lo, hi, bins) : Histogram(0, 1, bins);
-    for (float v : values) h.add(v);
+    for (float v : values)
+        h.add(v);
     return h;
 }
 

@@ -30,7 +30,7 @@ public:
         bool log;
         const double* edgeV; // Log10: the edges in value units
 
-        double margin;       // bin positions nearer than this to a whole number are checked exactly
+        double margin; // bin positions nearer than this to a whole number are checked exactly
 
         [[gnu::always_inline]] std::int64_t binOf(double v) const {
             // The position (v - a) * b, or its approximation from exponent bits for log bins. Away
@@ -49,12 +49,16 @@ public:
             if (!log) {
                 // numpy.histogram's edge correction, so a value on an edge lands where numpy puts it
                 // (edges as numpy.linspace makes them: start + i * step).
-                if (bin > 0 && v < static_cast<double>(bin) * step + a) --bin;
-                else if (bin < last && v >= static_cast<double>(bin + 1) * step + a) ++bin;
+                if (bin > 0 && v < static_cast<double>(bin) * step + a)
+                    --bin;
+                else if (bin < last && v >= static_cast<double>(bin + 1) * step + a)
+                    ++bin;
                 return bin;
             }
-            while (bin > 0 && v < edgeV[bin]) --bin;
-            while (bin < last && v >= edgeV[bin + 1]) ++bin;
+            while (bin > 0 && v < edgeV[bin])
+                --bin;
+            while (bin < last && v >= edgeV[bin + 1])
+                ++bin;
             return bin;
         }
         /// How far, in bins, approxLog10 (0.0026 at most) or rounding can move a bin position.
@@ -81,9 +85,12 @@ public:
             m_counts[static_cast<std::size_t>(rule().binOf(v))] += n;
             return;
         }
-        if (std::isnan(v)) m_nan += n;
-        else if (v < m_lo) m_under += n;
-        else m_over += n;
+        if (std::isnan(v))
+            m_nan += n;
+        else if (v < m_lo)
+            m_under += n;
+        else
+            m_over += n;
     }
 
     /// Adds many values with the histogram's constants held in locals (inner loops, where the
@@ -92,14 +99,19 @@ public:
     class Filler {
     public:
         explicit Filler(Histogram& h)
-            : m_h(h), m_lo(h.m_lo), m_hi(h.m_hi), m_rule(h.rule()), m_counts(h.m_counts.data()),
-              m_lanes(4 * h.m_counts.size(), 0) {}
+            : m_h(h)
+            , m_lo(h.m_lo)
+            , m_hi(h.m_hi)
+            , m_rule(h.rule())
+            , m_counts(h.m_counts.data())
+            , m_lanes(4 * h.m_counts.size(), 0) {}
         ~Filler() {
             m_h.m_nan += m_nan;
             m_h.m_under += m_under;
             m_h.m_over += m_over;
             const std::size_t bins = m_h.m_counts.size();
-            for (std::size_t i = 0; i < m_lanes.size(); ++i) m_counts[i % bins] += m_lanes[i];
+            for (std::size_t i = 0; i < m_lanes.size(); ++i)
+                m_counts[i % bins] += m_lanes[i];
         }
         Filler(const Filler&) = delete;
         Filler& operator=(const Filler&) = delete;
@@ -108,16 +120,19 @@ public:
                 ++m_counts[m_rule.binOf(v)];
                 return;
             }
-            if (std::isnan(v)) ++m_nan;
-            else if (v < m_lo) ++m_under;
-            else ++m_over;
+            if (std::isnan(v))
+                ++m_nan;
+            else if (v < m_lo)
+                ++m_under;
+            else
+                ++m_over;
         }
 
         /// add() for v[0..n), n <= kBlock: bins are found four at a time (the same position,
         /// whole part and margins as binOf; log bins from the same exponent-bit approximation)
         /// and only values near an edge or out of range take add().
         static constexpr int kBlock = 256;
-        static constexpr std::int64_t kMagic = 0x4330000000000000;           // the bits of 2^52
+        static constexpr std::int64_t kMagic = 0x4330000000000000; // the bits of 2^52
         static constexpr std::int64_t kMantissa = (std::int64_t{1} << 52) - 1;
         [[gnu::always_inline]] void addBlock(const double* v, int n) { // inlined into each ISA's pass
             using D4 = double __attribute__((vector_size(32)));
@@ -125,7 +140,8 @@ public:
             using W4 = std::int32_t __attribute__((vector_size(16)));
             const double topS = static_cast<double>(m_rule.last + 1), upperS = 1.0 - m_rule.margin;
             const D4 zero = {}, lo = {m_lo, m_lo, m_lo, m_lo}, hi = {m_hi, m_hi, m_hi, m_hi};
-            const D4 a = {m_rule.a, m_rule.a, m_rule.a, m_rule.a}, b = {m_rule.b, m_rule.b, m_rule.b, m_rule.b};
+            const D4 a = {m_rule.a, m_rule.a, m_rule.a, m_rule.a},
+                     b = {m_rule.b, m_rule.b, m_rule.b, m_rule.b};
             const D4 top = {topS, topS, topS, topS}, upper = {upperS, upperS, upperS, upperS};
             const D4 margin = {m_rule.margin, m_rule.margin, m_rule.margin, m_rule.margin};
             alignas(16) std::int32_t bins[kBlock];
@@ -145,18 +161,22 @@ public:
                 const D4 tc = t > zero ? (t < top ? t : top) : zero; // in int range before converting
                 const W4 whole = __builtin_convertvector(tc, W4);
                 const D4 frac = t - __builtin_convertvector(whole, D4);
-                const I4 fast = (x >= lo) & (x <= hi) & (t > zero) & (t < top) & (frac > margin) & (frac < upper);
+                const I4 fast =
+                    (x >= lo) & (x <= hi) & (t > zero) & (t < top) & (frac > margin) & (frac < upper);
                 const W4 bin = __builtin_convertvector(fast, W4) ? whole : W4{-1, -1, -1, -1};
                 std::memcpy(bins + k, &bin, sizeof bin);
             }
-            for (; k < n; ++k) bins[k] = -1;
+            for (; k < n; ++k)
+                bins[k] = -1;
             // Four count tables taken in turn: neighbouring values share a bin, and one table
             // would chain every increment on the one before it.
             std::int64_t* const lanes = m_lanes.data();
             const auto stride = static_cast<std::ptrdiff_t>(m_lanes.size() / 4);
             for (k = 0; k < n; ++k) {
-                if (bins[k] >= 0) [[likely]] ++lanes[(k & 3) * stride + bins[k]];
-                else add(v[k]);
+                if (bins[k] >= 0) [[likely]]
+                    ++lanes[(k & 3) * stride + bins[k]];
+                else
+                    add(v[k]);
             }
         }
 
@@ -187,7 +207,12 @@ public:
 private:
     BinRule rule() const {
         const bool log = m_scale == Scale::Log10;
-        return {m_a, m_b, m_step, static_cast<std::int64_t>(m_counts.size()) - 1, log, m_edgeV.data(),
+        return {m_a,
+                m_b,
+                m_step,
+                static_cast<std::int64_t>(m_counts.size()) - 1,
+                log,
+                m_edgeV.data(),
                 BinRule::marginFor(log, m_b)};
     }
 
@@ -197,7 +222,7 @@ private:
     double m_a = 0; // bin position = (t - m_a) * m_b, t = v or log10(v)
     double m_b = 1;
     double m_width = 1;
-    double m_step = 1; // m_width / bins, as numpy.linspace computes it
+    double m_step = 1;           // m_width / bins, as numpy.linspace computes it
     std::vector<double> m_edgeV; // Log10: the bins' edges in value units
     std::vector<std::int64_t> m_counts;
     std::int64_t m_under = 0;

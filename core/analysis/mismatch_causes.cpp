@@ -1,34 +1,44 @@
 #include "analysis/mismatch_causes.h"
 
+#include "quant/reference.h"
+#include "tensor/float_formats.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
-
-#include "quant/reference.h"
-#include "tensor/float_formats.h"
 
 namespace ql {
 namespace {
 
 // Divide and reciprocal-multiply take a step; Multiply and MultiplyTwice take its inverse.
-bool scaleIsStep(ScaleOp op) { return op == ScaleOp::Divide || op == ScaleOp::MultiplyReciprocal; }
+bool scaleIsStep(ScaleOp op) {
+    return op == ScaleOp::Divide || op == ScaleOp::MultiplyReciprocal;
+}
 
 std::string scaleOpWords(ScaleOp op) {
     switch (op) {
-    case ScaleOp::Divide: return "divides by the scale (x / s)";
-    case ScaleOp::MultiplyReciprocal: return "multiplies by the reciprocal (x * fl32(1/s))";
-    case ScaleOp::Multiply: return "multiplies by the scale (x * s)";
-    case ScaleOp::MultiplyTwice: return "multiplies by the scale twice ((x * s) * s)";
+    case ScaleOp::Divide:
+        return "divides by the scale (x / s)";
+    case ScaleOp::MultiplyReciprocal:
+        return "multiplies by the reciprocal (x * fl32(1/s))";
+    case ScaleOp::Multiply:
+        return "multiplies by the scale (x * s)";
+    case ScaleOp::MultiplyTwice:
+        return "multiplies by the scale twice ((x * s) * s)";
     }
     return {};
 }
 
 std::string scaleOpShort(ScaleOp op) {
     switch (op) {
-    case ScaleOp::Divide: return "division";
-    case ScaleOp::MultiplyReciprocal: return "multiplication by the reciprocal";
-    case ScaleOp::Multiply: return "multiplication";
-    case ScaleOp::MultiplyTwice: return "double multiplication";
+    case ScaleOp::Divide:
+        return "division";
+    case ScaleOp::MultiplyReciprocal:
+        return "multiplication by the reciprocal";
+    case ScaleOp::Multiply:
+        return "multiplication";
+    case ScaleOp::MultiplyTwice:
+        return "double multiplication";
     }
     return {};
 }
@@ -64,20 +74,22 @@ std::vector<Candidate> candidates(const QuantPlan& a, const QuantPlan& b, const 
             la + " " + zeroPointWords(ca.zeroPoint) + ", " + lb + " " + zeroPointWords(cb.zeroPoint),
             &Convention::zeroPoint, false);
     if (ca.rounding != cb.rounding)
-        add("rounding", "rounding mode " + std::string(nameOf(ca.rounding)) + " vs " + std::string(nameOf(cb.rounding)),
+        add("rounding",
+            "rounding mode " + std::string(nameOf(ca.rounding)) + " vs " + std::string(nameOf(cb.rounding)),
             la + " rounds " + std::string(nameOf(ca.rounding)) + ", " + lb + " rounds " +
                 std::string(nameOf(cb.rounding)),
             &Convention::rounding, false);
     if (ca.overflow != cb.overflow)
-        add("overflow", "saturation vs overflow to NaN/Inf", la + " and " + lb + " handle out-of-range values differently",
-            &Convention::overflow, false);
+        add("overflow", "saturation vs overflow to NaN/Inf",
+            la + " and " + lb + " handle out-of-range values differently", &Convention::overflow, false);
     if (ca.nan != cb.nan)
-        add("nan", "NaN/Inf handling", la + " and " + lb + " map NaN/Inf inputs to different codes", &Convention::nan,
-            false);
+        add("nan", "NaN/Inf handling", la + " and " + lb + " map NaN/Inf inputs to different codes",
+            &Convention::nan, false);
     // Same arithmetic, different parameters: calibration or scale rounding.
     out.push_back({{"scales", "different scales or zero points",
                     la + " and " + lb + " quantize with different scale or zero-point values", 0},
-                   ca, true});
+                   ca,
+                   true});
     return out;
 }
 
@@ -103,8 +115,9 @@ std::vector<MismatchCause> explainMismatches(const std::string& labelA, const st
         }
         if (cand.cause.explained > 0) out.push_back(std::move(cand.cause));
     }
-    std::stable_sort(out.begin(), out.end(),
-                     [](const MismatchCause& l, const MismatchCause& r) { return l.explained > r.explained; });
+    std::stable_sort(out.begin(), out.end(), [](const MismatchCause& l, const MismatchCause& r) {
+        return l.explained > r.explained;
+    });
     return out;
 }
 
@@ -113,8 +126,8 @@ std::string verdictOf(const Comparison& c) {
     if (c.mismatched == 0) {
         std::string v = "All " + std::to_string(c.count) + " codes agree.";
         if (c.scaleMismatches)
-            v += " " + std::to_string(c.scaleMismatches) + " scales differ (up to " + std::to_string(c.maxScaleUlp) +
-                 " ULP) without changing any code.";
+            v += " " + std::to_string(c.scaleMismatches) + " scales differ (up to " +
+                 std::to_string(c.maxScaleUlp) + " ULP) without changing any code.";
         return v;
     }
     std::string v = std::to_string(c.mismatched) + " of " + std::to_string(c.count) + " codes differ. ";
@@ -128,7 +141,8 @@ std::string verdictOf(const Comparison& c) {
     if (!c.examples.empty()) {
         const CodeMismatch& e = c.examples.front();
         char buf[256];
-        std::snprintf(buf, sizeof buf, " Example: element %lld, x = %.9g (0x%08X), scale %.9g (0x%08X): %s %d, %s %d.",
+        std::snprintf(buf, sizeof buf,
+                      " Example: element %lld, x = %.9g (0x%08X), scale %.9g (0x%08X): %s %d, %s %d.",
                       static_cast<long long>(e.index), e.x, floatBits(e.x), e.scaleA, floatBits(e.scaleA),
                       c.labelA.c_str(), e.codeA, c.labelB.c_str(), e.codeB);
         v += buf;

@@ -1,12 +1,12 @@
 #pragma once
 // Finding which convention difference explains mismatched codes (internal to comparison.cpp).
+#include "analysis/comparison.h"
+#include "quant/layout.h"
+
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
-
-#include "analysis/comparison.h"
-#include "quant/layout.h"
 
 namespace ql {
 

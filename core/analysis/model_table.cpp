@@ -1,11 +1,11 @@
 #include "analysis/model_table.h"
 
+#include "tensor/error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-
-#include "tensor/error.h"
 
 namespace ql {
 namespace {
@@ -13,14 +13,22 @@ namespace {
 // Key where larger = worse; NaN (not measurable) sorts after everything else.
 double badness(const ModelRow& r, ModelColumn c) {
     switch (c) {
-    case ModelColumn::Name: return 0;
-    case ModelColumn::Sqnr: return -r.sqnrDb;
-    case ModelColumn::WeightedSqnr: return -r.weightedSqnrDb;
-    case ModelColumn::MaxAbsError: return r.maxAbsError;
-    case ModelColumn::RelError: return r.relError;
-    case ModelColumn::Cosine: return -r.cosine;
-    case ModelColumn::Clipped: return r.clippedFraction;
-    case ModelColumn::TotalMs: return r.totalMs;
+    case ModelColumn::Name:
+        return 0;
+    case ModelColumn::Sqnr:
+        return -r.sqnrDb;
+    case ModelColumn::WeightedSqnr:
+        return -r.weightedSqnrDb;
+    case ModelColumn::MaxAbsError:
+        return r.maxAbsError;
+    case ModelColumn::RelError:
+        return r.relError;
+    case ModelColumn::Cosine:
+        return -r.cosine;
+    case ModelColumn::Clipped:
+        return r.clippedFraction;
+    case ModelColumn::TotalMs:
+        return r.totalMs;
     }
     return 0;
 }
@@ -76,8 +84,10 @@ double statOf(const nlohmann::json& stats, const char* key, double whenNull) {
 
 double reportStat(const nlohmann::json& stats, const std::string& key) {
     const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
-    const double finite = statOf(stats, "count", 0) - statOf(stats, "nan_count", 0) - statOf(stats, "inf_count", 0);
-    if (key == "sqnr_db") // null: nothing finite to measure (NaN), an exact reconstruction (+inf), or a zero signal
+    const double finite =
+        statOf(stats, "count", 0) - statOf(stats, "nan_count", 0) - statOf(stats, "inf_count", 0);
+    if (key ==
+        "sqnr_db") // null: nothing finite to measure (NaN), an exact reconstruction (+inf), or a zero signal
         return statOf(stats, "sqnr_db", finite <= 0 ? nan : statOf(stats, "mse", nan) == 0.0 ? inf : -inf);
     if (key == "rel_error") return statOf(stats, "rel_error", finite <= 0 ? nan : inf);
     return statOf(stats, key.c_str(), nan);
@@ -98,7 +108,8 @@ double weightedSqnrOf(const nlohmann::json& t) {
 }
 
 ModelRow rowOf(const nlohmann::json& t) {
-    if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) throw FileError("an entry without a name");
+    if (!t.is_object() || !t.contains("name") || !t["name"].is_string())
+        throw FileError("an entry without a name");
     ModelRow row;
     row.name = t["name"].get<std::string>();
     if (t.contains("shape") && t["shape"].is_array()) {
@@ -110,7 +121,8 @@ ModelRow rowOf(const nlohmann::json& t) {
     row.error = t.value("error", std::string());
     row.kept = t.value("passed_through", std::string());
     if (!row.error.empty() || !row.kept.empty()) return row;
-    if (!t.contains("stats") || !t["stats"].is_object()) throw FileError("tensor '" + row.name + "' has no \"stats\"");
+    if (!t.contains("stats") || !t["stats"].is_object())
+        throw FileError("tensor '" + row.name + "' has no \"stats\"");
     const auto& s = t["stats"];
     const double nan = std::nan("");
     row.sqnrDb = reportStat(s, "sqnr_db");
@@ -143,7 +155,7 @@ std::vector<ModelRow> modelRows(const nlohmann::json& tensors, const std::string
 void sortRows(std::vector<ModelRow>& rows, ModelColumn column, bool worstFirst) {
     std::stable_sort(rows.begin(), rows.end(), [&](const ModelRow& a, const ModelRow& b) {
         if (a.error.empty() != b.error.empty()) return !a.error.empty(); // failures always on top
-        if (a.kept.empty() != b.kept.empty()) return a.kept.empty(); // passed-through tensors last
+        if (a.kept.empty() != b.kept.empty()) return a.kept.empty();     // passed-through tensors last
         if (column == ModelColumn::Name) return worstFirst ? a.name < b.name : a.name > b.name;
         const double ka = badness(a, column), kb = badness(b, column);
         if (std::isnan(ka) != std::isnan(kb)) return std::isnan(kb);
@@ -153,7 +165,8 @@ void sortRows(std::vector<ModelRow>& rows, ModelColumn column, bool worstFirst) 
 }
 
 bool anyWeighted(const std::vector<ModelRow>& rows) {
-    return std::any_of(rows.begin(), rows.end(), [](const ModelRow& r) { return !std::isnan(r.weightedSqnrDb); });
+    return std::any_of(rows.begin(), rows.end(),
+                       [](const ModelRow& r) { return !std::isnan(r.weightedSqnrDb); });
 }
 
 void sortWorstFirst(std::vector<ModelRow>& rows) {
@@ -168,9 +181,9 @@ std::string formatModelTable(const std::vector<ModelRow>& rows) {
         if (r.name.size() <= kWide) nameWidth = std::max(nameWidth, r.name.size());
     const bool weighted = anyWeighted(rows);
     char line[512];
-    std::snprintf(line, sizeof line, "%-*s %-16s %9s%s %11s %10s %9s %8s %6s %9s\n", static_cast<int>(nameWidth),
-                  "tensor", "shape", "SQNR dB", weighted ? " w.SQNR dB" : "", "max |err|", "rel err", "cosine",
-                  "clip %", "codes", "ms");
+    std::snprintf(line, sizeof line, "%-*s %-16s %9s%s %11s %10s %9s %8s %6s %9s\n",
+                  static_cast<int>(nameWidth), "tensor", "shape", "SQNR dB", weighted ? " w.SQNR dB" : "",
+                  "max |err|", "rel err", "cosine", "clip %", "codes", "ms");
     std::string out = line;
     for (const auto& r : rows) {
         if (!r.error.empty()) {
@@ -184,11 +197,12 @@ std::string formatModelTable(const std::vector<ModelRow>& rows) {
         const bool wide = r.name.size() > nameWidth;
         if (wide) out += r.name + "\n";
         const std::string w = weighted ? " " + padded(tableNumber(r.weightedSqnrDb, "%.2f"), 9) : "";
-        std::snprintf(line, sizeof line, "%-*s %-16s %9s%s %11s %10s %9s %8s %6lld %9s\n", static_cast<int>(nameWidth),
-                      wide ? "" : r.name.c_str(), r.shape.c_str(), tableNumber(r.sqnrDb, "%.2f").c_str(), w.c_str(),
-                      tableNumber(r.maxAbsError, "%.4g").c_str(), tableNumber(r.relError, "%.3g").c_str(),
-                      tableNumber(r.cosine, "%.6f").c_str(), tableNumber(100.0 * r.clippedFraction, "%.3f").c_str(),
-                      static_cast<long long>(r.codesUsed), tableNumber(r.totalMs, "%.2f").c_str());
+        std::snprintf(
+            line, sizeof line, "%-*s %-16s %9s%s %11s %10s %9s %8s %6lld %9s\n", static_cast<int>(nameWidth),
+            wide ? "" : r.name.c_str(), r.shape.c_str(), tableNumber(r.sqnrDb, "%.2f").c_str(), w.c_str(),
+            tableNumber(r.maxAbsError, "%.4g").c_str(), tableNumber(r.relError, "%.3g").c_str(),
+            tableNumber(r.cosine, "%.6f").c_str(), tableNumber(100.0 * r.clippedFraction, "%.3f").c_str(),
+            static_cast<long long>(r.codesUsed), tableNumber(r.totalMs, "%.2f").c_str());
         out += line;
     }
     return out;

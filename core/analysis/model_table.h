@@ -1,10 +1,10 @@
 #pragma once
 // The whole-model table: one row of headline numbers per tensor, worst first.
+#include "analysis/report.h"
+
 #include <cmath>
 #include <string>
 #include <vector>
-
-#include "analysis/report.h"
 
 namespace ql {
 

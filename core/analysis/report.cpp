@@ -1,14 +1,14 @@
 #include "analysis/report.h"
 
+#include "io/atomic_file.h"
+#include "quant/spec_json.h"
+#include "tensor/error.h"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include "io/atomic_file.h"
-#include "quant/spec_json.h"
-#include "tensor/error.h"
 
 namespace ql {
 namespace {
@@ -33,9 +33,11 @@ json statsJson(const TensorAnalysis& a) {
 
 json histogramsJson(const TensorAnalysis& a) {
     json codes = json::array();
-    for (const auto& [code, n] : a.codes.counts()) codes.push_back({code, n});
+    for (const auto& [code, n] : a.codes.counts())
+        codes.push_back({code, n});
     json grid = json::array();
-    for (double g : a.grid) grid.push_back(jsonNumber(g));
+    for (double g : a.grid)
+        grid.push_back(jsonNumber(g));
     json values = toJson(a.values);
     values["grid"] = grid;
     values["grid_group"] = a.gridGroup;
@@ -53,9 +55,9 @@ json perChannelJson(const TensorReport& r, const ReportOptions& opt) {
     const std::size_t all = r.analysis.clipping.groupCount();
     const std::size_t n = std::min(groups.size(), opt.maxGroups);
     json j = {{"groups", all}, {"truncated", all > n}};
-    json scale = json::array(), zp = json::array(), low = json::array(), high = json::array(), frac = json::array(),
-         clipErr = json::array(), roundErr = json::array(), sqnr = json::array(), maxErr = json::array(),
-         ftz = json::array(), count = json::array(), sumSqX = json::array();
+    json scale = json::array(), zp = json::array(), low = json::array(), high = json::array(),
+         frac = json::array(), clipErr = json::array(), roundErr = json::array(), sqnr = json::array(),
+         maxErr = json::array(), ftz = json::array(), count = json::array(), sumSqX = json::array();
     for (std::size_t g = 0; g < n; ++g) {
         const GroupClipping& c = groups[g];
         scale.push_back(jsonNumber(g < r.params.scales.size() ? r.params.scales[g] : std::nan("")));
@@ -71,9 +73,17 @@ json perChannelJson(const TensorReport& r, const ReportOptions& opt) {
         count.push_back(c.count);
         sumSqX.push_back(c.sumSqX);
     }
-    j.update({{"scale", scale}, {"zero_point", zp}, {"clipped_low", low}, {"clipped_high", high},
-              {"clipped_fraction", frac}, {"clip_error_sq", clipErr}, {"round_error_sq", roundErr},
-              {"sqnr_db", sqnr}, {"max_abs_error", maxErr}, {"flushed_to_zero", ftz}, {"count", count},
+    j.update({{"scale", scale},
+              {"zero_point", zp},
+              {"clipped_low", low},
+              {"clipped_high", high},
+              {"clipped_fraction", frac},
+              {"clip_error_sq", clipErr},
+              {"round_error_sq", roundErr},
+              {"sqnr_db", sqnr},
+              {"max_abs_error", maxErr},
+              {"flushed_to_zero", ftz},
+              {"count", count},
               {"sum_sq_x", sumSqX}});
     return j;
 }
@@ -88,7 +98,8 @@ json timingJson(const Timing& t) {
 std::string csvField(const std::string& s) {
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    for (char c : s)
+        q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
 }
 
@@ -113,13 +124,17 @@ void keepReportedGroups(TensorReport& r, const ReportOptions& opt) {
     r.params.scaleCodes.shrink_to_fit();
 }
 
-json jsonNumber(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json jsonNumber(double v) {
+    return std::isfinite(v) ? json(v) : json(nullptr);
+}
 
 json toJson(const Histogram& h) {
     json counts = json::array();
-    for (auto c : h.counts()) counts.push_back(c);
+    for (auto c : h.counts())
+        counts.push_back(c);
     json edges = json::array();
-    for (double e : h.edges()) edges.push_back(jsonNumber(e));
+    for (double e : h.edges())
+        edges.push_back(jsonNumber(e));
     return {{"scale", h.scale() == Histogram::Scale::Log10 ? "log10" : "linear"},
             {"edges", edges},
             {"counts", counts},
@@ -144,11 +159,20 @@ json errorStatsJson(const ErrorStats& s) {
             {"inf_count", s.infCount()},
             {"non_finite_output_count", s.nonFiniteOutputCount()},
             {"accumulators",
-             {{"count", a.count},           {"finite", a.finite},         {"nan_x", a.nanX},
-              {"inf_x", a.infX},            {"non_finite_xhat", a.nonFiniteXhat},
-              {"over_1e-3", a.over1e3},     {"over_5e-3", a.over5e3},     {"worst_index", a.worstIndex},
-              {"sum_sq_x", a.sumSqX},       {"sum_sq_xhat", a.sumSqXhat}, {"sum_dot", a.sumDot},
-              {"sum_sq_err", a.sumSqErr},   {"sum_abs_err", a.sumAbsErr}, {"max_abs_err", a.maxAbsErr}}}};
+             {{"count", a.count},
+              {"finite", a.finite},
+              {"nan_x", a.nanX},
+              {"inf_x", a.infX},
+              {"non_finite_xhat", a.nonFiniteXhat},
+              {"over_1e-3", a.over1e3},
+              {"over_5e-3", a.over5e3},
+              {"worst_index", a.worstIndex},
+              {"sum_sq_x", a.sumSqX},
+              {"sum_sq_xhat", a.sumSqXhat},
+              {"sum_dot", a.sumDot},
+              {"sum_sq_err", a.sumSqErr},
+              {"sum_abs_err", a.sumAbsErr},
+              {"max_abs_err", a.maxAbsErr}}}};
 }
 
 json toJson(const TensorReport& r, const ReportOptions& opt) {
@@ -185,27 +209,45 @@ json toJson(const TensorReport& r, const ReportOptions& opt) {
 
 json toJson(const Comparison& c) {
     json diff = json::object();
-    for (const auto& [d, n] : c.codeDiff) diff[(d > 0 ? "+" : "") + std::to_string(d)] = n;
+    for (const auto& [d, n] : c.codeDiff)
+        diff[(d > 0 ? "+" : "") + std::to_string(d)] = n;
     json ulp = json::object();
-    for (const auto& [u, n] : c.scaleUlpDiff) ulp[std::to_string(u)] = n;
+    for (const auto& [u, n] : c.scaleUlpDiff)
+        ulp[std::to_string(u)] = n;
     json examples = json::array();
     for (const auto& e : c.examples)
-        examples.push_back({{"index", e.index}, {"x", jsonNumber(e.x)}, {"code_a", e.codeA}, {"code_b", e.codeB},
-                            {"scale_a", jsonNumber(e.scaleA)}, {"scale_b", jsonNumber(e.scaleB)}});
+        examples.push_back({{"index", e.index},
+                            {"x", jsonNumber(e.x)},
+                            {"code_a", e.codeA},
+                            {"code_b", e.codeB},
+                            {"scale_a", jsonNumber(e.scaleA)},
+                            {"scale_b", jsonNumber(e.scaleB)}});
     json causes = json::array();
     for (const auto& k : c.causes)
-        causes.push_back({{"name", k.name}, {"summary", k.summary}, {"detail", k.detail}, {"explained", k.explained}});
-    return {{"a", c.labelA}, {"b", c.labelB}, {"count", c.count}, {"mismatched", c.mismatched},
-            {"code_diff", diff}, {"first_mismatch", c.firstMismatch}, {"worst_mismatch", c.worstMismatch},
-            {"examples", examples}, {"scales_compared", c.scaleCount}, {"scale_mismatches", c.scaleMismatches},
-            {"scale_ulp_diff", ulp}, {"max_scale_ulp", c.maxScaleUlp},
-            {"zero_point_mismatches", c.zeroPointMismatches}, {"causes", causes}, {"verdict", c.verdict}};
+        causes.push_back(
+            {{"name", k.name}, {"summary", k.summary}, {"detail", k.detail}, {"explained", k.explained}});
+    return {{"a", c.labelA},
+            {"b", c.labelB},
+            {"count", c.count},
+            {"mismatched", c.mismatched},
+            {"code_diff", diff},
+            {"first_mismatch", c.firstMismatch},
+            {"worst_mismatch", c.worstMismatch},
+            {"examples", examples},
+            {"scales_compared", c.scaleCount},
+            {"scale_mismatches", c.scaleMismatches},
+            {"scale_ulp_diff", ulp},
+            {"max_scale_ulp", c.maxScaleUlp},
+            {"zero_point_mismatches", c.zeroPointMismatches},
+            {"causes", causes},
+            {"verdict", c.verdict}};
 }
 
-json reportJson(const std::string& file, const std::vector<TensorReport>& tensors, const Comparison* comparison,
-                const ReportOptions& opt) {
+json reportJson(const std::string& file, const std::vector<TensorReport>& tensors,
+                const Comparison* comparison, const ReportOptions& opt) {
     json list = json::array();
-    for (const auto& t : tensors) list.push_back(toJson(t, opt));
+    for (const auto& t : tensors)
+        list.push_back(toJson(t, opt));
     json j = {{"file", file}, {"tensors", list}};
     if (comparison) j["comparison"] = toJson(*comparison);
     return j;
@@ -213,27 +255,30 @@ json reportJson(const std::string& file, const std::vector<TensorReport>& tensor
 
 std::string reportCsv(const std::vector<TensorReport>& tensors) {
     std::ostringstream out;
-    out << "name,shape,dtype,spec,backend,count,mse,rmse,sqnr_db,max_abs_error,mean_abs_error,rel_error,cosine,"
+    out << "name,shape,dtype,spec,backend,count,mse,rmse,sqnr_db,max_abs_error,mean_abs_error,rel_error,"
+           "cosine,"
            "rel_error_ratio_1e-3,rel_error_ratio_5e-3,clipped_low,clipped_high,clipped_fraction,nan_count,"
            "inf_count,codes_used,entropy_bits,total_ms,runs,weighted_sqnr_db,error\n";
     for (const auto& t : tensors) {
         std::string shape = toString(t.shape);
         out << csvField(t.name) << ',' << csvField(shape) << ',' << nameOf(t.dtype) << ',';
         if (!t.quantized()) {
-            out << ",,,,,,,,,,,,,,,,,,,,,," << csvField(t.error.empty() ? "passed through: " + t.passedThrough : t.error) << '\n';
+            out << ",,,,,,,,,,,,,,,,,,,,,,"
+                << csvField(t.error.empty() ? "passed through: " + t.passedThrough : t.error) << '\n';
             continue;
         }
         const ErrorStats& s = t.analysis.stats;
         const GroupClipping clip = t.analysis.clipping.total();
         out << csvField(describe(t.plan.spec)) << ',' << csvField(t.backend) << ',' << s.count() << ','
             << csvNumber(s.mse()) << ',' << csvNumber(s.rmse()) << ',' << csvNumber(s.sqnrDb()) << ','
-            << csvNumber(s.maxAbsError()) << ',' << csvNumber(s.meanAbsError()) << ',' << csvNumber(s.relError())
-            << ',' << csvNumber(s.cosine()) << ',' << csvNumber(s.ratioOver1e3()) << ','
-            << csvNumber(s.ratioOver5e3()) << ',' << clip.clippedLow << ',' << clip.clippedHigh << ','
-            << csvNumber(s.finiteCount() ? clip.clippedFraction() : std::nan("")) << ',' << s.nanCount() << ','
-            << s.infCount() << ',' << t.analysis.codes.codesUsed() << ','
+            << csvNumber(s.maxAbsError()) << ',' << csvNumber(s.meanAbsError()) << ','
+            << csvNumber(s.relError()) << ',' << csvNumber(s.cosine()) << ',' << csvNumber(s.ratioOver1e3())
+            << ',' << csvNumber(s.ratioOver5e3()) << ',' << clip.clippedLow << ',' << clip.clippedHigh << ','
+            << csvNumber(s.finiteCount() ? clip.clippedFraction() : std::nan("")) << ',' << s.nanCount()
+            << ',' << s.infCount() << ',' << t.analysis.codes.codesUsed() << ','
             << csvNumber(t.analysis.codes.entropyBits()) << ',' << csvNumber(t.timing.median.totalMs) << ','
-            << t.timing.runs << ',' << (t.weighted ? csvNumber(t.weighted->sqnrDb()) : std::string()) << ",\n";
+            << t.timing.runs << ',' << (t.weighted ? csvNumber(t.weighted->sqnrDb()) : std::string())
+            << ",\n";
     }
     return out.str();
 }
@@ -242,11 +287,12 @@ void writeReport(const std::string& path, const std::string& file, const std::ve
                  const Comparison* comparison) {
     const std::filesystem::path target(path);
     const std::string ext = target.extension().string();
-    if (ext != ".json" && ext != ".csv")
-        throw FileError(path + ": report must end in .json or .csv");
+    if (ext != ".json" && ext != ".csv") throw FileError(path + ": report must end in .json or .csv");
     // Names from a file may hold bytes that are not UTF-8 (HDF5 allows any): JSON shows them as U+FFFD.
     const std::string text = ext == ".json"
-                                 ? reportJson(file, tensors, comparison).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                                 ? reportJson(file, tensors, comparison)
+                                           .dump(1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                       "\n"
                                  : reportCsv(tensors);
     // A uniquely named temporary in the same folder, renamed into place: a reader never sees half a
     // report, two runs never share a temporary, and the file being read is never the target.

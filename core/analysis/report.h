@@ -1,11 +1,5 @@
 #pragma once
 // Reports: JSON (the stable schema in core/analysis/report_schema.md) and CSV (one row per tensor).
-#include <optional>
-#include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
 #include "analysis/analyzer.h"
 #include "analysis/comparison.h"
 #include "analysis/weighted_error.h"
@@ -13,6 +7,11 @@
 #include "quant/params.h"
 #include "quant/plan.h"
 #include "tensor/dtype.h"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace ql {
 

@@ -1,11 +1,11 @@
 #include "analysis/report_read.h"
 
-#include <cmath>
-#include <limits>
-
 #include "quant/spec_json.h"
 #include "quant/target.h"
 #include "tensor/error.h"
+
+#include <cmath>
+#include <limits>
 
 namespace ql {
 namespace {
@@ -45,14 +45,16 @@ Histogram histogramFromJson(const json& h) {
     const bool log = h.value("scale", std::string("linear")) == "log10";
     const double lo = number(edges.front()), hi = number(edges.back());
     if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi) || (log && !(lo > 0))) return {};
-    Histogram out(lo, hi, static_cast<int>(counts.size()), log ? Histogram::Scale::Log10 : Histogram::Scale::Linear);
+    Histogram out(lo, hi, static_cast<int>(counts.size()),
+                  log ? Histogram::Scale::Log10 : Histogram::Scale::Linear);
     const std::vector<double> e = out.edges();
     for (std::size_t i = 0; i < counts.size(); ++i) {
         const std::int64_t n = whole(counts[i]);
         if (n > 0) out.add(log ? std::sqrt(e[i] * e[i + 1]) : 0.5 * (e[i] + e[i + 1]), n);
     }
     const double inf = std::numeric_limits<double>::infinity();
-    if (const std::int64_t n = whole(field(h, "underflow", "a histogram")); n > 0) out.add(log ? 0.0 : -inf, n);
+    if (const std::int64_t n = whole(field(h, "underflow", "a histogram")); n > 0)
+        out.add(log ? 0.0 : -inf, n);
     if (const std::int64_t n = whole(field(h, "overflow", "a histogram")); n > 0) out.add(inf, n);
     return out;
 }
@@ -77,7 +79,8 @@ ErrorStats statsFromJson(const json& stats) {
     return ErrorStats::fromSums(s);
 }
 
-ClippingStats clippingFromJson(const json& perChannel, const json& stats, const ErrorStats& e, bool floatTarget) {
+ClippingStats clippingFromJson(const json& perChannel, const json& stats, const ErrorStats& e,
+                               bool floatTarget) {
     const char* where = "\"per_channel\"";
     const json& low = array(perChannel, "clipped_low", where);
     const std::size_t n = low.size();
@@ -86,9 +89,9 @@ ClippingStats clippingFromJson(const json& perChannel, const json& stats, const 
         if (c.size() != n) throw FileError(std::string(where) + " \"" + key + "\" has another length");
         return c;
     };
-    const json &high = column("clipped_high"), &clipErr = column("clip_error_sq"), &roundErr = column("round_error_sq"),
-               &maxErr = column("max_abs_error"), &ftz = column("flushed_to_zero"), &count = column("count"),
-               &sumSqX = column("sum_sq_x");
+    const json &high = column("clipped_high"), &clipErr = column("clip_error_sq"),
+               &roundErr = column("round_error_sq"), &maxErr = column("max_abs_error"),
+               &ftz = column("flushed_to_zero"), &count = column("count"), &sumSqX = column("sum_sq_x");
     std::vector<GroupClipping> rows(n);
     for (std::size_t g = 0; g < n; ++g) {
         GroupClipping& r = rows[g];
@@ -111,8 +114,8 @@ ClippingStats clippingFromJson(const json& perChannel, const json& stats, const 
     total.sumSqX = e.sums().sumSqX;
     total.maxAbsError = e.maxAbsError();
     const std::int64_t groups = whole(field(perChannel, "groups", where));
-    return ClippingStats::listed(std::move(rows), static_cast<std::size_t>(std::max<std::int64_t>(groups, 0)), total,
-                                 floatTarget);
+    return ClippingStats::listed(std::move(rows), static_cast<std::size_t>(std::max<std::int64_t>(groups, 0)),
+                                 total, floatTarget);
 }
 
 Timing timingFromJson(const json& t) {
@@ -131,7 +134,8 @@ Timing timingFromJson(const json& t) {
 TensorReport readEntry(const json& t) {
     TensorReport r;
     r.name = field(t, "name", "a tensor entry").get<std::string>();
-    for (const auto& d : array(t, "shape", "a tensor entry")) r.shape.push_back(whole(d));
+    for (const auto& d : array(t, "shape", "a tensor entry"))
+        r.shape.push_back(whole(d));
     if (const auto dtype = dtypeFromName(t.value("dtype", std::string()))) r.dtype = *dtype;
     r.error = t.value("error", std::string());
     r.passedThrough = t.value("passed_through", std::string());
@@ -156,7 +160,8 @@ TensorReport readEntry(const json& t) {
     a.absErrorLog = histogramFromJson(field(hist, "abs_error_log", "\"histograms\""));
     const json& values = field(hist, "values", "\"histograms\"");
     a.values = histogramFromJson(values);
-    for (const auto& g : array(values, "grid", "the value histogram")) a.grid.push_back(number(g));
+    for (const auto& g : array(values, "grid", "the value histogram"))
+        a.grid.push_back(number(g));
     a.gridGroup = whole(field(values, "grid_group", "the value histogram"));
     a.gridEdges.low = number(field(values, "clip_low", "the value histogram"));
     a.gridEdges.high = number(field(values, "clip_high", "the value histogram"));
@@ -168,7 +173,8 @@ TensorReport readEntry(const json& t) {
     }
     const json& perChannel = field(t, "per_channel", "a tensor entry");
     a.clipping = clippingFromJson(perChannel, stats, a.stats, isFloatTarget(r.plan.codeTarget));
-    for (const auto& s : array(perChannel, "scale", "\"per_channel\"")) r.params.scales.push_back(static_cast<float>(number(s)));
+    for (const auto& s : array(perChannel, "scale", "\"per_channel\""))
+        r.params.scales.push_back(static_cast<float>(number(s)));
     if (!r.plan.spec.symmetric)
         for (const auto& z : array(perChannel, "zero_point", "\"per_channel\""))
             r.params.zeroPoints.push_back(static_cast<float>(number(z)));

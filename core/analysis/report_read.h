@@ -1,9 +1,9 @@
 #pragma once
 // Reading a JSON report back into the structures the pages draw (the GUI opening a report written
 // earlier, or merged from shards): the same statistics, histograms, per-group rows and timing.
-#include <nlohmann/json.hpp>
-
 #include "analysis/report.h"
+
+#include <nlohmann/json.hpp>
 
 namespace ql {
 

@@ -1,16 +1,16 @@
 #pragma once
 // The Backend interface (DESIGN "Backends and jobs"): one small contract every device implements.
+#include "backend/timing.h"
+#include "quant/params.h"
+#include "quant/plan.h"
+#include "tensor/tensor.h"
+
 #include <functional>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "backend/timing.h"
-#include "quant/params.h"
-#include "quant/plan.h"
-#include "tensor/tensor.h"
 
 namespace ql {
 
@@ -22,7 +22,8 @@ using ProgressFn = std::function<bool(double done)>;
 /// flag in Result so that a cancelled run can never be mistaken for a finished one.
 class Cancelled : public std::runtime_error {
 public:
-    Cancelled() : std::runtime_error("cancelled") {}
+    Cancelled()
+        : std::runtime_error("cancelled") {}
 };
 
 /// One quantization job: the data, the resolved plan, and optionally the parameters to use.

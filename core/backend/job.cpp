@@ -1,9 +1,8 @@
 #include "backend/backend.h"
+#include "tensor/error.h"
 
 #include <algorithm>
 #include <cstdint>
-
-#include "tensor/error.h"
 
 namespace ql {
 

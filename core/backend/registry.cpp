@@ -24,7 +24,8 @@ const Backend& BackendRegistry::require(const std::string& name) const {
 
 std::string BackendRegistry::names() const {
     std::string out;
-    for (const auto& b : m_backends) out += (out.empty() ? "" : ", ") + b->name();
+    for (const auto& b : m_backends)
+        out += (out.empty() ? "" : ", ") + b->name();
     return out;
 }
 

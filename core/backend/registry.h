@@ -1,12 +1,12 @@
 #pragma once
 // The list of compiled-in backends. Filled in one explicit place (registerBuiltinBackends in
 // backends/), never by static initialisers; CPU backends come last as the fallback.
+#include "backend/backend.h"
+#include "tensor/error.h"
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "backend/backend.h"
-#include "tensor/error.h"
 
 namespace ql {
 

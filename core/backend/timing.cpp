@@ -25,12 +25,14 @@ Timing Timing::fromRuns(const std::vector<PhaseTimes>& runs) {
     t.runs = static_cast<int>(runs.size());
     if (runs.empty()) return t;
     // One pass per phase keeps the member list in a single place.
-    double PhaseTimes::* const phases[] = {&PhaseTimes::prepareMs, &PhaseTimes::uploadMs, &PhaseTimes::kernelMs,
-                                           &PhaseTimes::downloadMs, &PhaseTimes::totalMs};
+    double PhaseTimes::*const phases[] = {&PhaseTimes::prepareMs, &PhaseTimes::uploadMs,
+                                          &PhaseTimes::kernelMs, &PhaseTimes::downloadMs,
+                                          &PhaseTimes::totalMs};
     for (auto phase : phases) {
         std::vector<double> v;
         v.reserve(runs.size());
-        for (const auto& r : runs) v.push_back(r.*phase);
+        for (const auto& r : runs)
+            v.push_back(r.*phase);
         const PhaseSummary s = summarize(std::move(v));
         t.median.*phase = s.median;
         t.min.*phase = s.min;

@@ -1,17 +1,17 @@
 #include "io/atomic_file.h"
 
+#include "io/mapped_file.h"
+#include "tensor/error.h"
+
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <filesystem>
 #include <fcntl.h>
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
-
-#include "io/mapped_file.h"
-#include "tensor/error.h"
 
 namespace fs = std::filesystem;
 
@@ -68,11 +68,11 @@ void refuseOverwritingSource(const std::string& target, const std::string& sourc
     if (sourcePath.empty()) return;
     std::error_code ec;
     const bool same = fs::exists(target, ec) && fs::exists(sourcePath, ec)
-        ? fs::equivalent(target, sourcePath, ec)
-        : fs::weakly_canonical(target, ec) == fs::weakly_canonical(sourcePath, ec);
+                          ? fs::equivalent(target, sourcePath, ec)
+                          : fs::weakly_canonical(target, ec) == fs::weakly_canonical(sourcePath, ec);
     if (same)
-        throw FileError(target + ": refusing to write over the file being read (" + sourcePath
-                        + "); choose another output file");
+        throw FileError(target + ": refusing to write over the file being read (" + sourcePath +
+                        "); choose another output file");
 }
 
 AtomicFile::AtomicFile(std::string target, const std::string& sourcePath)
@@ -88,8 +88,8 @@ AtomicFile::AtomicFile(std::string target, const std::string& sourcePath)
     buf.push_back('\0');
     m_fd = ::mkostemp(buf.data(), O_CLOEXEC);
     if (m_fd < 0)
-        throw FileError(m_target + ": cannot create a temporary file in " + dir.string() + ": "
-                        + systemReason(errno));
+        throw FileError(m_target + ": cannot create a temporary file in " + dir.string() + ": " +
+                        systemReason(errno));
     m_temp.assign(buf.data());
     m_slot = registerTemporary(m_temp);
     // mkstemp creates 0600; an exported model is an ordinary shareable file.

@@ -1,16 +1,16 @@
 #include "io/child_process.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include "tensor/error.h"
 
 #include <cerrno>
 #include <csignal>
-
-#include "tensor/error.h"
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace ql {
 
-void runInChild(const std::function<void()>& work, int timeoutMs, const std::string& what, const std::string& crashed) {
+void runInChild(const std::function<void()>& work, int timeoutMs, const std::string& what,
+                const std::string& crashed) {
     const pid_t pid = ::fork();
     if (pid == 0) {
         try {

@@ -1,13 +1,13 @@
 #pragma once
 // Writing quantized weights that other tools load. Every write goes to a temporary file in the
 // target folder and is renamed into place; on any error or cancel the target is left untouched.
-#include <functional>
-#include <string>
-#include <vector>
-
 #include "io/safetensors_writer.h"
 #include "quant/params.h"
 #include "quant/plan.h"
+
+#include <functional>
+#include <string>
+#include <vector>
 
 namespace ql {
 
@@ -47,7 +47,8 @@ struct ExportExtras {
 /// kept and failed tensors). `sourcePath` (may be empty) is refused as a target: writing over the
 /// file being read.
 void exportSafetensors(const std::string& path, const std::vector<QuantizedTensor>& tensors,
-                       ExportLayout layout, const std::string& sourcePath = {}, const ExportExtras& extras = {});
+                       ExportLayout layout, const std::string& sourcePath = {},
+                       const ExportExtras& extras = {});
 /// HDF5: one group per tensor with codes, scale, zero point datasets and the spec as attributes; kept
 /// tensors as plain datasets under their own names.
 void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>& tensors,

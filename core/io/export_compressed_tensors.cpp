@@ -13,6 +13,12 @@
 //   1/s_g, and the FP4 values are unpacked to bf16, so x̂ is bf16 whatever the scale dtype.
 #include "io/export_compressed_tensors.h"
 
+#include "io/atomic_file.h"
+#include "io/export_tensors.h"
+#include "quant/packing.h"
+#include "tensor/error.h"
+#include "tensor/float_formats.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -20,12 +26,6 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include "io/atomic_file.h"
-#include "io/export_tensors.h"
-#include "quant/packing.h"
-#include "tensor/error.h"
-#include "tensor/float_formats.h"
 
 namespace fs = std::filesystem;
 
@@ -61,15 +61,17 @@ Strategy strategyOf(const QuantizedTensor& q, const std::string& file, bool need
     const QuantPlan& p = q.plan;
     const auto& dims = p.layout.dims;
     for (const auto& d : dims)
-        if (d.kind == DimMapping::Kind::Ragged) refuse(file, q, "ragged groups have no compressed-tensors strategy");
+        if (d.kind == DimMapping::Kind::Ragged)
+            refuse(file, q, "ragged groups have no compressed-tensors strategy");
     const bool allShared = std::all_of(dims.begin(), dims.end(), [&](const DimMapping& d) {
         std::int64_t b = 0;
         return kindOf(d, p.shape[static_cast<std::size_t>(&d - dims.data())], &b) == DimMapping::Kind::Shared;
     });
     if (allShared && !(needsRows && p.shape.size() != 2)) return {"tensor"};
     if (p.shape.size() != 2)
-        refuse(file, q, "compressed-tensors " + std::string(needsRows ? "packs" : "scales") + " 2-D weights [rows, columns] only; this tensor is " +
-                            toString(p.shape));
+        refuse(file, q,
+               "compressed-tensors " + std::string(needsRows ? "packs" : "scales") +
+                   " 2-D weights [rows, columns] only; this tensor is " + toString(p.shape));
     const std::int64_t rows = p.shape[0], cols = p.shape[1];
     std::int64_t b0 = 0, b1 = 0;
     const auto k0 = kindOf(dims[0], rows, &b0), k1 = kindOf(dims[1], cols, &b1);
@@ -77,29 +79,35 @@ Strategy strategyOf(const QuantizedTensor& q, const std::string& file, bool need
     if (k0 == K::Full && k1 == K::Shared) return {"channel"};
     if (k0 == K::Full && k1 == K::Block) {
         if (cols % b1 != 0)
-            refuse(file, q, "groups of " + std::to_string(b1) + " do not divide the " + std::to_string(cols) +
-                                " columns (compressed-tensors needs equal groups)");
+            refuse(file, q,
+                   "groups of " + std::to_string(b1) + " do not divide the " + std::to_string(cols) +
+                       " columns (compressed-tensors needs equal groups)");
         return {"group", b1};
     }
     if (k0 == K::Block || (k0 == K::Shared && k1 == K::Block)) {
         const std::int64_t br = k0 == K::Shared ? rows : b0, bc = k1 == K::Shared ? cols : b1;
-        if (k1 == K::Full) refuse(file, q, "blocks of one column are not a compressed-tensors block structure");
+        if (k1 == K::Full)
+            refuse(file, q, "blocks of one column are not a compressed-tensors block structure");
         if (rows % br != 0 || cols % bc != 0)
-            refuse(file, q, "blocks of " + std::to_string(br) + "x" + std::to_string(bc) + " do not divide " +
-                                toString(p.shape) + " (compressed-tensors needs equal blocks)");
+            refuse(file, q,
+                   "blocks of " + std::to_string(br) + "x" + std::to_string(bc) + " do not divide " +
+                       toString(p.shape) + " (compressed-tensors needs equal blocks)");
         // The loader infers the strategy from the scale's shape: [r, 1] with r < rows reads as a
         // channel scale and does not broadcast.
         if (cols / bc == 1 && rows / br != 1)
-            refuse(file, q, "blocks spanning every column read back as per-channel scales in compressed-tensors");
+            refuse(file, q,
+                   "blocks spanning every column read back as per-channel scales in compressed-tensors");
         return {"block", 0, br, bc};
     }
     if (k0 == K::Shared && k1 == K::Full)
-        refuse(file, q, "compressed-tensors' channel strategy gives each row (axis 0) its own scale, not each column");
+        refuse(file, q,
+               "compressed-tensors' channel strategy gives each row (axis 0) its own scale, not each column");
     refuse(file, q, "this scale layout has no compressed-tensors strategy");
 }
 
 bool integral(const std::vector<float>& v) {
-    return std::all_of(v.begin(), v.end(), [](float z) { return std::isfinite(z) && z == std::nearbyint(z); });
+    return std::all_of(v.begin(), v.end(),
+                       [](float z) { return std::isfinite(z) && z == std::nearbyint(z); });
 }
 
 Tensor floatsAs(DType dtype, const Shape& shape, const std::vector<float>& values) {
@@ -111,8 +119,7 @@ Tensor floatsAs(DType dtype, const Shape& shape, const std::vector<float>& value
     return t;
 }
 
-template <typename T>
-Tensor filled(DType dtype, const Shape& shape, const std::vector<T>& values) {
+template <typename T> Tensor filled(DType dtype, const Shape& shape, const std::vector<T>& values) {
     Tensor t(dtype, shape);
     if (!values.empty()) std::memcpy(t.mutableData(), values.data(), values.size() * sizeof(T));
     return t;
@@ -125,26 +132,34 @@ Shape scaleShapeOf(const QuantPlan& plan, const Strategy& s) {
 }
 
 // Zero points one per scale, shifted into compressed-tensors' signed range.
-std::vector<std::int8_t> shiftedZeroPoints(const QuantizedTensor& q, std::int64_t count, std::int64_t offset) {
+std::vector<std::int8_t> shiftedZeroPoints(const QuantizedTensor& q, std::int64_t count,
+                                           std::int64_t offset) {
     std::vector<std::int8_t> zp(static_cast<std::size_t>(count));
     for (std::int64_t g = 0; g < count; ++g)
-        zp[static_cast<std::size_t>(g)] = static_cast<std::int8_t>(static_cast<std::int64_t>(q.params.zeroPointOf(g)) + offset);
+        zp[static_cast<std::size_t>(g)] =
+            static_cast<std::int8_t>(static_cast<std::int64_t>(q.params.zeroPointOf(g)) + offset);
     return zp;
 }
 
-std::string moduleOf(const std::string& name) { return name.substr(0, name.size() - std::string(".weight").size()); }
+std::string moduleOf(const std::string& name) {
+    return name.substr(0, name.size() - std::string(".weight").size());
+}
 
 bool isWeightName(const std::string& name) {
     const std::string suffix = ".weight";
-    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string observerOf(const QuantSpec& spec) {
     switch (spec.calibration.method) {
     case CalibMethod::AbsMax:
-    case CalibMethod::MinMax: return spec.preset == Preset::NVFP4 ? "static_minmax" : "minmax";
-    case CalibMethod::Mse: return "mse";
-    default: return {};
+    case CalibMethod::MinMax:
+        return spec.preset == Preset::NVFP4 ? "static_minmax" : "minmax";
+    case CalibMethod::Mse:
+        return "mse";
+    default:
+        return {};
     }
 }
 
@@ -166,22 +181,27 @@ CompressedTensorsArgs compressedTensorsArgs(const QuantizedTensor& q, const std:
     const Preset preset = p.spec.preset;
     switch (p.convention.scaleOp) {
     case ScaleOp::Divide:
-    case ScaleOp::MultiplyReciprocal: break; // x̂ = (q - zp) * s: the step compressed-tensors multiplies by
+    case ScaleOp::MultiplyReciprocal:
+        break; // x̂ = (q - zp) * s: the step compressed-tensors multiplies by
     case ScaleOp::Multiply:
-        refuse(file, q, "its scale is an inverse step (x̂ = (q - zp) / s) and compressed-tensors multiplies by "
-                        "weight_scale; no stored step reproduces the division bit for bit");
+        refuse(file, q,
+               "its scale is an inverse step (x̂ = (q - zp) / s) and compressed-tensors multiplies by "
+               "weight_scale; no stored step reproduces the division bit for bit");
     case ScaleOp::MultiplyTwice:
-        refuse(file, q, "sqrt mode applies the scale twice ((x * s) * s) and compressed-tensors has one "
-                        "multiplying weight_scale");
+        refuse(file, q,
+               "sqrt mode applies the scale twice ((x * s) * s) and compressed-tensors has one "
+               "multiplying weight_scale");
     }
     if (!q.params.zeroPoints.empty() && !integral(q.params.zeroPoints))
-        refuse(file, q, "its zero points are float offsets and compressed-tensors stores integer zero points");
+        refuse(file, q,
+               "its zero points are float offsets and compressed-tensors stores integer zero points");
 
     CompressedTensorsArgs a;
-    nlohmann::json w = {{"num_bits", 8},         {"type", "int"},      {"symmetric", true},
-                        {"group_size", nullptr}, {"strategy", "tensor"}, {"block_structure", nullptr},
-                        {"dynamic", false},      {"actorder", nullptr}, {"observer", nullptr},
-                        {"observer_kwargs", nlohmann::json::object()}};
+    nlohmann::json w = {{"num_bits", 8},        {"type", "int"},
+                        {"symmetric", true},    {"group_size", nullptr},
+                        {"strategy", "tensor"}, {"block_structure", nullptr},
+                        {"dynamic", false},     {"actorder", nullptr},
+                        {"observer", nullptr},  {"observer_kwargs", nlohmann::json::object()}};
     const std::string observer = observerOf(p.spec);
     if (!observer.empty()) w["observer"] = observer;
     const bool fp4 = t == Target::Fp4E2M1;
@@ -211,29 +231,36 @@ CompressedTensorsArgs compressedTensorsArgs(const QuantizedTensor& q, const std:
         break;
     case Target::Fp4E2M1: {
         if (preset != Preset::NVFP4 && preset != Preset::MX)
-            refuse(file, q, "compressed-tensors stores FP4 only as NVFP4 (E4M3 block scales of 16) or MXFP4 (E8M0 "
-                            "block scales of 32)");
+            refuse(file, q,
+                   "compressed-tensors stores FP4 only as NVFP4 (E4M3 block scales of 16) or MXFP4 (E8M0 "
+                   "block scales of 32)");
         a.format = preset == Preset::NVFP4 ? "nvfp4-pack-quantized" : "mxfp4-pack-quantized";
         w["type"] = "float";
         w["num_bits"] = 4;
         s = strategyOf(q, file, true);
         const std::int64_t block = preset == Preset::NVFP4 ? 16 : 32;
         if (s.name != "group" || s.groupSize != block)
-            refuse(file, q, "compressed-tensors' " + a.format + " has blocks of " + std::to_string(block) +
-                                " along the columns of a 2-D weight");
+            refuse(file, q,
+                   "compressed-tensors' " + a.format + " has blocks of " + std::to_string(block) +
+                       " along the columns of a 2-D weight");
         if (preset == Preset::NVFP4) s.name = "tensor_group"; // the per-tensor global scale
         if (preset == Preset::MX)
             for (std::uint8_t c : q.params.scaleCodes)
-                if (c == 0xFF) refuse(file, q, "an E8M0 NaN block scale (0xFF) reads back as 2^128 in compressed-tensors");
+                if (c == 0xFF)
+                    refuse(file, q,
+                           "an E8M0 NaN block scale (0xFF) reads back as 2^128 in compressed-tensors");
         break;
     }
-    case Target::Fp8E5M2: refuse(file, q, "compressed-tensors' 8-bit float format is E4M3 only");
-    case Target::Int32: refuse(file, q, "compressed-tensors has no 32-bit integer weight format");
+    case Target::Fp8E5M2:
+        refuse(file, q, "compressed-tensors' 8-bit float format is E4M3 only");
+    case Target::Int32:
+        refuse(file, q, "compressed-tensors has no 32-bit integer weight format");
     }
     if (s.name == "tensor" && p.shape.size() != 2 && packed)
         refuse(file, q, "compressed-tensors packs 2-D weights only; this tensor is " + toString(p.shape));
     if (fp4 && p.shape[1] % 2 != 0) refuse(file, q, "FP4 packing needs an even number of columns");
-    if (!p.spec.symmetric && w["type"] == "float") refuse(file, q, "compressed-tensors' float formats are symmetric");
+    if (!p.spec.symmetric && w["type"] == "float")
+        refuse(file, q, "compressed-tensors' float formats are symmetric");
     w["strategy"] = s.name;
     if (s.groupSize > 0) w["group_size"] = s.groupSize;
     if (s.name == "block") w["block_structure"] = {s.blockRows, s.blockCols};
@@ -265,7 +292,8 @@ std::vector<NamedTensor> compressedTensorsTensors(const QuantizedTensor& q, cons
         // packed with compressed-tensors' +8.
         const auto words = packCompressedTensors(q.codes, p.shape);
         out.push_back({names.codes, filled(DType::I32, Shape{p.shape[0], (p.shape[1] + 7) / 8}, words)});
-        out.push_back({names.shape, filled(DType::I64, Shape{2}, std::vector<std::int64_t>{p.shape[0], p.shape[1]})});
+        out.push_back(
+            {names.shape, filled(DType::I64, Shape{2}, std::vector<std::int64_t>{p.shape[0], p.shape[1]})});
         d["shape"] = names.shape;
         d["packing"] = "compressed-tensors-int32";
     } else if (t == Target::Fp8E4M3) {
@@ -299,8 +327,9 @@ std::vector<NamedTensor> compressedTensorsTensors(const QuantizedTensor& q, cons
         const std::vector<float> back = scale.toFloatVector();
         for (std::size_t i = 0; i < back.size(); ++i)
             if (!std::isfinite(back[i]) || (back[i] == 0.0f) != (q.params.scales[i] == 0.0f))
-                refuse(file, q, "scale " + std::to_string(q.params.scales[i]) + " is not representable in " +
-                                    std::string(nameOf(dt)) + ", the weight's dtype");
+                refuse(file, q,
+                       "scale " + std::to_string(q.params.scales[i]) + " is not representable in " +
+                           std::string(nameOf(dt)) + ", the weight's dtype");
         out.push_back({names.scale, std::move(scale)});
         d["scale_encoding"] = std::string(nameOf(dt));
     }
@@ -314,7 +343,8 @@ std::vector<NamedTensor> compressedTensorsTensors(const QuantizedTensor& q, cons
             std::vector<std::int32_t> words(static_cast<std::size_t>(wordRows * cols), 0);
             for (std::int64_t r = 0; r < rows; ++r)
                 for (std::int64_t c = 0; c < cols; ++c) {
-                    const auto v = static_cast<std::uint32_t>(zp[static_cast<std::size_t>(r * cols + c)] + 8) & 0xFu;
+                    const auto v =
+                        static_cast<std::uint32_t>(zp[static_cast<std::size_t>(r * cols + c)] + 8) & 0xFu;
                     auto& word = words[static_cast<std::size_t>((r / 8) * cols + c)];
                     word = static_cast<std::int32_t>(static_cast<std::uint32_t>(word) | (v << (4 * (r % 8))));
                 }
@@ -339,7 +369,8 @@ CompressedTensorsConfig compressedTensorsConfig(const std::string& exportPath,
     for (const auto& q : tensors) {
         const CompressedTensorsArgs a = compressedTensorsArgs(q, exportPath);
         if (!isWeightName(q.name))
-            throw FileError(exportPath + ": tensor '" + q.name + "': compressed-tensors quantizes a module's "
+            throw FileError(exportPath + ": tensor '" + q.name +
+                            "': compressed-tensors quantizes a module's "
                             "\"weight\"; this name does not end in \".weight\"; use --export-layout native");
         const nlohmann::json key = {{"format", a.format}, {"weights", a.weights}};
         auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
@@ -378,12 +409,15 @@ CompressedTensorsConfig compressedTensorsConfig(const std::string& exportPath,
     fs::path sourceConfig;
     if (!sourcePath.empty()) {
         sourceConfig = fs::absolute(sourcePath).parent_path() / "config.json";
-        if (fs::is_regular_file(sourceConfig, ec)) config = readJson(sourceConfig);
-        else sourceConfig.clear();
+        if (fs::is_regular_file(sourceConfig, ec))
+            config = readJson(sourceConfig);
+        else
+            sourceConfig.clear();
     }
     if (fs::exists(target, ec)) {
         if (!sourceConfig.empty() && fs::equivalent(target, sourceConfig, ec))
-            throw FileError(target.string() + ": is the input model's own config.json; the export must not modify "
+            throw FileError(target.string() +
+                            ": is the input model's own config.json; the export must not modify "
                             "its input: write the export to another folder");
         nlohmann::json existing = readJson(target);
         const bool ours = existing.contains("quantlens_export");
@@ -393,11 +427,13 @@ CompressedTensorsConfig compressedTensorsConfig(const std::string& exportPath,
             j->erase("quantlens_export");
         }
         if (!ours && (sourceConfig.empty() || a != b))
-            throw FileError(target.string() + ": a config.json that is neither a QuantLens export's nor a copy of the "
+            throw FileError(target.string() +
+                            ": a config.json that is neither a QuantLens export's nor a copy of the "
                             "source model's is already there; write the export to another folder");
     }
     config["quantization_config"] = quantizationConfig;
-    config["quantlens_export"] = {{"file", fs::path(exportPath).filename().string()}, {"format", "quantlens-export"}};
+    config["quantlens_export"] = {{"file", fs::path(exportPath).filename().string()},
+                                  {"format", "quantlens-export"}};
     return {target.string(), config.dump(2) + "\n"};
 }
 

@@ -2,21 +2,20 @@
 // compressed-tensors checkpoints that vLLM's and transformers' loaders accept: each quantized tensor in
 // the exact layout of its compressed-tensors format, and the config.json "quantization_config" that
 // names the formats, the per-group arguments and the modules they apply to.
-#include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
 #include "io/export.h"
 #include "io/safetensors_writer.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 namespace ql {
 
 /// How one quantized tensor is stored in compressed-tensors terms. Building it checks that
 /// compressed-tensors' dequantization, (q - zp) * weight_scale, reproduces QuantLens's x̂.
 struct CompressedTensorsArgs {
-    std::string format;     // "int-quantized", "pack-quantized", "float-quantized", "nvfp4-pack-quantized", ...
-    nlohmann::json weights; // the QuantizationArgs of its config group (num_bits, type, strategy, ...)
+    std::string format; // "int-quantized", "pack-quantized", "float-quantized", "nvfp4-pack-quantized", ...
+    nlohmann::json weights;      // the QuantizationArgs of its config group (num_bits, type, strategy, ...)
     std::int64_t codeOffset = 0; // added to QuantLens's codes and zero points: -2^(b-1) for unsigned targets
 };
 /// Throws FileError naming `file`, the tensor, the preset and the reason when the tensor cannot be

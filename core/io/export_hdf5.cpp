@@ -1,13 +1,13 @@
 // exportHdf5: one group per tensor with codes, scale and zero point datasets and the plan as attributes.
-#include <algorithm>
-#include <nlohmann/json.hpp>
-
 #include "io/atomic_file.h"
 #include "io/export.h"
 #include "io/export_tensors.h"
 #include "io/hdf5_util.h"
 #include "quant/spec_json.h"
 #include "tensor/error.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace ql {
 namespace {
@@ -18,19 +18,20 @@ void writeStringAttribute(hid_t obj, const char* name, const std::string& value,
     H5Tset_size(type.get(), H5T_VARIABLE);
     H5Tset_cset(type.get(), H5T_CSET_UTF8);
     h5::Id space = h5::check(H5Screate(H5S_SCALAR), H5Sclose, file, "attribute space");
-    h5::Id attr = h5::check(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
-                            file, std::string("attribute ") + name);
+    h5::Id attr = h5::check(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                            H5Aclose, file, std::string("attribute ") + name);
     const char* p = value.c_str();
     h5::check(H5Awrite(attr.get(), type.get(), &p), file, std::string("writing attribute ") + name);
 }
 
-void writeDataset(hid_t group, const char* name, const Tensor& t, const std::string& file, const std::string& tensor,
-                  hid_t lcpl = H5P_DEFAULT) {
+void writeDataset(hid_t group, const char* name, const Tensor& t, const std::string& file,
+                  const std::string& tensor, hid_t lcpl = H5P_DEFAULT) {
     const std::string what = "tensor '" + tensor + "': dataset " + name;
     std::vector<hsize_t> dims(t.shape().begin(), t.shape().end());
-    h5::Id space = dims.empty() ? h5::check(H5Screate(H5S_SCALAR), H5Sclose, file, what)
-                                : h5::check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
-                                            H5Sclose, file, what);
+    h5::Id space = dims.empty()
+                       ? h5::check(H5Screate(H5S_SCALAR), H5Sclose, file, what)
+                       : h5::check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                                   H5Sclose, file, what);
     h5::Id dcpl = h5::check(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, file, what);
     // Large code arrays compress well (few distinct values); chunks of whole rows, about 1 MiB each.
     const bool big = t.byteSize() >= (1u << 20) && !dims.empty() && t.elementCount() > 0;
@@ -47,7 +48,8 @@ void writeDataset(hid_t group, const char* name, const Tensor& t, const std::str
     h5::Id dset = h5::check(H5Dcreate2(group, name, type, space.get(), lcpl, dcpl.get(), H5P_DEFAULT),
                             H5Dclose, file, what);
     if (t.elementCount() > 0)
-        h5::check(H5Dwrite(dset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data()), file, "writing " + what);
+        h5::check(H5Dwrite(dset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data()), file,
+                  "writing " + what);
     if (t.dtype() == DType::F8E4M3 || t.dtype() == DType::F8E5M2)
         writeStringAttribute(dset.get(), "encoding", std::string(nameOf(t.dtype())) + " codes", file);
 }
@@ -59,7 +61,8 @@ void writeKeptDataset(hid_t file, hid_t lcpl, const NamedTensor& k, const std::s
     const bool widen = d == DType::F16 || d == DType::BF16;
     const Tensor values = widen ? Tensor::fromFloats(k.tensor.shape(), k.tensor.toFloatVector()) : k.tensor;
     writeDataset(file, k.name.c_str(), values, path, k.name, lcpl);
-    h5::Id dset = h5::check(H5Dopen2(file, k.name.c_str(), H5P_DEFAULT), H5Dclose, path, "tensor '" + k.name + "'");
+    h5::Id dset =
+        h5::check(H5Dopen2(file, k.name.c_str(), H5P_DEFAULT), H5Dclose, path, "tensor '" + k.name + "'");
     writeStringAttribute(dset.get(), "quantlens",
                          widen ? "kept unquantized, widened from " + std::string(nameOf(d)) + " to f32"
                                : std::string("kept unquantized"),
@@ -68,24 +71,28 @@ void writeKeptDataset(hid_t file, hid_t lcpl, const NamedTensor& k, const std::s
 
 } // namespace
 
-void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>& tensors, const std::string& sourcePath,
-                const ExportExtras& extras) {
+void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>& tensors,
+                const std::string& sourcePath, const ExportExtras& extras) {
     refuseOverwritingSource(path, sourcePath);
-    for (const auto& q : tensors) checkQuantizedTensor(q, path);
+    for (const auto& q : tensors)
+        checkQuantizedTensor(q, path);
     AtomicFile out(path, sourcePath);
     {
         h5::Lock lock;
-        h5::Id file = h5::check(H5Fcreate(out.tempPath().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
-                                path, "cannot create");
+        h5::Id file = h5::check(H5Fcreate(out.tempPath().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                                H5Fclose, path, "cannot create");
         nlohmann::json meta = {{"format", "quantlens-export"}, {"version", 1}};
-        for (const auto& k : extras.kept) meta["kept"].push_back(k.name);
-        for (const auto& [name, reason] : extras.failed) meta["failed"].push_back({{"name", name}, {"reason", reason}});
+        for (const auto& k : extras.kept)
+            meta["kept"].push_back(k.name);
+        for (const auto& [name, reason] : extras.failed)
+            meta["failed"].push_back({{"name", name}, {"reason", reason}});
         writeStringAttribute(file.get(), "quantlens", meta.dump(), path);
         h5::Id lcpl = h5::check(H5Pcreate(H5P_LINK_CREATE), H5Pclose, path, "link properties");
         H5Pset_create_intermediate_group(lcpl.get(), 1); // names with '/' become nested groups
         for (const auto& q : tensors) {
-            h5::Id group = h5::check(H5Gcreate2(file.get(), q.name.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
-                                     H5Gclose, path, "tensor '" + q.name + "': cannot create its group");
+            h5::Id group =
+                h5::check(H5Gcreate2(file.get(), q.name.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+                          H5Gclose, path, "tensor '" + q.name + "': cannot create its group");
             Tensor codes = codesTensor(q);
             writeDataset(group.get(), "codes", codes, path, q.name);
             ScaleTensors s = scaleTensors(q, path);
@@ -101,7 +108,8 @@ void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>& ten
             writeKeptDataset(file.get(), lcpl.get(), k, path);
         h5::check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), path, "flushing");
         file.reset();
-        if (H5Eget_num(H5E_DEFAULT) > 0) throw FileError(path + ": closing the HDF5 file failed: " + h5::reason());
+        if (H5Eget_num(H5E_DEFAULT) > 0)
+            throw FileError(path + ": closing the HDF5 file failed: " + h5::reason());
     }
     out.commit();
 }

@@ -4,8 +4,10 @@
 
 namespace ql {
 
-void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>&, const std::string&, const ExportExtras&) {
-    throw FileError(path + ": this build of QuantLens has no HDF5 support (configure with -DQUANTLENS_HDF5=ON)");
+void exportHdf5(const std::string& path, const std::vector<QuantizedTensor>&, const std::string&,
+                const ExportExtras&) {
+    throw FileError(path +
+                    ": this build of QuantLens has no HDF5 support (configure with -DQUANTLENS_HDF5=ON)");
 }
 
 } // namespace ql

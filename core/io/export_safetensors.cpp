@@ -1,11 +1,6 @@
 // exportSafetensors: quantized codes, scales and zero points in compressed-tensors' exact layout
 // (export_compressed_tensors.h) or as the operator emits them (spec/cli.md "Export"), with the full
 // QuantLens plan in __metadata__ so a file can be re-analysed.
-#include <cmath>
-#include <cstring>
-
-#include <nlohmann/json.hpp>
-
 #include "io/atomic_file.h"
 #include "io/export.h"
 #include "io/export_compressed_tensors.h"
@@ -15,6 +10,10 @@
 #include "quant/packing.h"
 #include "quant/spec_json.h"
 #include "tensor/error.h"
+
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
 
 namespace ql {
 
@@ -34,8 +33,7 @@ std::string_view layoutName(ExportLayout layout) {
     return layout == ExportLayout::CompressedTensors ? "compressed-tensors" : "native";
 }
 
-template <typename T>
-Tensor vectorTensor(DType dtype, Shape shape, const std::vector<T>& values) {
+template <typename T> Tensor vectorTensor(DType dtype, Shape shape, const std::vector<T>& values) {
     Tensor t(dtype, std::move(shape));
     if (!values.empty()) std::memcpy(t.mutableData(), values.data(), values.size() * sizeof(T));
     return t;
@@ -56,7 +54,8 @@ Payload packedPayload(const QuantizedTensor& q, ExportLayout layout, const std::
         const auto words = packCompressedTensors(q.codes, q.plan.shape);
         shape.back() = (shape.back() + 7) / 8;
         if (static_cast<std::int64_t>(words.size()) != elementCount(shape))
-            throw FileError(file + ": tensor '" + q.name + "': packed word count does not match " + toString(shape));
+            throw FileError(file + ": tensor '" + q.name + "': packed word count does not match " +
+                            toString(shape));
         return {vectorTensor(DType::I32, shape, words), "compressed-tensors-int32"};
     }
     if (q.plan.convention.packing == Packing::Int32Words) {
@@ -70,14 +69,15 @@ Payload packedPayload(const QuantizedTensor& q, ExportLayout layout, const std::
 
 bool isPacked(const QuantizedTensor& q, ExportLayout layout) {
     const Target t = q.codes.target();
-    if (layout == ExportLayout::CompressedTensors) return t == Target::Int4 || t == Target::UInt4 || t == Target::Fp4E2M1;
+    if (layout == ExportLayout::CompressedTensors)
+        return t == Target::Int4 || t == Target::UInt4 || t == Target::Fp4E2M1;
     return q.plan.convention.packing != Packing::None || t == Target::Fp4E2M1;
 }
 
 } // namespace
 
-void exportSafetensors(const std::string& path, const std::vector<QuantizedTensor>& tensors, ExportLayout layout,
-                       const std::string& sourcePath, const ExportExtras& extras) {
+void exportSafetensors(const std::string& path, const std::vector<QuantizedTensor>& tensors,
+                       ExportLayout layout, const std::string& sourcePath, const ExportExtras& extras) {
     refuseOverwritingSource(path, sourcePath); // before any work, so the message comes first
     std::vector<NamedTensor> out;
     nlohmann::json described = nlohmann::json::array();
@@ -115,7 +115,8 @@ void exportSafetensors(const std::string& path, const std::vector<QuantizedTenso
             d["packing"] = p.packing;
             out.push_back({names.codes, std::move(p.tensor)});
             std::vector<std::int64_t> shape = q.plan.shape;
-            out.push_back({names.shape, vectorTensor(DType::I64, Shape{static_cast<std::int64_t>(shape.size())}, shape)});
+            out.push_back({names.shape,
+                           vectorTensor(DType::I64, Shape{static_cast<std::int64_t>(shape.size())}, shape)});
             d["shape"] = names.shape;
         } else {
             d["packing"] = "none";
@@ -141,13 +142,11 @@ void exportSafetensors(const std::string& path, const std::vector<QuantizedTenso
         kept.push_back(k.name);
         out.push_back(k);
     }
-    for (const auto& [name, reason] : extras.failed) failed.push_back({{"name", name}, {"reason", reason}});
-    const nlohmann::json meta = {{"format", "quantlens-export"},
-                                 {"version", 1},
-                                 {"layout", layoutName(layout)},
-                                 {"tensors", std::move(described)},
-                                 {"kept", std::move(kept)},
-                                 {"failed", std::move(failed)}};
+    for (const auto& [name, reason] : extras.failed)
+        failed.push_back({{"name", name}, {"reason", reason}});
+    const nlohmann::json meta = {{"format", "quantlens-export"}, {"version", 1},
+                                 {"layout", layoutName(layout)}, {"tensors", std::move(described)},
+                                 {"kept", std::move(kept)},      {"failed", std::move(failed)}};
     // "format": "pt" is what Hugging Face loaders expect to find in __metadata__.
     writeSafetensors(path, out, {{"format", "pt"}, {"quantlens", meta.dump()}}, sourcePath);
 }

@@ -1,9 +1,9 @@
 #include "io/export_tensors.h"
 
+#include "tensor/error.h"
+
 #include <cmath>
 #include <cstring>
-
-#include "tensor/error.h"
 
 namespace ql {
 namespace {
@@ -11,13 +11,18 @@ namespace {
 DType unpackedCodeDType(Target t) {
     switch (t) {
     case Target::Int8:
-    case Target::Int4: return DType::I8;
+    case Target::Int4:
+        return DType::I8;
     case Target::UInt8:
     case Target::UInt4:
-    case Target::Fp4E2M1: return DType::U8;
-    case Target::Int32: return DType::I32;
-    case Target::Fp8E4M3: return DType::F8E4M3;
-    case Target::Fp8E5M2: return DType::F8E5M2;
+    case Target::Fp4E2M1:
+        return DType::U8;
+    case Target::Int32:
+        return DType::I32;
+    case Target::Fp8E4M3:
+        return DType::F8E4M3;
+    case Target::Fp8E5M2:
+        return DType::F8E5M2;
     }
     return DType::U8;
 }
@@ -42,9 +47,11 @@ void checkQuantizedTensor(const QuantizedTensor& q, const std::string& file) {
     const std::size_t have = coded ? q.params.scaleCodes.size() : q.params.scales.size();
     if (have != groups)
         fail(file, q, std::to_string(have) + " scales for scale shape " + toString(exportScaleShape(q.plan)));
-    if (!q.params.zeroPoints.empty() && q.params.zeroPoints.size() != 1 && q.params.zeroPoints.size() != groups)
-        fail(file, q, std::to_string(q.params.zeroPoints.size()) + " zero points for " + std::to_string(groups)
-                          + " scales");
+    if (!q.params.zeroPoints.empty() && q.params.zeroPoints.size() != 1 &&
+        q.params.zeroPoints.size() != groups)
+        fail(file, q,
+             std::to_string(q.params.zeroPoints.size()) + " zero points for " + std::to_string(groups) +
+                 " scales");
 }
 
 Tensor codesTensor(const QuantizedTensor& q) {
@@ -90,7 +97,8 @@ ScaleTensors scaleTensors(const QuantizedTensor& q, const std::string& file) {
     const Shape zshape = zp.size() == 1 ? Shape{1} : shape;
     const std::int64_t lo = codeMin(q.plan.codeTarget), hi = codeMax(q.plan.codeTarget);
     bool integral = q.plan.codeTarget != Target::Int32 && !isFloatTarget(q.plan.codeTarget);
-    for (float v : zp) integral = integral && std::isfinite(v) && v == std::nearbyint(v) && v >= lo && v <= hi;
+    for (float v : zp)
+        integral = integral && std::isfinite(v) && v == std::nearbyint(v) && v >= lo && v <= hi;
     if (!integral) {
         s.zeroPoint = Tensor::fromFloats(zshape, zp); // float offsets (Ascend, pypto, npu_group_quant)
         return s;

@@ -1,9 +1,9 @@
 #pragma once
 // Turning a QuantizedTensor into plain tensors, shared by the safetensors and HDF5 exporters.
-#include <string>
-
 #include "io/export.h"
 #include "tensor/tensor.h"
+
+#include <string>
 
 namespace ql {
 

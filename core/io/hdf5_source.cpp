@@ -1,14 +1,14 @@
 #include "io/hdf5_source.h"
 
-#include <algorithm>
-#include <cstdint>
-#include <filesystem>
-#include <cstring>
-#include <optional>
-
 #include "io/child_process.h"
 #include "io/hdf5_util.h"
 #include "tensor/error.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <optional>
 
 namespace ql {
 namespace {
@@ -21,16 +21,26 @@ struct TypeMatch {
 
 std::string className(H5T_class_t c) {
     switch (c) {
-    case H5T_STRING: return "string";
-    case H5T_COMPOUND: return "compound";
-    case H5T_VLEN: return "variable-length";
-    case H5T_ARRAY: return "array";
-    case H5T_REFERENCE: return "reference";
-    case H5T_OPAQUE: return "opaque";
-    case H5T_BITFIELD: return "bitfield";
-    case H5T_TIME: return "time";
-    case H5T_ENUM: return "enum";
-    default: return "unknown";
+    case H5T_STRING:
+        return "string";
+    case H5T_COMPOUND:
+        return "compound";
+    case H5T_VLEN:
+        return "variable-length";
+    case H5T_ARRAY:
+        return "array";
+    case H5T_REFERENCE:
+        return "reference";
+    case H5T_OPAQUE:
+        return "opaque";
+    case H5T_BITFIELD:
+        return "bitfield";
+    case H5T_TIME:
+        return "time";
+    case H5T_ENUM:
+        return "enum";
+    default:
+        return "unknown";
     }
 }
 
@@ -51,13 +61,17 @@ TypeMatch classify(hid_t type) {
     if (cls == H5T_INTEGER) {
         const bool sign = H5Tget_sign(type) == H5T_SGN_2;
         switch (size) {
-        case 1: return {true, sign ? DType::I8 : DType::U8, {}};
-        case 2: return {true, sign ? DType::I16 : DType::I32, {}}; // uint16 widened: no U16 dtype
-        case 4: return {true, sign ? DType::I32 : DType::I64, {}}; // uint32 widened
+        case 1:
+            return {true, sign ? DType::I8 : DType::U8, {}};
+        case 2:
+            return {true, sign ? DType::I16 : DType::I32, {}}; // uint16 widened: no U16 dtype
+        case 4:
+            return {true, sign ? DType::I32 : DType::I64, {}}; // uint32 widened
         case 8:
             if (sign) return {true, DType::I64, {}};
             return {false, DType::I64, "unsupported type: uint64 (values may not fit int64)"};
-        default: break;
+        default:
+            break;
         }
         return {false, DType::I64, "unsupported type: " + std::to_string(size * 8) + "-bit integer"};
     }
@@ -77,13 +91,20 @@ TypeMatch classify(hid_t type) {
 // and bool enums (HDF5 has no native half or bfloat16).
 h5::Id memoryType(hid_t fileType, DType dtype) {
     switch (dtype) {
-    case DType::F64: return h5::Id(H5Tcopy(H5T_NATIVE_DOUBLE), H5Tclose);
-    case DType::F32: return h5::Id(H5Tcopy(H5T_NATIVE_FLOAT), H5Tclose);
-    case DType::I8: return h5::Id(H5Tcopy(H5T_NATIVE_INT8), H5Tclose);
-    case DType::U8: return h5::Id(H5Tcopy(H5T_NATIVE_UINT8), H5Tclose);
-    case DType::I16: return h5::Id(H5Tcopy(H5T_NATIVE_INT16), H5Tclose);
-    case DType::I32: return h5::Id(H5Tcopy(H5T_NATIVE_INT32), H5Tclose);
-    case DType::I64: return h5::Id(H5Tcopy(H5T_NATIVE_INT64), H5Tclose);
+    case DType::F64:
+        return h5::Id(H5Tcopy(H5T_NATIVE_DOUBLE), H5Tclose);
+    case DType::F32:
+        return h5::Id(H5Tcopy(H5T_NATIVE_FLOAT), H5Tclose);
+    case DType::I8:
+        return h5::Id(H5Tcopy(H5T_NATIVE_INT8), H5Tclose);
+    case DType::U8:
+        return h5::Id(H5Tcopy(H5T_NATIVE_UINT8), H5Tclose);
+    case DType::I16:
+        return h5::Id(H5Tcopy(H5T_NATIVE_INT16), H5Tclose);
+    case DType::I32:
+        return h5::Id(H5Tcopy(H5T_NATIVE_INT32), H5Tclose);
+    case DType::I64:
+        return h5::Id(H5Tcopy(H5T_NATIVE_INT64), H5Tclose);
     default: {
         h5::Id t(H5Tcopy(fileType), H5Tclose);
         if (dtype != DType::Bool) H5Tset_order(t.get(), H5T_ORDER_LE);
@@ -97,9 +118,15 @@ std::string storageNote(hid_t dset) {
     if (!plist.valid()) return {};
     std::string note;
     switch (H5Pget_layout(plist.get())) {
-    case H5D_CHUNKED: note = "chunked"; break;
-    case H5D_COMPACT: note = "compact"; break;
-    default: note = "contiguous"; break;
+    case H5D_CHUNKED:
+        note = "chunked";
+        break;
+    case H5D_COMPACT:
+        note = "compact";
+        break;
+    default:
+        note = "contiguous";
+        break;
     }
     const int n = H5Pget_nfilters(plist.get());
     for (int i = 0; i < n; ++i) {
@@ -132,7 +159,8 @@ struct Visit {
 };
 
 herr_t visitLink(hid_t group, const char* name, const H5L_info_t* info, void* data) {
-    if (info->type != H5L_TYPE_HARD) return 0; // soft/external links would list objects twice or leave the file
+    if (info->type != H5L_TYPE_HARD)
+        return 0; // soft/external links would list objects twice or leave the file
     h5::Id obj(H5Oopen(group, name, H5P_DEFAULT), H5Oclose);
     if (!obj.valid() || H5Iget_type(obj.get()) != H5I_DATASET) {
         H5Eclear2(H5E_DEFAULT);
@@ -156,7 +184,8 @@ herr_t visitLink(hid_t group, const char* name, const H5L_info_t* info, void* da
     // Sizes from the file are checked before anything multiplies or allocates with them.
     std::uint64_t bytes = static_cast<std::uint64_t>(storageBytes(m.dtype));
     for (hsize_t d : dims) {
-        if (d > static_cast<hsize_t>(INT64_MAX) || __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes) ||
+        if (d > static_cast<hsize_t>(INT64_MAX) ||
+            __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes) ||
             bytes > static_cast<std::uint64_t>(INT64_MAX)) {
             v->skipped->push_back({name, "its size overflows (dimensions from the file are too large)"});
             return 0;
@@ -191,8 +220,10 @@ std::unique_ptr<Hdf5Source> Hdf5Source::open(const std::string& path) {
     std::unique_ptr<Hdf5Source> src(new Hdf5Source);
     src->m_path = path;
     Visit v{&src->m_infos, &src->m_skipped};
-    h5::check(H5Lvisit(file.get(), H5_INDEX_NAME, H5_ITER_INC, visitLink, &v), path, "cannot walk the groups");
-    for (std::size_t i = 0; i < src->m_infos.size(); ++i) src->m_index.emplace(src->m_infos[i].name, i);
+    h5::check(H5Lvisit(file.get(), H5_INDEX_NAME, H5_ITER_INC, visitLink, &v), path,
+              "cannot walk the groups");
+    for (std::size_t i = 0; i < src->m_infos.size(); ++i)
+        src->m_index.emplace(src->m_infos[i].name, i);
     src->m_file = file.release(); // closed in the destructor
     return src;
 }
@@ -202,7 +233,9 @@ Hdf5Source::~Hdf5Source() {
     if (m_file >= 0) H5Fclose(static_cast<hid_t>(m_file));
 }
 
-Tensor Hdf5Source::load(const std::string& name) const { return read(name, 0, 0, false); }
+Tensor Hdf5Source::load(const std::string& name) const {
+    return read(name, 0, 0, false);
+}
 
 Tensor Hdf5Source::loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const {
     return read(name, begin, count, true);
@@ -221,8 +254,8 @@ Tensor Hdf5Source::read(const std::string& name, std::int64_t begin, std::int64_
     if (rows) {
         if (shape.empty()) throw FileError(m_path + ": " + what + ": a scalar has no rows");
         if (begin < 0 || count < 0 || begin > shape[0] || count > shape[0] - begin)
-            throw FileError(m_path + ": " + what + ": rows [" + std::to_string(begin) + ", "
-                            + std::to_string(begin + count) + ") are outside " + toString(shape));
+            throw FileError(m_path + ": " + what + ": rows [" + std::to_string(begin) + ", " +
+                            std::to_string(begin + count) + ") are outside " + toString(shape));
         shape[0] = count;
     }
     Tensor out(info.dtype, shape);
@@ -239,9 +272,11 @@ Tensor Hdf5Source::read(const std::string& name, std::int64_t begin, std::int64_
     if (rows) {
         std::vector<hsize_t> start(shape.size(), 0), cnt(shape.begin(), shape.end());
         start[0] = static_cast<hsize_t>(begin);
-        h5::check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, cnt.data(), nullptr),
-                  m_path, what + ": selecting rows");
-        mspace = h5::check(H5Screate_simple(static_cast<int>(cnt.size()), cnt.data(), nullptr), H5Sclose, m_path, what);
+        h5::check(
+            H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, cnt.data(), nullptr),
+            m_path, what + ": selecting rows");
+        mspace = h5::check(H5Screate_simple(static_cast<int>(cnt.size()), cnt.data(), nullptr), H5Sclose,
+                           m_path, what);
         memSpace = mspace.get();
         fileSpace = fspace.get();
     }
@@ -270,7 +305,8 @@ void probeInChild(const std::string& path) {
         [&] {
             h5::Lock::resetInForkedChild();
             const auto source = Hdf5Source::open(path);
-            for (const auto& t : source->tensors()) (void)source->load(t.name);
+            for (const auto& t : source->tensors())
+                (void)source->load(t.name);
         },
         probeTimeoutMs(path), path, "the HDF5 library crashed reading this file: it is corrupt or crafted");
 }

@@ -1,12 +1,12 @@
 #pragma once
 // HDF5 files as a TensorSource: every dataset of any group tree (Keras model_weights/<layer>/...
 // included), contiguous, chunked or compressed. Tensors are read on demand into owned memory.
+#include "io/tensor_source.h"
+
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include "io/tensor_source.h"
 
 namespace ql {
 

@@ -1,9 +1,9 @@
 #include "io/hdf5_util.h"
 
+#include "tensor/error.h"
+
 #include <new>
 #include <vector>
-
-#include "tensor/error.h"
 
 namespace ql::h5 {
 namespace {
@@ -29,7 +29,10 @@ herr_t collect(unsigned, const H5E_error2_t* e, void* data) {
 
 } // namespace
 
-Lock::Lock() : m_guard(mutex()) { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+Lock::Lock()
+    : m_guard(mutex()) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
 
 void Lock::resetInForkedChild() {
     // The child has one thread, but the copied mutex still names the parent's thread as its owner.
@@ -57,7 +60,8 @@ std::string reason() {
     H5Eclear2(H5E_DEFAULT);
     if (msgs.empty()) return "HDF5 library error";
     // The outermost entry says what failed, the innermost why.
-    return msgs.size() == 1 || msgs.front() == msgs.back() ? msgs.front() : msgs.front() + " (" + msgs.back() + ")";
+    return msgs.size() == 1 || msgs.front() == msgs.back() ? msgs.front()
+                                                           : msgs.front() + " (" + msgs.back() + ")";
 }
 
 Id check(hid_t id, Id::Closer close, const std::string& file, const std::string& what) {
@@ -71,18 +75,26 @@ void check(herr_t status, const std::string& file, const std::string& what) {
 
 hid_t fileTypeOf(DType t, const std::string& file) {
     switch (t) {
-    case DType::F64: return H5T_IEEE_F64LE;
-    case DType::F32: return H5T_IEEE_F32LE;
-    case DType::I8: return H5T_STD_I8LE;
+    case DType::F64:
+        return H5T_IEEE_F64LE;
+    case DType::F32:
+        return H5T_IEEE_F32LE;
+    case DType::I8:
+        return H5T_STD_I8LE;
     case DType::U8:
     case DType::Bool:
     case DType::F8E4M3:
     case DType::F8E5M2:
-    case DType::E8M0: return H5T_STD_U8LE; // raw codes: HDF5 has no 8-bit float types
-    case DType::I16: return H5T_STD_I16LE;
-    case DType::I32: return H5T_STD_I32LE;
-    case DType::I64: return H5T_STD_I64LE;
-    default: throw FileError(file + ": cannot write " + std::string(nameOf(t)) + " to HDF5");
+    case DType::E8M0:
+        return H5T_STD_U8LE; // raw codes: HDF5 has no 8-bit float types
+    case DType::I16:
+        return H5T_STD_I16LE;
+    case DType::I32:
+        return H5T_STD_I32LE;
+    case DType::I64:
+        return H5T_STD_I64LE;
+    default:
+        throw FileError(file + ": cannot write " + std::string(nameOf(t)) + " to HDF5");
     }
 }
 

@@ -1,11 +1,10 @@
 #include "io/json_shape.h"
 
-#include <unordered_set>
-#include <vector>
+#include "tensor/error.h"
 
 #include <nlohmann/json.hpp>
-
-#include "tensor/error.h"
+#include <unordered_set>
+#include <vector>
 
 namespace ql {
 namespace {
@@ -15,7 +14,8 @@ using json = nlohmann::json;
 // SAX events only: nlohmann's SAX parser keeps its own stack, so nothing here recurses.
 class ShapeCheck : public json::json_sax_t {
 public:
-    explicit ShapeCheck(int maxDepth) : m_max(maxDepth) {}
+    explicit ShapeCheck(int maxDepth)
+        : m_max(maxDepth) {}
 
     bool null() override { return true; }
     bool boolean(bool) override { return true; }
@@ -55,7 +55,9 @@ private:
         problem = "nests deeper than " + std::to_string(m_max) + " levels";
         return false;
     }
-    static std::string shortened(const std::string& k) { return k.size() > 200 ? k.substr(0, 200) + "..." : k; }
+    static std::string shortened(const std::string& k) {
+        return k.size() > 200 ? k.substr(0, 200) + "..." : k;
+    }
 
     int m_max;
     int m_depth = 0;

@@ -10,6 +10,7 @@ namespace ql {
 /// Throws FileError "<file>: <what> ..." when the text nests deeper than `maxDepth` or an object at
 /// depth 1 or 2 (the top level and the objects it holds) names a key twice. Malformed JSON passes:
 /// the real parse reports it.
-void checkJsonShape(std::string_view text, const std::string& file, const std::string& what, int maxDepth = 32);
+void checkJsonShape(std::string_view text, const std::string& file, const std::string& what,
+                    int maxDepth = 32);
 
 } // namespace ql

@@ -1,5 +1,7 @@
 #include "io/mapped_file.h"
 
+#include "tensor/error.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -8,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tensor/error.h"
-
 namespace ql {
 
-std::string systemReason(int err) { return std::strerror(err); }
+std::string systemReason(int err) {
+    return std::strerror(err);
+}
 
 void readExactly(int fd, void* out, std::size_t size, std::uint64_t offset, const std::string& path) {
     auto* dst = static_cast<char*>(out);

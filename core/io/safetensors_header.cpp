@@ -1,11 +1,10 @@
 #include "io/safetensors_header.h"
 
-#include <algorithm>
-
-#include <nlohmann/json.hpp>
-
 #include "io/json_shape.h"
 #include "tensor/error.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace ql {
 namespace {
@@ -56,23 +55,27 @@ SafetensorsEntry parseEntry(const std::string& name, const json& v, std::uint64_
         overflow = overflow || __builtin_mul_overflow(elements, n, &elements);
     }
     std::uint64_t bytes = 0;
-    overflow = overflow || __builtin_mul_overflow(elements, static_cast<std::uint64_t>(storageBytes(e.dtype)), &bytes);
+    overflow = overflow ||
+               __builtin_mul_overflow(elements, static_cast<std::uint64_t>(storageBytes(e.dtype)), &bytes);
 
     const json& off = v["data_offsets"];
     if (!off.is_array() || off.size() != 2) failTensor(file, name, "data_offsets must be [begin, end]");
     e.begin = unsignedField(off[0], file, name, "data_offsets begin");
     e.end = unsignedField(off[1], file, name, "data_offsets end");
     if (e.end < e.begin)
-        failTensor(file, name, "data_offsets end " + std::to_string(e.end) + " is before begin "
-                                   + std::to_string(e.begin));
+        failTensor(file, name,
+                   "data_offsets end " + std::to_string(e.end) + " is before begin " +
+                       std::to_string(e.begin));
     if (e.end > dataSize)
-        failTensor(file, name, "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end)
-                                   + ") run past the end of the data (" + std::to_string(dataSize)
-                                   + " bytes; file truncated?)");
+        failTensor(file, name,
+                   "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                       ") run past the end of the data (" + std::to_string(dataSize) +
+                       " bytes; file truncated?)");
     if (overflow || bytes != e.end - e.begin)
-        failTensor(file, name, "byte count " + std::to_string(e.end - e.begin) + " does not match "
-                                   + std::string(safetensorsName(e.dtype)) + " x " + toString(e.shape)
-                                   + (overflow ? " (size overflows)" : " = " + std::to_string(bytes) + " bytes"));
+        failTensor(file, name,
+                   "byte count " + std::to_string(e.end - e.begin) + " does not match " +
+                       std::string(safetensorsName(e.dtype)) + " x " + toString(e.shape) +
+                       (overflow ? " (size overflows)" : " = " + std::to_string(bytes) + " bytes"));
     return e;
 }
 
@@ -91,16 +94,17 @@ std::map<std::string, std::string> parseMetadata(const json& v, const std::strin
 std::uint64_t safetensorsHeaderLength(std::span<const std::byte> first8, std::uint64_t fileSize,
                                       const std::string& fileName) {
     if (first8.size() < 8 || fileSize < 8)
-        fail(fileName, "file is truncated: " + std::to_string(fileSize)
-                           + " bytes, too short for a safetensors header");
+        fail(fileName,
+             "file is truncated: " + std::to_string(fileSize) + " bytes, too short for a safetensors header");
     std::uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = (n << 8) | std::to_integer<std::uint64_t>(first8[static_cast<std::size_t>(i)]);
+    for (int i = 7; i >= 0; --i)
+        n = (n << 8) | std::to_integer<std::uint64_t>(first8[static_cast<std::size_t>(i)]);
     if (n > kMaxSafetensorsHeader)
-        fail(fileName, "header length " + std::to_string(n) + " is absurdly large (limit "
-                           + std::to_string(kMaxSafetensorsHeader) + " bytes); not a safetensors file?");
+        fail(fileName, "header length " + std::to_string(n) + " is absurdly large (limit " +
+                           std::to_string(kMaxSafetensorsHeader) + " bytes); not a safetensors file?");
     if (n > fileSize - 8)
-        fail(fileName, "header length " + std::to_string(n) + " is larger than the file ("
-                           + std::to_string(fileSize) + " bytes); file truncated?");
+        fail(fileName, "header length " + std::to_string(n) + " is larger than the file (" +
+                           std::to_string(fileSize) + " bytes); file truncated?");
     if (n < 2) fail(fileName, "header length " + std::to_string(n) + " is too small for a JSON object");
     return n;
 }
@@ -137,25 +141,27 @@ SafetensorsHeader parseSafetensorsHeader(std::string_view text, std::uint64_t da
     const SafetensorsEntry* prev = nullptr;
     for (const auto& e : h.entries) {
         if (e.begin < expected)
-            fail(fileName, "tensors '" + prev->name + "' and '" + e.name + "' overlap (bytes ["
-                               + std::to_string(e.begin) + ", " + std::to_string(std::min(expected, e.end))
-                               + ") are shared)");
+            fail(fileName, "tensors '" + prev->name + "' and '" + e.name + "' overlap (bytes [" +
+                               std::to_string(e.begin) + ", " + std::to_string(std::min(expected, e.end)) +
+                               ") are shared)");
         if (e.begin > expected)
-            failTensor(fileName, e.name, "starts at byte " + std::to_string(e.begin) + " of the data, leaving a hole of " +
-                                             std::to_string(e.begin - expected) + " bytes after " +
-                                             (prev ? "'" + prev->name + "'" : std::string("the header")));
+            failTensor(fileName, e.name,
+                       "starts at byte " + std::to_string(e.begin) + " of the data, leaving a hole of " +
+                           std::to_string(e.begin - expected) + " bytes after " +
+                           (prev ? "'" + prev->name + "'" : std::string("the header")));
         expected = e.end;
         prev = &e;
     }
     if (expected != dataSize)
-        fail(fileName, std::to_string(dataSize - expected) + " bytes after the last tensor belong to none (file "
+        fail(fileName, std::to_string(dataSize - expected) +
+                           " bytes after the last tensor belong to none (file "
                            "longer than its header says)");
     return h;
 }
 
 SafetensorsHeader parseSafetensors(std::span<const std::byte> file, const std::string& fileName) {
-    const std::uint64_t n = safetensorsHeaderLength(file.first(std::min<std::size_t>(8, file.size())),
-                                                    file.size(), fileName);
+    const std::uint64_t n =
+        safetensorsHeaderLength(file.first(std::min<std::size_t>(8, file.size())), file.size(), fileName);
     const auto* text = reinterpret_cast<const char*>(file.data() + 8);
     return parseSafetensorsHeader(std::string_view(text, n), file.size() - 8 - n, fileName);
 }

@@ -2,6 +2,9 @@
 // The safetensors header: 8-byte little-endian length N, then N bytes of UTF-8 JSON mapping tensor
 // names to {dtype, shape, data_offsets} plus an optional "__metadata__" string map. Parsing is
 // strict: anything a careful reader could misinterpret is an error, never a guess.
+#include "tensor/dtype.h"
+#include "tensor/shape.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -9,9 +12,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "tensor/dtype.h"
-#include "tensor/shape.h"
 
 namespace ql {
 
@@ -24,8 +24,8 @@ struct SafetensorsEntry {
 };
 
 struct SafetensorsHeader {
-    std::uint64_t dataStart = 0;             // 8 + N: where offsets count from
-    std::vector<SafetensorsEntry> entries;   // sorted by data offset (file order)
+    std::uint64_t dataStart = 0;           // 8 + N: where offsets count from
+    std::vector<SafetensorsEntry> entries; // sorted by data offset (file order)
     std::map<std::string, std::string> metadata;
 };
 

@@ -1,19 +1,17 @@
 #include "io/safetensors_source.h"
 
+#include "io/json_shape.h"
+#include "tensor/error.h"
+
 #include <array>
 #include <cerrno>
-#include <filesystem>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <unistd.h>
-
-#include <nlohmann/json.hpp>
-
-#include "io/json_shape.h"
-
-#include "tensor/error.h"
 
 namespace fs = std::filesystem;
 
@@ -52,7 +50,8 @@ void SafetensorsSource::add(std::size_t shard, std::size_t entry) {
     info.dtype = e.dtype;
     info.shape = e.shape;
     info.byteSize = e.end - e.begin;
-    info.location = fs::path(s.path).filename().string() + " @ " + std::to_string(s.header.dataStart + e.begin);
+    info.location =
+        fs::path(s.path).filename().string() + " @ " + std::to_string(s.header.dataStart + e.begin);
     m_infos.push_back(std::move(info));
 }
 
@@ -61,7 +60,8 @@ std::unique_ptr<SafetensorsSource> SafetensorsSource::openFile(const std::string
     src->m_path = path;
     src->m_shards.push_back(openShard(path));
     src->m_metadata = src->m_shards[0].header.metadata;
-    for (std::size_t i = 0; i < src->m_shards[0].header.entries.size(); ++i) src->add(0, i);
+    for (std::size_t i = 0; i < src->m_shards[0].header.entries.size(); ++i)
+        src->add(0, i);
     return src;
 }
 
@@ -94,8 +94,8 @@ std::unique_ptr<SafetensorsSource> SafetensorsSource::openIndex(const std::strin
             throw FileError(indexPath + ": tensor '" + tensor + "': shard name must be a string");
         const std::string file = shard.get<std::string>();
         if (file.empty() || fs::path(file).is_absolute() || file.find("..") != std::string::npos)
-            throw FileError(indexPath + ": tensor '" + tensor + "': shard '" + file
-                            + "' must be a file name next to the index");
+            throw FileError(indexPath + ": tensor '" + tensor + "': shard '" + file +
+                            "' must be a file name next to the index");
         byShard[file].push_back(tensor);
     }
     const fs::path dir = fs::path(indexPath).parent_path();
@@ -103,10 +103,11 @@ std::unique_ptr<SafetensorsSource> SafetensorsSource::openIndex(const std::strin
         const std::string shardPath = (dir / file).string();
         std::error_code ec;
         if (!fs::exists(shardPath, ec))
-            throw FileError(indexPath + ": missing shard '" + file + "' (needed for tensor '" + names.front()
-                            + "' and " + std::to_string(names.size() - 1) + " more)");
+            throw FileError(indexPath + ": missing shard '" + file + "' (needed for tensor '" +
+                            names.front() + "' and " + std::to_string(names.size() - 1) + " more)");
         // A shard (or a symlink standing for one) must stay inside the model's folder.
-        const fs::path real = fs::weakly_canonical(shardPath, ec), realDir = fs::weakly_canonical(dir.empty() ? "." : dir, ec);
+        const fs::path real = fs::weakly_canonical(shardPath, ec),
+                       realDir = fs::weakly_canonical(dir.empty() ? "." : dir, ec);
         if (real.parent_path() != realDir)
             throw FileError(indexPath + ": shard '" + file + "' resolves to " + real.string() +
                             ", outside the model's folder: refused");
@@ -123,8 +124,8 @@ std::unique_ptr<SafetensorsSource> SafetensorsSource::openIndex(const std::strin
         if (found != wanted.size())
             for (const auto& n : names)
                 if (!src->m_where.count(n))
-                    throw FileError(indexPath + ": tensor '" + n + "' is mapped to shard '" + file
-                                    + "' but that shard does not contain it");
+                    throw FileError(indexPath + ": tensor '" + n + "' is mapped to shard '" + file +
+                                    "' but that shard does not contain it");
     }
     return src;
 }
@@ -132,7 +133,8 @@ std::unique_ptr<SafetensorsSource> SafetensorsSource::openIndex(const std::strin
 std::vector<std::string> SafetensorsSource::files() const {
     std::vector<std::string> out;
     if (m_shards.size() != 1 || m_shards[0].path != m_path) out.push_back(m_path); // the index
-    for (const auto& s : m_shards) out.push_back(s.path);
+    for (const auto& s : m_shards)
+        out.push_back(s.path);
     return out;
 }
 
@@ -155,13 +157,15 @@ Tensor SafetensorsSource::loadRows(const std::string& name, std::int64_t begin, 
     const SafetensorsEntry& e = s.header.entries[w.entry];
     if (e.shape.empty()) throw FileError(s.path + ": tensor '" + name + "': a scalar has no rows");
     if (begin < 0 || count < 0 || begin > e.shape[0] || count > e.shape[0] - begin)
-        throw FileError(s.path + ": tensor '" + name + "': rows [" + std::to_string(begin) + ", "
-                        + std::to_string(begin + count) + ") are outside " + toString(e.shape));
+        throw FileError(s.path + ": tensor '" + name + "': rows [" + std::to_string(begin) + ", " +
+                        std::to_string(begin + count) + ") are outside " + toString(e.shape));
     Shape rows = e.shape;
     rows[0] = count;
-    const std::uint64_t rowBytes = static_cast<std::uint64_t>(elementCount(Shape(e.shape.begin() + 1, e.shape.end())))
-        * static_cast<std::uint64_t>(storageBytes(e.dtype));
-    const std::byte* p = s.mapping->data() + s.header.dataStart + e.begin + rowBytes * static_cast<std::uint64_t>(begin);
+    const std::uint64_t rowBytes =
+        static_cast<std::uint64_t>(elementCount(Shape(e.shape.begin() + 1, e.shape.end()))) *
+        static_cast<std::uint64_t>(storageBytes(e.dtype));
+    const std::byte* p =
+        s.mapping->data() + s.header.dataStart + e.begin + rowBytes * static_cast<std::uint64_t>(begin);
     return Tensor(e.dtype, std::move(rows), p, s.mapping);
 }
 

@@ -1,14 +1,14 @@
 #pragma once
 // safetensors files, single or sharded (model.safetensors.index.json), as one TensorSource.
 // Opening reads the headers only; tensor bytes are borrowed from read-only memory mappings.
+#include "io/mapped_file.h"
+#include "io/safetensors_header.h"
+#include "io/tensor_source.h"
+
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include "io/mapped_file.h"
-#include "io/safetensors_header.h"
-#include "io/tensor_source.h"
 
 namespace ql {
 

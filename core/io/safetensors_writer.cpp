@@ -1,12 +1,11 @@
 #include "io/safetensors_writer.h"
 
-#include <algorithm>
-#include <set>
-
-#include <nlohmann/json.hpp>
-
 #include "io/atomic_file.h"
 #include "tensor/error.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
 
 namespace ql {
 
@@ -23,8 +22,8 @@ void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& t
         if (!names.insert(name).second) throw FileError(path + ": tensor '" + name + "' is given twice");
         const auto dtype = safetensorsName(t.dtype());
         if (dtype.empty())
-            throw FileError(path + ": tensor '" + name + "': safetensors has no dtype for "
-                            + std::string(nameOf(t.dtype())) + " (pack or widen it first)");
+            throw FileError(path + ": tensor '" + name + "': safetensors has no dtype for " +
+                            std::string(nameOf(t.dtype())) + " (pack or widen it first)");
         const std::uint64_t size = t.byteSize();
         if (size > 0 && !t.data()) throw FileError(path + ": tensor '" + name + "' has no data");
         header[name] = {{"dtype", dtype}, {"shape", t.shape()}, {"data_offsets", {offset, offset + size}}};
@@ -35,7 +34,8 @@ void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& t
 
     AtomicFile out(path, sourcePath);
     unsigned char len[8];
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>((text.size() >> (8 * i)) & 0xff);
+    for (int i = 0; i < 8; ++i)
+        len[i] = static_cast<unsigned char>((text.size() >> (8 * i)) & 0xff);
     out.write(len, 8);
     out.write(text.data(), text.size());
     constexpr std::size_t kChunk = 64u << 20; // bounded write calls for multi-GB tensors

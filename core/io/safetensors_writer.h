@@ -1,10 +1,10 @@
 #pragma once
 // A generic safetensors writer: named tensors plus a __metadata__ string map, written atomically.
+#include "tensor/tensor.h"
+
 #include <map>
 #include <string>
 #include <vector>
-
-#include "tensor/tensor.h"
 
 namespace ql {
 

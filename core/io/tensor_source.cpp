@@ -1,10 +1,5 @@
 #include "io/tensor_source.h"
 
-#include <array>
-#include <cmath>
-#include <filesystem>
-#include <fstream>
-
 #include "io/atomic_file.h"
 #include "io/gguf_source.h"
 #include "io/mapped_file.h"
@@ -12,6 +7,11 @@
 #include "io/safetensors_source.h"
 #include "quantlens/config.h"
 #include "tensor/error.h"
+
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 #if QUANTLENS_HAVE_HDF5
 #include "io/hdf5_source.h"
 #endif
@@ -37,7 +37,8 @@ bool endsWith(const std::string& s, std::string_view suffix) {
 }
 
 std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    for (char& c : s)
+        c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     return s;
 }
 
@@ -48,7 +49,8 @@ Kind sniff(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     in.read(head.data(), head.size());
     const auto n = in.gcount();
-    if (n >= 8 && std::string_view(head.data(), 8) == std::string_view("\x89HDF\r\n\x1a\n", 8)) return Kind::Hdf5;
+    if (n >= 8 && std::string_view(head.data(), 8) == std::string_view("\x89HDF\r\n\x1a\n", 8))
+        return Kind::Hdf5;
     if (n >= 4 && std::string_view(head.data(), 4) == std::string_view("PK\x03\x04", 4)) return Kind::Zip;
     if (hasGgufMagic(head.data(), static_cast<std::size_t>(n))) return Kind::Gguf;
     if (n >= 9 && head[8] == '{') return Kind::Safetensors;
@@ -60,7 +62,8 @@ std::unique_ptr<TensorSource> openHdf5(const std::string& path) {
 #if QUANTLENS_HAVE_HDF5
     return openHdf5Source(path);
 #else
-    throw FileError(path + ": this build of QuantLens has no HDF5 support (configure with -DQUANTLENS_HDF5=ON)");
+    throw FileError(path +
+                    ": this build of QuantLens has no HDF5 support (configure with -DQUANTLENS_HDF5=ON)");
 #endif
 }
 
@@ -85,9 +88,11 @@ std::unique_ptr<TensorSource> openTensorSource(const std::string& path) {
     if (kind == Kind::Gguf || endsWith(name, ".gguf")) return GgufSource::open(path); // reports a bad magic
     if (kind == Kind::Hdf5) return openHdf5(path);
     if (endsWith(name, ".onnx")) return openOnnxSource(path); // protobuf has no magic: by extension
-    if (endsWith(name, ".h5") || endsWith(name, ".hdf5") || endsWith(name, ".keras") || endsWith(name, ".he5")) {
+    if (endsWith(name, ".h5") || endsWith(name, ".hdf5") || endsWith(name, ".keras") ||
+        endsWith(name, ".he5")) {
         if (kind == Kind::Zip)
-            throw FileError(path + ": a zip archive, not HDF5 (a Keras 3 .keras file: extract its model.weights.h5)");
+            throw FileError(
+                path + ": a zip archive, not HDF5 (a Keras 3 .keras file: extract its model.weights.h5)");
         return openHdf5(path); // reports "not an HDF5 file" with the library's reason
     }
     if (kind == Kind::Index) return SafetensorsSource::openIndex(path);
@@ -96,7 +101,8 @@ std::unique_ptr<TensorSource> openTensorSource(const std::string& path) {
 }
 
 void refuseOverwritingInputs(const std::string& target, const TensorSource& source) {
-    for (const auto& f : source.files()) refuseOverwritingSource(target, f);
+    for (const auto& f : source.files())
+        refuseOverwritingSource(target, f);
 }
 
 std::optional<TensorRef> parseTensorRef(const std::string& text) {
@@ -105,8 +111,10 @@ std::optional<TensorRef> parseTensorRef(const std::string& text) {
     return TensorRef{text.substr(0, colon), text.substr(colon + 1)};
 }
 
-std::vector<float> loadTensorValues(const TensorSource& source, const std::string& tensor, const std::string& role) {
-    if (!source.find(tensor)) throw FileError(source.path() + ": " + tensor + ": no such tensor (named as " + role + ")");
+std::vector<float> loadTensorValues(const TensorSource& source, const std::string& tensor,
+                                    const std::string& role) {
+    if (!source.find(tensor))
+        throw FileError(source.path() + ": " + tensor + ": no such tensor (named as " + role + ")");
     const Tensor t = source.load(tensor);
     std::vector<float> values = t.toFloatVector();
     // Integers (zero points, group ends) pass through fp32: beyond 2^24 they would silently change.

@@ -1,12 +1,12 @@
 #pragma once
 // TensorSource: an inventory of a model file's tensors, loaded lazily one at a time.
+#include "tensor/tensor.h"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "tensor/tensor.h"
 
 namespace ql {
 
@@ -58,7 +58,8 @@ std::optional<TensorRef> parseTensorRef(const std::string& text);
 /// `role` says what the tensor was named for ("--scale", "scales").
 std::vector<float> loadTensorValues(const TensorRef& ref, const std::string& role);
 /// The same from a source already open.
-std::vector<float> loadTensorValues(const TensorSource& source, const std::string& tensor, const std::string& role);
+std::vector<float> loadTensorValues(const TensorSource& source, const std::string& tensor,
+                                    const std::string& role);
 
 /// Throws FileError when `target` is, or would replace, any file `source` reads (the same file by
 /// path, symlink or hard link; a shard; the index).

@@ -1,15 +1,15 @@
 #include "job/diff_job.h"
 
+#include "analysis/report.h"
+#include "job/tensor_run.h"
+#include "tensor/error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <new>
 #include <string_view>
-
-#include "analysis/report.h"
-#include "job/tensor_run.h"
-#include "tensor/error.h"
 
 namespace ql {
 namespace {
@@ -19,10 +19,14 @@ using nlohmann::json;
 // Hugging Face llama-family module names and llama.cpp's GGUF names for them (its converter's
 // tensor map), per layer and model-wide.
 constexpr std::pair<const char*, const char*> kLayerNames[] = {
-    {"self_attn.q_proj", "attn_q"},         {"self_attn.k_proj", "attn_k"},
-    {"self_attn.v_proj", "attn_v"},         {"self_attn.o_proj", "attn_output"},
-    {"mlp.gate_proj", "ffn_gate"},          {"mlp.up_proj", "ffn_up"},
-    {"mlp.down_proj", "ffn_down"},          {"input_layernorm", "attn_norm"},
+    {"self_attn.q_proj", "attn_q"},
+    {"self_attn.k_proj", "attn_k"},
+    {"self_attn.v_proj", "attn_v"},
+    {"self_attn.o_proj", "attn_output"},
+    {"mlp.gate_proj", "ffn_gate"},
+    {"mlp.up_proj", "ffn_up"},
+    {"mlp.down_proj", "ffn_down"},
+    {"input_layernorm", "attn_norm"},
     {"post_attention_layernorm", "ffn_norm"},
 };
 constexpr std::pair<const char*, const char*> kModelNames[] = {
@@ -31,7 +35,9 @@ constexpr std::pair<const char*, const char*> kModelNames[] = {
     {"lm_head", "output"},
 };
 
-bool startsWith(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+bool startsWith(const std::string& s, const std::string& p) {
+    return s.compare(0, p.size(), p) == 0;
+}
 
 // onnxruntime's QDQ quantizer (onnxruntime/python/tools/quantization: quant_utils.py's
 // DEQUANT_OUTPUT_SUFFIX, used by qdq_quantizer.py) names the DequantizeLinear output of weight W
@@ -148,12 +154,13 @@ TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const Tenso
         for (std::int64_t i = 0; i < n; ++i) {
             const float x = va.at(i), y = vb.at(i);
             d.stats.addElement(x, y, i);
-            if (std::isfinite(x) && std::isfinite(y)) maxErr = std::max(maxErr, std::fabs(double(x) - double(y)));
+            if (std::isfinite(x) && std::isfinite(y))
+                maxErr = std::max(maxErr, std::fabs(double(x) - double(y)));
         }
         d.error = Histogram(-std::max(maxErr, 1e-30), std::max(maxErr, 1e-30), 101);
         // ULPs in the tensors' own format when both share one, else in f32 (the wider view).
-        const bool sameFormat = ia.dtype == ib.dtype && ValuesView::readsInPlace(ia.dtype) &&
-                                ValuesView::readsInPlace(ib.dtype);
+        const bool sameFormat =
+            ia.dtype == ib.dtype && ValuesView::readsInPlace(ia.dtype) && ValuesView::readsInPlace(ib.dtype);
         const int width = sameFormat && ia.dtype != DType::F32 ? 16 : 32;
         for (std::int64_t i = 0; i < n; ++i) {
             const float x = va.at(i), y = vb.at(i);
@@ -163,11 +170,14 @@ TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const Tenso
             const std::uint32_t by = sameFormat ? rawBits(vb, i) : f32Bits(y);
             d.maxUlp = std::max(d.maxUlp, std::abs(orderedBits(bx, width) - orderedBits(by, width)));
         }
-        if (pair.how == "gguf" && (pair.a.find("attn_q") != std::string::npos || pair.b.find("attn_q") != std::string::npos ||
-                                   pair.a.find("attn_k") != std::string::npos || pair.b.find("attn_k") != std::string::npos))
-            d.note = "llama.cpp's converter reorders the rows of q and k for its rotary layout: rows are compared as "
+        if (pair.how == "gguf" &&
+            (pair.a.find("attn_q") != std::string::npos || pair.b.find("attn_q") != std::string::npos ||
+             pair.a.find("attn_k") != std::string::npos || pair.b.find("attn_k") != std::string::npos))
+            d.note = "llama.cpp's converter reorders the rows of q and k for its rotary layout: rows are "
+                     "compared as "
                      "stored, so large differences here may be that order, not quantization";
-        if (!sameFormat) d.note += std::string(d.note.empty() ? "" : "; ") + "ULPs counted in f32 (the dtypes differ)";
+        if (!sameFormat)
+            d.note += std::string(d.note.empty() ? "" : "; ") + "ULPs counted in f32 (the dtypes differ)";
         a.release(pair.a);
         b.release(pair.b);
     } catch (const std::bad_alloc&) {
@@ -181,8 +191,12 @@ TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const Tenso
 json diffReport(const std::string& fileA, const std::string& fileB, const std::vector<TensorDiff>& diffs) {
     json tensors = json::array();
     for (const TensorDiff& d : diffs) {
-        json t = {{"name", d.pair.a}, {"name_b", d.pair.b}, {"matched", d.pair.how}, {"shape", d.shape},
-                  {"dtype", std::string(nameOf(d.dtypeA))}, {"dtype_b", std::string(nameOf(d.dtypeB))}};
+        json t = {{"name", d.pair.a},
+                  {"name_b", d.pair.b},
+                  {"matched", d.pair.how},
+                  {"shape", d.shape},
+                  {"dtype", std::string(nameOf(d.dtypeA))},
+                  {"dtype_b", std::string(nameOf(d.dtypeB))}};
         if (!d.failure.empty()) {
             t["error"] = d.failure;
         } else {

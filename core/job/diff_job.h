@@ -4,15 +4,14 @@
 // matched exactly, then through the Hugging Face <-> GGUF (llama.cpp) naming and onnxruntime's QDQ
 // naming; each pair gets the error statistics of B against A (A is the reference x, B the
 // reconstruction x̂), the error histogram and the largest difference in units in the last place.
-#include <functional>
-#include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
 #include "analysis/error_stats.h"
 #include "analysis/histogram.h"
 #include "io/tensor_source.h"
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 namespace ql {
 
@@ -25,8 +24,8 @@ struct TensorPair {
 };
 
 struct TensorMatch {
-    std::vector<TensorPair> pairs;   // in A's file order
-    std::vector<std::string> onlyA;  // A's tensors with no counterpart
+    std::vector<TensorPair> pairs;  // in A's file order
+    std::vector<std::string> onlyA; // A's tensors with no counterpart
     std::vector<std::string> onlyB;
 };
 TensorMatch matchTensors(const TensorSource& a, const TensorSource& b);
@@ -41,10 +40,10 @@ struct TensorDiff {
     DType dtypeA = DType::F32;
     DType dtypeB = DType::F32;
     ErrorStats stats;
-    Histogram error;          // x - x̂ = A - B, linear bins over ±max |A - B|
-    std::int64_t maxUlp = 0;  // in the coarser of the two dtypes (bf16, f16 or f32)
-    std::string note;         // what to know when reading the figures
-    std::string failure;      // non-empty: the pair could not be compared (shapes differ, ...)
+    Histogram error;         // x - x̂ = A - B, linear bins over ±max |A - B|
+    std::int64_t maxUlp = 0; // in the coarser of the two dtypes (bf16, f16 or f32)
+    std::string note;        // what to know when reading the figures
+    std::string failure;     // non-empty: the pair could not be compared (shapes differ, ...)
 };
 
 /// Compares one pair. Never throws for a pair that cannot be compared: `failure` says why.
@@ -53,6 +52,7 @@ TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const Tenso
 /// The diff as a report ({"file", "file_b", "tensors": [{"name", "name_b", "shape", "dtype",
 /// "dtype_b", "matched", "stats" (with "max_ulp"), "histograms": {"error"}, "note"} or {"error"}]}),
 /// so that `check` gates it like any report.
-nlohmann::json diffReport(const std::string& fileA, const std::string& fileB, const std::vector<TensorDiff>& diffs);
+nlohmann::json diffReport(const std::string& fileA, const std::string& fileB,
+                          const std::vector<TensorDiff>& diffs);
 
 } // namespace ql

@@ -12,18 +12,18 @@
 //   llm-compressor's `ignore` does, so an export of the rest is a complete checkpoint;
 // - scales from a file on a whole-model run are looked up per tensor by name (`<name>_scale`,
 //   `<name>_zero_point`, compressed-tensors naming); a missing one is that tensor's failure.
-#include <functional>
-#include <memory>
-#include <optional>
-#include <string>
-#include <vector>
-
 #include "analysis/comparison.h"
 #include "analysis/report.h"
 #include "backend/backend.h"
 #include "backend/registry.h"
 #include "io/export.h"
 #include "io/tensor_source.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace ql {
 
@@ -73,7 +73,8 @@ struct TensorOutcome {
 
 /// Runs one tensor: A, then B when the request compares, then the comparison. Throws QuantError /
 /// FileError naming the file and tensor (and the side), or Cancelled.
-TensorOutcome runTensorJob(const JobRequest& request, const std::string& tensor, const ProgressFn& progress = {});
+TensorOutcome runTensorJob(const JobRequest& request, const std::string& tensor,
+                           const ProgressFn& progress = {});
 
 /// Which tensors a model run takes: named ones, those whose name contains a regular expression
 /// match, or all of them.
@@ -87,7 +88,7 @@ struct TensorSelection {
 std::vector<std::string> selectTensors(const TensorSource& source, const TensorSelection& selection);
 
 struct ModelOutcome {
-    std::vector<TensorReport> reports;      // every selected tensor, in order: failed and passed-through ones too
+    std::vector<TensorReport> reports; // every selected tensor, in order: failed and passed-through ones too
     std::vector<QuantizedTensor> quantized; // the successful ones, when the run keeps codes for an export
     std::vector<NamedTensor> kept;          // the passed-through ones as they are, likewise
     int failed = 0;
@@ -135,8 +136,10 @@ struct SweepOutcome {
 };
 /// Quantizes one tensor with contiguous groups of each size along the spec's axis (default last).
 /// Throws FileError for a missing tensor, QuantError when no size fits, Cancelled.
-SweepOutcome runSweepJob(const JobRequest& request, const std::string& tensor, const std::vector<std::int64_t>& sizes,
-                         const std::function<void(int index, int total)>& started = {}, const ProgressFn& progress = {});
+SweepOutcome runSweepJob(const JobRequest& request, const std::string& tensor,
+                         const std::vector<std::int64_t>& sizes,
+                         const std::function<void(int index, int total)>& started = {},
+                         const ProgressFn& progress = {});
 
 /// The values of one tensor before quantization, for the browser's instant preview.
 struct ValuePreview {

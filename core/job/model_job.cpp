@@ -1,14 +1,14 @@
-#include <algorithm>
-#include <new>
-#include <regex>
-#include <variant>
-
 #include "io/export_compressed_tensors.h"
 #include "job/explicit_params.h"
 #include "job/job.h"
 #include "job/suggest.h"
 #include "job/tensor_run.h"
 #include "tensor/error.h"
+
+#include <algorithm>
+#include <new>
+#include <regex>
+#include <variant>
 
 namespace ql {
 namespace {
@@ -28,7 +28,8 @@ TensorReport reportOf(const TensorInfo& info, const std::string& backend) {
 
 // The tensor's plan, or why the spec does not apply to it (planned once: the run uses this plan).
 std::variant<QuantPlan, std::string> planOrReason(const TensorInfo& info, const QuantSpec& spec) {
-    if (!isFloating(info.dtype)) return "not a floating-point tensor (" + std::string(nameOf(info.dtype)) + ")";
+    if (!isFloating(info.dtype))
+        return "not a floating-point tensor (" + std::string(nameOf(info.dtype)) + ")";
     if (info.shape.empty()) return std::string("a 0-d scalar");
     if (elementCount(info.shape) == 0) return std::string("no elements");
     try {
@@ -42,11 +43,14 @@ std::variant<QuantPlan, std::string> planOrReason(const TensorInfo& info, const 
 
 std::vector<std::string> selectTensors(const TensorSource& source, const TensorSelection& s) {
     const int ways = !s.names.empty() + !s.match.empty() + s.all;
-    if (ways != 1) throw QuantError("choose the tensors with exactly one of: names, a regular expression, or all");
+    if (ways != 1)
+        throw QuantError("choose the tensors with exactly one of: names, a regular expression, or all");
     std::vector<std::string> all;
-    for (const auto& t : source.tensors()) all.push_back(t.name);
+    for (const auto& t : source.tensors())
+        all.push_back(t.name);
     if (!s.names.empty()) {
-        for (const auto& n : s.names) requireTensor(source, n);
+        for (const auto& n : s.names)
+            requireTensor(source, n);
         return s.names;
     }
     if (s.all) {
@@ -61,16 +65,19 @@ std::vector<std::string> selectTensors(const TensorSource& source, const TensorS
     }
     std::vector<std::string> names;
     for (const auto& n : all) {
-        const bool hit = n.size() <= kRegexNameLimit ? std::regex_search(n, re) : n.find(s.match) != std::string::npos;
+        const bool hit =
+            n.size() <= kRegexNameLimit ? std::regex_search(n, re) : n.find(s.match) != std::string::npos;
         if (hit) names.push_back(n);
     }
-    if (names.empty()) throw FileError(source.path() + ": no tensor matches '" + s.match + "'" + didYouMean(s.match, all));
+    if (names.empty())
+        throw FileError(source.path() + ": no tensor matches '" + s.match + "'" + didYouMean(s.match, all));
     return names;
 }
 
 std::string compressedTensorsRefusal(const QuantizedTensor& q, const std::string& exportPath) {
     const std::string suffix = ".weight";
-    if (q.name.size() <= suffix.size() || q.name.compare(q.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    if (q.name.size() <= suffix.size() ||
+        q.name.compare(q.name.size() - suffix.size(), suffix.size(), suffix) != 0)
         return "compressed-tensors quantizes a module's weight, and this name does not end in \".weight\" "
                "(--export-layout native exports it)";
     try {
@@ -142,8 +149,10 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
             } catch (const std::exception& e) {
                 report.error = e.what();
             }
-            if (!unstorable.empty()) passThrough(unstorable);
-            else out.failed += !report.error.empty();
+            if (!unstorable.empty())
+                passThrough(unstorable);
+            else
+                out.failed += !report.error.empty();
         }
         if (events.finished) events.finished(report);
         source.release(info.name); // memory follows the largest tensor, not the model

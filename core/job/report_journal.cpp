@@ -1,15 +1,14 @@
 #include "job/report_journal.h"
 
-#include <cerrno>
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <fstream>
-#include <utility>
-
 #include "io/json_shape.h"
 #include "io/mapped_file.h"
 #include "tensor/error.h"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <fstream>
+#include <unistd.h>
+#include <utility>
 
 namespace ql {
 namespace {
@@ -20,7 +19,8 @@ constexpr const char* kJournalTag = "quantlens report journal 1";
 
 // Reads the complete lines of a journal of the run `header` describes; returns the byte length of
 // the part kept (everything after it — a torn line — is cut off before appending).
-std::uint64_t readJournal(const std::string& path, const json& header, std::map<std::int64_t, json>& entries) {
+std::uint64_t readJournal(const std::string& path, const json& header,
+                          std::map<std::int64_t, json>& entries) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return 0;
     std::string line;
@@ -32,14 +32,16 @@ std::uint64_t readJournal(const std::string& path, const json& header, std::map<
         json j = json::parse(line, nullptr, false);
         if (first) {
             if (j.is_discarded() || !j.is_object() || j.value("journal", std::string()) != kJournalTag)
-                throw FileError(path + ": not a QuantLens report journal; remove it or choose another --report");
+                throw FileError(path +
+                                ": not a QuantLens report journal; remove it or choose another --report");
             if (j["run"] != header)
-                throw FileError(path + ": left by another run (other file, spec, selection or shard); remove it "
-                                       "or run without --resume");
+                throw FileError(path +
+                                ": left by another run (other file, spec, selection or shard); remove it "
+                                "or run without --resume");
             first = false;
         } else {
-            if (j.is_discarded() || !j.is_object() || !j.contains("position") || !j["position"].is_number_integer() ||
-                !j.contains("entry") || !j["entry"].is_object())
+            if (j.is_discarded() || !j.is_object() || !j.contains("position") ||
+                !j["position"].is_number_integer() || !j.contains("entry") || !j["entry"].is_object())
                 break; // a damaged line ends what can be trusted
             entries[j["position"].get<std::int64_t>()] = std::move(j["entry"]);
         }
@@ -50,7 +52,8 @@ std::uint64_t readJournal(const std::string& path, const json& header, std::map<
 
 } // namespace
 
-ReportJournal::ReportJournal(std::string path, json header, bool resume) : m_path(std::move(path)) {
+ReportJournal::ReportJournal(std::string path, json header, bool resume)
+    : m_path(std::move(path)) {
     std::uint64_t kept = 0;
     if (resume && ::access(m_path.c_str(), F_OK) == 0) {
         requireRegularFile(m_path);

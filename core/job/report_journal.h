@@ -4,9 +4,8 @@
 // run and its report entry), each written whole and flushed to disk before the next tensor starts.
 #include <cstdint>
 #include <map>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace ql {
 

@@ -1,16 +1,16 @@
 #include "job/report_parts.h"
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <set>
-#include <sstream>
-
 #include "io/atomic_file.h"
 #include "io/json_shape.h"
 #include "io/mapped_file.h"
 #include "io/tensor_source.h"
 #include "tensor/error.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 
 namespace ql {
 namespace {
@@ -25,14 +25,17 @@ constexpr int kMaxReportDepth = 12;
 
 std::string listOf(const std::vector<int>& v) {
     std::string s;
-    for (std::size_t i = 0; i < v.size() && i < 20; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    for (std::size_t i = 0; i < v.size() && i < 20; ++i)
+        s += (i ? ", " : "") + std::to_string(v[i]);
     if (v.size() > 20) s += ", ... (" + std::to_string(v.size()) + " in all)";
     return s;
 }
 
 // The fields every part must carry, with their types checked (a crafted part must not crash merge).
 const json& shardOf(const std::string& path, const json& part) {
-    auto bad = [&](const std::string& why) { return FileError(path + ": not a partial report (" + why + ")"); };
+    auto bad = [&](const std::string& why) {
+        return FileError(path + ": not a partial report (" + why + ")");
+    };
     if (!part.is_object() || !part.contains("file") || !part["file"].is_string()) throw bad("no \"file\"");
     if (!part.contains("tensors") || !part["tensors"].is_array()) throw bad("no \"tensors\" list");
     if (!part.contains("shard") || !part["shard"].is_object())
@@ -41,12 +44,14 @@ const json& shardOf(const std::string& path, const json& part) {
     for (const char* key : {"index", "count", "selected"})
         if (!s.contains(key) || !s[key].is_number_integer() || s[key].get<std::int64_t>() < 0)
             throw bad(std::string("shard \"") + key + "\" is not a whole number");
-    if (!s.contains("positions") || !s["positions"].is_array() || s["positions"].size() != part["tensors"].size())
+    if (!s.contains("positions") || !s["positions"].is_array() ||
+        s["positions"].size() != part["tensors"].size())
         throw bad("shard \"positions\" does not list one place per tensor");
     for (const auto& p : s["positions"])
         if (!p.is_number_integer()) throw bad("a shard position is not a whole number");
     for (const auto& t : part["tensors"])
-        if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) throw bad("a tensor entry has no name");
+        if (!t.is_object() || !t.contains("name") || !t["name"].is_string())
+            throw bad("a tensor entry has no name");
     return s;
 }
 
@@ -83,7 +88,8 @@ json readReportFile(const std::string& path) {
     std::error_code ec;
     const auto size = fs::file_size(path, ec);
     if (ec) throw FileError(path + ": " + ec.message());
-    if (size > kMaxReportBytes) throw FileError(path + ": " + std::to_string(size) + " bytes is too large for a report");
+    if (size > kMaxReportBytes)
+        throw FileError(path + ": " + std::to_string(size) + " bytes is too large for a report");
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
@@ -112,35 +118,42 @@ MergedReport mergeReports(const std::vector<std::string>& paths, const std::vect
             if (key != "tensors" && key != "shard" && (!parts[0].contains(key) || parts[0][key] != value))
                 throw differs("\"" + key + "\"");
         if (s["count"] != first["count"]) throw differs("the number of shards");
-        if (s["selected"] != first["selected"] || s.value("selection", json()) != first.value("selection", json()))
+        if (s["selected"] != first["selected"] ||
+            s.value("selection", json()) != first.value("selection", json()))
             throw differs("the tensor selection");
         if (s.value("run", json()) != first.value("run", json())) throw differs("the spec or backend");
         const std::int64_t index = s["index"].get<std::int64_t>();
-        if (index >= count) throw FileError(paths[p] + ": shard " + std::to_string(index) + " of " + std::to_string(count));
+        if (index >= count)
+            throw FileError(paths[p] + ": shard " + std::to_string(index) + " of " + std::to_string(count));
         if (auto [it, fresh] = byShard.emplace(index, p); !fresh)
-            throw FileError(paths[p] + ": shard " + std::to_string(index) + " is also in " + paths[it->second]);
+            throw FileError(paths[p] + ": shard " + std::to_string(index) + " is also in " +
+                            paths[it->second]);
         const json& tensors = parts[p]["tensors"];
         for (std::size_t t = 0; t < tensors.size(); ++t) {
             const std::int64_t position = s["positions"][t].get<std::int64_t>();
             if (position < 0 || position >= selected)
-                throw FileError(paths[p] + ": tensor '" + tensors[t]["name"].get<std::string>() + "' has no place in the run");
+                throw FileError(paths[p] + ": tensor '" + tensors[t]["name"].get<std::string>() +
+                                "' has no place in the run");
             if (!byPosition.emplace(position, &tensors[t]).second)
-                throw FileError(paths[p] + ": tensor '" + tensors[t]["name"].get<std::string>() + "' is in two parts");
+                throw FileError(paths[p] + ": tensor '" + tensors[t]["name"].get<std::string>() +
+                                "' is in two parts");
         }
     }
     std::vector<int> missing;
     for (std::int64_t i = 0; i < count; ++i)
         if (!byShard.count(i)) missing.push_back(static_cast<int>(i));
     if (!missing.empty())
-        throw FileError("merge: shard" + std::string(missing.size() > 1 ? "s " : " ") + listOf(missing) + " of " +
-                        std::to_string(count) + " missing (not given, or the task has not finished)");
+        throw FileError("merge: shard" + std::string(missing.size() > 1 ? "s " : " ") + listOf(missing) +
+                        " of " + std::to_string(count) +
+                        " missing (not given, or the task has not finished)");
     if (static_cast<std::int64_t>(byPosition.size()) != selected)
         throw FileError("merge: the parts hold " + std::to_string(byPosition.size()) + " of the run's " +
                         std::to_string(selected) + " tensors (a part was written before its task finished?)");
 
     MergedReport merged;
     json tensors = json::array();
-    for (const auto& [position, entry] : byPosition) tensors.push_back(*entry);
+    for (const auto& [position, entry] : byPosition)
+        tensors.push_back(*entry);
     merged.report = parts[0];
     merged.report.erase("shard");
     merged.report["tensors"] = std::move(tensors);
@@ -166,16 +179,19 @@ void writeExportIndex(const std::vector<json>& exports) {
         if (index != indexPath) throw FileError(file + ": exported for another index than " + indexPath);
         // The part names where merge writes: only ever a weight index beside the shards it lists.
         const std::string suffix = ".safetensors.index.json";
-        if (index.size() <= suffix.size() || index.compare(index.size() - suffix.size(), suffix.size(), suffix) != 0)
+        if (index.size() <= suffix.size() ||
+            index.compare(index.size() - suffix.size(), suffix.size(), suffix) != 0)
             throw FileError(index + ": a part's export index must be a *" + suffix + " file; not written");
-        if (fs::path(file).extension() != ".safetensors") throw FileError(file + ": a part's export is not a .safetensors file");
+        if (fs::path(file).extension() != ".safetensors")
+            throw FileError(file + ": a part's export is not a .safetensors file");
         if (fs::absolute(file).parent_path() != fs::absolute(indexPath).parent_path())
             throw FileError(file + ": not in the folder of " + indexPath);
         const auto source = openTensorSource(file);
         const std::string shardName = fs::path(file).filename().string();
         for (const auto& t : source->tensors()) {
             if (weightMap.contains(t.name))
-                throw FileError(file + ": tensor '" + t.name + "' is also in " + weightMap[t.name].get<std::string>());
+                throw FileError(file + ": tensor '" + t.name + "' is also in " +
+                                weightMap[t.name].get<std::string>());
             weightMap[t.name] = shardName;
             totalSize += t.byteSize;
         }

@@ -8,25 +8,25 @@
 // Each tensor's entry is the one a single process writes (its statistics depend on nothing but
 // the tensor and the spec), so merging the parts in position order and dropping "shard" gives the
 // single-process report byte for byte, timings aside.
+#include "job/shard.h"
+
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "job/shard.h"
 
 namespace ql {
 
 /// What every part of one run shares; two parts merge only when these are equal.
-nlohmann::json shardHeader(const std::string& file, const ShardSpec& shard, const std::vector<std::string>& selected,
-                           const nlohmann::json& run);
+nlohmann::json shardHeader(const std::string& file, const ShardSpec& shard,
+                           const std::vector<std::string>& selected, const nlohmann::json& run);
 
 /// The shard's report: its tensors' entries (position → entry) in position order, with the header,
 /// the positions, the export (null when none) and any other top-level keys the report has (`extra`,
 /// e.g. a diff's "file_b"), which every part must share.
-nlohmann::json partialReport(const nlohmann::json& header, const std::map<std::int64_t, nlohmann::json>& entries,
+nlohmann::json partialReport(const nlohmann::json& header,
+                             const std::map<std::int64_t, nlohmann::json>& entries,
                              const nlohmann::json& exported, const nlohmann::json& extra = nullptr);
 
 /// Reads a report written by QuantLens (at most 4 GiB, nesting checked before parsing). Throws
@@ -34,8 +34,8 @@ nlohmann::json partialReport(const nlohmann::json& header, const std::map<std::i
 nlohmann::json readReportFile(const std::string& path);
 
 struct MergedReport {
-    nlohmann::json report;                  // the single-process report: the parts' keys but "shard"
-    std::vector<nlohmann::json> exports;    // each part's "export", in shard order
+    nlohmann::json report;               // the single-process report: the parts' keys but "shard"
+    std::vector<nlohmann::json> exports; // each part's "export", in shard order
 };
 
 /// Merges the parts of one run. Throws FileError naming the part and the reason when a part is not

@@ -1,11 +1,11 @@
 #include "job/shard.h"
 
+#include "job/tensor_run.h"
+#include "tensor/error.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
-
-#include "job/tensor_run.h"
-#include "tensor/error.h"
 
 namespace ql {
 
@@ -13,10 +13,12 @@ ShardSpec parseShard(const std::string& text) {
     const auto slash = text.find('/');
     auto number = [&](const std::string& part, const char* what) {
         if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
-            throw QuantError("shard '" + text + "': " + what + " is not a whole number (write I/N, e.g. 0/4)");
+            throw QuantError("shard '" + text + "': " + what +
+                             " is not a whole number (write I/N, e.g. 0/4)");
         return std::stoi(part);
     };
-    if (slash == std::string::npos) throw QuantError("shard '" + text + "': write I/N, e.g. 0/4 for the first of four");
+    if (slash == std::string::npos)
+        throw QuantError("shard '" + text + "': write I/N, e.g. 0/4 for the first of four");
     ShardSpec s{number(text.substr(0, slash), "I"), number(text.substr(slash + 1), "N")};
     if (s.count < 1 || s.count > 100000) throw QuantError("shard '" + text + "': N must be 1 to 100000");
     if (s.index >= s.count)
@@ -24,21 +26,27 @@ ShardSpec parseShard(const std::string& text) {
     return s;
 }
 
-std::string toString(const ShardSpec& shard) { return std::to_string(shard.index) + "/" + std::to_string(shard.count); }
+std::string toString(const ShardSpec& shard) {
+    return std::to_string(shard.index) + "/" + std::to_string(shard.count);
+}
 
-ShardPart shardPart(const TensorSource& source, const std::vector<std::string>& selected, const ShardSpec& shard) {
+ShardPart shardPart(const TensorSource& source, const std::vector<std::string>& selected,
+                    const ShardSpec& shard) {
     const std::size_t n = selected.size();
     std::vector<std::uint64_t> bytes(n);
-    for (std::size_t i = 0; i < n; ++i) bytes[i] = requireTensor(source, selected[i]).byteSize;
+    for (std::size_t i = 0; i < n; ++i)
+        bytes[i] = requireTensor(source, selected[i]).byteSize;
     std::vector<std::size_t> order(n);
     std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bytes[a] > bytes[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return bytes[a] > bytes[b]; });
 
     // Least-loaded first; a shard's load grows only, so a linear scan per tensor would be O(n N):
     // a heap keyed by (load, index) keeps it O(n log N).
     using Slot = std::pair<std::uint64_t, int>;
     std::vector<Slot> heap;
-    for (int s = 0; s < shard.count; ++s) heap.emplace_back(0, s);
+    for (int s = 0; s < shard.count; ++s)
+        heap.emplace_back(0, s);
     const auto later = [](const Slot& a, const Slot& b) { return a > b; };
     std::make_heap(heap.begin(), heap.end(), later);
     std::vector<char> mine(n, 0);
@@ -64,7 +72,8 @@ ShardPart shardPart(const TensorSource& source, const std::vector<std::string>& 
 std::string selectionDigest(const std::vector<std::string>& selected) {
     std::uint64_t h = 1469598103934665603ULL;
     for (const auto& name : selected) {
-        for (unsigned char c : name) h = (h ^ c) * 1099511628211ULL;
+        for (unsigned char c : name)
+            h = (h ^ c) * 1099511628211ULL;
         h = (h ^ 0xffu) * 1099511628211ULL; // a separator no UTF-8 name holds
     }
     char hex[17];

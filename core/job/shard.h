@@ -2,11 +2,11 @@
 // Splitting a model run across machines: shard I of N takes a deterministic, byte-balanced part of
 // the selected tensors, so N processes (Slurm array tasks, Kubernetes indexed pods) together cover
 // every tensor exactly once and a merge of their reports equals one process's report.
+#include "io/tensor_source.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "io/tensor_source.h"
 
 namespace ql {
 
@@ -30,7 +30,8 @@ struct ShardPart {
     std::vector<std::int64_t> positions;
     std::uint64_t bytes = 0;
 };
-ShardPart shardPart(const TensorSource& source, const std::vector<std::string>& selected, const ShardSpec& shard);
+ShardPart shardPart(const TensorSource& source, const std::vector<std::string>& selected,
+                    const ShardSpec& shard);
 
 /// A fingerprint of the selected names (FNV-1a over the names in order, as 16 hex digits): parts
 /// of one run carry the same, so reports of different selections are never merged.

@@ -11,15 +11,17 @@ constexpr std::size_t kMaxCompared = 256; // longer names are not compared (quad
 // Levenshtein distance in tenths: a change of case only costs 1, any other edit 10.
 std::size_t distance(const std::string& a, const std::string& b) {
     std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = 10 * j;
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        prev[j] = 10 * j;
     for (std::size_t i = 1; i <= a.size(); ++i) {
         cur[0] = 10 * i;
         for (std::size_t j = 1; j <= b.size(); ++j) {
             const char x = a[i - 1], y = b[j - 1];
-            const std::size_t swap = x == y ? 0 : (std::tolower(static_cast<unsigned char>(x)) ==
-                                                           std::tolower(static_cast<unsigned char>(y))
-                                                       ? 1
-                                                       : 10);
+            const std::size_t swap = x == y ? 0
+                                            : (std::tolower(static_cast<unsigned char>(x)) ==
+                                                       std::tolower(static_cast<unsigned char>(y))
+                                                   ? 1
+                                                   : 10);
             cur[j] = std::min({prev[j] + 10, cur[j - 1] + 10, prev[j - 1] + swap});
         }
         std::swap(prev, cur);
@@ -42,9 +44,11 @@ std::vector<std::string> closestNames(const std::string& typed, const std::vecto
             continue;
         if (const std::size_t d = distance(typed, c); d <= budget) hits.emplace_back(d, k);
     }
-    std::stable_sort(hits.begin(), hits.end(), [](const auto& l, const auto& r) { return l.first < r.first; });
+    std::stable_sort(hits.begin(), hits.end(),
+                     [](const auto& l, const auto& r) { return l.first < r.first; });
     std::vector<std::string> out;
-    for (std::size_t k = 0; k < hits.size() && out.size() < limit; ++k) out.push_back(candidates[hits[k].second]);
+    for (std::size_t k = 0; k < hits.size() && out.size() < limit; ++k)
+        out.push_back(candidates[hits[k].second]);
     return out;
 }
 

@@ -4,8 +4,9 @@
 
 namespace ql {
 
-SweepOutcome runSweepJob(const JobRequest& request, const std::string& name, const std::vector<std::int64_t>& sizes,
-                         const std::function<void(int, int)>& started, const ProgressFn& progress) {
+SweepOutcome runSweepJob(const JobRequest& request, const std::string& name,
+                         const std::vector<std::int64_t>& sizes, const std::function<void(int, int)>& started,
+                         const ProgressFn& progress) {
     const TensorSource& source = *request.source;
     const TensorInfo& info = requireTensor(source, name);
     const Backend& backend = request.registry->require(request.backend);
@@ -24,15 +25,19 @@ SweepOutcome runSweepJob(const JobRequest& request, const std::string& name, con
             continue;
         }
         try {
-            out.reports.push_back(runTensor(tensor, plan, backend, std::nullopt, request.repeat, progress, request.importance.get()).report);
+            out.reports.push_back(runTensor(tensor, plan, backend, std::nullopt, request.repeat, progress,
+                                            request.importance.get())
+                                      .report);
             out.sizes.push_back(sizes[i]);
         } catch (const QuantError& e) {
-            throw QuantError(whereIn(source, name, "group size " + std::to_string(sizes[i]) + ": " + e.what()));
+            throw QuantError(
+                whereIn(source, name, "group size " + std::to_string(sizes[i]) + ": " + e.what()));
         }
     }
     if (out.reports.empty()) {
         std::string why = "no group size fits:";
-        for (const auto& [size, reason] : out.skipped) why += " " + std::to_string(size) + " (" + reason + ");";
+        for (const auto& [size, reason] : out.skipped)
+            why += " " + std::to_string(size) + " (" + reason + ");";
         why.pop_back();
         throw QuantError(whereIn(source, name, why));
     }

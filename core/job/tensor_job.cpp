@@ -1,13 +1,13 @@
-#include <cmath>
-#include <limits>
-#include <utility>
-
 #include "job/explicit_params.h"
 #include "job/job.h"
 #include "job/suggest.h"
 #include "job/tensor_run.h"
 #include "quant/calibration.h"
 #include "tensor/error.h"
+
+#include <cmath>
+#include <limits>
+#include <utility>
 
 namespace ql {
 namespace {
@@ -18,10 +18,11 @@ ProgressFn subProgress(const ProgressFn& progress, int index, int steps) {
     return [progress, index, steps](double done) { return progress((index + done) / steps); };
 }
 
-SideOutcome runSide(const LoadedTensor& tensor, const QuantSpec& spec, const std::optional<QuantParams>& params,
-                    const Backend& backend, int repeat, const ProgressFn& progress, const Importance* importance) {
-    TensorRun run = runTensor(tensor, planQuantization(spec, tensor.info().shape), backend, params, repeat, progress,
-                              importance);
+SideOutcome runSide(const LoadedTensor& tensor, const QuantSpec& spec,
+                    const std::optional<QuantParams>& params, const Backend& backend, int repeat,
+                    const ProgressFn& progress, const Importance* importance) {
+    TensorRun run = runTensor(tensor, planQuantization(spec, tensor.info().shape), backend, params, repeat,
+                              progress, importance);
     SideOutcome side;
     side.label = backend.name();
     side.report = std::move(run.report);
@@ -48,7 +49,8 @@ const TensorInfo& requireTensor(const TensorSource& source, const std::string& n
     if (name.size() > 1 && name.front() == '/')
         if (const TensorInfo* info = source.find(name.substr(1))) return *info;
     std::vector<std::string> names;
-    for (const auto& t : source.tensors()) names.push_back(t.name);
+    for (const auto& t : source.tensors())
+        names.push_back(t.name);
     throw FileError(whereIn(source, name, "no such tensor in the file" + didYouMean(name, names)));
 }
 
@@ -88,8 +90,9 @@ TensorOutcome runTensorJob(const JobRequest& request, const std::string& name, c
     } else if (out.a.label == out.b->label) {
         out.b->label += " (B)";
     }
-    out.comparison = compareResults(out.a.label, out.a.report.plan, out.a.report.params, out.a.codes, out.b->label,
-                                    out.b->report.plan, out.b->report.params, out.b->codes, tensor.floats());
+    out.comparison =
+        compareResults(out.a.label, out.a.report.plan, out.a.report.params, out.a.codes, out.b->label,
+                       out.b->report.plan, out.b->report.params, out.b->codes, tensor.floats());
     out.mismatches = mismatchMap(out.a.codes, out.b->codes, info.shape);
     return out;
 }
@@ -99,9 +102,11 @@ ValuePreview previewValues(const TensorSource& source, const std::string& name, 
     const ValuesView& v = tensor.view();
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     for (std::int64_t i = 0; i < v.count; ++i)
-        if (const float x = v.at(i); std::isfinite(x)) lo = std::min<double>(lo, x), hi = std::max<double>(hi, x);
+        if (const float x = v.at(i); std::isfinite(x))
+            lo = std::min<double>(lo, x), hi = std::max<double>(hi, x);
     Histogram h = lo <= hi ? Histogram(lo, hi, bins) : Histogram(0, 1, bins);
-    for (std::int64_t i = 0; i < v.count; ++i) h.add(v.at(i));
+    for (std::int64_t i = 0; i < v.count; ++i)
+        h.add(v.at(i));
     return {name, std::move(h), v.count};
 }
 

@@ -1,10 +1,10 @@
 #include "job/tensor_run.h"
 
-#include <cstdint>
-
 #include "analysis/analyzer.h"
 #include "job/importance.h"
 #include "tensor/error.h"
+
+#include <cstdint>
 
 namespace ql {
 
@@ -22,8 +22,10 @@ LoadedTensor::LoadedTensor(const TensorSource& source, const TensorInfo& info)
 
 Job LoadedTensor::job() const {
     Job job;
-    if (m_converted.empty()) job.tensor = m_tensor;
-    else job.values = m_converted;
+    if (m_converted.empty())
+        job.tensor = m_tensor;
+    else
+        job.values = m_converted;
     return job;
 }
 
@@ -33,7 +35,8 @@ std::span<const float> LoadedTensor::floats() const {
         return {reinterpret_cast<const float*>(m_view.data), static_cast<std::size_t>(m_view.count)};
     if (m_converted.empty()) {
         m_converted.resize(static_cast<std::size_t>(m_view.count));
-        for (std::int64_t i = 0; i < m_view.count; ++i) m_converted[static_cast<std::size_t>(i)] = m_view.at(i);
+        for (std::int64_t i = 0; i < m_view.count; ++i)
+            m_converted[static_cast<std::size_t>(i)] = m_view.at(i);
     }
     return m_converted;
 }
@@ -41,7 +44,8 @@ std::span<const float> LoadedTensor::floats() const {
 TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Backend& backend,
                     const std::optional<QuantParams>& params, int repeat, const ProgressFn& progress,
                     const Importance* importance) {
-    if (auto why = backend.supports(plan)) throw QuantError("backend " + backend.name() + " cannot run it: " + *why);
+    if (auto why = backend.supports(plan))
+        throw QuantError("backend " + backend.name() + " cannot run it: " + *why);
     Job job = tensor.job();
     job.plan = plan;
     job.params = params;

@@ -1,14 +1,14 @@
 #pragma once
 // One tensor through plan -> backend -> analysis, the step every job repeats (internal to core/job).
-#include <optional>
-#include <span>
-#include <string>
-#include <vector>
-
 #include "analysis/report.h"
 #include "backend/backend.h"
 #include "io/tensor_source.h"
 #include "tensor/values_view.h"
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace ql {
 

@@ -1,10 +1,10 @@
 #pragma once
 // Calibration: how scales and zero points come from the data, per scale group.
-#include <span>
-
 #include "quant/params.h"
 #include "quant/plan.h"
 #include "tensor/dtype.h"
+
+#include <span>
 
 namespace ql {
 

@@ -36,8 +36,8 @@ struct Selection {
     double percentile = 0.0;
     std::uint32_t prefix = 0; // the top `bits` bits of the k-th key
     int bits = 0;
-    std::int64_t rank = 0;    // within the keys that share the prefix
-    std::int64_t below = 0;   // keys below / above the prefix (for the clipped count)
+    std::int64_t rank = 0;  // within the keys that share the prefix
+    std::int64_t below = 0; // keys below / above the prefix (for the clipped count)
     std::int64_t above = 0;
     std::int64_t finite = -1; // unknown until the first pass
     std::int64_t inBucket = 0;
@@ -50,7 +50,8 @@ struct Selection {
 void narrow(Selection& s, const std::uint32_t* hist, int width) {
     const std::int64_t buckets = std::int64_t{1} << width;
     std::int64_t total = 0;
-    for (std::int64_t d = 0; d < buckets; ++d) total += hist[d];
+    for (std::int64_t d = 0; d < buckets; ++d)
+        total += hist[d];
     if (s.finite < 0) {
         s.finite = total;
         s.rank = total > 0 ? percentileRank(total, s.percentile) : 0;
@@ -62,7 +63,8 @@ void narrow(Selection& s, const std::uint32_t* hist, int width) {
             s.below += cum;
             s.above += total - cum - hist[d];
             s.rank -= cum;
-            s.prefix = static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.prefix) << width) | static_cast<std::uint64_t>(d));
+            s.prefix = static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.prefix) << width) |
+                                                  static_cast<std::uint64_t>(d));
             s.bits += width;
             s.inBucket = hist[d];
             return;
@@ -109,8 +111,7 @@ GroupClip selectionResult(const Selection* s, bool symmetric) {
     return c;
 }
 
-template <bool Symmetric>
-inline bool keyOf(float v, std::uint32_t& key) {
+template <bool Symmetric> inline bool keyOf(float v, std::uint32_t& key) {
     std::uint32_t u = std::bit_cast<std::uint32_t>(v);
     if ((u & 0x7F800000u) == 0x7F800000u) return false;
     if (!Symmetric && (u & 0x7FFFFFFFu) == 0) u = 0; // -0 == +0, as the oracle's comparisons see it
@@ -122,14 +123,15 @@ constexpr int kDigitBits = 11;
 
 #if defined(__SSE2__)
 // keyOf for four lanes: the keys, and an all-ones lane where the value is finite.
-template <bool Symmetric>
-inline __m128i keysOf(const float* v, __m128i& finite) {
+template <bool Symmetric> inline __m128i keysOf(const float* v, __m128i& finite) {
     __m128i u = _mm_castps_si128(_mm_loadu_ps(v));
     const __m128i expMask = _mm_set1_epi32(0x7F800000);
     finite = _mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(u, expMask), expMask), _mm_set1_epi32(-1));
     if (Symmetric) return _mm_slli_epi32(u, 1);
-    u = _mm_andnot_si128(_mm_cmpeq_epi32(_mm_and_si128(u, _mm_set1_epi32(0x7FFFFFFF)), _mm_setzero_si128()), u); // -0 -> +0
-    return _mm_xor_si128(u, _mm_or_si128(_mm_srai_epi32(u, 31), _mm_set1_epi32(static_cast<int>(0x80000000u))));
+    u = _mm_andnot_si128(_mm_cmpeq_epi32(_mm_and_si128(u, _mm_set1_epi32(0x7FFFFFFF)), _mm_setzero_si128()),
+                         u); // -0 -> +0
+    return _mm_xor_si128(u,
+                         _mm_or_si128(_mm_srai_epi32(u, 31), _mm_set1_epi32(static_cast<int>(0x80000000u))));
 }
 #endif
 
@@ -139,12 +141,14 @@ template <bool Symmetric>
 void countDigits(const float* v, std::int64_t n, Digit d, std::uint32_t* copies, std::size_t stride) {
     std::int64_t i = 0;
 #if defined(__SSE2__)
-    const __m128i mask = _mm_set1_epi32(static_cast<int>((1u << d.width) - 1u)), spare = _mm_set1_epi32(1 << d.width);
+    const __m128i mask = _mm_set1_epi32(static_cast<int>((1u << d.width) - 1u)),
+                  spare = _mm_set1_epi32(1 << d.width);
     const __m128i shift = _mm_cvtsi32_si128(d.shift);
     for (; i + 4 <= n; i += 4) {
         __m128i finite;
         const __m128i key = keysOf<Symmetric>(v + i, finite);
-        calib::countLanes(copies, stride, calib::selectLanes(finite, _mm_and_si128(_mm_srl_epi32(key, shift), mask), spare));
+        calib::countLanes(copies, stride,
+                          calib::selectLanes(finite, _mm_and_si128(_mm_srl_epi32(key, shift), mask), spare));
     }
 #endif
     for (; i < n; ++i) {
@@ -156,7 +160,8 @@ void countDigits(const float* v, std::int64_t n, Digit d, std::uint32_t* copies,
 
 // Appends to keys[k] every finite value's key that shares sel[k]'s prefix (k < count).
 template <bool Symmetric>
-void gatherShared(const float* v, std::int64_t n, const Selection* sel, std::size_t count, std::vector<std::uint32_t>* keys) {
+void gatherShared(const float* v, std::int64_t n, const Selection* sel, std::size_t count,
+                  std::vector<std::uint32_t>* keys) {
     std::int64_t i = 0;
 #if defined(__SSE2__)
     for (; i + 4 <= n; i += 4) {
@@ -165,7 +170,8 @@ void gatherShared(const float* v, std::int64_t n, const Selection* sel, std::siz
         for (std::size_t k = 0; k < count; ++k) {
             if (sel[k].done() || sel[k].bits == 0) continue;
             const __m128i top = _mm_srl_epi32(key, _mm_cvtsi32_si128(32 - sel[k].bits));
-            const __m128i hit = _mm_and_si128(finite, _mm_cmpeq_epi32(top, _mm_set1_epi32(static_cast<int>(sel[k].prefix))));
+            const __m128i hit =
+                _mm_and_si128(finite, _mm_cmpeq_epi32(top, _mm_set1_epi32(static_cast<int>(sel[k].prefix))));
             const int lanes = _mm_movemask_ps(_mm_castsi128_ps(hit));
             if (lanes == 0) continue;
             alignas(16) std::uint32_t k4[4];
@@ -198,7 +204,8 @@ std::vector<Selection> selections(std::size_t groups, double percentile, bool sy
 
 // Groups that are one contiguous run each: selected run by run while the run is in cache.
 template <bool Symmetric>
-void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>& clips, std::vector<GroupRange>& counts) {
+void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>& clips,
+                    std::vector<GroupRange>& counts) {
     constexpr std::size_t per = Symmetric ? 1 : 2;
     scan.forRuns([&](std::int64_t group, std::int64_t begin, std::int64_t length, calib::Tile& tile) {
         thread_local std::vector<std::uint32_t> copies, hist, keys[per];
@@ -213,15 +220,19 @@ void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>&
             countDigits<Symmetric>(v, n, top, copies.data(), buckets + 1);
         });
         sumCopies(copies.data(), buckets, buckets + 1, hist);
-        for (auto& s : sel) narrow(s, hist.data(), topBits);
+        for (auto& s : sel)
+            narrow(s, hist.data(), topBits);
         std::int64_t inBuckets = 0;
-        for (const auto& s : sel) inBuckets += s.inBucket;
+        for (const auto& s : sel)
+            inBuckets += s.inBucket;
         if (inBuckets <= std::max<std::int64_t>(1024, length / 2)) {
-            for (auto& k : keys) k.clear();
+            for (auto& k : keys)
+                k.clear();
             tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
                 gatherShared<Symmetric>(v, n, sel.data(), per, keys);
             });
-            for (std::size_t k = 0; k < per; ++k) finish(sel[k], keys[k]);
+            for (std::size_t k = 0; k < per; ++k)
+                finish(sel[k], keys[k]);
         }
         for (std::size_t k = 0; k < per; ++k) {
             while (!sel[k].done()) {
@@ -243,61 +254,68 @@ void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>&
 
 // Any layout: every group's selection advances together, one pass over the tensor per step.
 template <bool Symmetric>
-void percentileStreaming(const Scan& scan, std::int64_t elements, double percentile, std::vector<GroupClip>& clips,
-                         std::vector<GroupRange>& counts) {
+void percentileStreaming(const Scan& scan, std::int64_t elements, double percentile,
+                         std::vector<GroupClip>& clips, std::vector<GroupRange>& counts) {
     const std::size_t groups = clips.size(), per = Symmetric ? 1 : 2, slots = groups * per;
     auto sel = selections(groups, percentile, Symmetric);
     // Histograms stay near 4 MB per worker: narrower digits (more passes) for many groups.
     int bits = kDigitBits;
-    while (bits > 4 && (groups * kCopies << bits) > (std::size_t{1} << 20)) --bits;
+    while (bits > 4 && (groups * kCopies << bits) > (std::size_t{1} << 20))
+        --bits;
     {
         const Digit top{32 - bits, bits};
         const std::size_t buckets = std::size_t{1} << bits, region = kCopies * (buckets + 1);
         // Locals, not captures: stores into the histogram must not make the loop reload its constants.
-        const auto hist = scan.count(groups * region, [top, buckets, region](std::uint32_t* h, std::int64_t group,
-                                                                            const float* v, std::int64_t n, bool perElement) {
+        const auto hist = scan.count(groups * region, [top, buckets, region](
+                                                          std::uint32_t* h, std::int64_t group,
+                                                          const float* v, std::int64_t n, bool perElement) {
             if (!perElement) {
                 countDigits<Symmetric>(v, n, top, h + static_cast<std::size_t>(group) * region, buckets + 1);
                 return;
             }
             for (std::int64_t i = 0; i < n; ++i) {
                 std::uint32_t key;
-                if (keyOf<Symmetric>(v[i], key)) ++h[static_cast<std::size_t>(group + i) * region + top.of(key)];
+                if (keyOf<Symmetric>(v[i], key))
+                    ++h[static_cast<std::size_t>(group + i) * region + top.of(key)];
             }
         });
         std::vector<std::uint32_t> folded;
         for (std::size_t g = 0; g < groups; ++g) {
             sumCopies(hist.data() + g * region, buckets, buckets + 1, folded);
-            for (std::size_t k = 0; k < per; ++k) narrow(sel[g * per + k], folded.data(), bits);
+            for (std::size_t k = 0; k < per; ++k)
+                narrow(sel[g * per + k], folded.data(), bits);
         }
     }
     std::int64_t inBuckets = 0;
-    for (const auto& s : sel) inBuckets += s.inBucket;
+    for (const auto& s : sel)
+        inBuckets += s.inBucket;
     if (inBuckets <= elements / 16 + 4096 && slots <= (std::size_t{1} << 16)) {
-        auto keys = scan.collect<std::uint32_t>(slots, [&](auto& lists, std::int64_t group, const float* v, std::int64_t n,
-                                                           bool perElement) {
-            if (!perElement) {
-                gatherShared<Symmetric>(v, n, sel.data() + static_cast<std::size_t>(group) * per, per,
-                                        lists.data() + static_cast<std::size_t>(group) * per);
-                return;
-            }
-            for (std::int64_t i = 0; i < n; ++i) {
-                std::uint32_t key;
-                if (!keyOf<Symmetric>(v[i], key)) continue;
-                const std::size_t base = static_cast<std::size_t>(perElement ? group + i : group) * per;
-                for (std::size_t k = 0; k < per; ++k)
-                    if (sel[base + k].shares(key)) lists[base + k].push_back(key);
-            }
-        });
-        for (std::size_t s = 0; s < slots; ++s) finish(sel[s], keys[s]);
+        auto keys = scan.collect<std::uint32_t>(
+            slots, [&](auto& lists, std::int64_t group, const float* v, std::int64_t n, bool perElement) {
+                if (!perElement) {
+                    gatherShared<Symmetric>(v, n, sel.data() + static_cast<std::size_t>(group) * per, per,
+                                            lists.data() + static_cast<std::size_t>(group) * per);
+                    return;
+                }
+                for (std::int64_t i = 0; i < n; ++i) {
+                    std::uint32_t key;
+                    if (!keyOf<Symmetric>(v[i], key)) continue;
+                    const std::size_t base = static_cast<std::size_t>(perElement ? group + i : group) * per;
+                    for (std::size_t k = 0; k < per; ++k)
+                        if (sel[base + k].shares(key)) lists[base + k].push_back(key);
+                }
+            });
+        for (std::size_t s = 0; s < slots; ++s)
+            finish(sel[s], keys[s]);
     }
     for (;;) {
         bool left = false;
-        for (const auto& s : sel) left = left || !s.done();
+        for (const auto& s : sel)
+            left = left || !s.done();
         if (!left) break;
         const std::size_t buckets = std::size_t{1} << bits;
-        const auto hist = scan.count(slots * buckets, [&](std::uint32_t* h, std::int64_t group, const float* v,
-                                                          std::int64_t n, bool perElement) {
+        const auto hist = scan.count(slots * buckets, [&](std::uint32_t* h, std::int64_t group,
+                                                          const float* v, std::int64_t n, bool perElement) {
             for (std::int64_t i = 0; i < n; ++i) {
                 std::uint32_t key;
                 if (!keyOf<Symmetric>(v[i], key)) continue;
@@ -318,7 +336,8 @@ void percentileStreaming(const Scan& scan, std::int64_t elements, double percent
 
 // ---- MSE and entropy: one histogram pass, then the shared search per group -------------------
 
-std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan, const std::vector<GroupRange>& ranges) {
+std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan,
+                                       const std::vector<GroupRange>& ranges) {
     const bool mse = plan.spec.calibration.method == CalibMethod::Mse;
     const int levels = entropyLevels(plan);
     const std::size_t groups = ranges.size();
@@ -326,9 +345,11 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan, 
     std::vector<std::size_t> offset(groups + 1, 0);
     for (std::size_t g = 0; g < groups; ++g) {
         geo[g] = mse ? mseGeometry(ranges[g], plan.spec.symmetric) : entropyGeometry(ranges[g], levels);
-        offset[g + 1] = offset[g] + (geo[g].bins > 0 ? kCopies * (static_cast<std::size_t>(geo[g].bins) + 1) : 0);
+        offset[g + 1] =
+            offset[g] + (geo[g].bins > 0 ? kCopies * (static_cast<std::size_t>(geo[g].bins) + 1) : 0);
     }
-    const auto count = [&](std::uint32_t* h, std::int64_t group, const float* v, std::int64_t n, bool perElement) {
+    const auto count = [&](std::uint32_t* h, std::int64_t group, const float* v, std::int64_t n,
+                           bool perElement) {
         if (!perElement) {
             const HistogramGeometry& gg = geo[static_cast<std::size_t>(group)];
             if (gg.bins > 0) calib::countBins(v, n, gg, !mse, h + offset[static_cast<std::size_t>(group)]);
@@ -369,7 +390,9 @@ void histogramSearchRuns(const Scan& scan, const QuantPlan& plan, std::vector<Gr
         thread_local std::vector<std::uint32_t> copies, hist;
         copies.assign(kCopies * (bins + 1), 0u);
         if (bins > 0)
-            tile.forEach(begin, length, [&](const float* v, std::int64_t n) { calib::countBins(v, n, geo, !mse, copies.data()); });
+            tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
+                calib::countBins(v, n, geo, !mse, copies.data());
+            });
         sumCopies(copies.data(), bins, bins + 1, hist);
         clips[g] = mse ? mseSearch(r, hist, plan) : entropySearch(r, hist, levels);
     });
@@ -387,8 +410,11 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
     // and the codec.
     const MiniFloatCodec e4m3(MiniFloat::E4M3FN, Overflow::Saturate);
     float e8m0[256];
-    for (int c = 0; c < 256; ++c) e8m0[c] = decodeE8M0(static_cast<std::uint8_t>(c));
-    const auto scaleOf = [&](std::uint8_t code) { return mx ? e8m0[code] : e4m3.decode(code) * p.tensorScale; };
+    for (int c = 0; c < 256; ++c)
+        e8m0[c] = decodeE8M0(static_cast<std::uint8_t>(c));
+    const auto scaleOf = [&](std::uint8_t code) {
+        return mx ? e8m0[code] : e4m3.decode(code) * p.tensorScale;
+    };
     const int emax = mx ? maxExponent(miniFloatOf(plan.codeTarget)) : 0;
     if (mx && scan.blocksAlongRows()) { // no tensor-wide value: each block's code in the same pass
         const std::int64_t block = scan.blockLength();
@@ -405,7 +431,8 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
         const std::vector<float> amax = scan.absMaxOrNan(); // negative: the block holds a NaN
         if (!mx) {
             float top[8] = {}; // eight running maxima, so the loop is not one long dependency chain
-            for (std::size_t g = 0; g < groups; ++g) top[g % 8] = std::max(top[g % 8], std::fabs(amax[g]));
+            for (std::size_t g = 0; g < groups; ++g)
+                top[g % 8] = std::max(top[g % 8], std::fabs(amax[g]));
             p.tensorScale = nvfp4TensorScale(*std::max_element(top, top + 8));
         }
         // Locals, not members: the stores below must not make the loop reload them.
@@ -413,14 +440,17 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
         std::uint8_t* codes = p.scaleCodes.data();
         float* scales = p.scales.data();
         const float* maxima = amax.data();
-        scan.forSlices(static_cast<std::int64_t>(groups), [&, sg, codes, scales, maxima](std::int64_t g0, std::int64_t g1) {
+        scan.forSlices(static_cast<std::int64_t>(groups), [&, sg, codes, scales, maxima](std::int64_t g0,
+                                                                                         std::int64_t g1) {
             auto g = static_cast<std::size_t>(g0);
 #if defined(__SSE2__)
             if (!mx && sg > 0.0f) { // nvfp4ScaleCode's two divisions, four blocks at a time
-                const __m128 six = _mm_set1_ps(6.0f), scale = _mm_set1_ps(sg), absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7FFFFFFF));
+                const __m128 six = _mm_set1_ps(6.0f), scale = _mm_set1_ps(sg),
+                             absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7FFFFFFF));
                 alignas(16) float x[4];
                 for (; g + 4 <= static_cast<std::size_t>(g1); g += 4) {
-                    _mm_store_ps(x, _mm_div_ps(_mm_div_ps(_mm_and_ps(_mm_loadu_ps(maxima + g), absMask), six), scale));
+                    _mm_store_ps(
+                        x, _mm_div_ps(_mm_div_ps(_mm_and_ps(_mm_loadu_ps(maxima + g), absMask), six), scale));
                     for (std::size_t k = 0; k < 4; ++k) {
                         codes[g + k] = e4m3.encode(x[k]);
                         scales[g + k] = e4m3.decode(codes[g + k]) * sg;
@@ -445,7 +475,8 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
         const bool divides = plan.convention.scaleOp == ScaleOp::Divide;
         scan.forGroupValues([&](std::int64_t group, std::span<const float> finite) {
             const auto g = static_cast<std::size_t>(group);
-            p.scaleCodes[g] = mseBlockCode(finite, p.scaleCodes[g], p.tensorScale, plan, divides ? &elements : nullptr);
+            p.scaleCodes[g] =
+                mseBlockCode(finite, p.scaleCodes[g], p.tensorScale, plan, divides ? &elements : nullptr);
             p.scales[g] = scaleOf(p.scaleCodes[g]);
         });
     }
@@ -460,7 +491,8 @@ QuantParams calibrateFast(const QuantPlan& plan, const void* data, DType dtype, 
     if (elementCount(plan.shape) == 0 || plan.shape.empty()) { // nothing to split: the oracle reads it
         const Input in{static_cast<const std::byte*>(data), dtype};
         std::vector<float> x(static_cast<std::size_t>(elementCount(plan.shape)));
-        for (std::size_t i = 0; i < x.size(); ++i) x[i] = in.at(static_cast<std::int64_t>(i));
+        for (std::size_t i = 0; i < x.size(); ++i)
+            x[i] = in.at(static_cast<std::int64_t>(i));
         return calibrate(plan, x);
     }
     const bool blocks = isBlockFormat(plan.spec.preset);
@@ -490,7 +522,8 @@ QuantParams calibrateFast(const QuantPlan& plan, const void* data, DType dtype, 
     }
     ranges = scan.ranges();
     if (cal.method == CalibMethod::AbsMax || cal.method == CalibMethod::MinMax)
-        for (std::size_t g = 0; g < groups; ++g) clips[g].range = {ranges[g].lo, ranges[g].hi};
+        for (std::size_t g = 0; g < groups; ++g)
+            clips[g].range = {ranges[g].lo, ranges[g].hi};
     else
         clips = histogramSearch(scan, plan, ranges);
     return paramsFromClips(plan, clips, ranges);

@@ -4,8 +4,8 @@
 #include <limits>
 
 #if defined(__SSE2__)
-#include <xmmintrin.h>
 #include <emmintrin.h>
+#include <xmmintrin.h>
 #endif
 
 namespace ql::calib {
@@ -41,7 +41,8 @@ void rangeOfRun(const float* v, std::int64_t n, GroupRange& g) {
         g.nan = g.nan || q[k] != 0;
     }
 #endif
-    for (; i < n; ++i) g.add(v[i]);
+    for (; i < n; ++i)
+        g.add(v[i]);
 }
 
 float absMaxOfRun(const float* v, std::int64_t n) {
@@ -70,12 +71,14 @@ float absMaxOfRun(const float* v, std::int64_t n) {
     return nan ? -m : m;
 }
 
-void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool absolute, std::uint32_t* copies) {
+void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool absolute,
+               std::uint32_t* copies) {
     const auto bins = static_cast<std::size_t>(g.bins), stride = bins + 1;
     std::int64_t i = 0;
 #if defined(__SSE2__)
     static_assert(kCopies == 4, "one copy per lane");
-    const __m128 origin = _mm_set1_ps(g.origin), factor = _mm_set1_ps(g.factor), top = _mm_set1_ps(static_cast<float>(g.bins));
+    const __m128 origin = _mm_set1_ps(g.origin), factor = _mm_set1_ps(g.factor),
+                 top = _mm_set1_ps(static_cast<float>(g.bins));
     const __m128i expMask = _mm_set1_epi32(0x7F800000), absMask = _mm_set1_epi32(0x7FFFFFFF);
     const __m128i last = _mm_set1_epi32(g.bins - 1), trash = _mm_set1_epi32(g.bins);
     for (; i + 4 <= n; i += 4) {
@@ -84,11 +87,13 @@ void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool 
         const __m128i nonFinite = _mm_cmpeq_epi32(_mm_and_si128(u, expMask), expMask);
         const __m128 t = _mm_mul_ps(_mm_sub_ps(x, origin), factor);
         const __m128i below = _mm_castps_si128(_mm_cmplt_ps(t, top)); // binOf's t < bins
-        countLanes(copies, stride, selectLanes(nonFinite, trash, selectLanes(below, _mm_cvttps_epi32(t), last)));
+        countLanes(copies, stride,
+                   selectLanes(nonFinite, trash, selectLanes(below, _mm_cvttps_epi32(t), last)));
     }
 #endif
     for (; i < n; ++i) {
-        const std::size_t b = std::isfinite(v[i]) ? static_cast<std::size_t>(g.binOf(absolute ? std::fabs(v[i]) : v[i])) : bins;
+        const std::size_t b =
+            std::isfinite(v[i]) ? static_cast<std::size_t>(g.binOf(absolute ? std::fabs(v[i]) : v[i])) : bins;
         ++copies[(static_cast<std::size_t>(i) % kCopies) * stride + b];
     }
 }
@@ -118,15 +123,21 @@ void absMaxOfBlocks(const float* v, std::int64_t n, std::int64_t block, float* o
             _MM_TRANSPOSE4_PS(m[0], m[1], m[2], m[3]);
             alignas(16) float r[4];
             _mm_store_ps(r, _mm_max_ps(_mm_max_ps(m[0], m[1]), _mm_max_ps(m[2], m[3])));
-            for (int q = 0; q < 4; ++q) out[j + q] = nan[q] ? -r[q] : r[q];
+            for (int q = 0; q < 4; ++q)
+                out[j + q] = nan[q] ? -r[q] : r[q];
         }
     }
 #endif
-    for (; j * block < n; ++j) out[j] = absMaxOfRun(v + j * block, std::min(block, n - j * block));
+    for (; j * block < n; ++j)
+        out[j] = absMaxOfRun(v + j * block, std::min(block, n - j * block));
 }
 
 Scan::Scan(const QuantPlan& plan, Input in, unsigned threads)
-    : m_plan(plan), m_in(in), m_threads(std::max(1u, threads)), m_walk(plan), m_n(elementCount(plan.shape)) {
+    : m_plan(plan)
+    , m_in(in)
+    , m_threads(std::max(1u, threads))
+    , m_walk(plan)
+    , m_n(elementCount(plan.shape)) {
     m_ownRows = m_walk.rowsOwnGroups();
     m_runs = m_ownRows && plan.layout.dims.back().kind != DimMapping::Kind::Full;
 }
@@ -145,7 +156,8 @@ std::vector<GroupRange> Scan::ranges() const {
         }
         if (m_runs && block > 0 && block <= kTile) { // blocks along the last axis (MX, NVFP4, per-group)
             blocksOfRows(b, e, block, [&](std::int64_t first, const float* v, std::int64_t n) {
-                for (std::int64_t j = 0; j < n; j += block) rangeOfRun(v + j, std::min(block, n - j), r[first + j / block]);
+                for (std::int64_t j = 0; j < n; j += block)
+                    rangeOfRun(v + j, std::min(block, n - j), r[first + j / block]);
             });
             return;
         }
@@ -154,11 +166,13 @@ std::vector<GroupRange> Scan::ranges() const {
                 rangeOfRun(v, n, r[group]);
                 return;
             }
-            for (std::int64_t i = 0; i < n; ++i) r[group + i].add(v[i]);
+            for (std::int64_t i = 0; i < n; ++i)
+                r[group + i].add(v[i]);
         });
     });
     for (const auto& o : own)
-        for (std::size_t g = 0; g < groups; ++g) total[g].merge(o[g]);
+        for (std::size_t g = 0; g < groups; ++g)
+            total[g].merge(o[g]);
     return total;
 }
 
@@ -199,12 +213,14 @@ void Scan::forGroupValues(const std::function<void(std::int64_t, std::span<const
         for (std::int64_t i = 0; i < n; ++i)
             if (std::isfinite(v[i])) ++offset[static_cast<std::size_t>(perElement ? group + i : group) + 1];
     });
-    for (std::size_t g = 0; g < groups; ++g) offset[g + 1] += offset[g];
+    for (std::size_t g = 0; g < groups; ++g)
+        offset[g + 1] += offset[g];
     std::vector<float> values(offset[groups]);
     std::vector<std::size_t> fill(offset.begin(), offset.end() - 1);
     segments(0, m_n, [&](std::int64_t group, const float* v, std::int64_t n, bool perElement) {
         for (std::int64_t i = 0; i < n; ++i)
-            if (std::isfinite(v[i])) values[fill[static_cast<std::size_t>(perElement ? group + i : group)]++] = v[i];
+            if (std::isfinite(v[i]))
+                values[fill[static_cast<std::size_t>(perElement ? group + i : group)]++] = v[i];
     });
     forSlices(static_cast<std::int64_t>(groups), [&](std::int64_t g0, std::int64_t g1) {
         for (auto g = static_cast<std::size_t>(g0); g < static_cast<std::size_t>(g1); ++g)

@@ -3,6 +3,11 @@
 // split over worker threads by rows (when rows own their scale groups) or by element slices (each
 // worker with its own counts, summed afterwards). Only integer counts and min / max are merged, so
 // the split never shows in a result.
+#include "quant/calibration_search.h"
+#include "quant/plan.h"
+#include "quant/row_walker.h"
+#include "tensor/dtype.h"
+
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -12,11 +17,6 @@
 #include <span>
 #include <thread>
 #include <vector>
-
-#include "quant/calibration_search.h"
-#include "quant/plan.h"
-#include "quant/row_walker.h"
-#include "tensor/dtype.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -49,7 +49,8 @@ struct Input {
         const auto count = static_cast<std::size_t>(n);
         if (dtype == DType::F32) {
             const std::byte* p = data + static_cast<std::size_t>(begin) * 4;
-            if (reinterpret_cast<std::uintptr_t>(p) % alignof(float) == 0) return reinterpret_cast<const float*>(p);
+            if (reinterpret_cast<std::uintptr_t>(p) % alignof(float) == 0)
+                return reinterpret_cast<const float*>(p);
             std::memcpy(buf, p, count * 4);
             return buf;
         }
@@ -60,13 +61,17 @@ struct Input {
 #if defined(__SSE2__)
             for (; i + 8 <= count; i += 8) { // bf16 is the top half of an f32: interleave with zeros
                 const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + i), _mm_unpacklo_epi16(_mm_setzero_si128(), v));
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + i + 4), _mm_unpackhi_epi16(_mm_setzero_si128(), v));
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + i),
+                                 _mm_unpacklo_epi16(_mm_setzero_si128(), v));
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + i + 4),
+                                 _mm_unpackhi_epi16(_mm_setzero_si128(), v));
             }
 #endif
-            for (; i < count; ++i) buf[i] = std::bit_cast<float>(static_cast<std::uint32_t>(h[i]) << 16);
+            for (; i < count; ++i)
+                buf[i] = std::bit_cast<float>(static_cast<std::uint32_t>(h[i]) << 16);
         } else
-            for (std::size_t i = 0; i < count; ++i) buf[i] = halfBitsToFloat(h[i]);
+            for (std::size_t i = 0; i < count; ++i)
+                buf[i] = halfBitsToFloat(h[i]);
         return buf;
     }
 };
@@ -74,10 +79,10 @@ struct Input {
 /// One worker's reader of contiguous runs, a tile at a time.
 class Tile {
 public:
-    explicit Tile(const Input& in) : m_in(in) {}
+    explicit Tile(const Input& in)
+        : m_in(in) {}
     /// fn(const float* values, n) over [begin, begin + length) in order.
-    template <typename Fn>
-    void forEach(std::int64_t begin, std::int64_t length, Fn&& fn) {
+    template <typename Fn> void forEach(std::int64_t begin, std::int64_t length, Fn&& fn) {
         for (std::int64_t b = begin, end = begin + length; b < end; b += kTile) {
             const std::int64_t n = std::min(kTile, end - b);
             fn(m_in.read(b, n, m_buf), n);
@@ -102,10 +107,12 @@ void absMaxOfBlocks(const float* v, std::int64_t n, std::int64_t block, float* o
 /// neighbouring values falling in one bin do not wait on each other's increments.
 constexpr std::size_t kCopies = 4;
 /// Sums the copies (each `stride` apart) of the first `bins` bins into hist.
-inline void sumCopies(const std::uint32_t* copies, std::size_t bins, std::size_t stride, std::vector<std::uint32_t>& hist) {
+inline void sumCopies(const std::uint32_t* copies, std::size_t bins, std::size_t stride,
+                      std::vector<std::uint32_t>& hist) {
     hist.assign(bins, 0u);
     for (std::size_t c = 0; c < kCopies; ++c)
-        for (std::size_t b = 0; b < bins; ++b) hist[b] += copies[c * stride + b];
+        for (std::size_t b = 0; b < bins; ++b)
+            hist[b] += copies[c * stride + b];
 }
 #if defined(__SSE2__)
 /// Lanes of `yes` where mask is all ones, of `no` elsewhere.
@@ -116,13 +123,15 @@ inline __m128i selectLanes(__m128i mask, __m128i yes, __m128i no) {
 inline void countLanes(std::uint32_t* copies, std::size_t stride, __m128i lanes) {
     alignas(16) std::int32_t idx[4];
     _mm_store_si128(reinterpret_cast<__m128i*>(idx), lanes);
-    for (std::size_t k = 0; k < 4; ++k) ++copies[k * stride + static_cast<std::size_t>(idx[k])];
+    for (std::size_t k = 0; k < 4; ++k)
+        ++copies[k * stride + static_cast<std::size_t>(idx[k])];
 }
 #endif
 
 /// Counts a run into kCopies copies of g's histogram, each bins + 1 long: bin g.binOf(v) (of |v| when
 /// `absolute`), non-finite values into the extra last slot. Four lanes at a time, as binOf computes.
-void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool absolute, std::uint32_t* copies);
+void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool absolute,
+               std::uint32_t* copies);
 
 class Scan {
 public:
@@ -144,16 +153,14 @@ public:
     /// fn(firstGroup, values, n) for every tile of whole blocks along the last axis
     /// (blocksAlongRows()): the tile's blocks are groups firstGroup, firstGroup + 1, ...; only a
     /// row's last block may be short. Rows split over workers.
-    template <typename Fn>
-    void forBlockTiles(Fn&& fn) const {
+    template <typename Fn> void forBlockTiles(Fn&& fn) const {
         const std::int64_t block = m_plan.layout.dims.back().block;
         forWorkers([&](unsigned, std::int64_t b, std::int64_t e) { blocksOfRows(b, e, block, fn); });
     }
     std::int64_t blockLength() const { return m_plan.layout.dims.back().block; }
 
     /// fn(group, begin, length, Tile&) for every run; only when groupsAreRuns(). Rows split over workers.
-    template <typename Fn>
-    void forRuns(Fn&& fn) const {
+    template <typename Fn> void forRuns(Fn&& fn) const {
         forWorkers([&](unsigned, std::int64_t b, std::int64_t e) {
             Tile tile(m_in);
             m_walk.forSegments(b, e, [&](const Segment& s) { fn(s.scale, s.begin, s.length, tile); });
@@ -163,8 +170,7 @@ public:
     /// Integer counts over the tensor: fn(counts, group, values, n, perElement) for each tile of a
     /// segment (perElement: value i belongs to group + i). Workers own disjoint groups when rows own
     /// them; otherwise each counts into its own array and the arrays are summed.
-    template <typename Fn>
-    std::vector<std::uint32_t> count(std::size_t size, Fn&& fn) const {
+    template <typename Fn> std::vector<std::uint32_t> count(std::size_t size, Fn&& fn) const {
         const bool shared = m_ownRows;
         std::vector<std::vector<std::uint32_t>> own(shared ? 0 : m_threads);
         std::vector<std::uint32_t> total(size, 0);
@@ -179,15 +185,15 @@ public:
             });
         });
         for (const auto& o : own)
-            for (std::size_t i = 0; i < o.size(); ++i) total[i] += o[i];
+            for (std::size_t i = 0; i < o.size(); ++i)
+                total[i] += o[i];
         return total;
     }
 
     /// Values gathered into `lists` lists: fn(workerLists, group, values, n, perElement) appends to
     /// workerLists[list]. Each list holds what every worker gathered, in worker order (users must not
     /// depend on the order).
-    template <typename T, typename Fn>
-    std::vector<std::vector<T>> collect(std::size_t lists, Fn&& fn) const {
+    template <typename T, typename Fn> std::vector<std::vector<T>> collect(std::size_t lists, Fn&& fn) const {
         std::vector<std::vector<std::vector<T>>> own(m_threads);
         forWorkers([&](unsigned w, std::int64_t b, std::int64_t e) {
             auto& mine = own[w];
@@ -198,13 +204,13 @@ public:
         });
         std::vector<std::vector<T>> out(lists);
         for (const auto& o : own)
-            for (std::size_t s = 0; s < o.size(); ++s) out[s].insert(out[s].end(), o[s].begin(), o[s].end());
+            for (std::size_t s = 0; s < o.size(); ++s)
+                out[s].insert(out[s].end(), o[s].begin(), o[s].end());
         return out;
     }
 
     /// fn(begin, end) over [0, count) split into one slice per worker.
-    template <typename Fn>
-    void forSlices(std::int64_t count, Fn&& fn) const {
+    template <typename Fn> void forSlices(std::int64_t count, Fn&& fn) const {
         const unsigned t = static_cast<unsigned>(std::clamp<std::int64_t>(count, 1, m_threads));
         run(t, [&](unsigned w) { fn(count * w / t, count * (w + 1) / t); });
     }
@@ -214,16 +220,16 @@ public:
     void forGroupValues(const std::function<void(std::int64_t, std::span<const float>)>& fn) const;
 
 private:
-    template <typename Fn>
-    void run(unsigned workers, Fn&& fn) const {
+    template <typename Fn> void run(unsigned workers, Fn&& fn) const {
         std::vector<std::thread> pool;
-        for (unsigned w = 1; w < workers; ++w) pool.emplace_back([&fn, w] { fn(w); });
+        for (unsigned w = 1; w < workers; ++w)
+            pool.emplace_back([&fn, w] { fn(w); });
         fn(0u);
-        for (auto& t : pool) t.join();
+        for (auto& t : pool)
+            t.join();
     }
     /// fn(worker, elementBegin, elementEnd): whole rows per worker when rows own their groups.
-    template <typename Fn>
-    void forWorkers(Fn&& fn) const {
+    template <typename Fn> void forWorkers(Fn&& fn) const {
         const std::int64_t units = m_ownRows ? m_walk.rows() : m_n, width = m_ownRows ? m_walk.inner() : 1;
         const unsigned t = static_cast<unsigned>(std::clamp<std::int64_t>(units, 1, m_threads));
         run(t, [&](unsigned w) { fn(w, units * w / t * width, units * (w + 1) / t * width); });
@@ -243,8 +249,7 @@ private:
         }
     }
     /// fn(group, values, n, perElement) tile by tile over the segments of [begin, end).
-    template <typename Fn>
-    void segments(std::int64_t begin, std::int64_t end, Fn&& fn) const {
+    template <typename Fn> void segments(std::int64_t begin, std::int64_t end, Fn&& fn) const {
         Tile tile(m_in);
         m_walk.forSegments(begin, end, [&](const Segment& s) {
             std::int64_t at = s.begin;

@@ -1,13 +1,13 @@
 #include "quant/calibration_search.h"
 
+#include "quant/calibration.h"
+#include "quant/reference.h"
+#include "tensor/error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-
-#include "quant/calibration.h"
-#include "quant/reference.h"
-#include "tensor/error.h"
 
 namespace ql {
 namespace {
@@ -16,8 +16,11 @@ namespace {
 class LogCount {
 public:
     static constexpr int kTable = 1 << 16;
-    LogCount() : m_table(table().data()) {}
-    double operator()(double k) const { return k < kTable ? m_table[static_cast<std::size_t>(k)] : std::log(k); }
+    LogCount()
+        : m_table(table().data()) {}
+    double operator()(double k) const {
+        return k < kTable ? m_table[static_cast<std::size_t>(k)] : std::log(k);
+    }
     /// The table alone, for callers whose counts are all below kTable (no call on the hot path).
     auto small() const {
         return [t = m_table](double k) { return t[static_cast<std::size_t>(k)]; };
@@ -27,7 +30,8 @@ private:
     static const std::vector<double>& table() {
         static const std::vector<double> t = [] {
             std::vector<double> v(kTable);
-            for (int i = 1; i < kTable; ++i) v[static_cast<std::size_t>(i)] = std::log(static_cast<double>(i));
+            for (int i = 1; i < kTable; ++i)
+                v[static_cast<std::size_t>(i)] = std::log(static_cast<double>(i));
             return v;
         }();
         return t;
@@ -60,9 +64,12 @@ struct FloatGrid {
 
 FloatGrid gridOf(MiniFloat f) {
     switch (f) {
-    case MiniFloat::E4M3FN: return {3, -6};
-    case MiniFloat::E5M2: return {2, -14};
-    case MiniFloat::E2M1: return {1, 0};
+    case MiniFloat::E4M3FN:
+        return {3, -6};
+    case MiniFloat::E5M2:
+        return {2, -14};
+    case MiniFloat::E2M1:
+        return {1, 0};
     }
     return {3, -6};
 }
@@ -95,7 +102,8 @@ GroupClip percentileRange(std::vector<float>& values, double percentile, bool sy
         return static_cast<double>(values[k]);
     };
     if (symmetric) {
-        for (auto& v : values) v = std::fabs(v);
+        for (auto& v : values)
+            v = std::fabs(v);
         const double a = at(percentile);
         out.range = {-a, a};
         out.clipped = std::count_if(values.begin(), values.end(), [&](float v) { return v > a; });
@@ -104,9 +112,10 @@ GroupClip percentileRange(std::vector<float>& values, double percentile, bool sy
     const double lo = at(100.0 - percentile), hi = at(percentile);
     out.range = {lo, hi};
     // Below lo plus above hi (a percentile under 50 crosses them: then at most every value).
-    out.clipped = std::min<std::int64_t>(static_cast<std::int64_t>(values.size()),
-                                         std::count_if(values.begin(), values.end(), [&](float v) { return v < lo; }) +
-                                             std::count_if(values.begin(), values.end(), [&](float v) { return v > hi; }));
+    out.clipped = std::min<std::int64_t>(
+        static_cast<std::int64_t>(values.size()),
+        std::count_if(values.begin(), values.end(), [&](float v) { return v < lo; }) +
+            std::count_if(values.begin(), values.end(), [&](float v) { return v > hi; }));
     return out;
 }
 
@@ -127,8 +136,8 @@ ClipRange mseSpan(const GroupRange& g, bool symmetric) {
 HistogramGeometry mseGeometry(const GroupRange& g, bool symmetric) {
     const auto [lo, hi] = mseSpan(g, symmetric);
     if (!(hi > lo)) return {};
-    const int bins = static_cast<int>(std::clamp<std::uint64_t>(
-        std::bit_floor(static_cast<std::uint64_t>(g.finite / 16)), 64, 2048));
+    const int bins = static_cast<int>(
+        std::clamp<std::uint64_t>(std::bit_floor(static_cast<std::uint64_t>(g.finite / 16)), 64, 2048));
     return {static_cast<float>(lo), static_cast<float>(bins / (hi - lo)), bins};
 }
 
@@ -156,7 +165,8 @@ GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, co
     }
     const bool floatTarget = isFloatTarget(plan.codeTarget);
     const Rounding r = plan.convention.rounding;
-    const double noiseShare = (r == Rounding::HalfToEven || r == Rounding::HalfAwayFromZero) ? 1.0 / 12.0 : 1.0 / 3.0;
+    const double noiseShare =
+        (r == Rounding::HalfToEven || r == Rounding::HalfAwayFromZero) ? 1.0 / 12.0 : 1.0 / 3.0;
     const FloatGrid grid = floatTarget ? gridOf(miniFloatOf(plan.codeTarget)) : FloatGrid{0, 0};
     double bestErr = std::numeric_limits<double>::infinity();
     for (int k = 100; k >= 20; --k) {
@@ -170,10 +180,13 @@ GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, co
             left = (static_cast<double>(plan.qmin()) - zp) * step;
             right = (static_cast<double>(plan.qmax()) - zp) * step;
         }
-        const auto jl = static_cast<std::size_t>(std::lower_bound(centre.begin(), centre.end(), left) - centre.begin());
-        const auto jr = static_cast<std::size_t>(std::upper_bound(centre.begin(), centre.end(), right) - centre.begin());
+        const auto jl =
+            static_cast<std::size_t>(std::lower_bound(centre.begin(), centre.end(), left) - centre.begin());
+        const auto jr =
+            static_cast<std::size_t>(std::upper_bound(centre.begin(), centre.end(), right) - centre.begin());
         const auto nb = static_cast<std::size_t>(bins);
-        const double low = std::max(0.0, left * left * static_cast<double>(n0[jl]) - 2.0 * left * m1[jl] + m2[jl]);
+        const double low =
+            std::max(0.0, left * left * static_cast<double>(n0[jl]) - 2.0 * left * m1[jl] + m2[jl]);
         const double high = std::max(0.0, (m2[nb] - m2[jr]) - 2.0 * right * (m1[nb] - m1[jr]) +
                                               right * right * static_cast<double>(n0[nb] - n0[jr]));
         double noise = 0.0;
@@ -200,13 +213,16 @@ GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, co
 }
 
 int entropyLevels(const QuantPlan& plan) {
-    return isFloatTarget(plan.codeTarget) ? 128 : static_cast<int>(std::min<std::int64_t>(plan.qmax(), 1 << 30)) + 1;
+    return isFloatTarget(plan.codeTarget)
+               ? 128
+               : static_cast<int>(std::min<std::int64_t>(plan.qmax(), 1 << 30)) + 1;
 }
 
 HistogramGeometry entropyGeometry(const GroupRange& g, int levels) {
     const double amax = g.absMax();
     if (!(amax > 0.0)) return {};
-    const auto bins = static_cast<int>(std::min<std::uint64_t>(2048, std::bit_floor(static_cast<std::uint64_t>(g.finite / 16))));
+    const auto bins = static_cast<int>(
+        std::min<std::uint64_t>(2048, std::bit_floor(static_cast<std::uint64_t>(g.finite / 16))));
     if (bins < 2 * levels) return {};
     return {0.0f, static_cast<float>(bins / amax), bins};
 }
@@ -236,7 +252,9 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
         a[j + 1] = a[j] + (hist[j] > 0 ? h * logCount(h) : 0.0);
     }
     const double n = c[nb], logN = std::log(n);
-    const int shift = std::has_single_bit(static_cast<unsigned>(levels)) ? std::countr_zero(static_cast<unsigned>(levels)) : -1;
+    const int shift = std::has_single_bit(static_cast<unsigned>(levels))
+                          ? std::countr_zero(static_cast<unsigned>(levels))
+                          : -1;
     const auto levelEnd = [&](std::int64_t l, int i) {
         const std::int64_t m = (l + 1) * i;
         return static_cast<std::size_t>(shift >= 0 ? m >> shift : m / levels);
@@ -248,8 +266,9 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
         const auto last = static_cast<std::size_t>(i - 1);
         // Bins below the last: each non-empty one holds p_j = h_j and q_j = H_l / ne_l of its level,
         // so their KL terms sum per level from the prefix sums.
-        const double sum = smallCounts ? levelSum(c.data(), a.data(), z.data(), levels, shift, i, logCount.small())
-                                       : levelSum(c.data(), a.data(), z.data(), levels, shift, i, logCount);
+        const double sum = smallCounts
+                               ? levelSum(c.data(), a.data(), z.data(), levels, shift, i, logCount.small())
+                               : levelSum(c.data(), a.data(), z.data(), levels, shift, i, logCount);
         double kl = 0.0;
         if (c[last] > 0.0) kl = (sum - c[last] * (logN - std::log(c[static_cast<std::size_t>(i)]))) / n;
         // The last bin also holds every outlier; Q sees only its own count.
@@ -273,8 +292,10 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
     // (small channels) take every stride-th threshold (pytorch-quantization's `stride`), then halve
     // the stride around the best so far down to one bin. Large groups search them all, as TensorRT.
     int stride = 1;
-    while (static_cast<double>((bins - levels) / stride + 1) * levels > std::max(n / 4, 1.0)) stride *= 2;
-    for (int i = levels; i <= bins; i += stride) consider(i);
+    while (static_cast<double>((bins - levels) / stride + 1) * levels > std::max(n / 4, 1.0))
+        stride *= 2;
+    for (int i = levels; i <= bins; i += stride)
+        consider(i);
     for (int step = stride / 2; step >= 1; step /= 2) {
         const int centre = bestI;
         if (centre - step >= levels) consider(centre - step);
@@ -303,7 +324,9 @@ float blockScale(const QuantPlan& plan, std::uint8_t code, float tensorScale) {
     return decodeMiniFloat(code, MiniFloat::E4M3FN) * tensorScale;
 }
 
-MiniFloatCodec::MiniFloatCodec(MiniFloat fmt, Overflow overflow) : m_fmt(fmt), m_overflow(overflow) {
+MiniFloatCodec::MiniFloatCodec(MiniFloat fmt, Overflow overflow)
+    : m_fmt(fmt)
+    , m_overflow(overflow) {
     const FloatGrid g = gridOf(fmt);
     m_mantBits = g.mantissaBits;
     m_bias = 1 - g.minExponent;
@@ -317,10 +340,13 @@ MiniFloatCodec::MiniFloatCodec(MiniFloat fmt, Overflow overflow) : m_fmt(fmt), m
     m_maxFinite = floatBits(maxFinite(fmt));
     m_subScale = std::ldexp(1.0f, m_mantBits - g.minExponent);
     m_overflowCode = encodeMiniFloat(1e30f, fmt, overflow); // a finite value past the largest
-    for (int c = 0; c < 256; ++c) m_table[c] = decodeMiniFloat(static_cast<std::uint8_t>(c), fmt);
+    for (int c = 0; c < 256; ++c)
+        m_table[c] = decodeMiniFloat(static_cast<std::uint8_t>(c), fmt);
 }
 
-std::uint8_t MiniFloatCodec::encodeSlow(float x) const { return encodeMiniFloat(x, m_fmt, m_overflow); }
+std::uint8_t MiniFloatCodec::encodeSlow(float x) const {
+    return encodeMiniFloat(x, m_fmt, m_overflow);
+}
 
 std::uint8_t mseBlockCode(std::span<const float> finiteValues, std::uint8_t ruleCode, float tensorScale,
                           const QuantPlan& plan, const MiniFloatCodec* codec) {
@@ -334,11 +360,13 @@ std::uint8_t mseBlockCode(std::span<const float> finiteValues, std::uint8_t rule
     for (int code = std::max(0, ruleCode - reach); code <= std::min(top, ruleCode + reach); ++code)
         if (code != ruleCode) codes[count++] = code;
     float scale[kMax];
-    for (int k = 0; k < count; ++k) scale[k] = blockScale(plan, static_cast<std::uint8_t>(codes[k]), tensorScale);
+    for (int k = 0; k < count; ++k)
+        scale[k] = blockScale(plan, static_cast<std::uint8_t>(codes[k]), tensorScale);
     double err[kMax] = {};
     if (codec) { // quantizeValue / dequantizeValue for a divide convention, step for step
         bool zero[kMax];
-        for (int k = 0; k < count; ++k) zero[k] = plan.convention.zeroScaleGivesZero && scale[k] == 0.0f;
+        for (int k = 0; k < count; ++k)
+            zero[k] = plan.convention.zeroScaleGivesZero && scale[k] == 0.0f;
         for (float v : finiteValues)
             for (int k = 0; k < count; ++k) { // each candidate's sum still runs in element order
                 const std::uint8_t q = zero[k] ? 0 : codec->encode(v / scale[k]);
@@ -348,7 +376,8 @@ std::uint8_t mseBlockCode(std::span<const float> finiteValues, std::uint8_t rule
     } else {
         for (int k = 0; k < count; ++k)
             for (float v : finiteValues) {
-                const float back = dequantizeValue(quantizeValue(v, scale[k], 0.0f, plan), scale[k], 0.0f, plan);
+                const float back =
+                    dequantizeValue(quantizeValue(v, scale[k], 0.0f, plan), scale[k], 0.0f, plan);
                 const double d = static_cast<double>(v) - back;
                 err[k] += d * d;
             }
@@ -366,7 +395,8 @@ void checkCalibrationRequest(const QuantPlan& plan) {
     if (cal.method == CalibMethod::Explicit)
         throw QuantError("explicit calibration: scales (and zero points) come from the caller, not the data");
     if (cal.method == CalibMethod::MinMax && symmetric)
-        throw QuantError("min-max calibration gives an asymmetric range: use --asymmetric (or --calib absmax)");
+        throw QuantError(
+            "min-max calibration gives an asymmetric range: use --asymmetric (or --calib absmax)");
     if (cal.method == CalibMethod::Entropy && !symmetric)
         throw QuantError("entropy calibration finds a symmetric threshold: use --symmetric");
     if (!symmetric && plan.scalarZeroPoint)
@@ -391,7 +421,8 @@ QuantParams paramsFromClips(const QuantPlan& plan, const std::vector<GroupClip>&
 
 std::string calibrationNote(const QuantPlan& plan, const std::vector<GroupClip>& clips,
                             const std::vector<GroupRange>& ranges) {
-    std::int64_t finite = 0, clipped = 0, heavy = 0, fellBack = 0, smallest = std::numeric_limits<std::int64_t>::max();
+    std::int64_t finite = 0, clipped = 0, heavy = 0, fellBack = 0,
+                 smallest = std::numeric_limits<std::int64_t>::max();
     for (std::size_t g = 0; g < clips.size(); ++g) {
         finite += ranges[g].finite;
         clipped += clips[g].clipped;
@@ -414,11 +445,12 @@ std::string calibrationNote(const QuantPlan& plan, const std::vector<GroupClip>&
         note = buf;
     }
     if (fellBack > 0) {
-        std::snprintf(buf, sizeof buf,
-                      "%s calibration needs at least %d values per scale group for %s; %lld of %zu groups have "
-                      "fewer (smallest %lld) and use their absmax range instead.",
-                      method.c_str(), 32 * entropyLevels(plan), std::string(nameOf(plan.codeTarget)).c_str(),
-                      static_cast<long long>(fellBack), clips.size(), static_cast<long long>(smallest));
+        std::snprintf(
+            buf, sizeof buf,
+            "%s calibration needs at least %d values per scale group for %s; %lld of %zu groups have "
+            "fewer (smallest %lld) and use their absmax range instead.",
+            method.c_str(), 32 * entropyLevels(plan), std::string(nameOf(plan.codeTarget)).c_str(),
+            static_cast<long long>(fellBack), clips.size(), static_cast<long long>(smallest));
         note += note.empty() ? std::string(buf) : " " + std::string(buf);
     }
     return note;

@@ -3,6 +3,9 @@
 // oracle (calibration.cpp) and the fast path (calibration_fast.cpp): the two differ only in how
 // they read the data (counts, min / max, k-th values), never in the arithmetic that follows, so
 // their answers agree bit for bit whatever the thread count.
+#include "quant/params.h"
+#include "quant/plan.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -12,9 +15,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "quant/params.h"
-#include "quant/plan.h"
 
 namespace ql {
 
@@ -60,7 +60,9 @@ inline std::int64_t percentileRank(std::int64_t n, double percentile) {
 }
 /// The values of selection keys, whose unsigned order is the order of |v| (magnitude keys: the
 /// bits shifted left by one) or of v (ordered keys: negatives inverted, positives' sign bit set).
-inline float fromMagnitudeKey(std::uint32_t k) { return std::bit_cast<float>(k >> 1); }
+inline float fromMagnitudeKey(std::uint32_t k) {
+    return std::bit_cast<float>(k >> 1);
+}
 inline float fromOrderedKey(std::uint32_t k) {
     return std::bit_cast<float>((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k);
 }
@@ -114,7 +116,9 @@ std::uint8_t mxScaleCode(float absMax, bool nan, int emax);
 /// NVFP4 (spec §6.4): S_b = e4m3(amax_b / 6 / s_g); 0 when s_g is 0.
 std::uint8_t nvfp4ScaleCode(float blockAmax, float tensorScale);
 /// NVFP4 s_g = amax / (448 * 6).
-inline float nvfp4TensorScale(float amax) { return amax / (448.0f * 6.0f); }
+inline float nvfp4TensorScale(float amax) {
+    return amax / (448.0f * 6.0f);
+}
 /// The scale a block code stands for (MX: 2^e; NVFP4: E4M3(code) * s_g).
 float blockScale(const QuantPlan& plan, std::uint8_t code, float tensorScale);
 /// encodeMiniFloat for finite values without its double arithmetic (the float's bits rounded half to
@@ -127,7 +131,8 @@ public:
         if (a >= 0x7F800000u) return encodeSlow(x);
         const std::uint8_t sign = (u >> 31) ? m_signBit : 0;
         if (a < m_minNormal) // the format's subnormals: a multiple of its smallest step, exactly scaled
-            return static_cast<std::uint8_t>(sign | static_cast<std::uint8_t>(std::nearbyint(std::bit_cast<float>(a) * m_subScale)));
+            return static_cast<std::uint8_t>(
+                sign | static_cast<std::uint8_t>(std::nearbyint(std::bit_cast<float>(a) * m_subScale)));
         const std::uint32_t r = (a + m_half - 1u + ((a >> m_shift) & 1u)) & ~m_lowMask;
         if (r > m_maxFinite) return sign | m_overflowCode;
         const std::uint32_t exp = (r >> 23) - 127u + static_cast<std::uint32_t>(m_bias);

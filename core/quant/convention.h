@@ -1,10 +1,10 @@
 #pragma once
 // An operator's exact arithmetic: where CPU and NPU results part (DESIGN "convention").
+#include "tensor/float_formats.h"
+
 #include <cstdint>
 #include <optional>
 #include <string_view>
-
-#include "tensor/float_formats.h"
 
 namespace ql {
 
@@ -23,8 +23,8 @@ enum class ZeroPointStage : std::uint8_t {
 enum class Rounding : std::uint8_t { HalfToEven, HalfAwayFromZero, Floor, Ceil, Trunc };
 
 enum class NanPolicy : std::uint8_t {
-    Zero,        // NaN -> code 0 (Ascend int paths, TensorRT; documented choice where unconfirmed)
-    X86IntCast,  // torch: float -> int64 cast is UB; x86 gives INT64_MIN, so NaN/±Inf clamp to qmin
+    Zero,       // NaN -> code 0 (Ascend int paths, TensorRT; documented choice where unconfirmed)
+    X86IntCast, // torch: float -> int64 cast is UB; x86 gives INT64_MIN, so NaN/±Inf clamp to qmin
 };
 
 enum class Packing : std::uint8_t {
@@ -40,7 +40,7 @@ struct Convention {
     Overflow overflow = Overflow::Saturate;
     NanPolicy nan = NanPolicy::Zero;
     Packing packing = Packing::None;
-    bool zeroScaleMeansOne = false; // torch float-qparams path: inv = (s == 0) ? 1 : 1/s
+    bool zeroScaleMeansOne = false;  // torch float-qparams path: inv = (s == 0) ? 1 : 1/s
     bool zeroScaleGivesZero = false; // NVFP4 all-zero block: scale 0 -> codes 0 (TRT-LLM)
     bool operator==(const Convention&) const = default;
 };

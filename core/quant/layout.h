@@ -1,9 +1,9 @@
 #pragma once
 // How scale entries map onto a tensor's elements, one rule per input dimension (DESIGN "layout").
+#include "tensor/shape.h"
+
 #include <cstdint>
 #include <vector>
-
-#include "tensor/shape.h"
 
 namespace ql {
 
@@ -48,13 +48,9 @@ public:
     std::int64_t scaleCount() const { return m_scaleCount; }
     std::int64_t scaleIndexOf(std::int64_t flatElement) const;
     /// Calls fn(flatElement, scaleIndex) for every element in row-major order.
-    template <typename Fn>
-    void forEach(Fn&& fn) const {
-        forEachIn(0, elementCount(m_shape), fn);
-    }
+    template <typename Fn> void forEach(Fn&& fn) const { forEachIn(0, elementCount(m_shape), fn); }
     /// The same for the elements [begin, end) only, so chunks can run on separate threads.
-    template <typename Fn>
-    void forEachIn(std::int64_t begin, std::int64_t end, Fn&& fn) const;
+    template <typename Fn> void forEachIn(std::int64_t begin, std::int64_t end, Fn&& fn) const;
 
 private:
     Shape m_shape;
@@ -62,8 +58,7 @@ private:
     std::int64_t m_scaleCount = 1;
 };
 
-template <typename Fn>
-void ScaleIndexer::forEachIn(std::int64_t begin, std::int64_t end, Fn&& fn) const {
+template <typename Fn> void ScaleIndexer::forEachIn(std::int64_t begin, std::int64_t end, Fn&& fn) const {
     const int rank = static_cast<int>(m_shape.size());
     if (begin >= end) return;
     if (rank == 0) {
@@ -81,7 +76,8 @@ void ScaleIndexer::forEachIn(std::int64_t begin, std::int64_t end, Fn&& fn) cons
     std::int64_t col = begin % inner;
     for (;;) {
         std::int64_t base = 0;
-        for (int d = 0; d < rank - 1; ++d) base += m_offset[d][idx[d]];
+        for (int d = 0; d < rank - 1; ++d)
+            base += m_offset[d][idx[d]];
         for (; col < inner; ++col) {
             if (flat == end) return;
             fn(flat++, base + last[col]);

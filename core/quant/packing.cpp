@@ -1,13 +1,15 @@
 #include "quant/packing.h"
 
-#include <string>
-
 #include "tensor/error.h"
+
+#include <string>
 
 namespace ql {
 namespace {
 
-std::int64_t lastDim(const Shape& shape) { return shape.empty() ? 1 : shape.back(); }
+std::int64_t lastDim(const Shape& shape) {
+    return shape.empty() ? 1 : shape.back();
+}
 
 std::int32_t signExtendNibble(std::uint32_t nibble) {
     return static_cast<std::int32_t>(nibble ^ 0x8u) - 8;
@@ -39,7 +41,8 @@ Codes unpackNibbles(const std::vector<std::uint8_t>& bytes, Target target, std::
 std::vector<std::int32_t> packInt32Words(const Codes& codes, const Shape& shape) {
     const std::int64_t last = lastDim(shape);
     if (last % 8 != 0)
-        throw QuantError("int32 packing needs a last dimension divisible by 8 (got " + std::to_string(last) + ")");
+        throw QuantError("int32 packing needs a last dimension divisible by 8 (got " + std::to_string(last) +
+                         ")");
     std::vector<std::int32_t> words(static_cast<std::size_t>(codes.size() / 8), 0);
     for (std::int64_t i = 0; i < codes.size(); ++i) {
         const auto nibble = static_cast<std::uint32_t>(codes.at(i)) & 0xFu;
@@ -52,7 +55,8 @@ std::vector<std::int32_t> packInt32Words(const Codes& codes, const Shape& shape)
 Codes unpackInt32Words(const std::vector<std::int32_t>& words, const Shape& shape) {
     const std::int64_t count = elementCount(shape);
     if (static_cast<std::int64_t>(words.size()) * 8 != count)
-        throw QuantError("expected " + std::to_string(count / 8) + " int32 words for shape " + toString(shape));
+        throw QuantError("expected " + std::to_string(count / 8) + " int32 words for shape " +
+                         toString(shape));
     Codes codes(Target::Int4, count);
     for (std::int64_t i = 0; i < count; ++i) {
         const auto w = static_cast<std::uint32_t>(words[static_cast<std::size_t>(i / 8)]);
@@ -88,7 +92,8 @@ Codes unpackCompressedTensors(const std::vector<std::int32_t>& words, const Shap
     Codes codes(target, count);
     for (std::int64_t r = 0; r < rows; ++r)
         for (std::int64_t c = 0; c < last; ++c) {
-            const auto w = static_cast<std::uint32_t>(words[static_cast<std::size_t>(r * wordsPerRow + c / 8)]);
+            const auto w =
+                static_cast<std::uint32_t>(words[static_cast<std::size_t>(r * wordsPerRow + c / 8)]);
             codes.set(r * last + c, static_cast<std::int32_t>((w >> (4 * (c % 8))) & 0xFu) - offset);
         }
     return codes;

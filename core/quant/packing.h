@@ -1,10 +1,10 @@
 #pragma once
 // Sub-byte packing: what the operators themselves emit, and the compressed-tensors layout.
-#include <cstdint>
-#include <vector>
-
 #include "quant/params.h"
 #include "tensor/shape.h"
+
+#include <cstdint>
+#include <vector>
 
 namespace ql {
 

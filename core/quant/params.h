@@ -1,13 +1,13 @@
 #pragma once
 // Scales and zero points as the operator takes them, and the codes it produces.
+#include "quant/target.h"
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "quant/target.h"
 
 namespace ql {
 
@@ -34,19 +34,11 @@ struct QuantParams {
 
 /// An allocator whose value-less construct() leaves bytes uninitialised, so a code buffer that a
 /// kernel overwrites whole is not zero-filled first (one write of every code saved).
-template <typename T>
-struct DefaultInitAllocator : std::allocator<T> {
-    template <typename U>
-    struct rebind {
-        using other = DefaultInitAllocator<U>;
-    };
+template <typename T> struct DefaultInitAllocator : std::allocator<T> {
+    template <typename U> struct rebind { using other = DefaultInitAllocator<U>; };
     using std::allocator<T>::allocator;
-    template <typename U>
-    void construct(U* p) noexcept {
-        ::new (static_cast<void*>(p)) U;
-    }
-    template <typename U, typename... Args>
-    void construct(U* p, Args&&... args) {
+    template <typename U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+    template <typename U, typename... Args> void construct(U* p, Args&&... args) {
         ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
     }
 };
@@ -84,8 +76,10 @@ public:
             return v;
         }
         case Target::Int8:
-        case Target::Int4: return static_cast<std::int8_t>(m_bytes[k]);
-        default: return m_bytes[k];
+        case Target::Int4:
+            return static_cast<std::int8_t>(m_bytes[k]);
+        default:
+            return m_bytes[k];
         }
     }
     void set(std::int64_t i, std::int32_t v) {

@@ -1,11 +1,11 @@
 #pragma once
 // A QuantSpec resolved against one tensor shape: the layout, the operator's convention and the
 // code type, after every constraint of the preset has been checked.
-#include <string>
-
 #include "quant/layout.h"
 #include "quant/spec.h"
 #include "tensor/shape.h"
+
+#include <string>
 
 namespace ql {
 
@@ -17,8 +17,8 @@ struct QuantPlan {
     Target codeTarget = Target::Int8; // element code type (int4 for Ascend's packed "int32")
     Shape scaleShape;
     std::int64_t scaleCount = 1;
-    bool scalarZeroPoint = false;     // npu_group_quant: one offset for the whole tensor
-    std::string notes;                // where the operator's documentation and implementation part
+    bool scalarZeroPoint = false; // npu_group_quant: one offset for the whole tensor
+    std::string notes;            // where the operator's documentation and implementation part
 
     std::int64_t qmin() const { return codeMin(codeTarget, spec.narrowRange); }
     std::int64_t qmax() const { return codeMax(codeTarget); }

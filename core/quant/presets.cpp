@@ -1,10 +1,10 @@
 // Each preset's operator: its convention and the constraints it enforces (spec/semantics.md).
+#include "quant/plan.h"
+#include "tensor/error.h"
+
 #include <algorithm>
 #include <set>
 #include <string>
-
-#include "quant/plan.h"
-#include "tensor/error.h"
 
 namespace ql {
 namespace {
@@ -15,7 +15,8 @@ namespace {
 
 std::string targetList(std::initializer_list<Target> ts) {
     std::string s;
-    for (auto t : ts) s += (s.empty() ? "" : ", ") + std::string(nameOf(t));
+    for (auto t : ts)
+        s += (s.empty() ? "" : ", ") + std::string(nameOf(t));
     return s;
 }
 
@@ -28,19 +29,22 @@ void requireTarget(const QuantSpec& spec, std::initializer_list<Target> allowed,
 void requireScheme(const QuantSpec& spec, std::initializer_list<Scheme> allowed, const std::string& op) {
     if (std::find(allowed.begin(), allowed.end(), spec.scheme) == allowed.end()) {
         std::string s;
-        for (auto a : allowed) s += (s.empty() ? "" : ", ") + std::string(nameOf(a));
+        for (auto a : allowed)
+            s += (s.empty() ? "" : ", ") + std::string(nameOf(a));
         reject(spec, op + " has no " + std::string(nameOf(spec.scheme)) + " scheme (it supports " + s + ")");
     }
 }
 
 void requireFixedRounding(const QuantSpec& spec) {
     if (spec.rounding && *spec.rounding != Rounding::HalfToEven)
-        reject(spec, "the operator always rounds half to even; --round applies to ascend-quant and custom only");
+        reject(spec,
+               "the operator always rounds half to even; --round applies to ascend-quant and custom only");
 }
 
 std::vector<int> normalizedAxes(const QuantSpec& spec, int rank) {
     std::vector<int> axes;
-    for (int a : spec.axes) axes.push_back(normalizeAxis(a, rank));
+    for (int a : spec.axes)
+        axes.push_back(normalizeAxis(a, rank));
     std::sort(axes.begin(), axes.end());
     if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
         throw QuantError("the same axis is named twice in --axis");
@@ -62,9 +66,11 @@ Layout genericLayout(const QuantSpec& spec, const Shape& shape) {
     const int rank = static_cast<int>(shape.size());
     Layout l{std::vector<DimMapping>(rank, DimMapping::shared())};
     switch (spec.scheme) {
-    case Scheme::PerTensor: break;
+    case Scheme::PerTensor:
+        break;
     case Scheme::PerChannel:
-        for (int a : normalizedAxes(spec, rank)) l.dims[a] = DimMapping::full();
+        for (int a : normalizedAxes(spec, rank))
+            l.dims[a] = DimMapping::full();
         break;
     case Scheme::PerGroup: {
         if (spec.groupSize <= 0) throw QuantError("group size must be positive");
@@ -97,7 +103,8 @@ Layout genericLayout(const QuantSpec& spec, const Shape& shape) {
     return l;
 }
 
-void requireDividingBlocks(const QuantSpec& spec, const Layout& l, const Shape& shape, const std::string& op) {
+void requireDividingBlocks(const QuantSpec& spec, const Layout& l, const Shape& shape,
+                           const std::string& op) {
     for (std::size_t d = 0; d < shape.size(); ++d)
         if (l.dims[d].kind == DimMapping::Kind::Block && shape[d] % l.dims[d].block != 0)
             reject(spec, op + " needs block sizes that divide the dimension: axis " + std::to_string(d) +
@@ -109,7 +116,8 @@ void checkTorch(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
     requireTarget(spec, {Target::Int8, Target::UInt8, Target::Int32, Target::UInt4},
                   "torch.quantize_per_tensor/per_channel");
     requireScheme(spec, {Scheme::PerTensor, Scheme::PerChannel}, "torch.quantize_per_tensor/per_channel");
-    if (spec.scheme == Scheme::PerChannel) singleAxis(spec, static_cast<int>(shape.size()), "quantize_per_channel");
+    if (spec.scheme == Scheme::PerChannel)
+        singleAxis(spec, static_cast<int>(shape.size()), "quantize_per_channel");
     requireFixedRounding(spec);
     plan.notes = "torch rounds the scale to fp32 and multiplies by its reciprocal (not a division); the zero "
                  "point is added after rounding, in fp32.";
@@ -141,8 +149,9 @@ void checkAclnnQuantize(const QuantSpec& spec, const Shape& shape, QuantPlan& pl
     requireFixedRounding(spec);
     if (shape.size() > 8) reject(spec, "aclnnQuantize takes tensors of rank 1 to 8");
     if (spec.scheme == Scheme::PerChannel) singleAxis(spec, static_cast<int>(shape.size()), "aclnnQuantize");
-    plan.notes = "aclnnQuantize divides by the scale (PyTorch multiplies by the reciprocal) and adds the zero "
-                 "point before rounding.";
+    plan.notes =
+        "aclnnQuantize divides by the scale (PyTorch multiplies by the reciprocal) and adds the zero "
+        "point before rounding.";
     if (isFloatTarget(spec.target)) plan.notes += " FP8 outputs exist on Ascend 950 only.";
 }
 
@@ -220,13 +229,15 @@ void checkBlockFormat(const QuantSpec& spec, const Shape& shape, QuantPlan& plan
     if (!format.targets[static_cast<std::size_t>(spec.target)]) {
         std::string list;
         for (std::size_t t = 0; t < format.targets.size(); ++t)
-            if (format.targets[t]) list += (list.empty() ? "" : ", ") + std::string(nameOf(static_cast<Target>(t)));
+            if (format.targets[t])
+                list += (list.empty() ? "" : ", ") + std::string(nameOf(static_cast<Target>(t)));
         reject(spec, std::string(spec.preset == Preset::MX ? "OCP MX" : "NVFP4") + " does not produce " +
                          std::string(nameOf(spec.target)) + " (it supports " + list + ")");
     }
     if (spec.calibration.method != CalibMethod::AbsMax && spec.calibration.method != CalibMethod::Mse)
-        reject(spec, "block scales follow the format's own rule from the block's max |x| (--calib absmax), or "
-                     "search its neighbouring scale codes for the least error (--calib mse)");
+        reject(spec,
+               "block scales follow the format's own rule from the block's max |x| (--calib absmax), or "
+               "search its neighbouring scale codes for the least error (--calib mse)");
     if (shape.empty()) reject(spec, "a block format needs a tensor of rank 1 or more");
     if (spec.scheme != Scheme::Block)
         reject(spec, std::string("scales are per block of ") + std::to_string(block) +
@@ -316,15 +327,31 @@ QuantPlan planQuantization(const QuantSpec& spec, const Shape& shape) {
     if (!isBlockFormat(spec.preset)) plan.layout = genericLayout(spec, shape);
 
     switch (spec.preset) {
-    case Preset::Torch: checkTorch(spec, shape, plan); break;
-    case Preset::TensorRT: checkTensorRT(spec, shape, plan); break;
-    case Preset::AclnnQuantize: checkAclnnQuantize(spec, shape, plan); break;
-    case Preset::AscendQuant: checkAscendQuant(spec, shape, plan); break;
-    case Preset::NpuGroupQuant: checkNpuGroupQuant(spec, shape, plan); break;
-    case Preset::PyPTO: checkPyPTO(spec, shape, plan); break;
+    case Preset::Torch:
+        checkTorch(spec, shape, plan);
+        break;
+    case Preset::TensorRT:
+        checkTensorRT(spec, shape, plan);
+        break;
+    case Preset::AclnnQuantize:
+        checkAclnnQuantize(spec, shape, plan);
+        break;
+    case Preset::AscendQuant:
+        checkAscendQuant(spec, shape, plan);
+        break;
+    case Preset::NpuGroupQuant:
+        checkNpuGroupQuant(spec, shape, plan);
+        break;
+    case Preset::PyPTO:
+        checkPyPTO(spec, shape, plan);
+        break;
     case Preset::MX:
-    case Preset::NVFP4: checkBlockFormat(spec, shape, plan); break;
-    case Preset::Custom: checkCustom(spec, plan); break;
+    case Preset::NVFP4:
+        checkBlockFormat(spec, shape, plan);
+        break;
+    case Preset::Custom:
+        checkCustom(spec, plan);
+        break;
     }
     // Ascend's "int32" output is int4 codes packed eight per word (dstType 3).
     if (plan.convention.packing == Packing::Int32Words) plan.codeTarget = Target::Int4;

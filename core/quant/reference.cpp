@@ -2,22 +2,27 @@
 // this file is compiled with -ffp-contract=off so no step is fused into an FMA.
 #include "quant/reference.h"
 
+#include "tensor/error.h"
+
 #include <cmath>
 #include <limits>
 #include <string>
-
-#include "tensor/error.h"
 
 namespace ql {
 namespace {
 
 float roundValue(float t, Rounding r) {
     switch (r) {
-    case Rounding::HalfToEven: return std::nearbyint(t);
-    case Rounding::HalfAwayFromZero: return std::round(t);
-    case Rounding::Floor: return std::floor(t);
-    case Rounding::Ceil: return std::ceil(t);
-    case Rounding::Trunc: return std::trunc(t);
+    case Rounding::HalfToEven:
+        return std::nearbyint(t);
+    case Rounding::HalfAwayFromZero:
+        return std::round(t);
+    case Rounding::Floor:
+        return std::floor(t);
+    case Rounding::Ceil:
+        return std::ceil(t);
+    case Rounding::Trunc:
+        return std::trunc(t);
     }
     return t;
 }
@@ -36,12 +41,14 @@ std::int32_t clampToRange(double v, const QuantPlan& plan) {
 
 float scaled(float x, float scale, const Convention& c) {
     switch (c.scaleOp) {
-    case ScaleOp::Divide: return x / scale;
+    case ScaleOp::Divide:
+        return x / scale;
     case ScaleOp::MultiplyReciprocal: {
         const float inv = (c.zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
         return x * inv;
     }
-    case ScaleOp::Multiply: return x * scale;
+    case ScaleOp::Multiply:
+        return x * scale;
     case ScaleOp::MultiplyTwice: {
         const float once = x * scale; // A2/A3 kernel order (x*s)*s, not x*(s*s)
         return once * scale;
@@ -79,9 +86,12 @@ float dequantizeValue(std::int32_t code, float scale, float zeroPoint, const Qua
                             : static_cast<float>(code) - zeroPoint;
     switch (c.scaleOp) {
     case ScaleOp::Divide:
-    case ScaleOp::MultiplyReciprocal: return value * scale;
-    case ScaleOp::Multiply: return value / scale;
-    case ScaleOp::MultiplyTwice: return value / scale / scale;
+    case ScaleOp::MultiplyReciprocal:
+        return value * scale;
+    case ScaleOp::Multiply:
+        return value / scale;
+    case ScaleOp::MultiplyTwice:
+        return value / scale / scale;
     }
     return value;
 }
@@ -106,15 +116,17 @@ void checkParams(const QuantPlan& plan, const QuantParams& params) {
     }
     if (plan.spec.symmetric) {
         for (float z : params.zeroPoints)
-            if (z != 0.0f) throw QuantError("a symmetric spec has no zero point (got " + std::to_string(z) + ")");
+            if (z != 0.0f)
+                throw QuantError("a symmetric spec has no zero point (got " + std::to_string(z) + ")");
         return;
     }
     const std::size_t zpNeed = plan.scalarZeroPoint ? 1 : need;
     if (!params.zeroPoints.empty() && params.zeroPoints.size() != zpNeed)
         throw QuantError("expected " + std::to_string(zpNeed) + " zero points but got " +
                          std::to_string(params.zeroPoints.size()));
-    const bool integral = preset == Preset::AclnnQuantize ||
-                          (preset == Preset::Torch && plan.convention.zeroPoint == ZeroPointStage::AfterRounding);
+    const bool integral =
+        preset == Preset::AclnnQuantize ||
+        (preset == Preset::Torch && plan.convention.zeroPoint == ZeroPointStage::AfterRounding);
     for (std::size_t i = 0; i < params.zeroPoints.size(); ++i) {
         const float z = params.zeroPoints[i];
         if (!std::isfinite(z)) throw QuantError("zero point " + std::to_string(i) + " is not finite");
@@ -145,8 +157,8 @@ std::vector<float> dequantizeReference(const QuantPlan& plan, const QuantParams&
     std::vector<float> out(static_cast<std::size_t>(codes.size()));
     ScaleIndexer indexer(plan.layout, plan.shape);
     indexer.forEach([&](std::int64_t i, std::int64_t s) {
-        out[static_cast<std::size_t>(i)] =
-            dequantizeValue(codes.at(i), params.scales[static_cast<std::size_t>(s)], params.zeroPointOf(s), plan);
+        out[static_cast<std::size_t>(i)] = dequantizeValue(
+            codes.at(i), params.scales[static_cast<std::size_t>(s)], params.zeroPointOf(s), plan);
     });
     return out;
 }

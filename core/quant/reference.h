@@ -1,11 +1,11 @@
 #pragma once
 // The scalar reference quantizer: the oracle every faster path and backend must match bit for bit.
 // Compiled with -ffp-contract=off; one element at a time, in the operator's operation order.
-#include <cstdint>
-#include <span>
-
 #include "quant/params.h"
 #include "quant/plan.h"
+
+#include <cstdint>
+#include <span>
 
 namespace ql {
 

@@ -3,17 +3,17 @@
 // become straight vector loops: per-tensor and per-channel(axis 0) give one run per row, per-group
 // along the last axis runs of g, per-channel along the last axis one scale per element (a
 // "per-element" segment whose scales are contiguous). Other axes only move each row's base.
+#include "quant/layout.h"
+#include "quant/plan.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
-#include "quant/layout.h"
-#include "quant/plan.h"
-
 namespace ql {
 
 struct Segment {
-    std::int64_t begin = 0;  // flat element index
+    std::int64_t begin = 0; // flat element index
     std::int64_t length = 0;
     std::int64_t scale = 0;  // scale index of the first element
     bool perElement = false; // element i uses scale + i
@@ -21,7 +21,8 @@ struct Segment {
 
 class RowWalker {
 public:
-    explicit RowWalker(const QuantPlan& plan) : m_indexer(plan.layout, plan.shape) {
+    explicit RowWalker(const QuantPlan& plan)
+        : m_indexer(plan.layout, plan.shape) {
         m_inner = plan.shape.empty() ? 1 : plan.shape.back();
         m_rows = m_inner ? elementCount(plan.shape) / m_inner : 0;
         const auto& dims = plan.layout.dims;
@@ -41,7 +42,8 @@ public:
                 g = i / last.block;
                 end = std::min(m_inner, (g + 1) * last.block);
             } else if (last.kind == DimMapping::Kind::Ragged) {
-                while (last.ends[static_cast<std::size_t>(g)] <= i) ++g;
+                while (last.ends[static_cast<std::size_t>(g)] <= i)
+                    ++g;
                 end = last.ends[static_cast<std::size_t>(g)];
             }
             m_starts.push_back(i);
@@ -63,8 +65,7 @@ public:
     }
 
     /// fn(Segment) over the elements [begin, end), in order.
-    template <typename Fn>
-    void forSegments(std::int64_t begin, std::int64_t end, Fn&& fn) const {
+    template <typename Fn> void forSegments(std::int64_t begin, std::int64_t end, Fn&& fn) const {
         if (begin >= end || m_inner == 0) return;
         for (std::int64_t r = begin / m_inner; r * m_inner < end; ++r) {
             const std::int64_t rowStart = r * m_inner;
@@ -75,7 +76,9 @@ public:
                 fn(Segment{rowStart + c0, c1 - c0, base + c0, true});
                 continue;
             }
-            auto k = static_cast<std::size_t>(std::upper_bound(m_starts.begin(), m_starts.end(), c0) - m_starts.begin()) - 1;
+            auto k = static_cast<std::size_t>(std::upper_bound(m_starts.begin(), m_starts.end(), c0) -
+                                              m_starts.begin()) -
+                     1;
             for (std::int64_t c = c0; c < c1; ++k) {
                 const std::int64_t stop = std::min(c1, m_starts[k + 1]);
                 fn(Segment{rowStart + c, stop - c, base + m_runGroup[k], false});

@@ -1,5 +1,8 @@
 #pragma once
 // QuantSpec: everything a user chooses for one quantization job (DESIGN "The quantization model").
+#include "quant/convention.h"
+#include "quant/target.h"
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -7,9 +10,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "quant/convention.h"
-#include "quant/target.h"
 
 namespace ql {
 
@@ -46,16 +46,16 @@ struct QuantSpec {
     Preset preset = Preset::Torch;
     Target target = Target::Int8;
     Scheme scheme = Scheme::PerChannel;
-    std::vector<int> axes{0};              // own-scale axes (PyTorch meaning, spec/cli.md)
-    std::int64_t groupSize = 128;          // per-group
-    std::vector<std::int64_t> block;       // block: elements per block per dim (one value: along axes[0])
-    std::vector<std::int64_t> groupEnds;   // ragged: cumulative row ends (npu_group_quant group_index)
+    std::vector<int> axes{0};            // own-scale axes (PyTorch meaning, spec/cli.md)
+    std::int64_t groupSize = 128;        // per-group
+    std::vector<std::int64_t> block;     // block: elements per block per dim (one value: along axes[0])
+    std::vector<std::int64_t> groupEnds; // ragged: cumulative row ends (npu_group_quant group_index)
     bool symmetric = true;
     bool narrowRange = false;
-    std::optional<Rounding> rounding;      // ascend-quant and custom only; presets fix their own
-    bool sqrtMode = false;                 // ascend-quant: scale applied twice, (x*s)*s
+    std::optional<Rounding> rounding; // ascend-quant and custom only; presets fix their own
+    bool sqrtMode = false;            // ascend-quant: scale applied twice, (x*s)*s
     Calibration calibration;
-    std::optional<Convention> custom;      // Preset::Custom: the convention to use
+    std::optional<Convention> custom; // Preset::Custom: the convention to use
     bool operator==(const QuantSpec&) const = default;
 };
 
@@ -64,17 +64,19 @@ struct QuantSpec {
 /// plus its rules in presets.cpp.
 struct PresetInfo {
     Preset preset;
-    std::string_view name;      // the CLI's and the JSON's name
+    std::string_view name;       // the CLI's and the JSON's name
     std::string_view reproduces; // the operator, in words
-    int formatBlock;            // scales per fixed block of this many elements (MX, NVFP4); 0: chosen by the user
-    Target defaultTarget;       // when no dtype is given
+    int formatBlock;      // scales per fixed block of this many elements (MX, NVFP4); 0: chosen by the user
+    Target defaultTarget; // when no dtype is given
     std::array<bool, 8> targets; // which Target values the format defines (block formats; others: all)
 };
 /// Every preset, in the order the help and the GUI list them.
 std::span<const PresetInfo> allPresets();
 const PresetInfo& presetInfo(Preset p);
 /// MX and NVFP4: blocks along the last axis with a scale per block, by the format's definition.
-inline bool isBlockFormat(Preset p) { return presetInfo(p).formatBlock > 0; }
+inline bool isBlockFormat(Preset p) {
+    return presetInfo(p).formatBlock > 0;
+}
 
 std::string_view nameOf(Preset p);
 /// Case-insensitive ("TensorRT" is tensorrt).

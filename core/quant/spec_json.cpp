@@ -5,8 +5,7 @@
 namespace ql {
 namespace {
 
-template <typename T, typename Parse>
-T parseName(const nlohmann::json& j, const char* key, Parse parse) {
+template <typename T, typename Parse> T parseName(const nlohmann::json& j, const char* key, Parse parse) {
     if (!j.contains(key)) throw QuantError(std::string("spec JSON: missing \"") + key + "\"");
     const auto name = j.at(key).get<std::string>();
     const auto v = parse(name);
@@ -29,9 +28,12 @@ std::optional<ScaleOp> scaleOpFromName(std::string_view n) {
 
 std::string_view packingName(Packing p) {
     switch (p) {
-    case Packing::None: return "none";
-    case Packing::NibblesFlat: return "nibbles-low-first";
-    case Packing::Int32Words: return "int32-words";
+    case Packing::None:
+        return "none";
+    case Packing::NibblesFlat:
+        return "nibbles-low-first";
+    case Packing::Int32Words:
+        return "int32-words";
     }
     return "";
 }
@@ -89,8 +91,8 @@ QuantSpec specFromJson(const nlohmann::json& j) {
                                  ? ZeroPointStage::BeforeRounding
                                  : ZeroPointStage::AfterRounding;
             conv.rounding = parseName<Rounding>(c, "rounding", roundingFromName);
-            conv.overflow = c.value("overflow", "saturate") == "saturate" ? Overflow::Saturate
-                                                                          : Overflow::NonSaturating;
+            conv.overflow =
+                c.value("overflow", "saturate") == "saturate" ? Overflow::Saturate : Overflow::NonSaturating;
             s.custom = conv;
         }
     } catch (const nlohmann::json::exception& e) {

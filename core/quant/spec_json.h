@@ -1,8 +1,8 @@
 #pragma once
 // QuantSpec <-> JSON, for export metadata, reports and saved sessions.
-#include <nlohmann/json.hpp>
-
 #include "quant/plan.h"
+
+#include <nlohmann/json.hpp>
 
 namespace ql {
 

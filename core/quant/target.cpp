@@ -26,29 +26,44 @@ constexpr std::array kTargets = {
     TargetInfo{Target::Fp4E2M1, "fp4-e2m1", 0, 15, DType::F4E2M1},
 };
 
-const TargetInfo& info(Target t) { return kTargets[static_cast<std::size_t>(t)]; }
+const TargetInfo& info(Target t) {
+    return kTargets[static_cast<std::size_t>(t)];
+}
 
 } // namespace
 
-bool isFloatTarget(Target t) { return t == Target::Fp8E4M3 || t == Target::Fp8E5M2 || t == Target::Fp4E2M1; }
-bool isSubByte(Target t) { return t == Target::Int4 || t == Target::UInt4 || t == Target::Fp4E2M1; }
+bool isFloatTarget(Target t) {
+    return t == Target::Fp8E4M3 || t == Target::Fp8E5M2 || t == Target::Fp4E2M1;
+}
+bool isSubByte(Target t) {
+    return t == Target::Int4 || t == Target::UInt4 || t == Target::Fp4E2M1;
+}
 
 std::int64_t codeMin(Target t, bool narrow) {
     const auto m = info(t).min;
     return (narrow && m < 0) ? m + 1 : m;
 }
-std::int64_t codeMax(Target t) { return info(t).max; }
+std::int64_t codeMax(Target t) {
+    return info(t).max;
+}
 
 MiniFloat miniFloatOf(Target t) {
     switch (t) {
-    case Target::Fp8E5M2: return MiniFloat::E5M2;
-    case Target::Fp4E2M1: return MiniFloat::E2M1;
-    default: return MiniFloat::E4M3FN;
+    case Target::Fp8E5M2:
+        return MiniFloat::E5M2;
+    case Target::Fp4E2M1:
+        return MiniFloat::E2M1;
+    default:
+        return MiniFloat::E4M3FN;
     }
 }
 
-DType codeDType(Target t) { return info(t).storage; }
-std::string_view nameOf(Target t) { return info(t).name; }
+DType codeDType(Target t) {
+    return info(t).storage;
+}
+std::string_view nameOf(Target t) {
+    return info(t).name;
+}
 
 std::optional<Target> targetFromName(std::string_view name) {
     for (const auto& i : kTargets)

@@ -1,11 +1,11 @@
 #pragma once
 // Quantization targets: what one code is, and its range.
+#include "tensor/dtype.h"
+#include "tensor/float_formats.h"
+
 #include <cstdint>
 #include <optional>
 #include <string_view>
-
-#include "tensor/dtype.h"
-#include "tensor/float_formats.h"
 
 namespace ql {
 

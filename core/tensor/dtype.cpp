@@ -32,15 +32,27 @@ constexpr std::array kInfo = {
     DTypeInfo{DType::E8M0, 8, true, "e8m0", ""},
 };
 
-const DTypeInfo& info(DType t) { return kInfo[static_cast<std::size_t>(t)]; }
+const DTypeInfo& info(DType t) {
+    return kInfo[static_cast<std::size_t>(t)];
+}
 
 } // namespace
 
-int bitsOf(DType t) { return info(t).bits; }
-int storageBytes(DType t) { return info(t).bits <= 8 ? 1 : info(t).bits / 8; }
-bool isFloating(DType t) { return info(t).floating; }
-std::string_view nameOf(DType t) { return info(t).name; }
-std::string_view safetensorsName(DType t) { return info(t).safetensors; }
+int bitsOf(DType t) {
+    return info(t).bits;
+}
+int storageBytes(DType t) {
+    return info(t).bits <= 8 ? 1 : info(t).bits / 8;
+}
+bool isFloating(DType t) {
+    return info(t).floating;
+}
+std::string_view nameOf(DType t) {
+    return info(t).name;
+}
+std::string_view safetensorsName(DType t) {
+    return info(t).safetensors;
+}
 
 std::optional<DType> dtypeFromSafetensors(std::string_view name) {
     for (const auto& i : kInfo)

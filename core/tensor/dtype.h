@@ -8,11 +8,22 @@
 namespace ql {
 
 enum class DType : std::uint8_t {
-    F64, F32, F16, BF16,            // floating inputs
-    I8, U8, I16, I32, I64, Bool,    // integer storage (safetensors / HDF5)
-    F8E4M3, F8E5M2,                 // OCP FP8 (E4M3 is the "fn" variant: no Inf)
-    I4, U4, F4E2M1,                 // sub-byte codes, one per byte when unpacked
-    E8M0,                           // MX shared exponent
+    F64,
+    F32,
+    F16,
+    BF16, // floating inputs
+    I8,
+    U8,
+    I16,
+    I32,
+    I64,
+    Bool, // integer storage (safetensors / HDF5)
+    F8E4M3,
+    F8E5M2, // OCP FP8 (E4M3 is the "fn" variant: no Inf)
+    I4,
+    U4,
+    F4E2M1, // sub-byte codes, one per byte when unpacked
+    E8M0,   // MX shared exponent
 };
 
 /// Bits per element as stored unpacked (sub-byte types report 4).

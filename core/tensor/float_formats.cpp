@@ -10,8 +10,8 @@ struct Format {
     int expBits;
     int mantBits;
     int bias;
-    bool hasInf;   // E5M2
-    bool hasNan;   // E4M3FN, E5M2
+    bool hasInf; // E5M2
+    bool hasNan; // E4M3FN, E5M2
     double maxValue;
 };
 
@@ -20,9 +20,12 @@ const Format& formatOf(MiniFloat fmt) {
     static const Format kE5M2{5, 2, 15, true, true, 57344.0};
     static const Format kE2M1{2, 1, 1, false, false, 6.0};
     switch (fmt) {
-    case MiniFloat::E4M3FN: return kE4M3;
-    case MiniFloat::E5M2: return kE5M2;
-    case MiniFloat::E2M1: break;
+    case MiniFloat::E4M3FN:
+        return kE4M3;
+    case MiniFloat::E5M2:
+        return kE5M2;
+    case MiniFloat::E2M1:
+        break;
     }
     return kE2M1;
 }
@@ -50,7 +53,8 @@ std::uint8_t encodeMiniFloat(float x, MiniFloat fmt, Overflow overflow) {
     const int signBit = f.expBits + f.mantBits;
     const std::uint8_t sign = std::signbit(x) ? static_cast<std::uint8_t>(1u << signBit) : 0;
     const std::uint8_t maxCode = magnitudeCode(f.maxValue, f);
-    if (std::isnan(x)) return f.hasNan ? static_cast<std::uint8_t>(sign | nanCode(f)) : maxCode; // E2M1: +6 (pypto)
+    if (std::isnan(x))
+        return f.hasNan ? static_cast<std::uint8_t>(sign | nanCode(f)) : maxCode; // E2M1: +6 (pypto)
     const bool saturate = overflow == Overflow::Saturate || !f.hasNan;
     if (std::isinf(x)) {
         if (saturate) return sign | maxCode;
@@ -93,7 +97,9 @@ float decodeMiniFloat(std::uint8_t code, MiniFloat fmt) {
     return static_cast<float>(negative ? -v : v);
 }
 
-float maxFinite(MiniFloat fmt) { return static_cast<float>(formatOf(fmt).maxValue); }
+float maxFinite(MiniFloat fmt) {
+    return static_cast<float>(formatOf(fmt).maxValue);
+}
 
 int maxExponent(MiniFloat fmt) {
     int e;

@@ -1,9 +1,9 @@
 #include "tensor/tensor.h"
 
+#include "tensor/float_formats.h"
+
 #include <cstring>
 #include <stdexcept>
-
-#include "tensor/float_formats.h"
 
 namespace ql {
 
@@ -29,7 +29,8 @@ Tensor Tensor::fromFloats(Shape shape, std::span<const float> values) {
 }
 
 std::size_t Tensor::byteSize() const {
-    return static_cast<std::size_t>(ql::elementCount(m_shape)) * static_cast<std::size_t>(storageBytes(m_dtype));
+    return static_cast<std::size_t>(ql::elementCount(m_shape)) *
+           static_cast<std::size_t>(storageBytes(m_dtype));
 }
 
 std::byte* Tensor::mutableData() {
@@ -39,8 +40,7 @@ std::byte* Tensor::mutableData() {
 
 namespace {
 
-template <typename T>
-void convert(const std::byte* src, std::int64_t count, float* out) {
+template <typename T> void convert(const std::byte* src, std::int64_t count, float* out) {
     for (std::int64_t i = 0; i < count; ++i) {
         T v;
         std::memcpy(&v, src + i * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
@@ -63,35 +63,49 @@ void Tensor::toFloat(std::int64_t begin, std::int64_t count, float* out) const {
     const std::byte* src = m_data + begin * storageBytes(m_dtype);
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(src);
     switch (m_dtype) {
-    case DType::F64: return convert<double>(src, count, out);
+    case DType::F64:
+        return convert<double>(src, count, out);
     case DType::F32:
         if (count) std::memcpy(out, src, static_cast<std::size_t>(count) * 4);
         return;
-    case DType::F16: return convert16(src, count, out, halfToFloat);
-    case DType::BF16: return convert16(src, count, out, bf16ToFloat);
-    case DType::I8: return convert<std::int8_t>(src, count, out);
+    case DType::F16:
+        return convert16(src, count, out, halfToFloat);
+    case DType::BF16:
+        return convert16(src, count, out, bf16ToFloat);
+    case DType::I8:
+        return convert<std::int8_t>(src, count, out);
     case DType::U8:
-    case DType::Bool: return convert<std::uint8_t>(src, count, out);
-    case DType::I16: return convert<std::int16_t>(src, count, out);
-    case DType::I32: return convert<std::int32_t>(src, count, out);
-    case DType::I64: return convert<std::int64_t>(src, count, out);
+    case DType::Bool:
+        return convert<std::uint8_t>(src, count, out);
+    case DType::I16:
+        return convert<std::int16_t>(src, count, out);
+    case DType::I32:
+        return convert<std::int32_t>(src, count, out);
+    case DType::I64:
+        return convert<std::int64_t>(src, count, out);
     case DType::F8E4M3:
-        for (std::int64_t i = 0; i < count; ++i) out[i] = decodeMiniFloat(bytes[i], MiniFloat::E4M3FN);
+        for (std::int64_t i = 0; i < count; ++i)
+            out[i] = decodeMiniFloat(bytes[i], MiniFloat::E4M3FN);
         return;
     case DType::F8E5M2:
-        for (std::int64_t i = 0; i < count; ++i) out[i] = decodeMiniFloat(bytes[i], MiniFloat::E5M2);
+        for (std::int64_t i = 0; i < count; ++i)
+            out[i] = decodeMiniFloat(bytes[i], MiniFloat::E5M2);
         return;
     case DType::F4E2M1:
-        for (std::int64_t i = 0; i < count; ++i) out[i] = decodeMiniFloat(bytes[i], MiniFloat::E2M1);
+        for (std::int64_t i = 0; i < count; ++i)
+            out[i] = decodeMiniFloat(bytes[i], MiniFloat::E2M1);
         return;
     case DType::I4:
-        for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(static_cast<std::int8_t>(bytes[i]));
+        for (std::int64_t i = 0; i < count; ++i)
+            out[i] = static_cast<float>(static_cast<std::int8_t>(bytes[i]));
         return;
     case DType::U4:
-        for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(bytes[i]);
+        for (std::int64_t i = 0; i < count; ++i)
+            out[i] = static_cast<float>(bytes[i]);
         return;
     case DType::E8M0:
-        for (std::int64_t i = 0; i < count; ++i) out[i] = decodeE8M0(bytes[i]);
+        for (std::int64_t i = 0; i < count; ++i)
+            out[i] = decodeE8M0(bytes[i]);
         return;
     }
 }

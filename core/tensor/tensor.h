@@ -1,13 +1,13 @@
 #pragma once
 // A tensor is typed bytes with a shape. The bytes are either owned or borrowed from a mapping
 // that the `keepAlive` handle keeps open (memory-mapped model files), so loading is lazy and copy-free.
+#include "tensor/dtype.h"
+#include "tensor/shape.h"
+
 #include <cstddef>
 #include <memory>
 #include <span>
 #include <vector>
-
-#include "tensor/dtype.h"
-#include "tensor/shape.h"
 
 namespace ql {
 

@@ -1,14 +1,14 @@
 #pragma once
 // A tensor's elements as the fast paths read them: f32, bf16 or f16 bytes in place (a memory-mapped
 // file or a caller's buffer), widened to f32 one element at a time. No copy is ever made.
+#include "tensor/float_formats.h"
+#include "tensor/tensor.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <span>
-
-#include "tensor/float_formats.h"
-#include "tensor/tensor.h"
 
 namespace ql {
 
@@ -44,8 +44,7 @@ struct ValuesView {
 };
 
 /// Reads a view's elements with the dtype decided once: fn(load) where load(i) returns element i.
-template <typename Fn>
-decltype(auto) withLoader(const ValuesView& v, Fn&& fn) {
+template <typename Fn> decltype(auto) withLoader(const ValuesView& v, Fn&& fn) {
     switch (v.dtype) {
     case DType::BF16:
         return fn([p = v.data](std::int64_t i) {

@@ -1,9 +1,9 @@
 // Stand-in libascendcl.so: aclInit, device, stream and memory calls, plus the test hooks.
+#include "standin_state.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include "standin_state.h"
 
 using namespace qlstandin;
 
@@ -76,7 +76,8 @@ bool isDeviceRange(const void* p, std::size_t bytes) {
 
 std::string formatDims(const std::int64_t* dims, std::uint64_t n) {
     std::string out = "[";
-    for (std::uint64_t i = 0; i < n; ++i) out += (i ? "," : "") + std::to_string(dims[i]);
+    for (std::uint64_t i = 0; i < n; ++i)
+        out += (i ? "," : "") + std::to_string(dims[i]);
     return out + "]";
 }
 
@@ -108,7 +109,9 @@ QL_STANDIN_EXPORT int aclrtGetDeviceCount(std::uint32_t* count) {
     return 0;
 }
 
-QL_STANDIN_EXPORT const char* aclrtGetSocName() { return "QuantLensStandIn"; }
+QL_STANDIN_EXPORT const char* aclrtGetSocName() {
+    return "QuantLensStandIn";
+}
 
 QL_STANDIN_EXPORT int aclrtSetDevice(std::int32_t device) {
     if (int e = enter("aclrtSetDevice", std::to_string(device))) return e;
@@ -194,7 +197,8 @@ QL_STANDIN_EXPORT int aclrtFree(void* devPtr) {
     return 0;
 }
 
-QL_STANDIN_EXPORT int aclrtMemcpy(void* dst, std::size_t destMax, const void* src, std::size_t count, int kind) {
+QL_STANDIN_EXPORT int aclrtMemcpy(void* dst, std::size_t destMax, const void* src, std::size_t count,
+                                  int kind) {
     if (int e = enter("aclrtMemcpy", "kind=" + std::to_string(kind) + " count=" + std::to_string(count) +
                                          " destMax=" + std::to_string(destMax)))
         return e;
@@ -202,7 +206,8 @@ QL_STANDIN_EXPORT int aclrtMemcpy(void* dst, std::size_t destMax, const void* sr
     const bool ok = kind == MemcpyHostToDevice   ? isDeviceRange(dst, count) && !isDeviceRange(src, 1)
                     : kind == MemcpyDeviceToHost ? isDeviceRange(src, count) && !isDeviceRange(dst, 1)
                                                  : false;
-    if (!ok) return refuse(ErrInvalidParam, "aclrtMemcpy: pointers do not match kind " + std::to_string(kind));
+    if (!ok)
+        return refuse(ErrInvalidParam, "aclrtMemcpy: pointers do not match kind " + std::to_string(kind));
     std::memcpy(dst, src, count);
     return 0;
 }
@@ -226,8 +231,12 @@ QL_STANDIN_EXPORT void ql_standin_fail(const char* call, long nth, int code) {
     s.failures.push_back({call, nth, code});
 }
 
-QL_STANDIN_EXPORT void ql_standin_set_device_count(std::uint32_t n) { state().deviceCount = n; }
-QL_STANDIN_EXPORT void ql_standin_set_workspace_size(std::uint64_t n) { state().workspaceSize = n; }
+QL_STANDIN_EXPORT void ql_standin_set_device_count(std::uint32_t n) {
+    state().deviceCount = n;
+}
+QL_STANDIN_EXPORT void ql_standin_set_workspace_size(std::uint64_t n) {
+    state().workspaceSize = n;
+}
 
 QL_STANDIN_EXPORT long ql_standin_calls(const char* call) {
     State& s = state();
@@ -247,7 +256,8 @@ QL_STANDIN_EXPORT long ql_standin_live(const char* what) {
     if (w == "streams") return static_cast<long>(s.streams.size());
     if (w == "devices") {
         long n = 0;
-        for (auto& [d, refs] : s.deviceRefs) n += refs;
+        for (auto& [d, refs] : s.deviceRefs)
+            n += refs;
         return n;
     }
     return -1;
@@ -259,7 +269,8 @@ QL_STANDIN_EXPORT const char* ql_standin_log() {
     State& s = state();
     std::lock_guard lock(s.mutex);
     text.clear();
-    for (const auto& line : s.log) text += line + '\n';
+    for (const auto& line : s.log)
+        text += line + '\n';
     return text.c_str();
 }
 

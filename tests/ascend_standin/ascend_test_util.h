@@ -1,14 +1,13 @@
 #pragma once
 // Helpers of tst_ascend_backend: environment scopes, sample data, specs, code comparison.
+#include "backend/backend.h"
+#include "quant/calibration.h"
+
 #include <QByteArray>
 #include <QString>
-
 #include <random>
 #include <string>
 #include <vector>
-
-#include "backend/backend.h"
-#include "quant/calibration.h"
 
 namespace qltest {
 
@@ -17,14 +16,20 @@ using namespace ql;
 // Sets (or, with nullptr, unsets) an environment variable for one scope.
 class EnvGuard {
 public:
-    EnvGuard(const char* name, const char* value) : m_name(name), m_had(qEnvironmentVariableIsSet(name)) {
+    EnvGuard(const char* name, const char* value)
+        : m_name(name)
+        , m_had(qEnvironmentVariableIsSet(name)) {
         if (m_had) m_old = qgetenv(name);
-        if (value) qputenv(name, QByteArray(value));
-        else qunsetenv(name);
+        if (value)
+            qputenv(name, QByteArray(value));
+        else
+            qunsetenv(name);
     }
     ~EnvGuard() {
-        if (m_had) qputenv(m_name, m_old);
-        else qunsetenv(m_name);
+        if (m_had)
+            qputenv(m_name, m_old);
+        else
+            qunsetenv(m_name);
     }
 
 private:
@@ -37,15 +42,18 @@ inline std::vector<float> sampleValues(std::int64_t n, unsigned seed) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> d(0.0f, 3.0f);
     std::vector<float> v(static_cast<std::size_t>(n));
-    for (auto& x : v) x = d(rng);
+    for (auto& x : v)
+        x = d(rng);
     // Exact halves, zeros and an outlier, so ties, signs and saturation all occur.
-    for (std::size_t i = 0; i < v.size(); i += 7) v[i] = static_cast<float>(static_cast<int>(i % 9) - 4) + 0.5f;
+    for (std::size_t i = 0; i < v.size(); i += 7)
+        v[i] = static_cast<float>(static_cast<int>(i % 9) - 4) + 0.5f;
     if (n > 5) v[5] = 0.0f;
     if (n > 11) v[11] = -40.0f;
     return v;
 }
 
-inline QuantSpec makeSpec(const QString& preset, const QString& dtype, const QString& scheme, int axis, bool symmetric) {
+inline QuantSpec makeSpec(const QString& preset, const QString& dtype, const QString& scheme, int axis,
+                          bool symmetric) {
     QuantSpec s;
     s.preset = *presetFromName(preset.toStdString());
     s.target = *targetFromName(dtype.toStdString());
@@ -78,6 +86,5 @@ inline std::string firstMismatch(const Codes& a, const Codes& b, std::int64_t& c
                     std::to_string(b.at(i));
     return first;
 }
-
 
 } // namespace qltest

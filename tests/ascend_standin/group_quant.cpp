@@ -5,18 +5,21 @@
 using namespace qlstandin;
 
 QL_STANDIN_EXPORT int aclnnGroupQuantGetWorkspaceSize(const aclTensor* x, const aclTensor* scale,
-                                                      const aclTensor* groupIndex, const aclTensor* offsetOptional,
-                                                      std::int32_t dstType, aclTensor* y,
-                                                      std::uint64_t* workspaceSize, aclOpExecutor** executor) {
+                                                      const aclTensor* groupIndex,
+                                                      const aclTensor* offsetOptional, std::int32_t dstType,
+                                                      aclTensor* y, std::uint64_t* workspaceSize,
+                                                      aclOpExecutor** executor) {
     const std::string op = "aclnnGroupQuant";
     if (int e = enter(op + "GetWorkspaceSize",
                       "dstType=" + std::to_string(dstType) + " offset=" + yesNo(offsetOptional)))
         return e;
-    if (!valid(x) || !valid(scale) || !valid(groupIndex) || !valid(y) || (offsetOptional && !valid(offsetOptional)) ||
-        !workspaceSize || !executor)
+    if (!valid(x) || !valid(scale) || !valid(groupIndex) || !valid(y) ||
+        (offsetOptional && !valid(offsetOptional)) || !workspaceSize || !executor)
         return refuse(ErrNnParamNull, op + ": null or invalid argument");
-    if (!allNd({x, scale, groupIndex, offsetOptional, y})) return refuse(ErrNnParamInvalid, op + ": format must be ND");
-    if (x->dtype != DtFloat || scale->dtype != DtFloat || (offsetOptional && offsetOptional->dtype != DtFloat))
+    if (!allNd({x, scale, groupIndex, offsetOptional, y}))
+        return refuse(ErrNnParamInvalid, op + ": format must be ND");
+    if (x->dtype != DtFloat || scale->dtype != DtFloat ||
+        (offsetOptional && offsetOptional->dtype != DtFloat))
         return refuse(ErrNnParamInvalid, op + ": the stand-in computes FLOAT x, scale and offset only");
     if (x->dims.size() != 2 || scale->dims.size() != 2 || scale->dims[1] != x->dims[1])
         return refuse(ErrNnParamInvalid, op + ": x [S,H] and scale [E,H]");
@@ -44,7 +47,8 @@ QL_STANDIN_EXPORT int aclnnGroupQuantGetWorkspaceSize(const aclTensor* x, const 
             return refuse(ErrKernel, op + ": freed memory");
         const std::int64_t rows = vx.dims[0], groups = vg.dims[0];
         std::vector<std::int64_t> ends;
-        for (std::int64_t g = 0; g < groups; ++g) ends.push_back(vg.readInt(vg.element({g})));
+        for (std::int64_t g = 0; g < groups; ++g)
+            ends.push_back(vg.readInt(vg.element({g})));
         // The kernel traps on a bad group index: non-decreasing, >= 0, last == S.
         for (std::int64_t g = 0; g < groups; ++g)
             if (ends[g] < (g ? ends[g - 1] : 0)) return refuse(ErrKernel, op + ": group index decreases");
@@ -53,7 +57,8 @@ QL_STANDIN_EXPORT int aclnnGroupQuantGetWorkspaceSize(const aclTensor* x, const 
         const std::int32_t lo = dstType == DtInt8 ? -128 : -8, hi = dstType == DtInt8 ? 127 : 7;
         std::int64_t g = 0;
         for (std::int64_t r = 0; r < rows; ++r) {
-            while (r >= ends[g]) ++g; // empty groups are passed over
+            while (r >= ends[g])
+                ++g; // empty groups are passed over
             for (std::int64_t c = 0; c < h; ++c) {
                 float t = vx.readFloat(vx.element({r, c})) * vs.readFloat(vs.element({g, c}));
                 t = t + offset;
@@ -62,8 +67,9 @@ QL_STANDIN_EXPORT int aclnnGroupQuantGetWorkspaceSize(const aclTensor* x, const 
                     const std::int64_t w = vy.element({r, c / 8});
                     const int shift = static_cast<int>(c % 8) * 4;
                     const auto old = static_cast<std::uint32_t>(vy.readInt(w));
-                    vy.writeCode(w, static_cast<std::int32_t>((old & ~(0xFu << shift)) |
-                                                              ((static_cast<std::uint32_t>(q) & 0xFu) << shift)));
+                    vy.writeCode(
+                        w, static_cast<std::int32_t>((old & ~(0xFu << shift)) |
+                                                     ((static_cast<std::uint32_t>(q) & 0xFu) << shift)));
                 } else {
                     vy.writeCode(vy.element({r, c}), q);
                 }

@@ -1,9 +1,9 @@
 // ql_ascend_probe: builds the ascend backend with the process's environment and prints whether it
 // is available. Run by tst_ascend_backend in a fresh process, so that the stand-in the test itself
 // loaded (found by soname) cannot answer the default search.
-#include <cstdio>
-
 #include "ascend/ascend_backend.h"
+
+#include <cstdio>
 
 int main() {
     const ql::AscendBackend backend;

@@ -21,16 +21,16 @@ enum DataType : int {
     DtInt64 = 9,
     DtInt4 = 29,
 };
-constexpr int FormatNd = 2;          // aclFormat ACL_FORMAT_ND
+constexpr int FormatNd = 2;           // aclFormat ACL_FORMAT_ND
 constexpr int MemcpyHostToDevice = 1; // aclrtMemcpyKind
 constexpr int MemcpyDeviceToHost = 2;
 
 // Error codes the stand-in returns (RT / OB documentation values).
-constexpr int ErrInvalidParam = 100000;    // ACL_ERROR_INVALID_PARAM
-constexpr int ErrRepeatInit = 100002;      // ACL_ERROR_REPEAT_INITIALIZE
-constexpr int ErrBadAllocation = 207001;   // ACL_ERROR_RT_MEMORY_ALLOCATION
-constexpr int ErrKernel = 507015;          // an AI Core trap (GroupQuant's bad group index)
-constexpr int ErrNnParamNull = 161001;     // ACLNN_ERR_PARAM_NULLPTR
-constexpr int ErrNnParamInvalid = 161002;  // ACLNN_ERR_PARAM_INVALID
+constexpr int ErrInvalidParam = 100000;   // ACL_ERROR_INVALID_PARAM
+constexpr int ErrRepeatInit = 100002;     // ACL_ERROR_REPEAT_INITIALIZE
+constexpr int ErrBadAllocation = 207001;  // ACL_ERROR_RT_MEMORY_ALLOCATION
+constexpr int ErrKernel = 507015;         // an AI Core trap (GroupQuant's bad group index)
+constexpr int ErrNnParamNull = 161001;    // ACLNN_ERR_PARAM_NULLPTR
+constexpr int ErrNnParamInvalid = 161002; // ACLNN_ERR_PARAM_INVALID
 
 } // namespace qlstandin

@@ -1,9 +1,8 @@
 #pragma once
 // The test side of the stand-in: its hooks, found with dlsym in the very libascendcl.so the
 // backend loaded (same path, so dlopen returns the same handle and the same state).
-#include <dlfcn.h>
-
 #include <cstdint>
+#include <dlfcn.h>
 #include <stdexcept>
 #include <string>
 
@@ -43,8 +42,7 @@ struct StandInHooks {
     }
 
 private:
-    template <typename Fn>
-    static void sym(void* h, const char* name, Fn& slot) {
+    template <typename Fn> static void sym(void* h, const char* name, Fn& slot) {
         slot = reinterpret_cast<Fn>(dlsym(h, name));
         if (!slot) throw std::runtime_error(std::string("stand-in lacks ") + name);
     }

@@ -1,17 +1,21 @@
 #pragma once
 // What the stand-in's ops share: argument checks, the executor and the common second phase.
-#include <memory>
-#include <optional>
-
 #include "standin_state.h"
 #include "standin_view.h"
 
+#include <memory>
+#include <optional>
+
 namespace qlstandin {
 
-inline bool valid(const aclTensor* t) { return t && t->magic == aclTensor::kMagic; }
+inline bool valid(const aclTensor* t) {
+    return t && t->magic == aclTensor::kMagic;
+}
 
 // Every input's data must still be device memory when the kernel runs.
-inline bool live(const View& v) { return isDeviceRange(v.data, v.storage); }
+inline bool live(const View& v) {
+    return isDeviceRange(v.data, v.storage);
+}
 
 inline int normalizeAxis(std::int32_t axis, int rank, int* out) {
     if (axis < -rank || axis >= rank) return 0;
@@ -19,10 +23,12 @@ inline int normalizeAxis(std::int32_t axis, int rank, int* out) {
     return 1;
 }
 
-inline std::string yesNo(const void* p) { return p ? "yes" : "no"; }
+inline std::string yesNo(const void* p) {
+    return p ? "yes" : "no";
+}
 
 inline int finishFirstPhase(const std::string& op, std::function<int()> work, std::uint64_t* workspaceSize,
-                     aclOpExecutor** executor) {
+                            aclOpExecutor** executor) {
     auto* ex = new aclOpExecutor;
     ex->op = op;
     ex->workspaceSize = state().workspaceSize;
@@ -36,7 +42,8 @@ inline int finishFirstPhase(const std::string& op, std::function<int()> work, st
 }
 
 // The second phase, identical for every op (spec ascend_abi: one typedef for all of them).
-inline int launch(const std::string& op, void* workspace, std::uint64_t size, aclOpExecutor* ex, void* stream) {
+inline int launch(const std::string& op, void* workspace, std::uint64_t size, aclOpExecutor* ex,
+                  void* stream) {
     if (int e = enter(op, "workspace=" + std::to_string(size))) return e;
     if (!ex || ex->magic != aclOpExecutor::kMagic || ex->op != op)
         return refuse(ErrNnParamInvalid, op + ": not an executor from " + op + "GetWorkspaceSize");
@@ -64,6 +71,5 @@ inline bool allNd(std::initializer_list<const aclTensor*> ts) {
         if (t && t->format != FormatNd) return false;
     return true;
 }
-
 
 } // namespace qlstandin

@@ -2,6 +2,8 @@
 // Shared state of the stand-in libraries. It lives in libascendcl.so; libnnopbase.so and
 // libopapi.so link to it, as the real ones depend on the runtime. "Device memory" is host memory
 // with bookkeeping, so every pointer handed to an op can be checked.
+#include "standin_abi.h"
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -9,8 +11,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include "standin_abi.h"
 
 namespace qlstandin {
 
@@ -30,8 +30,8 @@ struct State {
     bool initialised = false;
     std::uint32_t deviceCount = 1;
     std::uint64_t workspaceSize = 4096;
-    std::map<int, long> deviceRefs;                                     // aclrtSetDevice minus Reset
-    std::map<void*, std::vector<std::function<int()>>> streams;         // stream -> queued work
+    std::map<int, long> deviceRefs;                             // aclrtSetDevice minus Reset
+    std::map<void*, std::vector<std::function<int()>>> streams; // stream -> queued work
     long liveTensors = 0;
     long liveExecutors = 0;
     // Executors handed out and not yet launched. CANN's ABI has no call to release one whose

@@ -1,11 +1,11 @@
 #pragma once
 // Element access through an aclTensor's view (element strides and offset), the way a kernel
 // walks it: a caller passing byte strides or a wrong offset reads the wrong elements.
+#include "standin_tensor.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
-
-#include "standin_tensor.h"
 
 namespace qlstandin {
 
@@ -27,7 +27,8 @@ struct View {
 
     std::int64_t element(const std::vector<std::int64_t>& idx) const {
         std::int64_t e = offset;
-        for (std::size_t d = 0; d < idx.size(); ++d) e += idx[d] * strides[d];
+        for (std::size_t d = 0; d < idx.size(); ++d)
+            e += idx[d] * strides[d];
         return e;
     }
     float readFloat(std::int64_t e) const {
@@ -38,8 +39,10 @@ struct View {
     std::int64_t readInt(std::int64_t e) const {
         const auto* p = static_cast<const char*>(data);
         switch (dtype) {
-        case DtInt8: return static_cast<std::int8_t>(p[e]);
-        case DtUInt8: return static_cast<std::uint8_t>(p[e]);
+        case DtInt8:
+            return static_cast<std::int8_t>(p[e]);
+        case DtUInt8:
+            return static_cast<std::uint8_t>(p[e]);
         case DtInt32: {
             std::int32_t v;
             std::memcpy(&v, p + 4 * e, 4);
@@ -61,15 +64,17 @@ struct View {
             p[e / 2] = static_cast<unsigned char>((p[e / 2] & ~(0xF << shift)) | ((code & 0xF) << shift));
             break;
         }
-        case DtInt32: std::memcpy(p + 4 * e, &code, 4); break;
-        default: p[e] = static_cast<unsigned char>(code);
+        case DtInt32:
+            std::memcpy(p + 4 * e, &code, 4);
+            break;
+        default:
+            p[e] = static_cast<unsigned char>(code);
         }
     }
 };
 
 /// Calls fn(idx) for every index of `dims` in row-major order.
-template <typename Fn>
-void forEachIndex(const std::vector<std::int64_t>& dims, Fn&& fn) {
+template <typename Fn> void forEachIndex(const std::vector<std::int64_t>& dims, Fn&& fn) {
     if (count(dims) == 0) return;
     std::vector<std::int64_t> idx(dims.size(), 0);
     for (;;) {
@@ -86,16 +91,22 @@ void forEachIndex(const std::vector<std::int64_t>& dims, Fn&& fn) {
 /// fp32 -> int32 as CAST_RINT / CAST_FLOOR / ... do it: saturating, NaN to 0 (spec §3.1 golden).
 inline std::int32_t castToInt32(float t, const std::string& mode) {
     double r;
-    if (mode == "floor") r = std::floor(static_cast<double>(t));
-    else if (mode == "ceil") r = std::ceil(static_cast<double>(t));
-    else if (mode == "trunc") r = std::trunc(static_cast<double>(t));
-    else r = std::rint(static_cast<double>(t)); // "round": half to even in the default FP mode
+    if (mode == "floor")
+        r = std::floor(static_cast<double>(t));
+    else if (mode == "ceil")
+        r = std::ceil(static_cast<double>(t));
+    else if (mode == "trunc")
+        r = std::trunc(static_cast<double>(t));
+    else
+        r = std::rint(static_cast<double>(t)); // "round": half to even in the default FP mode
     if (std::isnan(r)) return 0;
     if (r >= 2147483647.0) return std::numeric_limits<std::int32_t>::max();
     if (r <= -2147483648.0) return std::numeric_limits<std::int32_t>::min();
     return static_cast<std::int32_t>(r);
 }
 
-inline std::int32_t saturate(std::int32_t v, std::int32_t lo, std::int32_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+inline std::int32_t saturate(std::int32_t v, std::int32_t lo, std::int32_t hi) {
+    return v < lo ? lo : (v > hi ? hi : v);
+}
 
 } // namespace qlstandin

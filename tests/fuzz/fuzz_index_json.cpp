@@ -2,14 +2,13 @@
 // index): the shape check must refuse anything too deep before the tree is built, so that parsing,
 // printing and destroying what passes can never exhaust the stack. Any input either passes and
 // round-trips, or is refused with FileError / a JSON error.
-#include <cstddef>
-#include <cstdint>
-#include <string_view>
-
-#include <nlohmann/json.hpp>
-
 #include "io/json_shape.h"
 #include "tensor/error.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string_view>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,11 +1,11 @@
 // libFuzzer target for the safetensors header parser: any input must either parse or throw
 // FileError. Anything else (another exception, a crash, a sanitizer report) is a bug.
+#include "io/safetensors_header.h"
+#include "tensor/error.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
-
-#include "io/safetensors_header.h"
-#include "tensor/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
