@@ -2,6 +2,7 @@
 
 #include "analysis/analyzer_steps.h"
 #include "analysis/block_sums.h"
+#include "analysis/slice_groups.h"
 #include "quant/reference.h"
 #include "quant/row_walker.h"
 #include "tensor/error.h"

@@ -37,32 +37,38 @@ public:
         return value;
     }
 
-    /// x̂ of n codes of one group: the operation chosen once per block, so the integer loops vectorise.
+    /// x̂ of n codes of one group: the decoding and the operation chosen once per block, so the loops
+    /// vectorise.
     template <typename CodeAt>
     QL_INLINE void block(CodeAt codeAt, std::int64_t first, int n, float scale, float zp, float* out) const {
-        if (m_float) {
-            for (int k = 0; k < n; ++k)
-                out[k] = (*this)(codeAt(first + k), scale, zp);
-            return;
-        }
+        if (m_float)
+            scaled([&](int k)
+                       QL_INLINE { return m_decoded[static_cast<std::size_t>(codeAt(first + k) & 0xFF)]; },
+                   n, scale, out);
+        else
+            scaled([&](int k) QL_INLINE { return static_cast<float>(codeAt(first + k)) - zp; }, n, scale,
+                   out);
+    }
+
+private:
+    template <typename ValueAt> QL_INLINE void scaled(ValueAt valueAt, int n, float scale, float* out) const {
         switch (m_op) {
         case ScaleOp::Divide:
         case ScaleOp::MultiplyReciprocal:
             for (int k = 0; k < n; ++k)
-                out[k] = (static_cast<float>(codeAt(first + k)) - zp) * scale;
+                out[k] = valueAt(k) * scale;
             return;
         case ScaleOp::Multiply:
             for (int k = 0; k < n; ++k)
-                out[k] = (static_cast<float>(codeAt(first + k)) - zp) / scale;
+                out[k] = valueAt(k) / scale;
             return;
         case ScaleOp::MultiplyTwice:
             for (int k = 0; k < n; ++k)
-                out[k] = (static_cast<float>(codeAt(first + k)) - zp) / scale / scale;
+                out[k] = valueAt(k) / scale / scale;
             return;
         }
     }
 
-private:
     ScaleOp m_op;
     bool m_float;
     std::array<float, 256> m_decoded{};
@@ -85,8 +91,8 @@ inline QL_INLINE void forBlocksOf(const Segment& seg, Load load, CodeAt codeAt, 
 }
 
 // Fixed slices, a function of the tensor alone (never of the thread count), so merging them in
-// order gives the same sums on every machine. Few enough that each slice's per-group clipping
-// table stays small.
+// order gives the same sums on every machine. The group budget dates from per-slice copies of the
+// clipping table (SliceGroups made them unneeded); it stays because the slicing fixes the sums' bits.
 std::int64_t sliceCount(std::int64_t n, std::int64_t groups) {
     constexpr std::int64_t kMinSlice = 1 << 16, kMaxSlices = 16, kGroupBudget = 1 << 21;
     return std::clamp<std::int64_t>(std::min(n / kMinSlice, kGroupBudget / std::max<std::int64_t>(groups, 1)),
@@ -111,7 +117,7 @@ template <typename Fn> void forEachSlice(std::int64_t slices, unsigned threads, 
 }
 
 // Whether every x[k] and x̂[k] is finite (exponent bits not all ones), without a branch per element.
-bool allFinite(const float* x, const float* xh, int n) {
+QL_INLINE inline bool allFinite(const float* x, const float* xh, int n) {
     std::uint32_t bad = 0;
     for (int k = 0; k < n; ++k) {
         std::uint32_t a, b;
@@ -143,7 +149,7 @@ template <typename Fn> decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
 
 struct alignas(64) FirstPass {
     ErrorStats stats;
-    ClippingStats clipping;
+    SliceGroups clipping; // this slice's groups: the result's own, or a table of those it shares
     // 8-bit and smaller targets, by code & 0xFF, in four tables taken in turn: runs of one code
     // then increment four counters, not one (no store-to-load chain per element).
     std::array<std::array<std::int64_t, 256>, 4> byteCodes{};
@@ -176,12 +182,15 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
         });
     };
 
-    const auto& edges = a.clipping.edges();
+    const auto& edges = a.clipping.edges(); // read-only, shared by every slice
     const bool floatTarget = a.clipping.floatTarget();
-    std::vector<FirstPass> first(static_cast<std::size_t>(slices),
-                                 FirstPass{{}, a.clipping, {}, a.codes, {}});
+    std::vector<GroupRange> groupRanges(static_cast<std::size_t>(slices));
+    for (std::int64_t s = 0; s < slices; ++s)
+        groupRanges[static_cast<std::size_t>(s)] = walker.scaleRange(sliceBegin(s), sliceBegin(s + 1));
+    std::vector<FirstPass> first(static_cast<std::size_t>(slices), FirstPass{{}, {}, {}, a.codes, {}});
     forEachSlice(slices, opt.threads, [&](std::int64_t s) {
         FirstPass& p = first[static_cast<std::size_t>(s)];
+        p.clipping = SliceGroups(groupRanges, static_cast<std::size_t>(s), a.clipping.groupData());
         auto countCode = [&](std::int32_t c) QL_INLINE {
             if (wide)
                 p.wideCodes.add(c);
@@ -198,7 +207,8 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                     p.stats.addElement(xi, xh, i);
                     countCode(c);
                     if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
-                    p.clipping.add(g, xi, xh);
+                    ClippingStats::addTo(p.clipping[g], edges[static_cast<std::size_t>(g)], floatTarget, xi,
+                                         xh);
                     p.ranges.add(xi, xh);
                 }
                 return;
@@ -208,9 +218,11 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
             const std::int64_t g = seg.scale;
             const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
             const ClipEdges e = edges[static_cast<std::size_t>(g)];
+            GroupClipping& slot = p.clipping[g];
             ErrorStats stats;
             GroupClipping clip;
             detail::AnalysisRanges ranges;
+            bool mixed = false; // a block with NaN/Inf: the segment's sums gather apart first
             detail::GroupBlockSums sums(e, floatTarget);
             forBlocksOf(seg, load, codeAt, xhatOf, sc, zp,
                         [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
@@ -231,6 +243,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                             }
                             // What came before joins first, so ranges see the elements in order (±0
                             // extremes).
+                            mixed = true;
                             sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
                             sums = detail::GroupBlockSums(e, floatTarget);
                             for (int k = 0; k < len; ++k) {
@@ -241,9 +254,13 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                                 ranges.add(xi, xhi);
                             }
                         });
+            if (!mixed) [[likely]] { // straight into the slice's sums: the same additions, none with 0
+                sums.finish(p.stats, slot, p.ranges.xMin, p.ranges.xMax, p.ranges.minNonZeroAbsErr);
+                return;
+            }
             sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
             p.stats.merge(stats);
-            p.clipping.addGroup(g, clip);
+            slot.merge(clip);
             p.ranges.merge(ranges);
         });
     });
@@ -251,7 +268,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
     const bool signedBytes = codes.target() == Target::Int8 || codes.target() == Target::Int4;
     for (const FirstPass& p : first) { // in slice order: the sums never depend on timing
         a.stats.merge(p.stats);
-        a.clipping.merge(p.clipping);
+        p.clipping.mergeShared();
         r.merge(p.ranges);
         if (wide) a.codes.merge(p.wideCodes);
         for (int b = 0; b < 256 && !wide; ++b)
@@ -275,6 +292,25 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
             absError.add(std::fabs(e));
             values.add(xi);
         };
+        alignas(64) float xs[kBlock], xh[kBlock];
+        int staged = 0;
+        auto flush = [&]() QL_INLINE {
+            if (allFinite(xs, xh, staged)) [[likely]] {
+                alignas(64) double ev[kBlock], av[kBlock], xv[kBlock];
+                for (int k = 0; k < staged; ++k) {
+                    ev[k] = static_cast<double>(xs[k]) - xh[k];
+                    av[k] = std::fabs(ev[k]);
+                    xv[k] = xs[k];
+                }
+                error.addBlock(ev, staged);
+                absError.addBlock(av, staged);
+                values.addBlock(xv, staged);
+            } else {
+                for (int k = 0; k < staged; ++k)
+                    if (std::isfinite(xs[k]) && std::isfinite(xh[k])) fill(xs[k], xh[k]);
+            }
+            staged = 0;
+        };
         forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
             if (seg.perElement) {
                 for (std::int64_t k = 0; k < seg.length; ++k) {
@@ -285,26 +321,21 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 }
                 return;
             }
+            // Counts do not depend on the order they are taken in: short segments (MX and NVFP4
+            // blocks) share one staged block instead of paying a block each.
             const std::int64_t g = seg.scale;
             const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
-            forBlocksOf(seg, load, codeAt, xhatOf, sc, zp,
-                        [&](std::int64_t, int len, const float* xs, const float* xh) QL_INLINE {
-                            if (allFinite(xs, xh, len)) [[likely]] {
-                                alignas(64) double ev[kBlock], av[kBlock], xv[kBlock];
-                                for (int k = 0; k < len; ++k) {
-                                    ev[k] = static_cast<double>(xs[k]) - xh[k];
-                                    av[k] = std::fabs(ev[k]);
-                                    xv[k] = xs[k];
-                                }
-                                error.addBlock(ev, len);
-                                absError.addBlock(av, len);
-                                values.addBlock(xv, len);
-                                return;
-                            }
-                            for (int k = 0; k < len; ++k)
-                                if (std::isfinite(xs[k]) && std::isfinite(xh[k])) fill(xs[k], xh[k]);
-                        });
+            for (std::int64_t b = seg.begin, end = seg.begin + seg.length; b < end;) {
+                const int len = static_cast<int>(std::min<std::int64_t>(kBlock - staged, end - b));
+                for (int k = 0; k < len; ++k)
+                    xs[staged + k] = load(b + k);
+                xhatOf.block(codeAt, b, len, sc, zp, xh + staged);
+                staged += len;
+                b += len;
+                if (staged == kBlock) flush();
+            }
         });
+        flush();
     });
     for (const SecondPass& h : second) {
         a.error.merge(h.error);

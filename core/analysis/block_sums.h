@@ -107,8 +107,8 @@ public:
 
     /// The segment's sums into its error statistics, clipping sums and ranges (ranges as x min,
     /// x max and the smallest non-zero |error|).
-    void finish(ErrorStats& stats, GroupClipping& clip, double& xMin, double& xMax,
-                double& minNonZero) const {
+    [[gnu::always_inline]] void finish(ErrorStats& stats, GroupClipping& clip, double& xMin, double& xMax,
+                                       double& minNonZero) const {
         if (m_count == 0) return;
         auto sum = [](const D4& v) { return ((v[0] + v[1]) + v[2]) + v[3]; };
         auto count = [](const I4& v) { return ((v[0] + v[1]) + v[2]) + v[3]; };

@@ -49,6 +49,8 @@ public:
         m_groups[static_cast<std::size_t>(group)].merge(sums);
     }
     bool floatTarget() const { return m_float; }
+    /// The groups' sums, for a pass that fills them in place (the fast analysis's slices).
+    GroupClipping* groupData() { return m_groups.data(); }
     void merge(const ClippingStats& other);
 
     const std::vector<GroupClipping>& groups() const { return m_groups; }

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <utility>
 #include <vector>
 
 namespace ql {
@@ -62,6 +64,22 @@ public:
     std::int64_t rowFirstScale(std::int64_t r) const {
         const std::int64_t firstGroup = m_perElement ? 0 : m_runGroup.front();
         return m_indexer.scaleIndexOf(r * m_inner) - firstGroup;
+    }
+
+    /// The scale indices [first, last] the elements [begin, end) may use, counted over whole rows
+    /// (a superset); first > last when there are none.
+    std::pair<std::int64_t, std::int64_t> scaleRange(std::int64_t begin, std::int64_t end) const {
+        if (begin >= end || m_inner == 0) return {0, -1};
+        const bool runs = !m_perElement && !m_runGroup.empty();
+        const std::int64_t low = runs ? m_runGroup.front() : 0;
+        const std::int64_t high = m_perElement ? m_inner - 1 : runs ? m_runGroup.back() : 0;
+        std::int64_t first = std::numeric_limits<std::int64_t>::max();
+        std::int64_t last = std::numeric_limits<std::int64_t>::min();
+        for (std::int64_t r = begin / m_inner; r * m_inner < end; ++r) { // runs ascend along a row
+            first = std::min(first, rowFirstScale(r) + low);
+            last = std::max(last, rowFirstScale(r) + high);
+        }
+        return {first, last};
     }
 
     /// fn(Segment) over the elements [begin, end), in order.

@@ -1,0 +1,67 @@
+#pragma once
+// The per-group clipping sums of one slice of the fast analysis (analyzer_fast.h). Groups that no
+// other slice touches are written straight into the result: no per-slice copy of the edges or the
+// groups, no merge. Groups it shares with other slices go to a small table of its own, merged in
+// slice order afterwards, so each group's sums are added in element order as before and never
+// depend on the thread count.
+#include "analysis/clipping.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace ql::detail {
+
+/// The scale indices [first, last] a slice's elements may use (a superset will do); empty when
+/// first > last.
+using GroupRange = std::pair<std::int64_t, std::int64_t>;
+
+class SliceGroups {
+public:
+    SliceGroups() = default;
+    /// Slice `s` of slices using `ranges`, writing the groups it alone touches into `shared`.
+    SliceGroups(const std::vector<GroupRange>& ranges, std::size_t s, GroupClipping* shared)
+        : m_shared(shared) {
+        const auto [first, last] = ranges[s];
+        if (first > last) return;
+        // Groups above every earlier slice's range and below every later one's are this slice's alone.
+        std::int64_t below = std::numeric_limits<std::int64_t>::min();
+        std::int64_t above = std::numeric_limits<std::int64_t>::max();
+        for (std::size_t t = 0; t < ranges.size(); ++t) {
+            if (t == s || ranges[t].first > ranges[t].second) continue;
+            if (t < s) below = std::max(below, ranges[t].second);
+            if (t > s) above = std::min(above, ranges[t].first);
+        }
+        m_first = first;
+        m_ownFirst = below < first ? first : below + 1;
+        m_ownLast = above > last ? last : above - 1;
+        if (m_ownFirst > m_ownLast) m_ownFirst = last + 1, m_ownLast = last; // nothing of its own
+        m_before = m_ownFirst - first;
+        m_local.resize(static_cast<std::size_t>(m_before + (last - m_ownLast)));
+    }
+
+    /// The running sums of group g (one of the slice's range).
+    [[gnu::always_inline]] GroupClipping& operator[](std::int64_t g) {
+        if (g >= m_ownFirst && g <= m_ownLast) [[likely]]
+            return m_shared[g];
+        return m_local[static_cast<std::size_t>(g < m_ownFirst ? g - m_first : g - m_ownLast - 1 + m_before)];
+    }
+    /// Adds the sums of the groups shared with other slices into the result; call it for every
+    /// slice, in slice order, once all have run.
+    void mergeShared() const {
+        for (std::size_t i = 0; i < m_local.size(); ++i) {
+            const auto k = static_cast<std::int64_t>(i);
+            m_shared[k < m_before ? m_first + k : m_ownLast + 1 + (k - m_before)].merge(m_local[i]);
+        }
+    }
+
+private:
+    GroupClipping* m_shared = nullptr;
+    std::int64_t m_first = 0, m_ownFirst = 0, m_ownLast = -1;
+    std::int64_t m_before = 0; // local entries below m_ownFirst
+    std::vector<GroupClipping> m_local;
+};
+
+} // namespace ql::detail
