@@ -365,6 +365,32 @@ void GgufSource::parse() {
     }
 }
 
+std::optional<std::int64_t> GgufSource::integerValue(const std::string& key) const {
+    const auto it = m_metadata.find(key);
+    if (it == m_metadata.end()) return std::nullopt;
+    const GgufValue& v = it->second;
+    switch (v.type) {
+    case GgufValue::U8:
+    case GgufValue::U16:
+    case GgufValue::U32:
+    case GgufValue::U64:
+        if (v.u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
+        return static_cast<std::int64_t>(v.u);
+    case GgufValue::I8:
+    case GgufValue::I16:
+    case GgufValue::I32:
+    case GgufValue::I64:
+        return v.i;
+    default:
+        return std::nullopt;
+    }
+}
+
+std::string GgufSource::stringValue(const std::string& key) const {
+    const auto it = m_metadata.find(key);
+    return it != m_metadata.end() && it->second.type == GgufValue::String ? it->second.s : std::string();
+}
+
 const GgufTensorEntry& GgufSource::entry(const std::string& name) const {
     const auto it = m_index.find(name);
     if (it == m_index.end()) throw FileError(m_path + ": no tensor named '" + name + "'");

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -61,6 +62,10 @@ public:
     std::uint32_t version() const { return m_version; }
     std::uint64_t alignment() const { return m_alignment; }
     const std::map<std::string, GgufValue>& metadata() const { return m_metadata; }
+    /// A metadata value of any integer type; nullopt when absent, of another type, or past int64.
+    std::optional<std::int64_t> integerValue(const std::string& key) const;
+    /// A string metadata value; empty when absent or not a string.
+    std::string stringValue(const std::string& key) const;
     /// Throws FileError when there is no such tensor.
     const GgufTensorEntry& entry(const std::string& name) const;
     const std::byte* tensorData(const GgufTensorEntry& e) const {

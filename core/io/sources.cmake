@@ -11,6 +11,7 @@ target_sources(quantlens_core PRIVATE
     io/mapped_file.cpp
     io/safetensors_header.cpp
     io/json_shape.cpp
+    io/llama_rows.cpp
     io/safetensors_source.cpp
     io/safetensors_writer.cpp
     io/tensor_source.cpp)

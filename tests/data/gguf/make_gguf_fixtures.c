@@ -117,6 +117,63 @@ static void finish(struct fixture* f, const char* dir, const char* stem) {
     ggml_free(f->ctx);
 }
 
+// A llama-family projection as convert_hf_to_gguf.py writes it: the Hugging Face rows reordered by
+// LlamaModel.permute (reshape(heads, 2, rows / heads / 2, cols).swapaxes(1, 2)); heads = 0 keeps the
+// order (v). The Hugging Face original goes to `hf` under its own name.
+static void addLlama(struct fixture* f, struct fixture* hf, const char* hfName, const char* name, int64_t rows,
+                     int64_t cols, int64_t heads) {
+    const int64_t ne[2] = {cols, rows};
+    struct ggml_tensor* t = ggml_new_tensor(f->ctx, GGML_TYPE_F32, 2, ne);
+    ggml_set_name(t, name);
+    const int64_t n = rows * cols;
+    struct expected* h = &hf->exp[hf->count++];
+    snprintf(h->name, sizeof h->name, "%s", hfName);
+    h->rank = 2;
+    h->shape[0] = rows;
+    h->shape[1] = cols;
+    h->n = n;
+    h->values = malloc(sizeof(float) * (size_t)n);
+    fill(h->values, rows, cols);
+    float* out = t->data;
+    const int64_t half = heads ? rows / heads / 2 : 0;
+    for (int64_t r = 0; r < rows; ++r) {
+        const int64_t to = heads ? ((r / (2 * half)) * half + r % half) * 2 + (r / half) % 2 : r;
+        memcpy(out + to * cols, h->values + r * cols, sizeof(float) * (size_t)cols);
+    }
+    struct expected* e = &f->exp[f->count++];
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->rank = 2;
+    e->shape[0] = rows;
+    e->shape[1] = cols;
+    e->n = n;
+    e->values = malloc(sizeof(float) * (size_t)n);
+    memcpy(e->values, out, sizeof(float) * (size_t)n);
+    gguf_add_tensor(f->gguf, t);
+}
+
+// llama_qk.gguf (head counts recorded) or llama_qk_nometa.gguf (none), and the Hugging Face original.
+static void writeLlama(const char* dir, int withHeads) {
+    struct fixture f, hf;
+    begin(&f);
+    hf.count = 0;
+    g_state = 0x2545f4914f6cdd1dull; // both files hold the same weights
+    gguf_set_val_str(f.gguf, "general.architecture", "llama");
+    if (withHeads) {
+        gguf_set_val_u32(f.gguf, "llama.attention.head_count", 4);
+        gguf_set_val_u32(f.gguf, "llama.attention.head_count_kv", 2);
+    }
+    addLlama(&f, &hf, "model.layers.0.self_attn.q_proj.weight", "blk.0.attn_q.weight", 32, 16, 4);
+    addLlama(&f, &hf, "model.layers.0.self_attn.k_proj.weight", "blk.0.attn_k.weight", 16, 16, 2);
+    addLlama(&f, &hf, "model.layers.0.self_attn.v_proj.weight", "blk.0.attn_v.weight", 16, 16, 0);
+    if (withHeads) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/llama_qk.hf.safetensors", dir);
+        writeExpected(&hf, path);
+    }
+    for (int i = 0; i < hf.count; ++i) free(hf.exp[i].values);
+    finish(&f, dir, withHeads ? "llama_qk" : "llama_qk_nometa");
+}
+
 static const enum ggml_type kTypes[] = {
     GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,
     GGML_TYPE_Q5_1, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
@@ -194,5 +251,9 @@ int main(int argc, char** argv) {
     add(&f, "c.q6_k", GGML_TYPE_Q6_K, 2, neB);
     add(&f, "d.bf16", GGML_TYPE_BF16, 1, ne1d);
     finish(&f, dir, "align64");
+
+    // llama-family q and k in the converter's rotary row order, with and without head counts.
+    writeLlama(dir, 1);
+    writeLlama(dir, 0);
     return 0;
 }
