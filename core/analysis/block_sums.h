@@ -35,8 +35,13 @@ public:
         const I4 absMask = {0x7FFFFFFFFFFFFFFF, 0x7FFFFFFFFFFFFFFF, 0x7FFFFFFFFFFFFFFF, 0x7FFFFFFFFFFFFFFF};
         const I4 ftzOn = m_float ? I4{-1, -1, -1, -1} : I4{};
         D4 blockMax = zero, xMin = inf, xMax = -inf;
+        // Each lane's first index of its largest |error| (its first element while that is 0), so the
+        // block's worst is found without a search loop that mispredicts once per block.
+        I4 maxAt = {0, 1, 2, 3};
+        const I4 step = {4, 4, 4, 4};
+        I4 at = maxAt;
         int k = 0;
-        for (; k + 4 <= n; k += 4) {
+        for (; k + 4 <= n; k += 4, at += step) {
             F4 xf, hf;
             std::memcpy(&xf, x + k, sizeof xf);
             std::memcpy(&hf, xh + k, sizeof hf);
@@ -50,7 +55,9 @@ public:
             m_dot += xv * hv;
             m_sqErr += e2;
             m_absErr += ae;
-            blockMax = ae > blockMax ? ae : blockMax;
+            const I4 larger = ae > blockMax;
+            blockMax = larger ? ae : blockMax;
+            maxAt = larger ? at : maxAt;
             // exceeds(): with |x| = 0 the threshold is 0, so ae > t·|x| is ae ≠ 0 as it should be.
             m_over1 -= ae > t1 * ax;
             m_over5 -= ae > t5 * ax;
@@ -72,7 +79,7 @@ public:
             m_dot[0] += xv * hv;
             m_sqErr[0] += e2;
             m_absErr[0] += ae;
-            blockMax[0] = ae > blockMax[0] ? ae : blockMax[0];
+            if (ae > blockMax[0]) blockMax[0] = ae, maxAt[0] = k;
             m_over1[0] += ae > 1e-3 * std::fabs(xv);
             m_over5[0] += ae > 5e-3 * std::fabs(xv);
             const bool low = xv<m_lowT, high = xv> m_highT;
@@ -88,9 +95,9 @@ public:
         // Worst element: the first of the block's largest, unless an earlier block's was as large.
         const double bm = std::max(std::max(blockMax[0], blockMax[1]), std::max(blockMax[2], blockMax[3]));
         if (m_worst < 0 || bm > m_maxAbs) {
-            int w = 0;
-            while (static_cast<double>(std::fabs(static_cast<double>(x[w]) - xh[w])) != bm)
-                ++w;
+            std::int64_t w = n;
+            for (int l = 0; l < 4; ++l)
+                w = blockMax[l] == bm ? std::min<std::int64_t>(w, maxAt[l]) : w;
             m_maxAbs = bm;
             m_worst = first + w;
         }
