@@ -15,4 +15,8 @@ if(TARGET quantlens-cli)
     ql_add_test(tst_diff)
     target_compile_definitions(tst_diff PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
     add_dependencies(tst_diff quantlens-cli)
+    # Codes compared (GGUF, ONNX QDQ, --requantize) and llama.cpp's q/k row order undone.
+    ql_add_test(tst_diff_codes)
+    target_compile_definitions(tst_diff_codes PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
+    add_dependencies(tst_diff_codes quantlens-cli)
 endif()

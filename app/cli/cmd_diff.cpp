@@ -2,6 +2,7 @@
 #include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
+#include "cli/job_request.h"
 #include "io/atomic_file.h"
 #include "job/diff_job.h"
 #include "job/report_parts.h"
@@ -23,7 +24,9 @@ CLI::App* addDiff(CLI::App& parent, DiffOptions& o) {
         "Compare two checkpoints of the same model tensor by tensor: A is the reference, B its quantized or "
         "converted version (or two versions). Names are matched exactly, then through the Hugging Face <-> "
         "GGUF naming. Prints each pair's SQNR, largest difference and ULPs; with --rule, exit code 1 when "
-        "a rule fails (the rules of `check`, e.g. 'sqnr < 30' or 'max_ulp > 0').");
+        "a rule fails (the rules of `check`, e.g. 'sqnr < 30' or 'max_ulp > 0'). When both store codes on "
+        "one grid (GGUF Q8_0/Q4_0/Q4_1/Q5_0/Q5_1, ONNX QDQ, compressed-tensors), the codes are compared too; "
+        "--requantize quantizes A with the SPEC flags and compares those codes with B's.");
     cmd->add_option("A", o.a, "The reference checkpoint")->required();
     cmd->add_option("B", o.b, "The checkpoint compared with it")->required();
     cmd->add_option("--tensor", o.tensors, "Only this tensor of A (repeatable)");
@@ -36,6 +39,15 @@ CLI::App* addDiff(CLI::App& parent, DiffOptions& o) {
            "write it as a partial report (--report PART.json) that `merge` joins")
         ->group("FAN-OUT");
     cmd->add_flag("--quiet,-q", o.quiet, "Only the summary and the failures");
+    cmd->add_flag(
+           "--requantize", o.requantize,
+           "Quantize each of A's tensors with the SPEC flags (--preset, --scheme, --calib file --scale "
+           "FILE:TENSOR, ...) and compare its codes and scales with B's stored ones")
+        ->group("REQUANTIZE");
+    addSpecOptions(*cmd, o.spec);
+    cmd->add_option("--backend", o.backend, "Backend the re-quantization runs on")
+        ->capture_default_str()
+        ->group("REQUANTIZE");
     return cmd;
 }
 
@@ -58,7 +70,11 @@ int runDiff(const DiffOptions& o) {
             throw UsageError("--match: '" + o.match + "' is not a valid regular expression: " + e.what());
         }
     }
-    const auto a = openTensorSource(o.a);
+    // With --requantize, A is opened by the job request the quantize command would make.
+    std::optional<JobRequest> requantize;
+    if (o.requantize) requantize = makeRequest(o.a, o.spec, o.backend);
+    const std::shared_ptr<const TensorSource> a =
+        requantize ? requantize->source : std::shared_ptr<const TensorSource>(openTensorSource(o.a));
     const auto b = openTensorSource(o.b);
     if (!o.report.empty()) {
         refuseOverwritingInputs(o.report, *a);
@@ -93,7 +109,8 @@ int runDiff(const DiffOptions& o) {
         for (const auto& p : pairs)
             names.push_back(p.a);
         const ShardPart part = shardPart(*a, names, *shard);
-        header = shardHeader(o.a, *shard, names, {{"diff", o.b}, {"rules", o.rules}});
+        header = shardHeader(o.a, *shard, names,
+                             {{"diff", o.b}, {"rules", o.rules}, {"requantize", o.requantize}});
         std::vector<TensorPair> mine;
         for (std::int64_t position : part.positions)
             mine.push_back(pairs[static_cast<std::size_t>(position)]);
@@ -103,7 +120,7 @@ int runDiff(const DiffOptions& o) {
 
     std::vector<TensorDiff> diffs;
     for (const auto& p : pairs)
-        diffs.push_back(diffTensors(*a, *b, p));
+        diffs.push_back(diffTensors(*a, *b, p, requantize ? &*requantize : nullptr));
     nlohmann::json report = diffReport(o.a, o.b, diffs);
     if (shard) {
         std::map<std::int64_t, nlohmann::json> entries;
@@ -132,6 +149,14 @@ int runDiff(const DiffOptions& o) {
                         toString(d.shape).c_str(), tableNumber(d.stats.sqnrDb(), "%.2f").c_str(),
                         tableNumber(d.stats.maxAbsError(), "%.4g").c_str(), static_cast<long long>(d.maxUlp),
                         tableNumber(d.stats.cosine(), "%.6f").c_str());
+            if (d.codes)
+                std::printf(
+                    "    codes: %lld of %lld differ (max |dcode| %lld), %lld of %lld scales differ  [%s vs "
+                    "%s]\n",
+                    static_cast<long long>(d.codes->mismatches), static_cast<long long>(d.codes->compared),
+                    static_cast<long long>(d.codes->maxDelta),
+                    static_cast<long long>(d.codes->scaleMismatches), static_cast<long long>(d.codes->scales),
+                    d.codes->formatA.c_str(), d.codes->formatB.c_str());
             if (!d.note.empty()) std::printf("    note: %s\n", d.note.c_str());
         }
     }

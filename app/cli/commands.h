@@ -93,6 +93,9 @@ struct DiffOptions {
     std::string report;
     std::string shard; // "I/N"
     bool quiet = false;
+    bool requantize = false; // quantize A with `spec` and compare its codes with B's stored ones
+    SpecOptions spec;
+    std::string backend = "cpu";
 };
 CLI::App* addDiff(CLI::App& parent, DiffOptions& o);
 int runDiff(const DiffOptions& o);

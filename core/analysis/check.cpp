@@ -45,7 +45,11 @@ constexpr Metric kMetrics[] = {
     {"codes_used", "", false},
     {"entropy_bits", "", false},
     {"count", "", false},
-    {"max_ulp", "", false}, // diff reports
+    {"max_ulp", "", false},         // diff reports
+    {"code_mismatches", "", false}, // diff reports' "codes", when both sides' codes were compared
+    {"max_code_diff", "", false},
+    {"code_scale_mismatches", "", false},
+    {"code_zero_point_mismatches", "", false},
     {"mismatched", "mismatched_codes", true},
     {"scale_mismatches", "", true},
     {"max_scale_ulp", "", true},
@@ -139,10 +143,17 @@ std::string number(double v) {
 // The values of one subject (a tensor's stats, or a comparison), by canonical metric name.
 using Values = std::map<std::string, double>;
 
-Values tensorValues(const json& stats) {
+// A tensor entry's values: its "stats", and a diff's "codes" (metrics named code_* / max_code_diff).
+Values tensorValues(const json& t) {
     Values v;
-    for (const Metric& m : kMetrics)
-        if (!m.comparison) v[m.name] = reportStat(stats, m.name);
+    const auto codes = t.find("codes");
+    for (const Metric& m : kMetrics) {
+        if (m.comparison) continue;
+        if (codes != t.end() && codes->is_object() && codes->contains(m.name) && (*codes)[m.name].is_number())
+            v[m.name] = (*codes)[m.name].get<double>();
+        else
+            v[m.name] = reportStat(t["stats"], m.name);
+    }
     return v;
 }
 
@@ -358,7 +369,7 @@ CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
         } else {
             if (!t.contains("stats") || !t["stats"].is_object())
                 throw FileError("tensor '" + s.name + "' has no \"stats\"");
-            const Values v = tensorValues(t["stats"]);
+            const Values v = tensorValues(t);
             quantized.push_back(v);
             for (const auto& rule : rules) {
                 std::string values;

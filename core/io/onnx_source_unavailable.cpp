@@ -1,5 +1,6 @@
 // Built when QuantLens is configured without ONNX support (-DQUANTLENS_ONNX=OFF).
 #include "io/onnx_source.h"
+#include "io/stored_quantization.h"
 #include "tensor/error.h"
 
 namespace ql {
@@ -12,6 +13,11 @@ std::unique_ptr<TensorSource> openOnnxSource(const std::string& path) {
 
 const QdqWeight* findQdqWeight(const TensorSource&, const std::string&) {
     return nullptr;
+}
+
+std::optional<StoredQuantization> onnxStoredQuantization(const TensorSource&, const std::string&,
+                                                         std::string*) {
+    return std::nullopt;
 }
 
 } // namespace ql

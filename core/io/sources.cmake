@@ -14,6 +14,7 @@ target_sources(quantlens_core PRIVATE
     io/llama_rows.cpp
     io/safetensors_source.cpp
     io/safetensors_writer.cpp
+    io/stored_quantization.cpp
     io/tensor_source.cpp)
 # HDF5 code is compiled only when the option is on; the fallback explains the missing feature.
 if(QUANTLENS_HDF5)
@@ -26,7 +27,7 @@ else()
 endif()
 # ONNX likewise: Debian's libonnx protobuf classes, or a fallback that says the build lacks them.
 if(QUANTLENS_ONNX)
-    target_sources(quantlens_core PRIVATE io/onnx_qdq.cpp io/onnx_source.cpp io/onnx_tensor.cpp)
+    target_sources(quantlens_core PRIVATE io/onnx_qdq.cpp io/onnx_source.cpp io/onnx_stored.cpp io/onnx_tensor.cpp)
 else()
     target_sources(quantlens_core PRIVATE io/onnx_source_unavailable.cpp)
 endif()

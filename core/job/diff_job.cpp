@@ -1,6 +1,10 @@
 #include "job/diff_job.h"
 
 #include "analysis/report.h"
+#include "io/gguf_source.h"
+#include "io/llama_rows.h"
+#include "io/stored_quantization.h"
+#include "job/job.h"
 #include "job/tensor_run.h"
 #include "tensor/error.h"
 
@@ -53,6 +57,19 @@ std::string qdqWeightName(const std::string& name) {
     return name.substr(0, name.size() - kDequantOutput.size());
 }
 
+// compressed-tensors' pack-quantized formats store weight W's codes as "W_packed"
+// (export_compressed_tensors.cpp); 8-bit ones keep the name W.
+constexpr std::string_view kPacked = "_packed";
+
+// W for "W_packed" (W a ".weight"); empty otherwise.
+std::string packedWeightName(const std::string& name) {
+    const std::string stem = name.size() > kPacked.size() ? name.substr(0, name.size() - kPacked.size()) : "";
+    if (stem.empty() || name.compare(stem.size(), std::string::npos, kPacked) != 0 || stem.size() < 7 ||
+        stem.compare(stem.size() - 7, 7, ".weight") != 0)
+        return {};
+    return stem;
+}
+
 // Bits of an f32, bf16 or f16 value as an integer that orders like the value (-0 and +0 adjacent).
 std::int64_t orderedBits(std::uint32_t bits, int width) {
     const std::uint32_t sign = 1u << (width - 1);
@@ -75,6 +92,75 @@ std::uint32_t f32Bits(float f) {
     std::uint32_t u;
     std::memcpy(&u, &f, 4);
     return u;
+}
+
+void addNote(std::string& note, const std::string& more) {
+    if (!more.empty()) note += (note.empty() ? "" : "; ") + more;
+}
+
+// For each row of A, B's row holding the same weights: the identity (empty) except for q and k of a
+// llama-family GGUF on one side, whose converter reordered them (io/llama_rows.h).
+std::vector<std::int64_t> rowsOfB(const TensorSource& a, const TensorSource& b, const TensorPair& pair,
+                                  const Shape& shape, std::string& note) {
+    if (pair.how != "gguf" || shape.empty()) return {};
+    const auto* ggufB = dynamic_cast<const GgufSource*>(&b);
+    const auto* gguf = ggufB ? ggufB : dynamic_cast<const GgufSource*>(&a);
+    const std::string& ggufName = ggufB ? pair.b : pair.a;
+    if (!gguf) {
+        const bool qk =
+            ggufName.find(".attn_q.") != std::string::npos || ggufName.find(".attn_k.") != std::string::npos;
+        if (qk)
+            addNote(note, "llama.cpp's converter reorders the rows of q and k for its rotary layout; neither "
+                          "file is a GGUF with head counts, so rows are compared as stored");
+        return {};
+    }
+    LlamaRows rows = llamaRowsOf(*gguf, ggufName, shape[0]);
+    addNote(note, rows.note);
+    if (ggufB || rows.ggufRowOf.empty()) return std::move(rows.ggufRowOf);
+    std::vector<std::int64_t> hfRowOf(rows.ggufRowOf.size()); // A is the GGUF: the inverse order
+    for (std::size_t r = 0; r < rows.ggufRowOf.size(); ++r)
+        hfRowOf[static_cast<std::size_t>(rows.ggufRowOf[r])] = static_cast<std::int64_t>(r);
+    return hfRowOf;
+}
+
+// A's tensor quantized with the request's spec through the job pipeline, in stored terms.
+std::optional<StoredQuantization> requantized(const TensorSource& a, const TensorPair& pair,
+                                              const JobRequest& requantize, std::string& why) {
+    JobRequest r = requantize;
+    if (!r.source) r.source = std::shared_ptr<const TensorSource>(std::shared_ptr<void>(), &a);
+    try {
+        const TensorOutcome out = runTensorJob(r, pair.a);
+        return storedQuantizationOf(out.a.report.plan, out.a.report.params, out.a.codes);
+    } catch (const QuantError& e) {
+        why = "codes not compared: re-quantizing A: " + std::string(e.what());
+    } catch (const FileError& e) {
+        why = "codes not compared: re-quantizing A: " + std::string(e.what());
+    }
+    return std::nullopt;
+}
+
+// The code comparison, or a note why there is none.
+void compareStoredCodes(const std::optional<StoredQuantization>& qa, const std::string& whyA,
+                        const std::optional<StoredQuantization>& qb, const std::string& whyB,
+                        const TensorPair& pair, const std::vector<std::int64_t>& bRows, bool requantizing,
+                        TensorDiff& d) {
+    if (!qa || !qb) {
+        addNote(d.note, whyA);
+        addNote(d.note, whyB);
+        if (requantizing && !qb && whyB.empty())
+            addNote(d.note, "codes not compared: " + pair.b + " is not stored quantized in B");
+        return;
+    }
+    try {
+        d.codes = compareCodes(*qa, bRows.empty() ? *qb : qb->withRows(bRows));
+    } catch (const QuantError& e) {
+        addNote(d.note, e.what());
+    }
+}
+
+// A compressed-tensors codes tensor is not the weight: its values are the dequantization.
+bool readAsDequantized(const std::optional<StoredQuantization>& q) {
+    return q && q->format.rfind("compressed-tensors", 0) == 0;
 }
 
 } // namespace
@@ -121,6 +207,10 @@ TensorMatch matchTensors(const TensorSource& a, const TensorSource& b) {
             other = dq, how = "qdq"; // A is the float model, B its QDQ export
         } else if (const std::string w = qdqWeightName(t.name); !w.empty() && bByName.count(w)) {
             other = w, how = "qdq"; // A is the QDQ export
+        } else if (const std::string p = t.name + std::string(kPacked); bByName.count(p)) {
+            other = p, how = "compressed-tensors"; // B is a pack-quantized export of A
+        } else if (const std::string w = packedWeightName(t.name); !w.empty() && bByName.count(w)) {
+            other = w, how = "compressed-tensors"; // A is the export
         }
         if (other.empty() || usedB[other]) {
             m.onlyA.push_back(t.name);
@@ -134,50 +224,67 @@ TensorMatch matchTensors(const TensorSource& a, const TensorSource& b) {
     return m;
 }
 
-TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const TensorPair& pair) {
+TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const TensorPair& pair,
+                       const JobRequest* requantize) {
     TensorDiff d;
     d.pair = pair;
     try {
         const TensorInfo& ia = requireTensor(a, pair.a);
         const TensorInfo& ib = requireTensor(b, pair.b);
-        d.shape = ia.shape;
         d.dtypeA = ia.dtype;
         d.dtypeB = ib.dtype;
-        if (ia.shape != ib.shape) {
-            d.failure = "shapes differ: " + toString(ia.shape) + " and " + toString(ib.shape);
+        // Stored codes, read once: for the code comparison, and as the values of a compressed-tensors side.
+        std::string whyA, whyB;
+        const auto sa = requantize ? std::nullopt : storedQuantization(a, pair.a, &whyA);
+        const auto sb = storedQuantization(b, pair.b, &whyB);
+        const bool dqA = readAsDequantized(sa), dqB = readAsDequantized(sb);
+        const Shape shapeA = dqA ? sa->shape : ia.shape, shapeB = dqB ? sb->shape : ib.shape;
+        d.shape = shapeA;
+        if (shapeA != shapeB) {
+            d.failure = "shapes differ: " + toString(shapeA) + " and " + toString(shapeB);
             return d;
         }
-        const LoadedTensor ta(a, ia), tb(b, ib);
-        const ValuesView va = ta.view(), vb = tb.view();
+        const std::vector<std::int64_t> bRows = rowsOfB(a, b, pair, shapeA, d.note);
+        const std::vector<float> valuesA = dqA ? sa->dequantized() : std::vector<float>();
+        const std::vector<float> valuesB = dqB ? sb->dequantized() : std::vector<float>();
+        std::optional<LoadedTensor> ta, tb;
+        const ValuesView va = dqA ? ValuesView::of(valuesA) : ta.emplace(a, ia).view();
+        const ValuesView vb = dqB ? ValuesView::of(valuesB) : tb.emplace(b, ib).view();
+        if (dqA || dqB)
+            addNote(d.note, std::string(dqA && dqB ? "both sides'"
+                                        : dqA      ? "A's"
+                                                   : "B's") +
+                                " compressed-tensors codes read as (q - zero point) * scale in f32");
         const std::int64_t n = va.count;
+        const std::int64_t inner = shapeA.empty() || shapeA[0] == 0 ? 1 : n / shapeA[0];
+        const auto at = [&](std::int64_t i) { // B's element for A's element i
+            return bRows.empty() ? i : bRows[static_cast<std::size_t>(i / inner)] * inner + i % inner;
+        };
         double maxErr = 0;
         for (std::int64_t i = 0; i < n; ++i) {
-            const float x = va.at(i), y = vb.at(i);
+            const float x = va.at(i), y = vb.at(at(i));
             d.stats.addElement(x, y, i);
             if (std::isfinite(x) && std::isfinite(y))
                 maxErr = std::max(maxErr, std::fabs(double(x) - double(y)));
         }
         d.error = Histogram(-std::max(maxErr, 1e-30), std::max(maxErr, 1e-30), 101);
         // ULPs in the tensors' own format when both share one, else in f32 (the wider view).
-        const bool sameFormat =
-            ia.dtype == ib.dtype && ValuesView::readsInPlace(ia.dtype) && ValuesView::readsInPlace(ib.dtype);
-        const int width = sameFormat && ia.dtype != DType::F32 ? 16 : 32;
+        const DType ea = dqA ? DType::F32 : ia.dtype, eb = dqB ? DType::F32 : ib.dtype;
+        const bool sameFormat = ea == eb && ValuesView::readsInPlace(ea) && ValuesView::readsInPlace(eb);
+        const int width = sameFormat && ea != DType::F32 ? 16 : 32;
         for (std::int64_t i = 0; i < n; ++i) {
-            const float x = va.at(i), y = vb.at(i);
+            const float x = va.at(i), y = vb.at(at(i));
             if (!std::isfinite(x) || !std::isfinite(y)) continue;
             d.error.add(double(x) - double(y));
             const std::uint32_t bx = sameFormat ? rawBits(va, i) : f32Bits(x);
-            const std::uint32_t by = sameFormat ? rawBits(vb, i) : f32Bits(y);
+            const std::uint32_t by = sameFormat ? rawBits(vb, at(i)) : f32Bits(y);
             d.maxUlp = std::max(d.maxUlp, std::abs(orderedBits(bx, width) - orderedBits(by, width)));
         }
-        if (pair.how == "gguf" &&
-            (pair.a.find("attn_q") != std::string::npos || pair.b.find("attn_q") != std::string::npos ||
-             pair.a.find("attn_k") != std::string::npos || pair.b.find("attn_k") != std::string::npos))
-            d.note = "llama.cpp's converter reorders the rows of q and k for its rotary layout: rows are "
-                     "compared as "
-                     "stored, so large differences here may be that order, not quantization";
-        if (!sameFormat)
-            d.note += std::string(d.note.empty() ? "" : "; ") + "ULPs counted in f32 (the dtypes differ)";
+        if (!sameFormat) addNote(d.note, "ULPs counted in f32 (the dtypes differ)");
+        std::string whyRequantized;
+        const auto qa = requantize ? requantized(a, pair, *requantize, whyRequantized) : sa;
+        compareStoredCodes(qa, requantize ? whyRequantized : whyA, sb, whyB, pair, bRows,
+                           requantize != nullptr, d);
         a.release(pair.a);
         b.release(pair.b);
     } catch (const std::bad_alloc&) {
@@ -203,6 +310,7 @@ json diffReport(const std::string& fileA, const std::string& fileB, const std::v
             t["stats"] = errorStatsJson(d.stats);
             t["stats"]["max_ulp"] = d.maxUlp;
             t["histograms"] = {{"error", toJson(d.error)}};
+            if (d.codes) t["codes"] = toJson(*d.codes);
             if (!d.note.empty()) t["note"] = d.note;
         }
         tensors.push_back(std::move(t));

@@ -4,19 +4,24 @@
 // matched exactly, then through the Hugging Face <-> GGUF (llama.cpp) naming and onnxruntime's QDQ
 // naming; each pair gets the error statistics of B against A (A is the reference x, B the
 // reconstruction x̂), the error histogram and the largest difference in units in the last place.
+// q and k of a llama-family GGUF are compared in the Hugging Face row order (io/llama_rows.h); when
+// both sides store codes on one grid (or A is re-quantized), the codes are compared too.
+#include "analysis/code_diff.h"
 #include "analysis/error_stats.h"
 #include "analysis/histogram.h"
 #include "io/tensor_source.h"
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ql {
 
-/// A's name -> B's name; `how` says "exact", "gguf" (matched through the naming map) or "qdq" (a float
-/// weight W and the DequantizeLinear output onnxruntime's quantizer names W_DequantizeLinear_Output).
+/// A's name -> B's name; `how` says "exact", "gguf" (matched through the naming map), "qdq" (a float
+/// weight W and the DequantizeLinear output onnxruntime's quantizer names W_DequantizeLinear_Output) or
+/// "compressed-tensors" (W and a pack-quantized export's W_packed, read as its dequantization).
 struct TensorPair {
     std::string a;
     std::string b;
@@ -44,14 +49,22 @@ struct TensorDiff {
     std::int64_t maxUlp = 0; // in the coarser of the two dtypes (bf16, f16 or f32)
     std::string note;        // what to know when reading the figures
     std::string failure;     // non-empty: the pair could not be compared (shapes differ, ...)
+    /// Both sides' stored codes compared (A's re-quantization when the diff re-quantizes); absent
+    /// when either has none or the grids differ (then `note` says why).
+    std::optional<CodeDiff> codes;
 };
 
+struct JobRequest;
+
 /// Compares one pair. Never throws for a pair that cannot be compared: `failure` says why.
-TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const TensorPair& pair);
+/// With `requantize`, A's tensor is quantized with its spec (its backend, its explicit scales) through
+/// the job pipeline and those codes are compared with B's stored ones; its source, when set, must be A.
+TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const TensorPair& pair,
+                       const JobRequest* requantize = nullptr);
 
 /// The diff as a report ({"file", "file_b", "tensors": [{"name", "name_b", "shape", "dtype",
-/// "dtype_b", "matched", "stats" (with "max_ulp"), "histograms": {"error"}, "note"} or {"error"}]}),
-/// so that `check` gates it like any report.
+/// "dtype_b", "matched", "stats" (with "max_ulp"), "histograms": {"error"}, "codes", "note"} or
+/// {"error"}]}), so that `check` gates it like any report.
 nlohmann::json diffReport(const std::string& fileA, const std::string& fileB,
                           const std::vector<TensorDiff>& diffs);
 
