@@ -167,11 +167,12 @@ public:
                 }
                 const D4 t = (p - a) * b;
                 const D4 tc = t > zero ? (t < top ? t : top) : zero; // in int range before converting
-                const W4 whole = __builtin_convertvector(tc, W4);
-                const D4 frac = t - __builtin_convertvector(whole, D4);
+                const D4 whole = __builtin_convertvector(__builtin_convertvector(tc, W4), D4);
+                const D4 frac = t - whole;
                 const I4 fast =
                     (x >= lo) & (x <= hi) & (t > zero) & (t < top) & (frac > margin) & (frac < upper);
-                const W4 bin = __builtin_convertvector(fast, W4) ? whole : W4{-1, -1, -1, -1};
+                // Chosen among doubles, converted once: narrowing the 64-bit mask costs shuffles.
+                const W4 bin = __builtin_convertvector(fast ? whole : D4{-1.0, -1.0, -1.0, -1.0}, W4);
                 std::memcpy(bins + k, &bin, sizeof bin);
             }
             for (; k < n; ++k)
