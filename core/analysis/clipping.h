@@ -44,10 +44,6 @@ public:
     inline void add(std::int64_t group, float x, float xhat);
     /// The same into a group's running sums held elsewhere (a segment's, in registers).
     static inline void addTo(GroupClipping& s, const ClipEdges& e, bool floatTarget, float x, float xhat);
-    /// Adds a group's sums gathered elsewhere.
-    void addGroup(std::int64_t group, const GroupClipping& sums) {
-        m_groups[static_cast<std::size_t>(group)].merge(sums);
-    }
     bool floatTarget() const { return m_float; }
     /// The groups' sums, for a pass that fills them in place (the fast analysis's slices).
     GroupClipping* groupData() { return m_groups.data(); }
