@@ -17,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace ql;
@@ -66,6 +67,7 @@ private slots:
     void requantizeAgainstQdq();
     void requantizeRefusals();
     void compressedTensorsExports();
+    void craftedCompressedTensors();
 
 private:
     QByteArray cli(const QStringList& args, int expectCode);
@@ -385,6 +387,23 @@ void TestDiffCodes::compressedTensorsExports() {
     const auto selfDiffs = diffAll(*ct4, *ct4);
     const TensorDiff& self = pairOf(selfDiffs, w + "_packed");
     QVERIFY(self.codes && self.codes->mismatches == 0 && self.stats.maxAbsError() == 0.0);
+}
+
+// Parts that do not fit: the pair fails, naming the file, the tensor and the reason.
+void TestDiffCodes::craftedCompressedTensors() {
+    const std::string path = m_dir.filePath(QStringLiteral("crafted.safetensors")).toStdString();
+    Tensor words(DType::I32, {2, 2});
+    std::memset(words.mutableData(), 0x11, 16);
+    Tensor shape(DType::I64, {2});
+    const std::int64_t dims[2] = {2, 16};
+    std::memcpy(shape.mutableData(), dims, sizeof dims);
+    writeSafetensors(path, {{"fc.weight_packed", words},
+                            {"fc.weight_shape", shape},
+                            {"fc.weight_scale", Tensor::fromFloats({3, 1}, std::vector<float>{1, 2, 3})}});
+    const auto src = openTensorSource(path);
+    const TensorDiff d = diffTensors(*src, *src, {"fc.weight_packed", "fc.weight_packed", "exact"});
+    QCOMPARE(d.failure, path + ": tensor 'fc.weight_packed': compressed-tensors codes: scale [3, 1] does not "
+                               "divide [2, 16] into equal groups");
 }
 
 QTEST_GUILESS_MAIN(TestDiffCodes)
