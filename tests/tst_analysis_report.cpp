@@ -1,8 +1,8 @@
 // Code comparison (with the explained cause), the whole-model table and the JSON / CSV reports.
 #include "analysis/comparison.h"
-#include "analysis/model_table.h"
-#include "analysis/report.h"
 #include "quant/reference.h"
+#include "report/model_table.h"
+#include "report/report.h"
 #include "tensor/error.h"
 #include "tensor/float_formats.h"
 

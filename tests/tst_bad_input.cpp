@@ -1,7 +1,6 @@
 // Crafted files, odd options and interruptions, one row per class of attack: each ends in a clear
 // error naming the file, tensor and reason — never a crash, a hang, a read outside the model, or a
 // write over an input.
-#include "analysis/report.h"
 #include "io/atomic_file.h"
 #include "io/child_process.h"
 #include "io/safetensors_header.h"
@@ -10,6 +9,7 @@
 #include "io_test_util.h"
 #include "quant/plan.h"
 #include "quantlens/config.h"
+#include "report/report.h"
 #include "tensor/error.h"
 
 #include <QElapsedTimer>

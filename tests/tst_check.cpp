@@ -2,8 +2,8 @@
 // documented (undefined values satisfy nothing, exact tensors have +inf SQNR, failed tensors always
 // fail, kept ones are not checked), model-wide aggregates, comparisons, JUnit XML that parses, and
 // the CLI's exit codes.
-#include "analysis/check.h"
 #include "cli_test_util.h"
+#include "report/check.h"
 #include "tensor/error.h"
 
 #include <QFile>

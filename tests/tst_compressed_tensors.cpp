@@ -160,7 +160,7 @@ private slots:
         registerBuiltinBackends(*m_registry);
         std::mt19937 rng(7);
         std::normal_distribution<float> normal(0.0f, 0.02f);
-        for (const QString dtype : {QStringLiteral("f32"), QStringLiteral("bf16")}) {
+        for (const QString& dtype : {QStringLiteral("f32"), QStringLiteral("bf16")}) {
             fs::create_directories(fs::path(model(dtype)).parent_path());
             std::vector<NamedTensor> tensors;
             for (std::size_t m = 0; m < std::size(kModules); ++m) {
@@ -208,7 +208,7 @@ private slots:
             if (group) w["group_size"] = group;
             return QString::fromStdString(w.dump());
         };
-        for (const QString dtype : {QStringLiteral("f32"), QStringLiteral("bf16")}) {
+        for (const QString& dtype : {QStringLiteral("f32"), QStringLiteral("bf16")}) {
             const QString exact =
                 dtype == QLatin1String("f32") ? QStringLiteral("exact") : QStringLiteral("bf16-scale");
             const QByteArray d = dtype.toLatin1();
@@ -309,7 +309,9 @@ private slots:
         std::vector<std::string> names;
         for (const auto& t : meta["tensors"])
             names.push_back(t["name"].get<std::string>());
-        const ModelOutcome outcome = runModelJob(request, names, {true, true});
+        ModelJobOptions options;
+        options.keepCodes = true;
+        const ModelOutcome outcome = runModelJob(request, names, options);
         QCOMPARE(outcome.quantized.size(), targets.size());
 
         // (a) the independent reader's x̂.

@@ -3,10 +3,14 @@
 #include "gui/mainwindow.h"
 #include "io/safetensors_writer.h"
 #include "widgets/configpanel.h"
+#include "widgets/plotpage.h"
+#include "widgets/qcp.h"
 #include "widgets/tensorbrowser.h"
 
+#include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QImage>
 #include <QLabel>
@@ -15,9 +19,78 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTreeView>
 #include <cmath>
+#include <functional>
 
 using namespace ql;
+
+namespace {
+
+// What a person sees of each plot on screen in `image` (the window grabbed): a readable size, a title
+// that fits the plot's width, data in a graph, and coloured pixels drawn inside its own rectangle.
+void verifyPlotsOnScreen(const MainWindow& window, const QImage& image) {
+    int checked = 0;
+    for (QCustomPlot* plot : window.findChildren<QCustomPlot*>()) {
+        if (!plot->isVisible() || plot->visibleRegion().isEmpty()) continue;
+        ++checked;
+        const QString which = plot->toolTip().left(60);
+        QVERIFY2(plot->width() >= 200 && plot->height() >= 120, qPrintable(which));
+        QString title;
+        if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) {
+            title = t->text();
+            QVERIFY2(!title.isEmpty(), qPrintable(which));
+            QVERIFY2(QFontMetrics(t->font()).horizontalAdvance(title) <= plot->width(), qPrintable(title));
+        }
+        bool hasData = false;
+        for (int g = 0; g < plot->graphCount(); ++g)
+            hasData |= !plot->graph(g)->data()->isEmpty();
+        for (int p = 0; p < plot->plottableCount(); ++p) {
+            QCPAbstractPlottable* item = plot->plottable(p);
+            hasData |= item->interface1D() && item->interface1D()->dataCount() > 0;
+            if (auto* map = qobject_cast<QCPColorMap*>(item)) hasData |= map->data()->keySize() > 0;
+        }
+        if (!hasData) { // nothing to draw is said in the title ("Where codes differ: nowhere, …")
+            QVERIFY2(title.contains(QStringLiteral("nowhere")),
+                     qPrintable(which + QStringLiteral(": no data")));
+            continue;
+        }
+        const QRect r(plot->mapTo(&window, QPoint(0, 0)), plot->size());
+        int coloured = 0;
+        for (int y = r.top(); y <= r.bottom(); y += 2)
+            for (int x = r.left(); x <= r.right(); x += 2)
+                coloured += QColor(image.pixel(x, y)).hsvSaturation() > 80;
+        QVERIFY2(coloured > 50,
+                 qPrintable(QStringLiteral("%1: %2 coloured pixels").arg(which).arg(coloured)));
+    }
+    QVERIFY(checked >= 2);
+}
+
+// Every tensor name in the browser reads whole at the window's size: no row's text is elided.
+void verifyNamesReadable(const MainWindow& window) {
+    QTreeView* view = window.browser()->view();
+    view->expandAll();
+    QApplication::processEvents();
+    const QFontMetrics fm(view->font());
+    int names = 0;
+    std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
+        for (int row = 0; row < view->model()->rowCount(parent); ++row) {
+            const QModelIndex i = view->model()->index(row, 0, parent);
+            const QString text = i.data().toString();
+            const int room = view->visualRect(i).width() - view->iconSize().width();
+            QVERIFY2(fm.horizontalAdvance(text) <= room, qPrintable(QStringLiteral("'%1' needs %2 px, has %3")
+                                                                        .arg(text)
+                                                                        .arg(fm.horizontalAdvance(text))
+                                                                        .arg(room)));
+            ++names;
+            walk(i);
+        }
+    };
+    walk({});
+    QVERIFY(names > 0);
+}
+
+} // namespace
 
 class TestGuiScreenshot : public QObject {
     Q_OBJECT
@@ -37,6 +110,11 @@ private slots:
         MainWindow window;
         window.show();
         QVERIFY(window.openFile(file));
+        QTest::qWait(50);
+        verifyNamesReadable(window);
+        const auto* tensorsDock = window.findChild<QDockWidget*>(QStringLiteral("tensors"));
+        QVERIFY(tensorsDock);
+        const int dockWidth = tensorsDock->width();
         const std::string tensor = window.browser()->firstTensorOfRank(2);
         QVERIFY(!tensor.empty());
         QVERIFY(window.selectTensor(QString::fromStdString(tensor)));
@@ -56,6 +134,7 @@ private slots:
             for (int x = 0; x < image.width(); x += 7)
                 colours.insert(image.pixel(x, y));
         QVERIFY2(colours.size() > 50, qPrintable(QStringLiteral("only %1 colours").arg(colours.size())));
+        verifyPlotsOnScreen(window, image);
         qInfo("screenshot: %s", qPrintable(out));
         window.tabs()->setCurrentIndex(1); // timing
         QTest::qWait(50);
@@ -70,8 +149,10 @@ private slots:
         QVERIFY(shown.wait(60000));
         window.tabs()->setCurrentIndex(2);
         QTest::qWait(50);
-        QVERIFY(
-            window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_compare.png")));
+        const QImage compared = window.grab().toImage();
+        QVERIFY(compared.save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_compare.png")));
+        verifyPlotsOnScreen(window, compared);
+        QCOMPARE(tensorsDock->width(), dockWidth); // an A-vs-B run does not squeeze the names
         QSignalSpy model(&window, &MainWindow::modelShown);
         window.quantizeAll();
         QVERIFY(model.wait(120000));

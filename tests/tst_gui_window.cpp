@@ -14,9 +14,11 @@
 #include "widgets/modeltablepage.h"
 #include "widgets/qcp.h"
 #include "widgets/tensorbrowser.h"
+#include "widgets/tensortreemodel.h"
 
 #include <QComboBox>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QProcess>
 #include <QSignalSpy>
@@ -98,6 +100,46 @@ private slots:
         qInfo("4096x4096 f32, int8 per-channel: job and result pages %lld ms, drawing every tab %lld ms",
               static_cast<long long>(jobAndPages), static_cast<long long>(clock.elapsed()));
         QVERIFY(w.lastOutcome() && w.lastOutcome()->a.report.analysis.stats.count() == 4096LL * 4096);
+    }
+
+    // Real models one after another (the sample's safetensors, a GGUF written by ggml, an HDF5 of
+    // our own): nothing of the last model stays — filter, plots, headline, tables, plan, diff.
+    void severalModelsInARow() {
+        const QString sample =
+            QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
+        const QString gguf = QStringLiteral(QUANTLENS_SOURCE_DIR "/tests/data/gguf/types_4x256.gguf");
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QString lastTensor;
+        for (const QString& file : {sample, gguf, m_file}) {
+            QVERIFY2(w.openFile(file), qPrintable(w.errorText()));
+            const auto listed = static_cast<int>(w.source()->tensors().size());
+            // Fresh state: no filter, every tensor listed, no result or table of the model before.
+            QVERIFY(w.browser()->filterEdit()->text().isEmpty());
+            QVERIFY(w.browser()->model()->rowCount() > 0);
+            QCOMPARE(w.headline()->sqnrText(), QStringLiteral("—"));
+            QCOMPARE(w.modelTable()->model()->rowCount(), 0);
+            QCOMPARE(w.lastOutcome(), nullptr);
+            for (QCustomPlot* plot : w.findChildren<QCustomPlot*>())
+                if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0)))
+                    QVERIFY2(lastTensor.isEmpty() || !t->text().contains(lastTensor), qPrintable(t->text()));
+            QVERIFY(w.windowTitle().contains(QFileInfo(file).fileName()));
+            // Use it as a person would: filter, run one tensor, then the whole model.
+            const std::string tensor = w.browser()->firstTensorOfRank(2);
+            QVERIFY(!tensor.empty());
+            lastTensor = QString::fromStdString(tensor);
+            QTest::keyClicks(w.browser()->filterEdit(), lastTensor.right(6));
+            QVERIFY(w.selectTensor(lastTensor));
+            QSignalSpy shown(&w, &MainWindow::resultShown);
+            w.quantizeSelected();
+            QVERIFY2(shown.wait(60000), qPrintable(w.errorText()));
+            QVERIFY(w.headline()->sqnrText() != QStringLiteral("—"));
+            QSignalSpy model(&w, &MainWindow::modelShown);
+            w.quantizeAll();
+            QVERIFY2(model.wait(120000), qPrintable(w.errorText()));
+            QCOMPARE(w.modelTable()->model()->rowCount(), listed);
+        }
     }
 
     void malformedFileShowsMessage() {

@@ -1,12 +1,12 @@
 // Reports read back: every entry a run writes rebuilds into the structures the pages draw, and
 // writing those again gives the same JSON (statistics exact from their accumulators, histograms,
 // per-group rows, codes, timing). And a whole-model run's bounded reports write what full ones do.
-#include "analysis/model_table.h"
-#include "analysis/report_read.h"
 #include "backend_test_util.h"
 #include "io/safetensors_writer.h"
 #include "job/job.h"
 #include "job_test_util.h"
+#include "report/model_table.h"
+#include "report/report_read.h"
 #include "tensor/error.h"
 
 #include <QTemporaryDir>

@@ -16,6 +16,9 @@ QLabel* tile(QWidget* parent, QHBoxLayout* layout, const QString& tip) {
     l->setFrameShape(QFrame::StyledPanel);
     l->setMargin(4);
     l->setTextFormat(Qt::RichText);
+    // A | B figures wrap at their spaces rather than widening the window's centre, which would take
+    // the width from the tensor names in the dock.
+    l->setWordWrap(true);
     layout->addWidget(l, 1);
     return l;
 }

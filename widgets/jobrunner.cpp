@@ -105,7 +105,9 @@ void JobRunner::startModel(const JobRequest& request) {
     ProgressFn fn = progressFn(m_generation, cancel);
     const ModelEvents events = modelEvents(fn);
     auto work = [request, events] {
-        return runModelJob(request, selectTensors(*request.source, {{}, {}, true}), {true, true}, events);
+        ModelJobOptions options;
+        options.keepCodes = true; // for File ▸ Export
+        return runModelJob(request, selectTensors(*request.source, {{}, {}, true}), options, events);
     };
     launch<ModelOutcome>(&m_generation, work,
                          [this](std::shared_ptr<const ModelOutcome> o) { emit modelFinished(std::move(o)); });
@@ -144,6 +146,17 @@ void JobRunner::startPlanExport(const JobRequest& request, std::shared_ptr<const
     auto work = [request, m, r, path, events] { return exportPlan(request, *m, r, path, events); };
     launch<int>(&m_generation, work,
                 [this, path](std::shared_ptr<const int> n) { emit planExported(qs(path), *n); });
+}
+
+void JobRunner::startDiff(std::shared_ptr<const TensorSource> a, const std::string& pathB,
+                          std::optional<JobRequest> requantize) {
+    const Flag cancel = beginJob();
+    setBusy(true);
+    emit progress(0);
+    ProgressFn fn = progressFn(m_generation, cancel);
+    launch<DiffOutcome>(
+        &m_generation, [a, pathB, fn, requantize] { return runDiffJob(a, pathB, fn, requantize); },
+        [this](std::shared_ptr<const DiffOutcome> o) { emit diffFinished(std::move(o)); });
 }
 
 void JobRunner::startPreview(std::shared_ptr<const TensorSource> source, const std::string& tensor) {

@@ -2,6 +2,7 @@
 // Runs quantization jobs off the GUI thread (DESIGN "Long work"): QtConcurrent::run(...).then(this, ...)
 // with a generation counter, so a superseded job's late result is dropped, and a std::atomic<bool>
 // cancel flag the core ProgressFn reads. No processEvents loops.
+#include "job/diff_run.h"
 #include "job/job.h"
 #include "job/plan_job.h"
 
@@ -9,6 +10,7 @@
 #include <QString>
 #include <atomic>
 #include <memory>
+#include <optional>
 
 namespace ql {
 
@@ -29,6 +31,9 @@ public:
     /// Writes the plan's compressed-tensors checkpoint to `path`.
     void startPlanExport(const JobRequest& request, std::shared_ptr<const PlanMeasurements> m,
                          const PlanResult& r, const std::string& path);
+    /// Diffs the model `a` against the checkpoint at `pathB` (job/diff_run.h).
+    void startDiff(std::shared_ptr<const TensorSource> a, const std::string& pathB,
+                   std::optional<JobRequest> requantize = {});
     bool isBusy() const { return m_busy; }
     /// The generation of the latest job (tests check that stale ones are dropped).
     quint64 generation() const { return m_generation; }
@@ -44,6 +49,7 @@ signals:
     void previewReady(std::shared_ptr<const ql::ValuePreview> preview);
     void planMeasured(std::shared_ptr<const ql::PlanMeasurements> measurements);
     void planExported(const QString& path, int quantized);
+    void diffFinished(std::shared_ptr<const ql::DiffOutcome> outcome);
     void failed(const QString& message);
     void cancelled();
 

@@ -1,7 +1,7 @@
 #pragma once
 // The model-wide table ("Quantize all"): one row per tensor, sortable by any column; sorting
 // uses core's sortRows so "worst first" means the same as in the CLI.
-#include "analysis/model_table.h"
+#include "report/model_table.h"
 
 #include <QAbstractTableModel>
 #include <vector>

@@ -1,6 +1,6 @@
 #pragma once
 // The model-wide table page: every tensor's headline numbers, worst first; double-click opens one.
-#include "analysis/model_table.h"
+#include "report/model_table.h"
 
 #include <QWidget>
 

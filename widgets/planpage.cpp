@@ -1,15 +1,14 @@
 #include "widgets/planpage.h"
 
-#include "io/atomic_file.h"
 #include "job/plan_output.h"
 #include "job/report_parts.h"
 #include "widgets/plantablemodel.h"
 #include "widgets/plotpage.h"
 #include "widgets/qcp.h"
 #include "widgets/qtutil.h"
+#include "widgets/savefile.h"
 
 #include <QDoubleSpinBox>
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -19,25 +18,8 @@
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <fstream>
 
 namespace ql {
-namespace {
-
-bool writeText(const QString& path, const std::string& text, QString* error) {
-    try {
-        AtomicFile f(ss(path));
-        f.write(text.data(), text.size());
-        f.commit();
-        return true;
-    } catch (const std::exception& e) {
-        if (error) *error = qs(e.what());
-        return false;
-    }
-}
-
-} // namespace
-
 PlanPage::PlanPage(QWidget* parent)
     : QWidget(parent)
     , m_formats(new QToolButton(this))
@@ -93,11 +75,9 @@ PlanPage::PlanPage(QWidget* parent)
          [this] { saveAs(tr("plan file"), tr("JSON (*.json)"), &PlanPage::writePlanFile); }},
         {tr("Export weights…"), tr("A compressed-tensors checkpoint with each weight in its chosen format"),
          [this] {
-             QString path = QFileDialog::getSaveFileName(this, tr("Export the planned weights"), {},
-                                                         tr("safetensors (*.safetensors)"));
-             if (path.isEmpty()) return;
-             if (!path.endsWith(QStringLiteral(".safetensors"))) path += QStringLiteral(".safetensors");
-             emit exportRequested(path);
+             const QString path =
+                 saveFileName(this, tr("Export the planned weights"), tr("safetensors (*.safetensors)"));
+             if (!path.isEmpty()) emit exportRequested(path);
          }},
     };
     for (const auto& e : exports) {
@@ -255,7 +235,7 @@ void PlanPage::drawFront() {
 
 void PlanPage::saveAs(const QString& what, const QString& filter,
                       bool (PlanPage::*write)(const QString&, QString*) const) {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save the %1").arg(what), {}, filter);
+    const QString path = saveFileName(this, tr("Save the %1").arg(what), filter);
     if (path.isEmpty()) return;
     QString error;
     if ((this->*write)(path, &error))
@@ -266,17 +246,17 @@ void PlanPage::saveAs(const QString& what, const QString& filter,
 
 bool PlanPage::writeRules(const QString& path, QString* error) const {
     if (!m_result) return false;
-    return writeText(path, llamaTensorTypeRules(*m_measurements, *m_result).text, error);
+    return writeTextFile(path, llamaTensorTypeRules(*m_measurements, *m_result).text, error);
 }
 
 bool PlanPage::writeRecipe(const QString& path, QString* error) const {
     if (!m_result) return false;
-    return writeText(path, llmCompressorRecipe(*m_measurements, *m_result).text, error);
+    return writeTextFile(path, llmCompressorRecipe(*m_measurements, *m_result).text, error);
 }
 
 bool PlanPage::writePlanFile(const QString& path, QString* error) const {
     if (!m_result) return false;
-    return writeText(path, planJson(*m_measurements, *m_result).dump(1) + "\n", error);
+    return writeTextFile(path, planJson(*m_measurements, *m_result).dump(1) + "\n", error);
 }
 
 bool PlanPage::readPlanFile(const QString& path, QString* error) {

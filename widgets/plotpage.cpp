@@ -2,10 +2,10 @@
 
 #include "analysis/histogram.h"
 #include "widgets/qcp.h"
+#include "widgets/savefile.h"
 
 #include <QAction>
 #include <QEvent>
-#include <QFileDialog>
 #include <QFontMetrics>
 #include <QLabel>
 #include <QPainter>
@@ -29,8 +29,8 @@ PlotPage::PlotPage(QWidget* parent)
     auto* exportAction = new QAction(tr("Export this plot…"), this);
     exportAction->setToolTip(tr("Save this page as PNG, SVG, PDF or JPEG"));
     connect(exportAction, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(
-            this, tr("Export plot"), {}, tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
+        const QString path =
+            saveFileName(this, tr("Export plot"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
         if (!path.isEmpty() && !exportTo(path)) setNote(tr("Could not write %1.").arg(path));
     });
     addAction(exportAction);
@@ -49,6 +49,7 @@ QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
     plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     m_layout->insertWidget(m_layout->count() - 1, plot, 1);
     m_plots.push_back(plot);
+    m_titles.push_back(title);
     return plot;
 }
 
@@ -128,7 +129,9 @@ QCPGraph* PlotPage::addHistogram(QCustomPlot* plot, const Histogram& h, const QC
 }
 
 void PlotPage::clear(const QString& message) {
-    for (QCustomPlot* p : m_plots) {
+    for (std::size_t i = 0; i < m_plots.size(); ++i) {
+        QCustomPlot* p = m_plots[i];
+        setTitle(p, m_titles[i]); // a title naming the last tensor must not outlive its plot
         p->clearPlottables();
         p->clearItems();
         p->legend->setVisible(false);

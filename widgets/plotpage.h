@@ -47,18 +47,21 @@ public:
     const std::vector<QCustomPlot*>& plots() const { return m_plots; }
     QLabel* note() const { return m_note; }
 
-protected:
-    QCustomPlot* addPlot(const QString& title, const QString& tooltip);
-    /// A step outline of a histogram (edges in value units), filled.
+    /// A step outline of a histogram (edges in value units), filled. Other pages draw with it too.
     static QCPGraph* addHistogram(QCustomPlot* plot, const Histogram& h, const QColor& color,
                                   const QString& name, bool dropZeros = false);
+    /// A title above the plot, shortened in the middle to the plot's width.
     static void setTitle(QCustomPlot* plot, const QString& title);
+
+protected:
+    QCustomPlot* addPlot(const QString& title, const QString& tooltip);
     void setNote(const QString& text);
 
     QVBoxLayout* m_layout;
 
 private:
     std::vector<QCustomPlot*> m_plots;
+    std::vector<QString> m_titles; // each plot's title before a result names its tensor
     QLabel* m_note;
 };
 

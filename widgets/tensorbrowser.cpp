@@ -90,6 +90,7 @@ TensorBrowser::TensorBrowser(QWidget* parent)
 
 void TensorBrowser::setSource(const TensorSource* source) {
     m_source = source;
+    m_filter->clear(); // the last model's filter would hide this one's tensors
     m_model->setTensors(source ? source->tensors() : std::vector<TensorInfo>{});
     // Small files open fully expanded; big ones show their top level.
     if (source && source->tensors().size() <= 64) m_view->expandAll();

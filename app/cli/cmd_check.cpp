@@ -1,8 +1,8 @@
-#include "analysis/check.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "io/atomic_file.h"
 #include "job/report_parts.h"
+#include "report/check.h"
 #include "tensor/error.h"
 
 #include <cstdio>

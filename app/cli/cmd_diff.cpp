@@ -1,5 +1,3 @@
-#include "analysis/check.h"
-#include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/job_request.h"
@@ -7,6 +5,8 @@
 #include "job/diff_job.h"
 #include "job/report_parts.h"
 #include "job/shard.h"
+#include "report/check.h"
+#include "report/model_table.h"
 #include "tensor/error.h"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
-#include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "io/atomic_file.h"
 #include "job/report_parts.h"
+#include "report/model_table.h"
 
 #include <cstdio>
 #include <filesystem>

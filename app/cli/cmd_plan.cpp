@@ -1,4 +1,3 @@
-#include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/job_request.h"
@@ -6,6 +5,7 @@
 #include "io/atomic_file.h"
 #include "job/plan_output.h"
 #include "job/report_parts.h"
+#include "report/model_table.h"
 #include "tensor/error.h"
 
 #include <algorithm>

@@ -1,4 +1,3 @@
-#include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/job_request.h"
@@ -6,6 +5,7 @@
 #include "cli/shard_run.h"
 #include "io/export.h"
 #include "io/export_compressed_tensors.h"
+#include "report/model_table.h"
 #include "tensor/error.h"
 
 #include <cstdio>

@@ -1,9 +1,9 @@
 #include "cli/shard_run.h"
 
-#include "analysis/model_table.h"
 #include "cli/cli_error.h"
 #include "io/atomic_file.h"
 #include "quant/spec_json.h"
+#include "report/model_table.h"
 #include "tensor/error.h"
 
 #include <cstdio>

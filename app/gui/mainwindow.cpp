@@ -4,6 +4,7 @@
 #include "widgets/clippingpage.h"
 #include "widgets/comparisonpage.h"
 #include "widgets/configpanel.h"
+#include "widgets/diffpage.h"
 #include "widgets/headlinestrip.h"
 #include "widgets/histogrampages.h"
 #include "widgets/jobrunner.h"
@@ -141,6 +142,7 @@ void MainWindow::buildPages() {
     m_tabs->addTab(m_modelTable, tr("Whole model"));
     m_pages = {values, error, clipping, timing, comparison};
     buildPlanPage();
+    buildDiffPage();
     connect(m_modelTable, &ModelTablePage::tensorActivated, this, [this](const QString& name) {
         if (m_report) return showReportedTensor(name);
         if (selectTensor(name)) quantizeSelected();
@@ -204,6 +206,8 @@ bool MainWindow::openFile(const QString& path) {
     m_modelTable->setRows({});
     m_planPage->clear(
         tr("Measure formats to plan a mixed-precision checkpoint of %1.").arg(QFileInfo(path).fileName()));
+    m_diffPage->clear(tr("Diff %1 against another checkpoint of it: File ▸ Diff against… (Ctrl+Shift+D).")
+                          .arg(QFileInfo(path).fileName()));
     m_headline->clear();
     for (PlotPage* p : m_pages)
         p->clear(tr("Select a tensor and run (Ctrl+R)."));

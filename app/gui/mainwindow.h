@@ -19,6 +19,7 @@ class QTabWidget;
 namespace ql {
 
 class ConfigPanel;
+class DiffPage;
 class HeadlineStrip;
 class JobRunner;
 class ModelTablePage;
@@ -60,6 +61,9 @@ public:
     /// The CI gate's rules file (quantlens-cli check --rules) on the whole-model result or the
     /// opened report: true when every tensor passes; the failures are in the message bar.
     bool checkRules(const QString& rulesPath);
+    /// Starts diffing the open model (A) against the checkpoint at `path` (B) on the Diff tab; false +
+    /// message when no model is open.
+    bool diffAgainst(const QString& path);
     bool loadSessionFrom(const QString& path);
     Session session() const;
     void applySession(const Session& s);
@@ -71,6 +75,7 @@ public:
     JobRunner* runner() const { return m_runner; }
     ModelTablePage* modelTable() const { return m_modelTable; }
     PlanPage* planPage() const { return m_planPage; }
+    DiffPage* diffPage() const { return m_diffPage; }
     QTabWidget* tabs() const { return m_tabs; }
     const std::vector<PlotPage*>& pages() const { return m_pages; }
     /// The error the message bar shows; empty when it shows none.
@@ -85,6 +90,8 @@ signals:
     void modelShown();
     /// A plan's measurements are on the Plan tab.
     void planShown();
+    /// A diff is on the Diff tab.
+    void diffShown();
     /// A job failed or was cancelled; the text is in the message bar.
     void jobEnded(const QString& message);
 
@@ -97,6 +104,8 @@ private:
     void buildPages();
     void buildActions();     // mainwindowactions.cpp
     void buildPlanPage();    // mainwindowplan.cpp
+    void buildDiffPage();    // mainwindowdiff.cpp
+    void chooseDiffTarget(); // mainwindowdiff.cpp
     void updateRecentMenu(); // mainwindowactions.cpp
     void showMessage(const QString& text, bool error);
     void onTensorSelected(const QString& name);
@@ -104,6 +113,7 @@ private:
     void showModel(std::shared_ptr<const ModelOutcome> outcome);
     void showReportedTensor(const QString& name); // mainwindowreport.cpp
     static bool isReportPath(const QString& path);
+    static QString modelFileFilter(); // the open dialogs' filter: every format a source reads
     JobRequest request() const;
 
     std::shared_ptr<const BackendRegistry> m_registry;
@@ -121,6 +131,7 @@ private:
     ValueHistogramPage* m_valuesPage = nullptr; // also shows the preview before a run
     ModelTablePage* m_modelTable = nullptr;
     PlanPage* m_planPage = nullptr;
+    DiffPage* m_diffPage = nullptr;
     std::shared_ptr<const Importance> m_importance;
     QLabel* m_message = nullptr;
     QString m_errorText; // the message bar's text while it shows an error

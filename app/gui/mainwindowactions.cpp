@@ -1,21 +1,21 @@
 // MainWindow's menus and the file-level actions behind them: open, recent files, exports, sessions.
-#include "analysis/report.h"
 #include "gui/mainwindow.h"
 #include "io/export_compressed_tensors.h"
 #include "quantlens/config.h"
+#include "report/report.h"
 #include "tensor/error.h"
 #include "widgets/configpanel.h"
 #include "widgets/jobrunner.h"
 #include "widgets/modeltablepage.h"
 #include "widgets/plotpage.h"
 #include "widgets/qtutil.h"
+#include "widgets/savefile.h"
 #include "widgets/tensorbrowser.h"
 
 #include <QAction>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenuBar>
-#include <QRegularExpression>
 #include <QSettings>
 #include <QStyle>
 #include <QTabWidget>
@@ -23,21 +23,6 @@
 
 namespace ql {
 namespace {
-
-// A save dialog whose answer always has an extension: the one of the filter chosen when the name
-// typed has none of that filter's (so "HDF5" with "weights" writes weights.h5, not safetensors).
-QString saveName(QWidget* parent, const QString& title, const QString& filters) {
-    QString chosen;
-    QString path = QFileDialog::getSaveFileName(parent, title, {}, filters, &chosen);
-    if (path.isEmpty()) return path;
-    static const QRegularExpression patterns(QStringLiteral("\\*(\\.[\\w.]+)"));
-    QStringList extensions;
-    for (auto it = patterns.globalMatch(chosen); it.hasNext();)
-        extensions << it.next().captured(1);
-    for (const QString& e : extensions)
-        if (path.endsWith(e, Qt::CaseInsensitive)) return path;
-    return extensions.isEmpty() ? path : path + extensions.front();
-}
 
 QAction* action(QObject* parent, const QString& text, const QKeySequence& key, const QString& tip) {
     auto* a = new QAction(text, parent);
@@ -51,6 +36,10 @@ QAction* action(QObject* parent, const QString& text, const QKeySequence& key, c
 
 } // namespace
 
+QString MainWindow::modelFileFilter() {
+    return tr("Model files (*.safetensors *.index.json *.gguf *.onnx *.h5 *.hdf5 *.keras);;All files (*)");
+}
+
 void MainWindow::buildActions() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = action(this, tr("&Open…"), QKeySequence::Open,
@@ -58,9 +47,7 @@ void MainWindow::buildActions() {
                               ".safetensors.index.json, or an HDF5, GGUF or ONNX file"));
     open->setIcon(style()->standardIcon(QStyle::SP_DialogOpenButton));
     connect(open, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open model"), {},
-            tr("Model files (*.safetensors *.index.json *.gguf *.onnx *.h5 *.hdf5 *.keras);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), {}, modelFileFilter());
         if (!path.isEmpty()) openFile(path);
     });
     file->addAction(open);
@@ -85,6 +72,12 @@ void MainWindow::buildActions() {
         if (!path.isEmpty()) openImportance(path);
     });
     file->addAction(openImportanceAction);
+    QAction* diffAction =
+        action(this, tr("&Diff against…"), QKeySequence(tr("Ctrl+Shift+D")),
+               tr("Compare the open model with another checkpoint of it (its GGUF, ONNX QDQ model or "
+                  "compressed-tensors export) tensor by tensor on the Diff tab"));
+    connect(diffAction, &QAction::triggered, this, &MainWindow::chooseDiffTarget);
+    file->addAction(diffAction);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     m_recentMenu->setToolTipsVisible(true);
     updateRecentMenu();
@@ -93,7 +86,7 @@ void MainWindow::buildActions() {
         action(this, tr("&Save session…"), QKeySequence::Save,
                tr("Save the file, tensor, spec, backends and window layout as a JSON session"));
     connect(saveSession, &QAction::triggered, this, [this] {
-        const QString p = saveName(this, tr("Save session"), tr("Session (*.qlsession.json)"));
+        const QString p = saveFileName(this, tr("Save session"), tr("Session (*.qlsession.json)"));
         if (!p.isEmpty()) saveSessionTo(p);
     });
     QAction* loadSession = action(this, tr("Open session…"), QKeySequence(tr("Ctrl+Shift+O")),
@@ -112,20 +105,20 @@ void MainWindow::buildActions() {
     connect(exWeights, &QAction::triggered, this, [this] {
         QString filter = tr("safetensors (*.safetensors)");
         if (QUANTLENS_HAVE_HDF5) filter += tr(";;HDF5 (*.h5)");
-        const QString p = saveName(this, tr("Export quantized weights"), filter);
+        const QString p = saveFileName(this, tr("Export quantized weights"), filter);
         if (!p.isEmpty()) exportWeights(p);
     });
     QAction* exReport = action(this, tr("&Report…"), QKeySequence(tr("Ctrl+Shift+E")),
                                tr("Write the statistics of the last result as JSON or CSV"));
     connect(exReport, &QAction::triggered, this, [this] {
-        const QString p = saveName(this, tr("Export report"), tr("JSON (*.json);;CSV (*.csv)"));
+        const QString p = saveFileName(this, tr("Export report"), tr("JSON (*.json);;CSV (*.csv)"));
         if (!p.isEmpty()) exportReport(p);
     });
     QAction* exPlot = action(this, tr("&Plot…"), QKeySequence(tr("Ctrl+Alt+E")),
                              tr("Save the current result tab as PNG, SVG, PDF or JPEG"));
     connect(exPlot, &QAction::triggered, this, [this] {
         const QString p =
-            saveName(this, tr("Export plot"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
+            saveFileName(this, tr("Export plot"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
         if (!p.isEmpty()) exportPlot(p);
     });
     exportMenu->addActions({exWeights, exReport, exPlot});

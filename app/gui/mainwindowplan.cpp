@@ -1,9 +1,9 @@
 // The window's part in decisions: the Plan tab's jobs, the importance file every run then weighs
 // its error with, and the CI gate's rules checked on the whole-model result.
-#include "analysis/check.h"
-#include "analysis/report.h"
 #include "gui/mainwindow.h"
 #include "job/importance.h"
+#include "report/check.h"
+#include "report/report.h"
 #include "widgets/jobrunner.h"
 #include "widgets/planpage.h"
 #include "widgets/qtutil.h"

@@ -1,8 +1,8 @@
 // MainWindow showing a JSON report written earlier: one process's, a shard's part, or a merge.
-#include "analysis/model_table.h"
-#include "analysis/report_read.h"
 #include "gui/mainwindow.h"
 #include "job/report_parts.h"
+#include "report/model_table.h"
+#include "report/report_read.h"
 #include "widgets/headlinestrip.h"
 #include "widgets/modeltablepage.h"
 #include "widgets/plotpage.h"

@@ -8,10 +8,6 @@ target_sources(quantlens_core PRIVATE
     analysis/analyzer_reference.cpp
     analysis/comparison.cpp
     analysis/mismatch_causes.cpp
-    analysis/report.cpp
-    analysis/report_read.cpp
-    analysis/check.cpp
-    analysis/model_table.cpp
     analysis/weighted_error.cpp)
 # The analysis pass is a hot loop built per ISA (analyzer_fast.h): optimised like the CPU kernels.
 set_source_files_properties(analysis/analyzer.cpp PROPERTIES COMPILE_OPTIONS "-O3;-Wno-psabi")

@@ -1,11 +1,11 @@
 #include "job/diff_job.h"
 
-#include "analysis/report.h"
 #include "io/gguf_source.h"
 #include "io/llama_rows.h"
 #include "io/stored_quantization.h"
 #include "job/job.h"
 #include "job/tensor_run.h"
+#include "report/report.h"
 #include "tensor/error.h"
 
 #include <algorithm>

@@ -13,11 +13,11 @@
 // - scales from a file on a whole-model run are looked up per tensor by name (`<name>_scale`,
 //   `<name>_zero_point`, compressed-tensors naming); a missing one is that tensor's failure.
 #include "analysis/comparison.h"
-#include "analysis/report.h"
 #include "backend/backend.h"
 #include "backend/registry.h"
 #include "io/export.h"
 #include "io/tensor_source.h"
+#include "report/report.h"
 
 #include <functional>
 #include <memory>
@@ -113,7 +113,7 @@ struct ModelJobOptions {
     /// For an export: why its layout cannot store a quantized tensor (empty: it can). Such a tensor
     /// is then passed through as one the spec does not apply to (or fails, without passThrough),
     /// so the export and the report agree on what was kept.
-    std::function<std::string(const QuantizedTensor&)> unstorable;
+    std::function<std::string(const QuantizedTensor&)> unstorable = {};
 };
 
 /// Why a compressed-tensors export at `exportPath` cannot store `q` (empty: it can): it quantizes a

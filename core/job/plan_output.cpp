@@ -1,10 +1,10 @@
 #include "job/plan_output.h"
 
-#include "analysis/report.h"
 #include "io/export_compressed_tensors.h"
 #include "job/diff_job.h"
 #include "job/tensor_run.h"
 #include "quant/spec_json.h"
+#include "report/report.h"
 #include "tensor/error.h"
 
 #include <algorithm>

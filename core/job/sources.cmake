@@ -1,5 +1,6 @@
 target_sources(quantlens_core PRIVATE
     job/diff_job.cpp
+    job/diff_run.cpp
     job/explicit_params.cpp
     job/importance.cpp
     job/model_job.cpp

@@ -1,8 +1,8 @@
 #pragma once
 // One tensor through plan -> backend -> analysis, the step every job repeats (internal to core/job).
-#include "analysis/report.h"
 #include "backend/backend.h"
 #include "io/tensor_source.h"
+#include "report/report.h"
 #include "tensor/values_view.h"
 
 #include <optional>

@@ -84,9 +84,12 @@ public:
     }
     void set(std::int64_t i, std::int32_t v) {
         const auto k = static_cast<std::size_t>(i);
-        if (m_target == Target::Int32)
+        if (m_target == Target::Int32) {
+            // The bound is the caller's contract; said here so that GCC does not assume a narrower
+            // buffer on paths where the target is known to be 8-bit (-Wstringop-overflow).
+            if (4 * k + 4 > m_bytes.size()) __builtin_unreachable();
             std::memcpy(m_bytes.data() + 4 * k, &v, 4);
-        else
+        } else
             m_bytes[k] = static_cast<std::uint8_t>(v);
     }
     bool operator==(const Codes&) const = default;

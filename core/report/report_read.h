@@ -1,7 +1,7 @@
 #pragma once
 // Reading a JSON report back into the structures the pages draw (the GUI opening a report written
 // earlier, or merged from shards): the same statistics, histograms, per-group rows and timing.
-#include "analysis/report.h"
+#include "report/report.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 #pragma once
 // The whole-model table: one row of headline numbers per tensor, worst first.
-#include "analysis/report.h"
+#include "report/report.h"
 
 #include <cmath>
 #include <string>

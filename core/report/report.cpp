@@ -1,4 +1,4 @@
-#include "analysis/report.h"
+#include "report/report.h"
 
 #include "io/atomic_file.h"
 #include "quant/spec_json.h"

@@ -1,4 +1,4 @@
-#include "analysis/report_read.h"
+#include "report/report_read.h"
 
 #include "quant/spec_json.h"
 #include "quant/target.h"

@@ -1,5 +1,5 @@
 #pragma once
-// Reports: JSON (the stable schema in core/analysis/report_schema.md) and CSV (one row per tensor).
+// Reports: JSON (the stable schema in core/report/report_schema.md) and CSV (one row per tensor).
 #include "analysis/analyzer.h"
 #include "analysis/comparison.h"
 #include "analysis/weighted_error.h"

@@ -1,4 +1,4 @@
-#include "analysis/model_table.h"
+#include "report/model_table.h"
 
 #include "tensor/error.h"
 

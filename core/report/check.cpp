@@ -1,6 +1,6 @@
-#include "analysis/check.h"
+#include "report/check.h"
 
-#include "analysis/model_table.h"
+#include "report/model_table.h"
 #include "tensor/error.h"
 
 #include <algorithm>

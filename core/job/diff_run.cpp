@@ -1,0 +1,33 @@
+#include "job/diff_run.h"
+
+#include "tensor/error.h"
+
+#include <filesystem>
+
+namespace ql {
+
+DiffOutcome runDiffJob(std::shared_ptr<const TensorSource> a, const std::string& pathB,
+                       const ProgressFn& progress, std::optional<JobRequest> requantize) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(a->path(), pathB, ec))
+        throw FileError(pathB + ": this is the open model itself; choose its quantized or converted version");
+    DiffOutcome out;
+    out.b = openTensorSource(pathB);
+    out.a = std::move(a);
+    if (requantize) requantize->source = out.a;
+    out.requantized = requantize.has_value();
+    out.match = matchTensors(*out.a, *out.b);
+    if (out.match.pairs.empty())
+        throw FileError(out.a->path() + " and " + pathB +
+                        ": no tensor in common (names matched exactly, "
+                        "through the Hugging Face <-> GGUF naming and onnxruntime's QDQ naming)");
+    const auto total = static_cast<double>(out.match.pairs.size());
+    reportProgress(progress, 0.0);
+    for (const TensorPair& pair : out.match.pairs) {
+        out.diffs.push_back(diffTensors(*out.a, *out.b, pair, requantize ? &*requantize : nullptr));
+        reportProgress(progress, static_cast<double>(out.diffs.size()) / total);
+    }
+    return out;
+}
+
+} // namespace ql

@@ -1,0 +1,18 @@
+#pragma once
+// Saving from the pages: a save dialog whose answer always has an extension, and text written whole
+// or not at all (AtomicFile), shared by every page and the window.
+#include <QString>
+#include <string>
+
+class QWidget;
+
+namespace ql {
+
+/// The chosen path with the extension of the filter chosen when the name typed has none of that
+/// filter's (so "HDF5" with "weights" gives weights.h5); empty when the dialog was cancelled.
+QString saveFileName(QWidget* parent, const QString& title, const QString& filters);
+
+/// Writes `text` to `path` atomically; false with the reason in `error` on failure.
+bool writeTextFile(const QString& path, const std::string& text, QString* error);
+
+} // namespace ql
