@@ -4,6 +4,7 @@
 #include "widgets/plotpage.h"
 #include "widgets/qcp.h"
 #include "widgets/qtutil.h"
+#include "widgets/resulttable.h"
 #include "widgets/savefile.h"
 
 #include <QCheckBox>
@@ -83,14 +84,8 @@ DiffPage::DiffPage(QWidget* parent)
     m_view->setSortingEnabled(true);
     m_view->horizontalHeader()->setSortIndicator(DiffTableModel::SqnrColumn, Qt::AscendingOrder);
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_view->horizontalHeader()->setStretchLastSection(true);
+    styleResultTable(m_view);
     m_view->setTextElideMode(Qt::ElideMiddle); // layer numbers and suffixes stay readable
-    m_view->setWordWrap(false);
-    m_view->verticalHeader()->setVisible(false);
-    m_view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
-    m_view->setAlternatingRowColors(true);
-    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {

@@ -1,6 +1,7 @@
 #include "widgets/modeltablepage.h"
 
 #include "widgets/modeltablemodel.h"
+#include "widgets/resulttable.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -19,14 +20,7 @@ ModelTablePage::ModelTablePage(QWidget* parent)
     m_view->horizontalHeader()->setSortIndicator(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
     m_view->setColumnHidden(ModelTableModel::WeightedSqnrColumn, true); // until a run has importance
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setAlternatingRowColors(true);
-    m_view->verticalHeader()->setVisible(false);
-    // One line per tensor: the reason a tensor failed is in its tooltip, not in a tall row.
-    m_view->setWordWrap(false);
-    m_view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
+    styleResultTable(m_view); // one line per tensor: the reason a tensor failed is in its tooltip
     m_view->setToolTip(
         tr("Every tensor quantized with the current spec, worst SQNR first; double-click a row to "
            "open that tensor"));

@@ -6,6 +6,7 @@
 #include "widgets/plotpage.h"
 #include "widgets/qcp.h"
 #include "widgets/qtutil.h"
+#include "widgets/resulttable.h"
 #include "widgets/savefile.h"
 
 #include <QDoubleSpinBox>
@@ -101,13 +102,7 @@ PlanPage::PlanPage(QWidget* parent)
 
     m_view->setModel(m_model);
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->verticalHeader()->setVisible(false);
-    m_view->setWordWrap(false);
-    m_view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
-    m_view->setAlternatingRowColors(true);
-    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    styleResultTable(m_view);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(m_view);
