@@ -174,6 +174,8 @@ void DiffPage::showRow(int row) {
     if (d.failure.empty()) {
         PlotPage::addHistogram(m_plot, d.error, QColor(200, 80, 40), tr("A − B"));
         m_plot->rescaleAxes();
+        // Identical tensors: one bar at zero, on an axis that reads as such (not ±1e-30).
+        if (d.stats.maxAbsError() == 0) m_plot->xAxis->setRange(-1, 1);
         m_note->setText(tr("SQNR %1 dB, max |A−B| %2, max %3 ULP, cosine %4.")
                             .arg(fmtNumber(d.stats.sqnrDb()), fmtNumber(d.stats.maxAbsError()))
                             .arg(d.maxUlp)
