@@ -16,6 +16,7 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <random>
 
 using namespace ql;
@@ -81,6 +82,7 @@ private slots:
     void sweepSkipsSizesThatDoNotFit();
     void selectionSuggestsNames();
     void cancelStopsTheModelJob();
+    void progressCoversTheStatisticsPass();
 };
 
 // A bf16 tensor goes to the backend and the analysis as it is in the file; the result is the
@@ -261,6 +263,30 @@ void TestJob::cancelStopsTheModelJob() {
     QVERIFY_THROWS_EXCEPTION(
         Cancelled, runModelJob(f.request(int8PerChannel()), {"fc1.weight", "fc2.weight"}, {}, events));
     QCOMPARE(finished, 0);
+}
+
+// A tensor large enough for many slices: the bar moves through the statistics pass (the second half)
+// slice by slice, never backwards, and a cancel there stops the job with the same figures untouched.
+void TestJob::progressCoversTheStatisticsPass() {
+    QTemporaryDir dir;
+    const std::string model = dir.filePath(QStringLiteral("large.safetensors")).toStdString();
+    writeSafetensors(model, {{"big.weight", Tensor::fromFloats({1024, 1024}, normalValues(1024 * 1024, 7))}});
+    const JobRequest request = qltest::jobRequest(model, int8PerChannel());
+    std::vector<double> seen;
+    const TensorOutcome out = runTensorJob(request, "big.weight", [&](double done) {
+        seen.push_back(done);
+        return true;
+    });
+    QVERIFY(std::is_sorted(seen.begin(), seen.end()));
+    QCOMPARE(seen.back(), 1.0);
+    const auto inPass = std::count_if(seen.begin(), seen.end(), [](double d) { return d > 0.5 && d < 1.0; });
+    QVERIFY2(inPass >= 4, qPrintable(QString::number(inPass)));
+    // The same figures as a run without a progress callback.
+    const TensorOutcome plain = runTensorJob(request, "big.weight");
+    QCOMPARE(out.a.report.analysis.stats.sqnrDb(), plain.a.report.analysis.stats.sqnrDb());
+    // Cancelled in the middle of the statistics pass: the exception, no crash, no result.
+    QVERIFY_THROWS_EXCEPTION(Cancelled,
+                             runTensorJob(request, "big.weight", [](double done) { return done < 0.7; }));
 }
 
 QTEST_GUILESS_MAIN(TestJob)

@@ -12,6 +12,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <limits>
 #include <string>
 #include <thread>

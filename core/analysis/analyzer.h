@@ -12,6 +12,7 @@
 #include "tensor/values_view.h"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct AnalysisOptions {
     int scaleBins = 64;
     unsigned threads = 0;                // 0: every hardware thread; the result never depends on it
     AnalysisIsa isa = AnalysisIsa::Best; // nor on this
+    /// Called on the calling thread with the fraction of the pass done (0 to 1) as slices finish. It
+    /// may throw to stop the pass (a cancelled job): no further slice starts, the running ones finish,
+    /// and the exception reaches analyze's caller.
+    std::function<void(double done)> progress = {};
 };
 
 struct TensorAnalysis {

@@ -99,21 +99,40 @@ std::int64_t sliceCount(std::int64_t n, std::int64_t groups) {
                                     1, kMaxSlices);
 }
 
-// Runs fn(slice) for every slice on up to `threads` threads.
-template <typename Fn> void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn) {
+// Runs fn(slice) for every slice on up to `threads` threads. After each slice it ran, and once all
+// are done, the calling thread reports first + span × (slices done / slices) through `progress`; if
+// that throws, no further slice starts, the workers finish theirs, and the exception propagates.
+template <typename Fn>
+void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn,
+                  const std::function<void(double)>& progress = {}, double first = 0, double span = 1) {
     const auto workers = static_cast<std::int64_t>(std::min<std::int64_t>(
         slices, threads ? threads : std::max(1u, std::thread::hardware_concurrency())));
-    std::atomic<std::int64_t> next{0};
+    std::atomic<std::int64_t> next{0}, done{0};
     auto work = [&] {
-        for (std::int64_t s; (s = next.fetch_add(1)) < slices;)
+        for (std::int64_t s; (s = next.fetch_add(1)) < slices;) {
             fn(s);
+            done.fetch_add(1);
+        }
     };
     std::vector<std::thread> pool;
     for (std::int64_t w = 1; w < workers; ++w)
         pool.emplace_back(work);
-    work();
+    std::exception_ptr stopped;
+    try {
+        for (std::int64_t s; (s = next.fetch_add(1)) < slices;) {
+            fn(s);
+            const auto finished = done.fetch_add(1) + 1;
+            if (progress)
+                progress(first + span * static_cast<double>(finished) / static_cast<double>(slices));
+        }
+    } catch (...) {
+        stopped = std::current_exception();
+        next.store(slices);
+    }
     for (auto& t : pool)
         t.join();
+    if (stopped) std::rethrow_exception(stopped);
+    if (progress) progress(first + span); // the last slice may have been a worker's
 }
 
 // Whether every x[k] and x̂[k] is finite (exponent bits not all ones), without a branch per element.
@@ -188,82 +207,86 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
     for (std::int64_t s = 0; s < slices; ++s)
         groupRanges[static_cast<std::size_t>(s)] = walker.scaleRange(sliceBegin(s), sliceBegin(s + 1));
     std::vector<FirstPass> first(static_cast<std::size_t>(slices), FirstPass{{}, {}, {}, a.codes, {}});
-    forEachSlice(slices, opt.threads, [&](std::int64_t s) {
-        FirstPass& p = first[static_cast<std::size_t>(s)];
-        p.clipping = SliceGroups(groupRanges, static_cast<std::size_t>(s), a.clipping.groupData());
-        auto countCode = [&](std::int32_t c) QL_INLINE {
-            if (wide)
-                p.wideCodes.add(c);
-            else
-                ++p.byteCodes[0][static_cast<std::size_t>(c & 0xFF)];
-        };
-        forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
-            if (seg.perElement) { // one group per element: straight into the slice's tables
-                for (std::int64_t k = 0; k < seg.length; ++k) {
-                    const std::int64_t i = seg.begin + k, g = seg.scale + k;
-                    const std::int32_t c = codeAt(i);
-                    const float xi = load(i),
-                                xh = xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g));
-                    p.stats.addElement(xi, xh, i);
-                    countCode(c);
-                    if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
-                    ClippingStats::addTo(p.clipping[g], edges[static_cast<std::size_t>(g)], floatTarget, xi,
-                                         xh);
-                    p.ranges.add(xi, xh);
+    forEachSlice(
+        slices, opt.threads,
+        [&](std::int64_t s) {
+            FirstPass& p = first[static_cast<std::size_t>(s)];
+            p.clipping = SliceGroups(groupRanges, static_cast<std::size_t>(s), a.clipping.groupData());
+            auto countCode = [&](std::int32_t c) QL_INLINE {
+                if (wide)
+                    p.wideCodes.add(c);
+                else
+                    ++p.byteCodes[0][static_cast<std::size_t>(c & 0xFF)];
+            };
+            forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
+                if (seg.perElement) { // one group per element: straight into the slice's tables
+                    for (std::int64_t k = 0; k < seg.length; ++k) {
+                        const std::int64_t i = seg.begin + k, g = seg.scale + k;
+                        const std::int32_t c = codeAt(i);
+                        const float xi = load(i), xh = xhatOf(c, scales[static_cast<std::size_t>(g)],
+                                                              params.zeroPointOf(g));
+                        p.stats.addElement(xi, xh, i);
+                        countCode(c);
+                        if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
+                        ClippingStats::addTo(p.clipping[g], edges[static_cast<std::size_t>(g)], floatTarget,
+                                             xi, xh);
+                        p.ranges.add(xi, xh);
+                    }
+                    return;
                 }
-                return;
-            }
-            // One group, a block at a time: codes counted and x̂ made in one read, then the sums of
-            // an all-finite block in vector lanes; a block with NaN/Inf takes the element path.
-            const std::int64_t g = seg.scale;
-            const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
-            const ClipEdges e = edges[static_cast<std::size_t>(g)];
-            GroupClipping& slot = p.clipping[g];
-            ErrorStats stats;
-            GroupClipping clip;
-            detail::AnalysisRanges ranges;
-            bool mixed = false; // a block with NaN/Inf: the segment's sums gather apart first
-            detail::GroupBlockSums sums(e, floatTarget);
-            forBlocksOf(seg, load, codeAt, xhatOf, sc, zp,
-                        [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
-                            if (wide) {
-                                for (int k = 0; k < len; ++k)
-                                    p.wideCodes.add(codeAt(b + k));
-                            } else {
-                                int k = 0;
-                                for (; k + 4 <= len; k += 4)
-                                    for (int t = 0; t < 4; ++t)
-                                        ++p.byteCodes[t][static_cast<std::size_t>(codeAt(b + k + t) & 0xFF)];
-                                for (; k < len; ++k)
-                                    ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
-                            }
-                            if (allFinite(xs, xh, len)) [[likely]] {
-                                sums.addBlock(xs, xh, len, b);
-                                return;
-                            }
-                            // What came before joins first, so ranges see the elements in order (±0
-                            // extremes).
-                            mixed = true;
-                            sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
-                            sums = detail::GroupBlockSums(e, floatTarget);
-                            for (int k = 0; k < len; ++k) {
-                                const float xi = xs[k], xhi = xh[k];
-                                stats.addElement(xi, xhi, b + k);
-                                if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
-                                ClippingStats::addTo(clip, e, floatTarget, xi, xhi);
-                                ranges.add(xi, xhi);
-                            }
-                        });
-            if (!mixed) [[likely]] { // straight into the slice's sums: the same additions, none with 0
-                sums.finish(p.stats, slot, p.ranges.xMin, p.ranges.xMax, p.ranges.minNonZeroAbsErr);
-                return;
-            }
-            sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
-            p.stats.merge(stats);
-            slot.merge(clip);
-            p.ranges.merge(ranges);
-        });
-    });
+                // One group, a block at a time: codes counted and x̂ made in one read, then the sums of
+                // an all-finite block in vector lanes; a block with NaN/Inf takes the element path.
+                const std::int64_t g = seg.scale;
+                const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
+                const ClipEdges e = edges[static_cast<std::size_t>(g)];
+                GroupClipping& slot = p.clipping[g];
+                ErrorStats stats;
+                GroupClipping clip;
+                detail::AnalysisRanges ranges;
+                bool mixed = false; // a block with NaN/Inf: the segment's sums gather apart first
+                detail::GroupBlockSums sums(e, floatTarget);
+                forBlocksOf(
+                    seg, load, codeAt, xhatOf, sc, zp,
+                    [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
+                        if (wide) {
+                            for (int k = 0; k < len; ++k)
+                                p.wideCodes.add(codeAt(b + k));
+                        } else {
+                            int k = 0;
+                            for (; k + 4 <= len; k += 4)
+                                for (int t = 0; t < 4; ++t)
+                                    ++p.byteCodes[t][static_cast<std::size_t>(codeAt(b + k + t) & 0xFF)];
+                            for (; k < len; ++k)
+                                ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
+                        }
+                        if (allFinite(xs, xh, len)) [[likely]] {
+                            sums.addBlock(xs, xh, len, b);
+                            return;
+                        }
+                        // What came before joins first, so ranges see the elements in order (±0
+                        // extremes).
+                        mixed = true;
+                        sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
+                        sums = detail::GroupBlockSums(e, floatTarget);
+                        for (int k = 0; k < len; ++k) {
+                            const float xi = xs[k], xhi = xh[k];
+                            stats.addElement(xi, xhi, b + k);
+                            if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
+                            ClippingStats::addTo(clip, e, floatTarget, xi, xhi);
+                            ranges.add(xi, xhi);
+                        }
+                    });
+                if (!mixed) [[likely]] { // straight into the slice's sums: the same additions, none with 0
+                    sums.finish(p.stats, slot, p.ranges.xMin, p.ranges.xMax, p.ranges.minNonZeroAbsErr);
+                    return;
+                }
+                sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
+                p.stats.merge(stats);
+                slot.merge(clip);
+                p.ranges.merge(ranges);
+            });
+        },
+        opt.progress, 0.0, 0.5);
     detail::AnalysisRanges r;
     const bool signedBytes = codes.target() == Target::Int8 || codes.target() == Target::Int4;
     for (const FirstPass& p : first) { // in slice order: the sums never depend on timing
@@ -283,60 +306,63 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
     detail::openHistograms(a, r, opt);
     std::vector<SecondPass> second(static_cast<std::size_t>(slices),
                                    SecondPass{a.error, a.absErrorLog, a.values});
-    forEachSlice(slices, opt.threads, [&](std::int64_t s) {
-        SecondPass& h = second[static_cast<std::size_t>(s)];
-        Histogram::Filler error(h.error), absError(h.absErrorLog), values(h.values);
-        auto fill = [&](float xi, float xh) QL_INLINE {
-            const double e = static_cast<double>(xi) - xh;
-            error.add(e);
-            absError.add(std::fabs(e));
-            values.add(xi);
-        };
-        alignas(64) float xs[kBlock], xh[kBlock];
-        int staged = 0;
-        auto flush = [&]() QL_INLINE {
-            if (allFinite(xs, xh, staged)) [[likely]] {
-                alignas(64) double ev[kBlock], av[kBlock], xv[kBlock];
-                for (int k = 0; k < staged; ++k) {
-                    ev[k] = static_cast<double>(xs[k]) - xh[k];
-                    av[k] = std::fabs(ev[k]);
-                    xv[k] = xs[k];
+    forEachSlice(
+        slices, opt.threads,
+        [&](std::int64_t s) {
+            SecondPass& h = second[static_cast<std::size_t>(s)];
+            Histogram::Filler error(h.error), absError(h.absErrorLog), values(h.values);
+            auto fill = [&](float xi, float xh) QL_INLINE {
+                const double e = static_cast<double>(xi) - xh;
+                error.add(e);
+                absError.add(std::fabs(e));
+                values.add(xi);
+            };
+            alignas(64) float xs[kBlock], xh[kBlock];
+            int staged = 0;
+            auto flush = [&]() QL_INLINE {
+                if (allFinite(xs, xh, staged)) [[likely]] {
+                    alignas(64) double ev[kBlock], av[kBlock], xv[kBlock];
+                    for (int k = 0; k < staged; ++k) {
+                        ev[k] = static_cast<double>(xs[k]) - xh[k];
+                        av[k] = std::fabs(ev[k]);
+                        xv[k] = xs[k];
+                    }
+                    error.addBlock(ev, staged);
+                    absError.addBlock(av, staged);
+                    values.addBlock(xv, staged);
+                } else {
+                    for (int k = 0; k < staged; ++k)
+                        if (std::isfinite(xs[k]) && std::isfinite(xh[k])) fill(xs[k], xh[k]);
                 }
-                error.addBlock(ev, staged);
-                absError.addBlock(av, staged);
-                values.addBlock(xv, staged);
-            } else {
-                for (int k = 0; k < staged; ++k)
-                    if (std::isfinite(xs[k]) && std::isfinite(xh[k])) fill(xs[k], xh[k]);
-            }
-            staged = 0;
-        };
-        forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
-            if (seg.perElement) {
-                for (std::int64_t k = 0; k < seg.length; ++k) {
-                    const std::int64_t i = seg.begin + k, g = seg.scale + k;
-                    const float xi = load(i), xh = xhatOf(codeAt(i), scales[static_cast<std::size_t>(g)],
-                                                          params.zeroPointOf(g));
-                    if (std::isfinite(xi) && std::isfinite(xh)) fill(xi, xh);
+                staged = 0;
+            };
+            forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
+                if (seg.perElement) {
+                    for (std::int64_t k = 0; k < seg.length; ++k) {
+                        const std::int64_t i = seg.begin + k, g = seg.scale + k;
+                        const float xi = load(i), xh = xhatOf(codeAt(i), scales[static_cast<std::size_t>(g)],
+                                                              params.zeroPointOf(g));
+                        if (std::isfinite(xi) && std::isfinite(xh)) fill(xi, xh);
+                    }
+                    return;
                 }
-                return;
-            }
-            // Counts do not depend on the order they are taken in: short segments (MX and NVFP4
-            // blocks) share one staged block instead of paying a block each.
-            const std::int64_t g = seg.scale;
-            const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
-            for (std::int64_t b = seg.begin, end = seg.begin + seg.length; b < end;) {
-                const int len = static_cast<int>(std::min<std::int64_t>(kBlock - staged, end - b));
-                for (int k = 0; k < len; ++k)
-                    xs[staged + k] = load(b + k);
-                xhatOf.block(codeAt, b, len, sc, zp, xh + staged);
-                staged += len;
-                b += len;
-                if (staged == kBlock) flush();
-            }
-        });
-        flush();
-    });
+                // Counts do not depend on the order they are taken in: short segments (MX and NVFP4
+                // blocks) share one staged block instead of paying a block each.
+                const std::int64_t g = seg.scale;
+                const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
+                for (std::int64_t b = seg.begin, end = seg.begin + seg.length; b < end;) {
+                    const int len = static_cast<int>(std::min<std::int64_t>(kBlock - staged, end - b));
+                    for (int k = 0; k < len; ++k)
+                        xs[staged + k] = load(b + k);
+                    xhatOf.block(codeAt, b, len, sc, zp, xh + staged);
+                    staged += len;
+                    b += len;
+                    if (staged == kBlock) flush();
+                }
+            });
+            flush();
+        },
+        opt.progress, 0.5, 0.5);
     for (const SecondPass& h : second) {
         a.error.merge(h.error);
         a.absErrorLog.merge(h.absErrorLog);

@@ -51,7 +51,11 @@ TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Bac
     job.params = params;
     job.repeat = repeat;
     TensorRun run;
-    run.result = backend.run(job, progress);
+    // The bar: the backend's run (calibration, kernel, repeats) is its first half, the statistics
+    // pass the second, reported slice by slice; a cancel during either stops the job.
+    ProgressFn backendProgress;
+    if (progress) backendProgress = [&progress](double done) { return progress(0.5 * done); };
+    run.result = backend.run(job, backendProgress);
     TensorReport& r = run.report;
     r.name = tensor.info().name;
     r.shape = tensor.info().shape;
@@ -60,7 +64,9 @@ TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Bac
     r.backend = backend.name();
     r.params = run.result.params;
     r.timing = run.result.timing;
-    r.analysis = analyze(r.plan, r.params, run.result.codes, tensor.view());
+    AnalysisOptions options;
+    if (progress) options.progress = [&progress](double done) { reportProgress(progress, 0.5 + 0.5 * done); };
+    r.analysis = analyze(r.plan, r.params, run.result.codes, tensor.view(), options);
     if (importance) {
         if (const auto weights = importance->forTensor(tensor.info(), r.importanceNote))
             r.weighted = weightedErrorOf(r.plan, r.params, run.result.codes, tensor.floats(), *weights);
