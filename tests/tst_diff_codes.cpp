@@ -404,6 +404,20 @@ void TestDiffCodes::craftedCompressedTensors() {
     const TensorDiff d = diffTensors(*src, *src, {"fc.weight_packed", "fc.weight_packed", "exact"});
     QCOMPARE(d.failure, path + ": tensor 'fc.weight_packed': compressed-tensors codes: scale [3, 1] does not "
                                "divide [2, 16] into equal groups");
+    // A shape far beyond the four words (and beyond int64): refused by name, before any use.
+    for (const float rows : {1e30f, 64.0f}) {
+        Tensor big(DType::F32, {2});
+        const float bigDims[2] = {rows, 16};
+        std::memcpy(big.mutableData(), bigDims, sizeof bigDims);
+        writeSafetensors(path, {{"fc.weight_packed", words},
+                                {"fc.weight_shape", big},
+                                {"fc.weight_scale", Tensor::fromFloats({1}, std::vector<float>{1})}});
+        const auto crafted = openTensorSource(path);
+        const TensorDiff e =
+            diffTensors(*crafted, *crafted, {"fc.weight_packed", "fc.weight_packed", "exact"});
+        QVERIFY2(e.failure.find("holds more codes than the packed words") != std::string::npos,
+                 e.failure.c_str());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestDiffCodes)

@@ -104,7 +104,15 @@ std::optional<StoredQuantization> fromCompressedTensors(const TensorSource& src,
         if (!shape || codes->dtype != DType::I32)
             return fail("packed codes need int32 words and " + w + "_shape");
         const std::vector<float> dims = src.load(shape->name).toFloatVector();
-        if (dims.size() != 2 || dims[0] < 0 || dims[1] < 0) return fail(w + "_shape is not [rows, columns]");
+        if (dims.size() != 2 || !(dims[0] >= 0) || !(dims[1] >= 0) || dims[0] != std::floor(dims[0]) ||
+            dims[1] != std::floor(dims[1]))
+            return fail(w + "_shape is not [rows, columns]");
+        // Eight 4-bit codes a word: a shape the words cannot hold is refused before it is used (a
+        // crafted 1e30 would overflow the conversion and the element count).
+        const double capacity = 8.0 * static_cast<double>(codes->byteSize / 4);
+        if (dims[0] * dims[1] > capacity || dims[0] > capacity || dims[1] > capacity)
+            return fail(w + "_shape [" + std::to_string(dims[0]) + ", " + std::to_string(dims[1]) +
+                        "] holds more codes than the packed words");
         q.shape = {static_cast<std::int64_t>(dims[0]), static_cast<std::int64_t>(dims[1])};
         try {
             const Codes c = unpackCompressedTensors(storedIntegers(src.load(name)), q.shape, Target::Int4);

@@ -127,6 +127,8 @@ std::vector<std::int64_t> rowsOfB(const TensorSource& a, const TensorSource& b, 
 std::optional<StoredQuantization> requantized(const TensorSource& a, const TensorPair& pair,
                                               const JobRequest& requantize, std::string& why) {
     JobRequest r = requantize;
+    r.compare = {};         // only A's codes are wanted: no second run
+    r.importance = nullptr; // nor a weighted error
     if (!r.source) r.source = std::shared_ptr<const TensorSource>(std::shared_ptr<void>(), &a);
     try {
         const TensorOutcome out = runTensorJob(r, pair.a);
