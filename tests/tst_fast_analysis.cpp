@@ -2,14 +2,16 @@
 // oracle (analyzeReference) over the conformance grid of presets, layouts and targets, in f32,
 // bf16 and f16: counts, extremes, histograms and grids exactly equal; floating sums within 1e-12
 // relative (they are added in another order); and the same bits whatever the thread count and
-// whichever ISA build of the pass runs (AVX2 or the baseline).
+// whichever ISA build of the pass runs (AVX-512, AVX2 or the baseline).
 #include "analysis/analyzer.h"
+#include "analysis/histogram_filler.h"
 #include "backend_test_util.h"
 #include "cpu/cpu_reference_backend.h"
 #include "tensor/error.h"
 
 #include <QtTest>
 #include <cmath>
+#include <random>
 
 using namespace ql;
 using namespace qltest;
@@ -94,10 +96,22 @@ void compareAnalyses(const TensorAnalysis& f, const TensorAnalysis& r, bool bitw
 class TestFastAnalysis : public QObject {
     Q_OBJECT
 private slots:
+    void initTestCase();
     void matchesOracle_data();
     void matchesOracle();
     void logBinsAgreeWithLog10();
+    void fillerCountsAsAddDoes_data();
+    void fillerCountsAsAddDoes();
 };
+
+void TestFastAnalysis::initTestCase() {
+    QStringList runs;
+    for (auto [isa, name] : {std::pair{AnalysisIsa::Avx512, "avx512"}, std::pair{AnalysisIsa::Avx2, "avx2"},
+                             std::pair{AnalysisIsa::Baseline, "baseline"}})
+        if (analysisIsa(isa) == isa) runs << QLatin1String(name);
+    qInfo("builds of the pass this CPU runs: %s", qPrintable(runs.join(u", ")));
+    QVERIFY(runs.contains(u"baseline"));
+}
 
 void TestFastAnalysis::matchesOracle_data() {
     QTest::addColumn<int>("spec");
@@ -137,11 +151,14 @@ void TestFastAnalysis::matchesOracle() {
     one.threads = 1;
     const TensorAnalysis fast1 = analyze(plan, ref.params, ref.codes, view, one);
     compareAnalyses(fast1, oracle, false);
-    // Neither the thread count nor the ISA the pass was built for changes a bit.
-    AnalysisOptions three;
-    three.threads = 3;
-    three.isa = AnalysisIsa::Baseline;
-    compareAnalyses(analyze(plan, ref.params, ref.codes, view, three), fast1, true);
+    // Neither the thread count nor the ISA the pass was built for changes a bit (a build this CPU
+    // lacks runs the widest it has: initTestCase names those that run).
+    for (AnalysisIsa isa : {AnalysisIsa::Avx512, AnalysisIsa::Avx2, AnalysisIsa::Baseline}) {
+        AnalysisOptions three;
+        three.threads = 3;
+        three.isa = isa;
+        compareAnalyses(analyze(plan, ref.params, ref.codes, view, three), fast1, true);
+    }
 }
 
 // The log histogram's bins, found from exponent bits and value-space edges, are the bins of
@@ -169,3 +186,65 @@ void TestFastAnalysis::logBinsAgreeWithLog10() {
 
 QTEST_GUILESS_MAIN(TestFastAnalysis)
 #include "tst_fast_analysis.moc"
+
+// The block filler (float lanes, exact double near an edge) against Histogram::add, value for value,
+// on ranges that stress its error bound: edges and their float neighbours, values a rounding away
+// from them, zeros, negatives, subnormals, overflow and NaN.
+void TestFastAnalysis::fillerCountsAsAddDoes_data() {
+    QTest::addColumn<double>("lo");
+    QTest::addColumn<double>("hi");
+    QTest::addColumn<int>("bins");
+    QTest::addColumn<bool>("log");
+    QTest::newRow("error ±0.02, 101 bins") << -0.0223 << 0.0223 << 101 << false;
+    QTest::newRow("values [-5.3, 4.9], 256 bins") << -5.3 << 4.9 << 256 << false;
+    QTest::newRow("far from zero [1000, 1001]") << 1000.0 << 1001.0 << 256 << false;
+    QTest::newRow("tiny [1e-30, 3e-30]") << 1e-30 << 3e-30 << 64 << false;
+    QTest::newRow("float's whole range") << -3.4e38 << 3.4e38 << 101 << false;
+    QTest::newRow("one value") << 0.25 << 0.25 << 256 << false;
+    QTest::newRow("log |error| [3.7e-9, 0.42]") << 3.7e-9 << 0.42 << 60 << true;
+    QTest::newRow("log from a subnormal") << 1.4e-45 << 6.0e38 << 60 << true;
+    QTest::newRow("log narrow [0.1, 0.1001]") << 0.1 << 0.1001 << 60 << true;
+}
+
+void TestFastAnalysis::fillerCountsAsAddDoes() {
+    QFETCH(double, lo);
+    QFETCH(double, hi);
+    QFETCH(int, bins);
+    QFETCH(bool, log);
+    const Histogram empty(lo, hi, bins, log ? Histogram::Scale::Log10 : Histogram::Scale::Linear);
+    std::vector<double> values;
+    for (double e : empty.edges())
+        for (double v : {e, static_cast<double>(static_cast<float>(e))}) {
+            const float f = static_cast<float>(v);
+            values.insert(values.end(),
+                          {v, std::nextafter(v, -1e300), std::nextafter(v, 1e300), std::nextafter(f, -1e30f),
+                           std::nextafter(f, 1e30f), v * (1 + 1e-7), v * (1 - 1e-7), -v});
+        }
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(0, 1);
+    for (int i = 0; i < 20000; ++i) {
+        const double t = u(rng) * 1.2 - 0.1;
+        values.push_back(log ? std::pow(10.0, std::log10(empty.lo()) +
+                                                  t * (std::log10(empty.hi()) - std::log10(empty.lo())))
+                             : empty.lo() + t * (empty.hi() - empty.lo()));
+    }
+    values.insert(values.end(), {0.0, -0.0, 1e-45, -1e-45, 1e-40, 1e39, -1e39, 3.4e38, std::nan("")});
+    Histogram byAdd = empty, byFiller = empty;
+    for (double v : values)
+        byAdd.add(v);
+    {
+        HistogramFiller filler(byFiller);
+        for (std::size_t first = 0; first < values.size(); first += HistogramFiller::kBlock) {
+            const int n =
+                static_cast<int>(std::min<std::size_t>(HistogramFiller::kBlock, values.size() - first));
+            std::vector<float> approx(static_cast<std::size_t>(n));
+            for (int k = 0; k < n; ++k)
+                approx[static_cast<std::size_t>(k)] =
+                    static_cast<float>(values[first + static_cast<std::size_t>(k)]);
+            filler.addBlock<4>(approx.data(), n,
+                               [&](int k) { return values[first + static_cast<std::size_t>(k)]; });
+        }
+    }
+    compareHistograms(byFiller, byAdd, "filler vs add");
+    QCOMPARE(byFiller.total(), static_cast<std::int64_t>(values.size()));
+}

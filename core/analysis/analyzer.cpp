@@ -2,7 +2,9 @@
 
 #include "analysis/analyzer_steps.h"
 #include "analysis/block_sums.h"
+#include "analysis/histogram_filler.h"
 #include "analysis/slice_groups.h"
+#include "quant/inverse_scale.h"
 #include "quant/reference.h"
 #include "quant/row_walker.h"
 #include "tensor/error.h"
@@ -11,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -64,8 +67,16 @@ Histogram scaleHistogram(const QuantParams& params, int bins) {
         if (std::isfinite(s)) lo = std::min<double>(lo, s), hi = std::max<double>(hi, s);
     if (lo > hi) lo = hi = 0; // no finite scale (MX NaN blocks): the NaNs are still counted
     Histogram h(lo, hi, bins);
-    for (float s : params.scales)
-        h.add(s);
+    { // one scale per NVFP4 block, a million of them; the filler adds its counts as it goes out of scope
+        HistogramFiller filler(h);
+        const std::vector<float>& s = params.scales;
+        for (std::size_t first = 0; first < s.size(); first += HistogramFiller::kBlock) {
+            const int n = static_cast<int>(std::min<std::size_t>(HistogramFiller::kBlock, s.size() - first));
+            filler.addBlock<4>(s.data() + first, n, [&](int k) {
+                return static_cast<double>(s[first + static_cast<std::size_t>(k)]);
+            });
+        }
+    }
     return h;
 }
 
@@ -73,13 +84,21 @@ Histogram scaleHistogram(const QuantParams& params, int bins) {
 
 std::vector<ClipEdges> clipEdges(const QuantPlan& plan, const QuantParams& params) {
     const auto [cLow, cHigh] = extremeCodes(plan);
-    const double codeSpan =
-        isFloatTarget(plan.codeTarget) ? 1.0 : static_cast<double>(plan.qmax() - plan.qmin());
+    const bool floatTarget = isFloatTarget(plan.codeTarget);
+    const double codeSpan = floatTarget ? 1.0 : static_cast<double>(plan.qmax() - plan.qmin());
+    // dequantizeValue of the two extreme codes, their values decoded once (a minifloat's decoding
+    // is the costly part, and the same for every group).
+    const MiniFloat fmt = floatTarget ? miniFloatOf(plan.codeTarget) : MiniFloat{};
+    const float decodedLow = floatTarget ? decodeMiniFloat(static_cast<std::uint8_t>(cLow), fmt) : 0.0f;
+    const float decodedHigh = floatTarget ? decodeMiniFloat(static_cast<std::uint8_t>(cHigh), fmt) : 0.0f;
+    const ScaleOp op = plan.convention.scaleOp;
     std::vector<ClipEdges> edges(params.scales.size());
     for (std::size_t g = 0; g < edges.size(); ++g) {
-        const auto gi = static_cast<std::int64_t>(g);
-        const double a = dequantizeValue(cLow, params.scales[g], params.zeroPointOf(gi), plan);
-        const double b = dequantizeValue(cHigh, params.scales[g], params.zeroPointOf(gi), plan);
+        const float zp = params.zeroPointOf(static_cast<std::int64_t>(g));
+        const float low = floatTarget ? decodedLow : static_cast<float>(cLow) - zp;
+        const float high = floatTarget ? decodedHigh : static_cast<float>(cHigh) - zp;
+        const double a = applyInverseScale(low, params.scales[g], op);
+        const double b = applyInverseScale(high, params.scales[g], op);
         // A negative scale (aclnnQuantize allows one) swaps the ends.
         edges[g].low = std::min(a, b);
         edges[g].high = std::max(a, b);
@@ -131,20 +150,55 @@ void finishAnalysis(TensorAnalysis& a, const QuantPlan& plan, const QuantParams&
 } // namespace ql
 
 #define QL_ANALYZER_NS baseline
+#define QL_ANALYZER_LANES 4
 #include "analysis/analyzer_fast.h"
 #undef QL_ANALYZER_NS
+#undef QL_ANALYZER_LANES
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #pragma GCC push_options
 #pragma GCC target("avx2,f16c")
 #define QL_ANALYZER_NS avx2
+#define QL_ANALYZER_LANES 8
 #include "analysis/analyzer_fast.h"
 #undef QL_ANALYZER_NS
+#undef QL_ANALYZER_LANES
 #pragma GCC pop_options
-#define QL_ANALYZER_AVX2 1
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,f16c")
+#define QL_ANALYZER_NS avx512
+#define QL_ANALYZER_LANES 8
+#include "analysis/analyzer_fast.h"
+#undef QL_ANALYZER_NS
+#undef QL_ANALYZER_LANES
+#pragma GCC pop_options
+#define QL_ANALYZER_X86 1
 #endif
 
 namespace ql {
+
+AnalysisIsa analysisIsa(AnalysisIsa wanted) {
+#ifdef QL_ANALYZER_X86
+    static const AnalysisIsa widest = [] {
+        __builtin_cpu_init();
+        const bool f16c = __builtin_cpu_supports("f16c");
+        const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+        const bool avx2 = __builtin_cpu_supports("avx2") && f16c;
+        // The CPU kernels' cap (QUANTLENS_CPU_ISA=sse2|avx2) narrows this pass's choice too.
+        const char* cap = std::getenv("QUANTLENS_CPU_ISA");
+        const std::string want = cap ? cap : "";
+        if (avx512 && avx2 && (want.empty() || want == "avx512")) return AnalysisIsa::Avx512;
+        if (avx2 && want != "sse2") return AnalysisIsa::Avx2;
+        return AnalysisIsa::Baseline;
+    }();
+    if (wanted == AnalysisIsa::Best) return widest;
+    return static_cast<int>(wanted) >= static_cast<int>(widest) ? wanted : widest;
+#else
+    (void)wanted;
+    return AnalysisIsa::Baseline;
+#endif
+}
 
 TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
                        const ValuesView& x, const AnalysisOptions& opt) {
@@ -156,11 +210,16 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
             values[static_cast<std::size_t>(i)] = x.at(i);
         return analyzeReference(plan, params, codes, values, opt);
     }
-#ifdef QL_ANALYZER_AVX2
-    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-    if (avx2 && opt.isa == AnalysisIsa::Best) return detail::avx2::analyzeFast(plan, params, codes, x, opt);
+    switch (analysisIsa(opt.isa)) {
+#ifdef QL_ANALYZER_X86
+    case AnalysisIsa::Avx512:
+        return detail::avx512::analyzeFast(plan, params, codes, x, opt);
+    case AnalysisIsa::Avx2:
+        return detail::avx2::analyzeFast(plan, params, codes, x, opt);
 #endif
-    return detail::baseline::analyzeFast(plan, params, codes, x, opt);
+    default:
+        return detail::baseline::analyzeFast(plan, params, codes, x, opt);
+    }
 }
 
 TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,

@@ -18,9 +18,14 @@
 
 namespace ql {
 
-/// Which build of the fast pass runs: the best the CPU has (AVX2 on x86-64 where present) or the
-/// baseline one. Both give the same bits; tests run both.
-enum class AnalysisIsa { Best, Baseline };
+/// Which build of the fast pass runs: the widest the CPU has (AVX-512, AVX2 or the baseline on
+/// x86-64; QUANTLENS_CPU_ISA=sse2|avx2 caps it), or a narrower one. Every build gives the same
+/// bits; tests run each the CPU has.
+enum class AnalysisIsa { Best, Avx512, Avx2, Baseline };
+
+/// The build analyze() runs for `wanted`: `wanted` itself when the CPU has it, else the widest it
+/// has below it (Best: the widest of all).
+AnalysisIsa analysisIsa(AnalysisIsa wanted = AnalysisIsa::Best);
 
 struct AnalysisOptions {
     int errorBins = 101;   // odd: one bin centred on zero error

@@ -2,16 +2,18 @@
 // and once under "#pragma GCC target" for AVX2, each in its own namespace (QL_ANALYZER_NS), picked
 // at run time. The GCC vector types fix the lanes and the order of every sum, so both builds give
 // the same bits; only the instructions differ. No include guard: included once per ISA.
-#ifndef QL_ANALYZER_NS
-#error "define QL_ANALYZER_NS before including analyzer_fast.h"
+#if !defined(QL_ANALYZER_NS) || !defined(QL_ANALYZER_LANES)
+#error "define QL_ANALYZER_NS and QL_ANALYZER_LANES before including analyzer_fast.h"
 #endif
 
 namespace ql::detail::QL_ANALYZER_NS {
+// Floats in the ISA's widest register: the histogram filler's lanes (counts do not depend on them).
+constexpr int kFloatLanes = QL_ANALYZER_LANES;
 // The per-element bodies below must inline into the segment loops (GCC's attribute on a lambda).
 #define QL_INLINE __attribute__((always_inline))
 
 // dequantizeValue with the plan's choices made once: float targets decode through a table of the
-// format's codes, the scale operation is chosen per call by a predictable branch.
+// format's codes, the scale operation (applyInverseScale) is chosen per call by a predictable branch.
 class Reconstruct {
 public:
     explicit Reconstruct(const QuantPlan& plan)
@@ -25,16 +27,7 @@ public:
     QL_INLINE float operator()(std::int32_t code, float scale, float zp) const {
         const float value =
             m_float ? m_decoded[static_cast<std::size_t>(code & 0xFF)] : static_cast<float>(code) - zp;
-        switch (m_op) {
-        case ScaleOp::Divide:
-        case ScaleOp::MultiplyReciprocal:
-            return value * scale;
-        case ScaleOp::Multiply:
-            return value / scale;
-        case ScaleOp::MultiplyTwice:
-            return value / scale / scale;
-        }
-        return value;
+        return applyInverseScale(value, scale, m_op);
     }
 
     /// x̂ of n codes of one group: the decoding and the operation chosen once per block, so the loops
@@ -51,21 +44,20 @@ public:
     }
 
 private:
+    // The operation picked outside the loop (each loop a constant operation, so it vectorises).
     template <typename ValueAt> QL_INLINE void scaled(ValueAt valueAt, int n, float scale, float* out) const {
+        auto each = [&](auto op) QL_INLINE {
+            for (int k = 0; k < n; ++k)
+                out[k] = applyInverseScale(valueAt(k), scale, op);
+        };
         switch (m_op) {
         case ScaleOp::Divide:
         case ScaleOp::MultiplyReciprocal:
-            for (int k = 0; k < n; ++k)
-                out[k] = valueAt(k) * scale;
-            return;
+            return each(ScaleOp::Divide);
         case ScaleOp::Multiply:
-            for (int k = 0; k < n; ++k)
-                out[k] = valueAt(k) / scale;
-            return;
+            return each(ScaleOp::Multiply);
         case ScaleOp::MultiplyTwice:
-            for (int k = 0; k < n; ++k)
-                out[k] = valueAt(k) / scale / scale;
-            return;
+            return each(ScaleOp::MultiplyTwice);
         }
     }
 
@@ -76,6 +68,7 @@ private:
 
 // x and x̂ of one group's segment, a block of kBlock at a time: fn(first, len, xs, xh).
 constexpr int kBlock = 256;
+static_assert(kBlock <= HistogramFiller::kBlock);
 template <typename Load, typename CodeAt, typename Fn>
 inline QL_INLINE void forBlocksOf(const Segment& seg, Load load, CodeAt codeAt, const Reconstruct& xhatOf,
                                   float scale, float zp, Fn&& fn) {
@@ -135,17 +128,17 @@ void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn,
     if (progress) progress(first + span); // the last slice may have been a worker's
 }
 
-// Whether every x[k] and x̂[k] is finite (exponent bits not all ones), without a branch per element.
+// Whether every x[k] and x̂[k] is finite, without a compare or a branch per element: adding one to
+// the exponent field carries into the sign bit only when the exponent is all ones (Inf or NaN).
 QL_INLINE inline bool allFinite(const float* x, const float* xh, int n) {
-    std::uint32_t bad = 0;
+    std::uint32_t carried = 0;
     for (int k = 0; k < n; ++k) {
         std::uint32_t a, b;
         std::memcpy(&a, x + k, 4);
         std::memcpy(&b, xh + k, 4);
-        bad |= static_cast<std::uint32_t>((a & 0x7F800000u) == 0x7F800000u) |
-               static_cast<std::uint32_t>((b & 0x7F800000u) == 0x7F800000u);
+        carried |= ((a & 0x7F800000u) + 0x00800000u) | ((b & 0x7F800000u) + 0x00800000u);
     }
-    return bad == 0;
+    return (carried & 0x80000000u) == 0;
 }
 
 // fn(code(i)) readers per code width and signedness, decided once.
@@ -167,6 +160,7 @@ template <typename Fn> decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
 }
 
 struct alignas(64) FirstPass {
+    detail::SliceSums sums; // the all-finite blocks' sums, joined to stats and ranges at the end
     ErrorStats stats;
     SliceGroups clipping; // this slice's groups: the result's own, or a table of those it shares
     // 8-bit and smaller targets, by code & 0xFF, in four tables taken in turn: runs of one code
@@ -206,7 +200,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
     std::vector<GroupRange> groupRanges(static_cast<std::size_t>(slices));
     for (std::int64_t s = 0; s < slices; ++s)
         groupRanges[static_cast<std::size_t>(s)] = walker.scaleRange(sliceBegin(s), sliceBegin(s + 1));
-    std::vector<FirstPass> first(static_cast<std::size_t>(slices), FirstPass{{}, {}, {}, a.codes, {}});
+    std::vector<FirstPass> first(static_cast<std::size_t>(slices), FirstPass{{}, {}, {}, {}, a.codes, {}});
     forEachSlice(
         slices, opt.threads,
         [&](std::int64_t s) {
@@ -240,11 +234,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
                 const ClipEdges e = edges[static_cast<std::size_t>(g)];
                 GroupClipping& slot = p.clipping[g];
-                ErrorStats stats;
-                GroupClipping clip;
-                detail::AnalysisRanges ranges;
-                bool mixed = false; // a block with NaN/Inf: the segment's sums gather apart first
-                detail::GroupBlockSums sums(e, floatTarget);
+                p.sums.beginGroup(e);
                 forBlocksOf(
                     seg, load, codeAt, xhatOf, sc, zp,
                     [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
@@ -260,31 +250,23 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                                 ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
                         }
                         if (allFinite(xs, xh, len)) [[likely]] {
-                            sums.addBlock(xs, xh, len, b);
+                            if (floatTarget)
+                                p.sums.template addBlock<true>(xs, xh, len, b);
+                            else
+                                p.sums.template addBlock<false>(xs, xh, len, b);
                             return;
                         }
-                        // What came before joins first, so ranges see the elements in order (±0
-                        // extremes).
-                        mixed = true;
-                        sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
-                        sums = detail::GroupBlockSums(e, floatTarget);
                         for (int k = 0; k < len; ++k) {
                             const float xi = xs[k], xhi = xh[k];
-                            stats.addElement(xi, xhi, b + k);
+                            p.stats.addElement(xi, xhi, b + k);
                             if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
-                            ClippingStats::addTo(clip, e, floatTarget, xi, xhi);
-                            ranges.add(xi, xhi);
+                            ClippingStats::addTo(slot, e, floatTarget, xi, xhi);
+                            p.ranges.add(xi, xhi);
                         }
                     });
-                if (!mixed) [[likely]] { // straight into the slice's sums: the same additions, none with 0
-                    sums.finish(p.stats, slot, p.ranges.xMin, p.ranges.xMax, p.ranges.minNonZeroAbsErr);
-                    return;
-                }
-                sums.finish(stats, clip, ranges.xMin, ranges.xMax, ranges.minNonZeroAbsErr);
-                p.stats.merge(stats);
-                slot.merge(clip);
-                p.ranges.merge(ranges);
+                p.sums.endGroup(slot);
             });
+            p.sums.finish(p.stats, p.ranges);
         },
         opt.progress, 0.0, 0.5);
     detail::AnalysisRanges r;
@@ -310,26 +292,30 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
         slices, opt.threads,
         [&](std::int64_t s) {
             SecondPass& h = second[static_cast<std::size_t>(s)];
-            Histogram::Filler error(h.error), absError(h.absErrorLog), values(h.values);
+            HistogramFiller error(h.error), absError(h.absErrorLog), values(h.values);
             auto fill = [&](float xi, float xh) QL_INLINE {
                 const double e = static_cast<double>(xi) - xh;
-                error.add(e);
-                absError.add(std::fabs(e));
-                values.add(xi);
+                h.error.add(e);
+                h.absErrorLog.add(std::fabs(e));
+                h.values.add(xi);
             };
             alignas(64) float xs[kBlock], xh[kBlock];
             int staged = 0;
             auto flush = [&]() QL_INLINE {
                 if (allFinite(xs, xh, staged)) [[likely]] {
-                    alignas(64) double ev[kBlock], av[kBlock], xv[kBlock];
+                    // The bins from x − x̂ rounded to float; the few near an edge from the exact double.
+                    alignas(64) float ef[kBlock], af[kBlock];
                     for (int k = 0; k < staged; ++k) {
-                        ev[k] = static_cast<double>(xs[k]) - xh[k];
-                        av[k] = std::fabs(ev[k]);
-                        xv[k] = xs[k];
+                        ef[k] = xs[k] - xh[k];
+                        af[k] = std::fabs(ef[k]);
                     }
-                    error.addBlock(ev, staged);
-                    absError.addBlock(av, staged);
-                    values.addBlock(xv, staged);
+                    // (Called rarely, and from the filler's default-target code: not forced inline.)
+                    auto exactError = [&](int k) { return static_cast<double>(xs[k]) - xh[k]; };
+                    error.template addBlock<kFloatLanes>(ef, staged, exactError);
+                    absError.template addBlock<kFloatLanes>(af, staged,
+                                                            [&](int k) { return std::fabs(exactError(k)); });
+                    values.template addBlock<kFloatLanes>(xs, staged,
+                                                          [&](int k) { return static_cast<double>(xs[k]); });
                 } else {
                     for (int k = 0; k < staged; ++k)
                         if (std::isfinite(xs[k]) && std::isfinite(xh[k])) fill(xs[k], xh[k]);

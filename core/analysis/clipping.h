@@ -5,6 +5,8 @@
 // An element is clipped low (high) when it lies below (above) the group's lowest (highest)
 // reconstruction by more than rounding alone explains: half a step for round-to-nearest, a whole
 // step for floor/ceil/trunc, nothing for floating targets (beyond ±max·step).
+#include "tensor/huge_page_allocator.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -35,6 +37,9 @@ struct ClipEdges {
     double roundingSlack = 0;
 };
 
+/// One row per group: as many rows as NVFP4 has blocks, so held in huge pages where it is large.
+using GroupRows = std::vector<GroupClipping, HugePageAllocator<GroupClipping>>;
+
 class ClippingStats {
 public:
     ClippingStats() = default;
@@ -49,14 +54,14 @@ public:
     GroupClipping* groupData() { return m_groups.data(); }
     void merge(const ClippingStats& other);
 
-    const std::vector<GroupClipping>& groups() const { return m_groups; }
+    const GroupRows& groups() const { return m_groups; }
     const std::vector<ClipEdges>& edges() const { return m_edges; }
     GroupClipping total() const;
     /// Rebuilt from a report: the rows it lists, out of `groupCount`, and its total.
     static ClippingStats listed(std::vector<GroupClipping> rows, std::size_t groupCount,
                                 const GroupClipping& total, bool floatTarget) {
         ClippingStats c(std::vector<ClipEdges>(rows.size()), floatTarget);
-        c.m_groups = std::move(rows);
+        c.m_groups.assign(rows.begin(), rows.end());
         c.m_keptTotal = total;
         c.m_groupCount = groupCount;
         c.m_dropped = true;
@@ -79,7 +84,7 @@ public:
 
 private:
     std::vector<ClipEdges> m_edges;
-    std::vector<GroupClipping> m_groups;
+    GroupRows m_groups;
     bool m_float = false;
     bool m_dropped = false; // keepFirstGroups ran: total() is m_keptTotal
     std::size_t m_groupCount = 0;

@@ -100,110 +100,6 @@ public:
             m_over += n;
     }
 
-    /// Adds many values with the histogram's constants held in locals (inner loops, where the
-    /// compiler cannot keep members in registers across the count stores); the same bins as add().
-    /// The out-of-range counts are written back when it is destroyed.
-    class Filler {
-    public:
-        explicit Filler(Histogram& h)
-            : m_h(h)
-            , m_lo(h.m_lo)
-            , m_hi(h.m_hi)
-            , m_rule(h.rule())
-            , m_counts(h.m_counts.data())
-            , m_lanes(4 * h.m_counts.size(), 0) {}
-        ~Filler() {
-            m_h.m_nan += m_nan;
-            m_h.m_under += m_under;
-            m_h.m_over += m_over;
-            const std::size_t bins = m_h.m_counts.size();
-            for (std::size_t i = 0; i < m_lanes.size(); ++i)
-                m_counts[i % bins] += m_lanes[i];
-        }
-        Filler(const Filler&) = delete;
-        Filler& operator=(const Filler&) = delete;
-        [[gnu::always_inline]] void add(double v) {
-            if (v >= m_lo && v <= m_hi) [[likely]] {
-                ++m_counts[m_rule.binOf(v)];
-                return;
-            }
-            if (std::isnan(v))
-                ++m_nan;
-            else if (v < m_lo)
-                ++m_under;
-            else
-                ++m_over;
-        }
-
-        /// add() for v[0..n), n <= kBlock: bins are found four at a time (the same position,
-        /// whole part and margins as binOf; log bins from the same exponent-bit approximation)
-        /// and only values near an edge or out of range take add().
-        static constexpr int kBlock = 256;
-        static constexpr std::int64_t kMagic = 0x4330000000000000; // the bits of 2^52
-        static constexpr std::int64_t kMantissa = (std::int64_t{1} << 52) - 1;
-        [[gnu::always_inline]] void addBlock(const double* v, int n) { // inlined into each ISA's pass
-            using D4 = double __attribute__((vector_size(32)));
-            using I4 = std::int64_t __attribute__((vector_size(32)));
-            using W4 = std::int32_t __attribute__((vector_size(16)));
-            const double topS = static_cast<double>(m_rule.last + 1), upperS = 1.0 - m_rule.margin;
-            const D4 zero = {}, lo = {m_lo, m_lo, m_lo, m_lo}, hi = {m_hi, m_hi, m_hi, m_hi};
-            const D4 a = {m_rule.a, m_rule.a, m_rule.a, m_rule.a},
-                     b = {m_rule.b, m_rule.b, m_rule.b, m_rule.b};
-            const D4 top = {topS, topS, topS, topS}, upper = {upperS, upperS, upperS, upperS};
-            const D4 margin = {m_rule.margin, m_rule.margin, m_rule.margin, m_rule.margin};
-            alignas(16) std::int32_t bins[kBlock];
-            int k = 0;
-            for (; k + 4 <= n; k += 4) {
-                D4 x;
-                std::memcpy(&x, v + k, sizeof x);
-                D4 p = x;
-                if (m_rule.log) { // approxLog10, its integer parts made exact doubles by the 2^52 trick
-                    const I4 u = reinterpret_cast<I4>(x), magic = {kMagic, kMagic, kMagic, kMagic};
-                    const I4 expBits = ((u >> 52) & 0x7FF) | magic, manBits = (u & kMantissa) | magic;
-                    const D4 e = (reinterpret_cast<D4>(expBits) - 0x1p52) - 1023.0;
-                    D4 m = (reinterpret_cast<D4>(manBits) - 0x1p52) * 0x1p-52;
-                    BinRule::toLog2OnePlus(m);
-                    p = (e + m) * 0.30102999566398120;
-                }
-                const D4 t = (p - a) * b;
-                const D4 tc = t > zero ? (t < top ? t : top) : zero; // in int range before converting
-                const D4 whole = __builtin_convertvector(__builtin_convertvector(tc, W4), D4);
-                const D4 frac = t - whole;
-                const I4 fast =
-                    (x >= lo) & (x <= hi) & (t > zero) & (t < top) & (frac > margin) & (frac < upper);
-                // Chosen among doubles, converted once: narrowing the 64-bit mask costs shuffles.
-                const W4 bin = __builtin_convertvector(fast ? whole : D4{-1.0, -1.0, -1.0, -1.0}, W4);
-                std::memcpy(bins + k, &bin, sizeof bin);
-            }
-            for (; k < n; ++k)
-                bins[k] = -1;
-            // Four count tables taken in turn: neighbouring values share a bin, and one table
-            // would chain every increment on the one before it.
-            const auto stride = static_cast<std::ptrdiff_t>(m_lanes.size() / 4);
-            std::int64_t* const lanes[4] = {m_lanes.data(), m_lanes.data() + stride,
-                                            m_lanes.data() + 2 * stride, m_lanes.data() + 3 * stride};
-            auto count = [&](int j, std::int64_t* table) __attribute__((always_inline)) {
-                if (bins[j] >= 0) [[likely]]
-                    ++table[bins[j]];
-                else
-                    add(v[j]);
-            };
-            for (k = 0; k + 4 <= n; k += 4)
-                for (int t = 0; t < 4; ++t)
-                    count(k + t, lanes[t]);
-            for (; k < n; ++k)
-                count(k, lanes[0]);
-        }
-
-    private:
-        Histogram& m_h;
-        double m_lo, m_hi;
-        BinRule m_rule;
-        std::int64_t* m_counts;
-        std::vector<std::int64_t> m_lanes; // addBlock's four tables, added to the counts at the end
-        std::int64_t m_nan = 0, m_under = 0, m_over = 0;
-    };
-
     /// Throws QuantError when the edges differ.
     void merge(const Histogram& other);
 
@@ -220,6 +116,8 @@ public:
     std::int64_t total() const;
 
 private:
+    friend class HistogramFiller; // the fast pass's block filler (histogram_filler.h)
+
     BinRule rule() const {
         const bool log = m_scale == Scale::Log10;
         return {m_a,

@@ -2,6 +2,7 @@
 // this file is compiled with -ffp-contract=off so no step is fused into an FMA.
 #include "quant/reference.h"
 
+#include "quant/inverse_scale.h"
 #include "tensor/error.h"
 
 #include <cmath>
@@ -80,20 +81,10 @@ std::int32_t quantizeValue(float x, float scale, float zeroPoint, const QuantPla
 }
 
 float dequantizeValue(std::int32_t code, float scale, float zeroPoint, const QuantPlan& plan) {
-    const Convention& c = plan.convention;
     const float value = isFloatTarget(plan.codeTarget)
                             ? decodeMiniFloat(static_cast<std::uint8_t>(code), miniFloatOf(plan.codeTarget))
                             : static_cast<float>(code) - zeroPoint;
-    switch (c.scaleOp) {
-    case ScaleOp::Divide:
-    case ScaleOp::MultiplyReciprocal:
-        return value * scale;
-    case ScaleOp::Multiply:
-        return value / scale;
-    case ScaleOp::MultiplyTwice:
-        return value / scale / scale;
-    }
-    return value;
+    return applyInverseScale(value, scale, plan.convention.scaleOp);
 }
 
 void checkParams(const QuantPlan& plan, const QuantParams& params) {
