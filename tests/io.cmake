@@ -11,7 +11,8 @@ endif()
 include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz.cmake)
 # Crafted files, odd options and interruptions: one regression row per class.
 ql_add_test(tst_bad_input)
-set_tests_properties(tst_bad_input PROPERTIES TIMEOUT 300)
+set_tests_properties(tst_bad_input PROPERTIES TIMEOUT 300 ENVIRONMENT
+    "QT_QPA_PLATFORM=offscreen;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan_hdf5.supp;ASAN_OPTIONS=fast_unwind_on_malloc=0")
 if(TARGET quantlens-cli) # an export that fails on a full disk, run as the CLI process
     target_compile_definitions(tst_bad_input PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
     add_dependencies(tst_bad_input quantlens-cli)

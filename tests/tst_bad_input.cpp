@@ -295,18 +295,20 @@ private slots:
     void hdf5BitFlipsNeverCrash() {
         if (!pythonHas(QStringLiteral("h5py"))) QSKIP("python3 with h5py is needed to write the file");
         QString err;
-        runPython({QStringLiteral("-c"),
-                   QStringLiteral(
-                       "import h5py,numpy as np,sys; f=h5py.File(sys.argv[1],'w'); "
-                       "g=f.create_group('model_weights/dense'); "
-                       "g.create_dataset('kernel:0', data=np.arange(4096,dtype='f4').reshape(64,64), "
-                       "chunks=(16,64), compression='gzip'); "
-                       "g.create_dataset('bias:0', data=np.ones(64,dtype='f4')); f.attrs['note']='x'*100"),
-                   QString::fromStdString(path("clean.h5"))},
-                  &err);
+        runPython(
+            {QStringLiteral("-c"),
+             QStringLiteral("import h5py,numpy as np,sys; f=h5py.File(sys.argv[1],'w'); "
+                            "g=f.create_group('model_weights/dense'); "
+                            "g.create_dataset('kernel:0', data=np.arange(4096,dtype='f4').reshape(64,64), "
+                            "chunks=(16,64), compression='gzip', track_times=False); "
+                            "g.create_dataset('bias:0', data=np.ones(64,dtype='f4'), track_times=False); "
+                            "f.attrs['note']='x'*100"),
+             QString::fromStdString(path("clean.h5"))},
+            &err);
         QVERIFY2(err.isEmpty(), qPrintable(err));
         const std::string clean = readFile(path("clean.h5"));
         int refused = 0;
+        // No timestamps in the file, so the same bits flip the same structures on every run.
         for (unsigned seed = 1; seed <= 60; ++seed) { // a bounded fuzz of the HDF5 source
             std::string bytes = clean;
             std::uint32_t x = seed * 2654435761u;

@@ -61,7 +61,8 @@ public:
             error = 0x1p-23 * (h.m_b * (2 * reach + std::fabs(h.m_a) + h.m_width) + 2 * bins);
         }
         m_margin = static_cast<float>(2 * error + 1e-6);
-        m_fast = std::isfinite(m_a) && std::isfinite(m_b) && m_b > 0 && m_margin < 0.01f && m_bins < (1 << 20);
+        m_fast =
+            std::isfinite(m_a) && std::isfinite(m_b) && m_b > 0 && m_margin < 0.01f && m_bins < (1 << 20);
     }
     ~HistogramFiller() {
         const auto stride = static_cast<std::size_t>(m_bins + 2);
@@ -88,8 +89,7 @@ public:
         using F = typename FloatLanes<Lanes>::F;
         using I = typename FloatLanes<Lanes>::I;
         const float topS = static_cast<float>(m_bins) - m_margin, upperS = 1.0f - m_margin;
-        const F a = F{} + m_a, b = F{} + m_b, margin = F{} + m_margin, upper = F{} + upperS,
-                top = F{} + topS;
+        const F a = F{} + m_a, b = F{} + m_b, margin = F{} + m_margin, upper = F{} + upperS, top = F{} + topS;
         const I slow = I{} + (m_bins + 1), under = I{} + m_bins;
         alignas(64) std::int32_t bins[kBlock];
         I anySlow = {};
@@ -102,9 +102,10 @@ public:
             if (m_log) { // log10 v from the exponent and a sextic in the mantissa, for normal v > 0
                 const I u = reinterpret_cast<I>(v);
                 F m = reinterpret_cast<F>((u & 0x7FFFFF) | 0x3F800000) - 1.0f; // [0, 1), exact
-                m = m * (1.44255317f +
-                         m * (-0.718282409f +
-                              m * (0.458273533f + m * (-0.279544535f + m * (0.123458139f + m * -0.0264599789f)))));
+                m = m *
+                    (1.44255317f + m * (-0.718282409f +
+                                        m * (0.458273533f +
+                                             m * (-0.279544535f + m * (0.123458139f + m * -0.0264599789f)))));
                 p = (__builtin_convertvector(((u >> 23) & 0xFF) - 127, F) + m) * 0.301029996f;
                 // Float comparisons only: GCC 12 scalarises some integer ones on these vectors.
                 zero = v == 0.0f; // underflow, as add() counts v <= 0

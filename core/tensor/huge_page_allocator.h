@@ -29,7 +29,7 @@ template <typename T> struct HugePageAllocator {
             return static_cast<T*>(p);
         }
 #endif
-        return static_cast<T*>(::operator new(bytes, std::align_val_t{alignof(T)}));
+        return static_cast<T*>(::operator new (bytes, std::align_val_t{alignof(T)}));
     }
     void deallocate(T* p, std::size_t n) noexcept {
 #if defined(__linux__)
@@ -38,9 +38,11 @@ template <typename T> struct HugePageAllocator {
             return;
         }
 #endif
-        ::operator delete(p, std::align_val_t{alignof(T)});
+        ::operator delete (p, std::align_val_t{alignof(T)});
     }
-    template <typename U> bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
+    template <typename U> bool operator==(const HugePageAllocator<U>&) const noexcept {
+        return true;
+    }
 };
 
 } // namespace ql
