@@ -10,6 +10,7 @@
 // its exact double. So the counts equal add()'s exactly, whatever the lanes.
 #include "analysis/histogram.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -43,18 +44,25 @@ public:
         , m_log(h.m_scale == Histogram::Scale::Log10)
         , m_a(static_cast<float>(h.m_a))
         , m_b(static_cast<float>(h.m_b))
-        , m_tables(4 * static_cast<std::size_t>(m_bins + 2), 0) {
+        , m_tables(static_cast<std::size_t>(kTables) * static_cast<std::size_t>(m_bins + 2), 0u) {
         const double bins = static_cast<double>(m_bins);
         // Worst distance, in bins, between the float position and the exact one; the exact one is
         // itself trusted 1e-6 from an edge (Histogram::BinRule's linear margin).
         double error;
         if (m_log) {
-            // log10 from the sextic in float: under 7e-7 (2.2e-6 in log2 on a grid of 4e5 points);
-            // the float sums and products of numbers no larger than the ends' logs: 2^-21 of those;
-            // the value's own rounding to float: 2^-24 relative, 2.6e-8 in log10.
-            const double ends = std::fabs(h.m_a) + std::fabs(h.m_a + h.m_width) + 2.0;
-            const double inLog10 = 1e-6 + 0x1p-21 * ends + 3e-8;
-            error = h.m_b * inLog10 + 0x1p-22 * bins;
+            // t = (E + q(m))·B − A with B = b·log10(2), A = a·b: the quintic q is within 1.45e-5 of
+            // log2(1 + m) in float (on a grid of 4e5 points); the float sums and products carry 2^-22
+            // of magnitudes no larger than L·B, A and the bin count, where L bounds |log2 v| over the
+            // range; the value's own rounding to float moves log2 v by 2^-24/ln 2.
+            constexpr double kLog10Of2 = 0.30102999566398120;
+            const double b2 = h.m_b * kLog10Of2;
+            const double reach = (std::fabs(h.m_a) + std::fabs(h.m_a + h.m_width) + 2.0) / kLog10Of2;
+            m_a = static_cast<float>(h.m_a * h.m_b);
+            m_b = static_cast<float>(b2);
+            error = b2 * (1.5e-5 + 1e-7) + 0x1p-22 * (reach * b2 + std::fabs(h.m_a * h.m_b) + bins);
+            // Zero and negative values, subnormals, infinities and NaN all fall outside such a range
+            // by the exponent alone unless the range reaches near the ends of float's.
+            m_checkNormal = !(h.m_lo >= 2.0 * std::numeric_limits<float>::min() && h.m_hi < 0x1p126);
         } else {
             // Rounding of the value (2^-24 relative), of a and b, of the difference and the product.
             const double reach = std::max(std::fabs(h.m_lo), std::fabs(h.m_hi));
@@ -64,14 +72,7 @@ public:
         m_fast =
             std::isfinite(m_a) && std::isfinite(m_b) && m_b > 0 && m_margin < 0.01f && m_bins < (1 << 20);
     }
-    ~HistogramFiller() {
-        const auto stride = static_cast<std::size_t>(m_bins + 2);
-        for (std::size_t t = 0; t < 4; ++t) {
-            for (std::size_t i = 0; i < static_cast<std::size_t>(m_bins); ++i)
-                m_h.m_counts[i] += m_tables[t * stride + i];
-            m_h.m_under += m_tables[t * stride + static_cast<std::size_t>(m_bins)];
-        }
-    }
+    ~HistogramFiller() { flush(); }
     HistogramFiller(const HistogramFiller&) = delete;
     HistogramFiller& operator=(const HistogramFiller&) = delete;
 
@@ -97,22 +98,23 @@ public:
         for (; k + kLanes <= n; k += kLanes) {
             F v;
             std::memcpy(&v, approx + k, sizeof v);
-            F p = v;
+            F t;
             I zero = {}, normal = ~I{};
-            if (m_log) { // log10 v from the exponent and a sextic in the mantissa, for normal v > 0
+            if (m_log) { // log2 v from the exponent and a quintic in the mantissa, for normal v > 0
                 const I u = reinterpret_cast<I>(v);
                 F m = reinterpret_cast<F>((u & 0x7FFFFF) | 0x3F800000) - 1.0f; // [0, 1), exact
-                m = m *
-                    (1.44255317f + m * (-0.718282409f +
-                                        m * (0.458273533f +
-                                             m * (-0.279544535f + m * (0.123458139f + m * -0.0264599789f)))));
-                p = (__builtin_convertvector(((u >> 23) & 0xFF) - 127, F) + m) * 0.301029996f;
+                m = m * (1.44196570f +
+                         m * (-0.709664464f + m * (0.417601675f + m * (-0.196277797f + m * 0.0463891774f))));
+                // u >> 23 keeps the sign: a negative v gets an exponent far below any range's.
+                t = (__builtin_convertvector((u >> 23) - 127, F) + m) * b - a;
                 // Float comparisons only: GCC 12 scalarises some integer ones on these vectors.
-                zero = v == 0.0f; // underflow, as add() counts v <= 0
-                // Negative, subnormal, overflowed or NaN: the exact path.
-                normal = (v >= std::numeric_limits<float>::min()) & (v <= std::numeric_limits<float>::max());
+                zero = v == 0.0f;  // underflow, as add() counts v <= 0
+                if (m_checkNormal) // negative, subnormal, overflowed or NaN: the exact path
+                    normal =
+                        (v >= std::numeric_limits<float>::min()) & (v <= std::numeric_limits<float>::max());
+            } else {
+                t = (v - a) * b;
             }
-            const F t = (p - a) * b;
             const I whole = __builtin_convertvector(t, I); // truncation: the floor wherever frac > 0
             const F frac = t - __builtin_convertvector(whole, F);
             const I fast = normal & (frac > margin) & (frac < upper) & (t < top);
@@ -124,20 +126,18 @@ public:
         }
         for (; k < n; ++k)
             bins[k] = m_bins + 1;
-        // Four count tables taken in turn: neighbouring values share a bin, and one table would
-        // chain every increment on the one before it.
+        // kTables count tables taken in turn: neighbouring values often share a bin (most of a log
+        // histogram's are in its top few), and fewer tables would chain increments on each other.
         const auto stride = static_cast<std::ptrdiff_t>(m_bins + 2);
-        std::int64_t* const t0 = m_tables.data();
-        std::int64_t *const t1 = t0 + stride, *const t2 = t1 + stride, *const t3 = t2 + stride;
+        if (m_pending > kFlushAt) flush();
+        m_pending += n;
+        std::uint32_t* const tables = m_tables.data();
         k = 0;
-        for (; k + 4 <= n; k += 4) {
-            ++t0[bins[k]];
-            ++t1[bins[k + 1]];
-            ++t2[bins[k + 2]];
-            ++t3[bins[k + 3]];
-        }
+        for (; k + kTables <= n; k += kTables)
+            for (int t = 0; t < kTables; ++t)
+                ++tables[t * stride + static_cast<std::uint32_t>(bins[k + t])];
         for (; k < n; ++k)
-            ++t0[bins[k]];
+            ++tables[static_cast<std::uint32_t>(bins[k])];
         bool rescan = n % kLanes != 0;
         for (int l = 0; l < kLanes; ++l)
             rescan |= anySlow[l] != 0;
@@ -150,12 +150,28 @@ private:
     Histogram& m_h;
     std::int32_t m_bins;
     bool m_log;
-    float m_a, m_b;
+    float m_a, m_b; // position t = (v − a)·b; log bins: t = log2(v)·b − a
+    bool m_checkNormal = false;
     float m_margin = 0.5f;
     bool m_fast = false;
-    // Four tables of bins + 2 counts: the bins, then values counted as underflow, then values
+    static constexpr int kTables = 8;
+    // kTables tables of bins + 2 counts: the bins, then values counted as underflow, then values
     // taking the exact path (whose counts are dropped: add() counts them).
-    std::vector<std::int64_t> m_tables;
+    std::vector<std::uint32_t> m_tables;
+    std::int64_t m_pending = 0; // values counted in the tables since they were last added up
+    // 32-bit counts (half the cache of 64-bit ones), added to the histogram before any could wrap.
+    static constexpr std::int64_t kFlushAt = (std::int64_t{1} << 31) - kBlock;
+
+    void flush() {
+        const auto stride = static_cast<std::size_t>(m_bins + 2);
+        for (std::size_t t = 0; t < static_cast<std::size_t>(kTables); ++t) {
+            for (std::size_t i = 0; i < static_cast<std::size_t>(m_bins); ++i)
+                m_h.m_counts[i] += m_tables[t * stride + i];
+            m_h.m_under += m_tables[t * stride + static_cast<std::size_t>(m_bins)];
+        }
+        std::fill(m_tables.begin(), m_tables.end(), 0u);
+        m_pending = 0;
+    }
 };
 
 } // namespace ql
