@@ -83,13 +83,12 @@ inline QL_INLINE void forBlocksOf(const Segment& seg, Load load, CodeAt codeAt, 
     }
 }
 
-// Fixed slices, a function of the tensor alone (never of the thread count), so merging them in
-// order gives the same sums on every machine. The group budget dates from per-slice copies of the
-// clipping table (SliceGroups made them unneeded); it stays because the slicing fixes the sums' bits.
-std::int64_t sliceCount(std::int64_t n, std::int64_t groups) {
-    constexpr std::int64_t kMinSlice = 1 << 16, kMaxSlices = 16, kGroupBudget = 1 << 21;
-    return std::clamp<std::int64_t>(std::min(n / kMinSlice, kGroupBudget / std::max<std::int64_t>(groups, 1)),
-                                    1, kMaxSlices);
+// Fixed slices, a function of the tensor's size alone (never of the thread count), so merging them
+// in order gives the same sums on every machine. Slices share the group tables (SliceGroups), so
+// many groups (an NVFP4 block every 16 elements) no longer need fewer, larger slices.
+std::int64_t sliceCount(std::int64_t n) {
+    constexpr std::int64_t kMinSlice = 1 << 16, kMaxSlices = 16;
+    return std::clamp<std::int64_t>(n / kMinSlice, 1, kMaxSlices);
 }
 
 // Runs fn(slice) for every slice on up to `threads` threads. After each slice it ran, and once all
@@ -180,7 +179,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
     TensorAnalysis a = detail::beginAnalysis(plan, params, codes, n, opt);
     const RowWalker walker(plan);
     const Reconstruct xhatOf(plan);
-    const std::int64_t slices = sliceCount(n, plan.scaleCount);
+    const std::int64_t slices = sliceCount(n);
     auto sliceBegin = [&](std::int64_t s) { return n * s / slices; };
     const bool wide = codes.target() == Target::Int32;
     const std::vector<float>& scales = params.scales;
