@@ -1,11 +1,10 @@
 // Picks the kernel build for the running CPU, and resolves a plan's convention for the kernels.
 #include "cpu/kernels.h"
+#include "tensor/cpu_isa.h"
 #include "tensor/float_formats.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <limits>
-#include <string>
 
 namespace ql::cpu {
 
@@ -26,18 +25,14 @@ struct Choice {
 
 Choice choose() {
 #if QL_CPU_MULTI_ISA
-    __builtin_cpu_init();
-    // QUANTLENS_CPU_ISA=sse2|avx2 caps the choice, so tests and benchmarks can run every build on
-    // one machine; it never selects an ISA the CPU lacks.
-    const char* cap = std::getenv("QUANTLENS_CPU_ISA");
-    const std::string want = cap ? cap : "";
-    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-    // The avx2 build also uses FMA (error sums) and F16C (half inputs): every AVX2 CPU has both.
-    const bool avx2 =
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-    if (avx512 && (want.empty() || want == "avx512")) return {&pick_avx512, "avx512"};
-    if (avx2 && want != "sse2") return {&pick_avx2, "avx2"};
+    switch (widestCpuIsa()) {
+    case CpuIsa::Avx512:
+        return {&pick_avx512, "avx512"};
+    case CpuIsa::Avx2:
+        return {&pick_avx2, "avx2"};
+    case CpuIsa::Baseline:
+        break;
+    }
     return {&pick_sse2, "sse2"};
 #else
     return {&pick_sse2, "generic"};

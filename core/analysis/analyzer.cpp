@@ -7,13 +7,13 @@
 #include "quant/inverse_scale.h"
 #include "quant/reference.h"
 #include "quant/row_walker.h"
+#include "tensor/cpu_isa.h"
 #include "tensor/error.h"
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -180,16 +180,14 @@ namespace ql {
 AnalysisIsa analysisIsa(AnalysisIsa wanted) {
 #ifdef QL_ANALYZER_X86
     static const AnalysisIsa widest = [] {
-        __builtin_cpu_init();
-        const bool f16c = __builtin_cpu_supports("f16c");
-        const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-        const bool avx2 = __builtin_cpu_supports("avx2") && f16c;
-        // The CPU kernels' cap (QUANTLENS_CPU_ISA=sse2|avx2) narrows this pass's choice too.
-        const char* cap = std::getenv("QUANTLENS_CPU_ISA");
-        const std::string want = cap ? cap : "";
-        if (avx512 && avx2 && (want.empty() || want == "avx512")) return AnalysisIsa::Avx512;
-        if (avx2 && want != "sse2") return AnalysisIsa::Avx2;
+        switch (widestCpuIsa()) { // the CPU kernels' choice, QUANTLENS_CPU_ISA's cap included
+        case CpuIsa::Avx512:
+            return AnalysisIsa::Avx512;
+        case CpuIsa::Avx2:
+            return AnalysisIsa::Avx2;
+        case CpuIsa::Baseline:
+            break;
+        }
         return AnalysisIsa::Baseline;
     }();
     if (wanted == AnalysisIsa::Best) return widest;

@@ -1,4 +1,5 @@
 target_sources(quantlens_core PRIVATE
+    tensor/cpu_isa.cpp
     tensor/dtype.cpp
     tensor/float_formats.cpp
     tensor/shape.cpp
