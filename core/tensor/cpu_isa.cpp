@@ -11,8 +11,8 @@ CpuIsa widestCpuIsa() {
         __builtin_cpu_init();
         const char* cap = std::getenv("QUANTLENS_CPU_ISA");
         const std::string want = cap ? cap : "";
-        const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                          __builtin_cpu_supports("f16c");
+        const bool avx2 =
+            __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
         const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
         if (avx512 && (want.empty() || want == "avx512")) return CpuIsa::Avx512;
