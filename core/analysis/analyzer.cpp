@@ -82,7 +82,7 @@ Histogram scaleHistogram(const QuantParams& params, int bins) {
 
 } // namespace
 
-std::vector<ClipEdges> clipEdges(const QuantPlan& plan, const QuantParams& params) {
+EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params) {
     const auto [cLow, cHigh] = extremeCodes(plan);
     const bool floatTarget = isFloatTarget(plan.codeTarget);
     const double codeSpan = floatTarget ? 1.0 : static_cast<double>(plan.qmax() - plan.qmin());
@@ -92,7 +92,7 @@ std::vector<ClipEdges> clipEdges(const QuantPlan& plan, const QuantParams& param
     const float decodedLow = floatTarget ? decodeMiniFloat(static_cast<std::uint8_t>(cLow), fmt) : 0.0f;
     const float decodedHigh = floatTarget ? decodeMiniFloat(static_cast<std::uint8_t>(cHigh), fmt) : 0.0f;
     const ScaleOp op = plan.convention.scaleOp;
-    std::vector<ClipEdges> edges(params.scales.size());
+    EdgeRows edges(params.scales.size());
     for (std::size_t g = 0; g < edges.size(); ++g) {
         const float zp = params.zeroPointOf(static_cast<std::int64_t>(g));
         const float low = floatTarget ? decodedLow : static_cast<float>(cLow) - zp;

@@ -66,6 +66,6 @@ TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params
                                 std::span<const float> x, const AnalysisOptions& options = {});
 
 /// The clip thresholds of every group (exposed for tests and the comparison page).
-std::vector<ClipEdges> clipEdges(const QuantPlan& plan, const QuantParams& params);
+EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params);
 
 } // namespace ql

@@ -12,13 +12,18 @@ constexpr int kFloatLanes = QL_ANALYZER_LANES;
 // The per-element bodies below must inline into the segment loops (GCC's attribute on a lambda).
 #define QL_INLINE __attribute__((always_inline))
 
+// Elements handled together: a block of x and x̂ staged for the sums and the histograms.
+constexpr int kBlock = 256;
+static_assert(kBlock <= HistogramFiller::kBlock);
+
 // dequantizeValue with the plan's choices made once: float targets decode through a table of the
 // format's codes, the scale operation (applyInverseScale) is chosen per call by a predictable branch.
 class Reconstruct {
 public:
     explicit Reconstruct(const QuantPlan& plan)
         : m_op(plan.convention.scaleOp)
-        , m_float(isFloatTarget(plan.codeTarget)) {
+        , m_float(isFloatTarget(plan.codeTarget))
+        , m_fp4(plan.codeTarget == Target::Fp4E2M1) {
         if (m_float)
             for (int c = 0; c < 256; ++c)
                 m_decoded[static_cast<std::size_t>(c)] =
@@ -34,6 +39,13 @@ public:
     /// vectorise.
     template <typename CodeAt>
     QL_INLINE void block(CodeAt codeAt, std::int64_t first, int n, float scale, float zp, float* out) const {
+        if constexpr (kFloatLanes == 8) {
+            if (m_fp4) { // (a 4-lane build has no variable permute: it looks the values up)
+                alignas(64) float decoded[kBlock];
+                decodeFp4(codeAt, first, n, decoded);
+                return scaled([&](int k) QL_INLINE { return decoded[k]; }, n, scale, out);
+            }
+        }
         if (m_float)
             scaled([&](int k)
                        QL_INLINE { return m_decoded[static_cast<std::size_t>(codeAt(first + k) & 0xFF)]; },
@@ -44,6 +56,27 @@ public:
     }
 
 private:
+    // E2M1 codes decoded a register at a time: the 16 values sit in two registers and each lane picks
+    // its own (decodeMiniFloat reads a code's low four bits only, so the table's first 16 are all).
+    template <typename CodeAt>
+    QL_INLINE void decodeFp4(CodeAt codeAt, std::int64_t first, int n, float* out) const {
+        using F = typename FloatLanes<kFloatLanes>::F;
+        using I = typename FloatLanes<kFloatLanes>::I;
+        F low, high;
+        std::memcpy(&low, m_decoded.data(), sizeof low);
+        std::memcpy(&high, m_decoded.data() + kFloatLanes, sizeof high);
+        int k = 0;
+        for (; k + kFloatLanes <= n; k += kFloatLanes) {
+            I code;
+            for (int l = 0; l < kFloatLanes; ++l)
+                code[l] = codeAt(first + k + l);
+            const F v = __builtin_shuffle(low, high, code & 15);
+            std::memcpy(out + k, &v, sizeof v);
+        }
+        for (; k < n; ++k)
+            out[k] = m_decoded[static_cast<std::size_t>(codeAt(first + k) & 15)];
+    }
+
     // The operation picked outside the loop (each loop a constant operation, so it vectorises).
     template <typename ValueAt> QL_INLINE void scaled(ValueAt valueAt, int n, float scale, float* out) const {
         auto each = [&](auto op) QL_INLINE {
@@ -63,12 +96,11 @@ private:
 
     ScaleOp m_op;
     bool m_float;
+    bool m_fp4;
     std::array<float, 256> m_decoded{};
 };
 
 // x and x̂ of one group's segment, a block of kBlock at a time: fn(first, len, xs, xh).
-constexpr int kBlock = 256;
-static_assert(kBlock <= HistogramFiller::kBlock);
 template <typename Load, typename CodeAt, typename Fn>
 inline QL_INLINE void forBlocksOf(const Segment& seg, Load load, CodeAt codeAt, const Reconstruct& xhatOf,
                                   float scale, float zp, Fn&& fn) {

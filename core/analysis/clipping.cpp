@@ -18,7 +18,7 @@ double GroupClipping::sqnrDb() const {
     return 10.0 * std::log10(sumSqX / err);
 }
 
-ClippingStats::ClippingStats(std::vector<ClipEdges> edges, bool floatTarget)
+ClippingStats::ClippingStats(EdgeRows edges, bool floatTarget)
     : m_edges(std::move(edges))
     , m_groups(m_edges.size())
     , m_float(floatTarget) {}

@@ -37,13 +37,14 @@ struct ClipEdges {
     double roundingSlack = 0;
 };
 
-/// One row per group: as many rows as NVFP4 has blocks, so held in huge pages where it is large.
+/// One row per group: as many rows as NVFP4 has blocks, so held in huge pages where they are large.
 using GroupRows = std::vector<GroupClipping, HugePageAllocator<GroupClipping>>;
+using EdgeRows = std::vector<ClipEdges, HugePageAllocator<ClipEdges>>;
 
 class ClippingStats {
 public:
     ClippingStats() = default;
-    ClippingStats(std::vector<ClipEdges> edges, bool floatTarget);
+    ClippingStats(EdgeRows edges, bool floatTarget);
 
     /// One finite element (x, x̂ finite) of group g.
     inline void add(std::int64_t group, float x, float xhat);
@@ -55,12 +56,12 @@ public:
     void merge(const ClippingStats& other);
 
     const GroupRows& groups() const { return m_groups; }
-    const std::vector<ClipEdges>& edges() const { return m_edges; }
+    const EdgeRows& edges() const { return m_edges; }
     GroupClipping total() const;
     /// Rebuilt from a report: the rows it lists, out of `groupCount`, and its total.
     static ClippingStats listed(std::vector<GroupClipping> rows, std::size_t groupCount,
                                 const GroupClipping& total, bool floatTarget) {
-        ClippingStats c(std::vector<ClipEdges>(rows.size()), floatTarget);
+        ClippingStats c(EdgeRows(rows.size()), floatTarget);
         c.m_groups.assign(rows.begin(), rows.end());
         c.m_keptTotal = total;
         c.m_groupCount = groupCount;
@@ -83,7 +84,7 @@ public:
     }
 
 private:
-    std::vector<ClipEdges> m_edges;
+    EdgeRows m_edges;
     GroupRows m_groups;
     bool m_float = false;
     bool m_dropped = false; // keepFirstGroups ran: total() is m_keptTotal

@@ -126,6 +126,8 @@ public:
         }
         for (; k < n; ++k)
             bins[k] = m_bins + 1;
+        for (int pad = k; pad % kLanes != 0; ++pad) // whole vectors for the rescan below, not counted
+            bins[pad] = m_bins;
         // kTables count tables taken in turn: neighbouring values often share a bin (most of a log
         // histogram's are in its top few), and fewer tables would chain increments on each other.
         const auto stride = static_cast<std::ptrdiff_t>(m_bins + 2);
@@ -141,9 +143,20 @@ public:
         bool rescan = n % kLanes != 0;
         for (int l = 0; l < kLanes; ++l)
             rescan |= anySlow[l] != 0;
-        if (rescan) [[unlikely]]
-            for (k = 0; k < n; ++k)
-                if (bins[k] == m_bins + 1) m_h.add(exact(k));
+        if (rescan) [[unlikely]] // a vector at a time: most hold no value for the exact path
+            for (k = 0; k < n; k += kLanes) {
+                I v;
+                std::memcpy(&v, bins + k, sizeof v);
+                const I hit = __builtin_convertvector(v, F) == static_cast<float>(m_bins + 1);
+                std::uint64_t words[sizeof hit / 8];
+                std::memcpy(words, &hit, sizeof hit);
+                std::uint64_t any = 0;
+                for (std::uint64_t w : words)
+                    any |= w;
+                if (any)
+                    for (int j = k; j < k + kLanes && j < n; ++j)
+                        if (bins[j] == m_bins + 1) m_h.add(exact(j));
+            }
     }
 
 private:

@@ -1,6 +1,7 @@
 #pragma once
 // Scales and zero points as the operator takes them, and the codes it produces.
 #include "quant/target.h"
+#include "tensor/huge_page_allocator.h"
 
 #include <cstdint>
 #include <cstring>
@@ -33,10 +34,12 @@ struct QuantParams {
 };
 
 /// An allocator whose value-less construct() leaves bytes uninitialised, so a code buffer that a
-/// kernel overwrites whole is not zero-filled first (one write of every code saved).
-template <typename T> struct DefaultInitAllocator : std::allocator<T> {
+/// kernel overwrites whole is not zero-filled first (one write of every code saved). A tensor's
+/// codes come from huge pages where they are large: 4 KiB faults cost as much as the kernel.
+template <typename T> struct DefaultInitAllocator : HugePageAllocator<T> {
     template <typename U> struct rebind { using other = DefaultInitAllocator<U>; };
-    using std::allocator<T>::allocator;
+    DefaultInitAllocator() = default;
+    template <typename U> DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
     template <typename U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
     template <typename U, typename... Args> void construct(U* p, Args&&... args) {
         ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
