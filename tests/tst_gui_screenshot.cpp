@@ -90,6 +90,29 @@ void verifyNamesReadable(const MainWindow& window) {
     QVERIFY(names > 0);
 }
 
+// Each page's note under its plots reads whole, clear of the plots, at the window's size (a word-wrapped
+// label must not be squeezed below the lines its width needs).
+void verifyNotesClear(const MainWindow& window) {
+    int checked = 0;
+    for (const PlotPage* page : window.findChildren<PlotPage*>()) {
+        const QLabel* note = page->note();
+        if (!page->isVisible() || !note->isVisible() || note->text().isEmpty()) continue;
+        ++checked;
+        const QString which = note->text().left(50);
+        QVERIFY2(note->height() >= note->minimumHeight(),
+                 qPrintable(QStringLiteral("%1: %2 px tall, needs %3")
+                                .arg(which)
+                                .arg(note->height())
+                                .arg(note->minimumHeight())));
+        const QRect n(note->mapTo(page, QPoint(0, 0)), note->size());
+        for (const QCustomPlot* plot : page->plots())
+            QVERIFY2(!plot->isVisible() ||
+                         !QRect(plot->mapTo(page, QPoint(0, 0)), plot->size()).intersects(n),
+                     qPrintable(which + QStringLiteral(": covered by a plot")));
+    }
+    QVERIFY(checked >= 2);
+}
+
 } // namespace
 
 class TestGuiScreenshot : public QObject {
@@ -153,6 +176,12 @@ private slots:
         QVERIFY(compared.save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_compare.png")));
         verifyPlotsOnScreen(window, compared);
         QCOMPARE(tensorsDock->width(), dockWidth); // an A-vs-B run does not squeeze the names
+        verifyNotesClear(window);
+        // A small window: the notes wrap to more lines, and still read whole.
+        window.resize(760, 760);
+        QTest::qWait(100);
+        QVERIFY(window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_small.png")));
+        verifyNotesClear(window);
         QSignalSpy model(&window, &MainWindow::modelShown);
         window.quantizeAll();
         QVERIFY(model.wait(120000));

@@ -116,14 +116,18 @@ void ErrorHistogramPage::setOutcome(const TensorOutcome& o) {
     const double total = t.clipErrorSq + t.roundErrorSq;
     const double clipShare = total > 0 ? 100.0 * t.clipErrorSq / total : 0.0;
     setTitle(m_plot, tr("Error x − x̂ of %1").arg(qs(o.a.report.name)));
-    setNote(tr("<b>Clipping</b>: %1 elements (%2 low, %3 high) cause <b>%4%</b> of the squared error; "
-               "<b>rounding</b> the other %5%. Max |error| %6, RMSE %7.")
-                .arg(t.clippedLow + t.clippedHigh)
-                .arg(t.clippedLow)
-                .arg(t.clippedHigh)
-                .arg(fmtNumber(clipShare, 3), fmtNumber(100.0 - clipShare, 3),
-                     fmtNumber(o.a.report.analysis.stats.maxAbsError()),
-                     fmtNumber(o.a.report.analysis.stats.rmse())));
+    const QString sizes = tr("Max |error| %1, RMSE %2.")
+                              .arg(fmtNumber(o.a.report.analysis.stats.maxAbsError()),
+                                   fmtNumber(o.a.report.analysis.stats.rmse()));
+    if (t.clippedLow + t.clippedHigh == 0) // the usual case, said in fewer lines
+        setNote(tr("<b>Nothing clipped</b>: all the error is rounding. %1").arg(sizes));
+    else
+        setNote(tr("<b>Clipping</b>: %1 elements (%2 low, %3 high) cause <b>%4%</b> of the squared error; "
+                   "<b>rounding</b> the other %5%. %6")
+                    .arg(t.clippedLow + t.clippedHigh)
+                    .arg(t.clippedLow)
+                    .arg(t.clippedHigh)
+                    .arg(fmtNumber(clipShare, 3), fmtNumber(100.0 - clipShare, 3), sizes));
     m_plot->replot();
 }
 

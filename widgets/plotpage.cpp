@@ -11,6 +11,7 @@
 #include <QPainter>
 #include <QPdfWriter>
 #include <QSvgGenerator>
+#include <QTextDocument>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -23,6 +24,7 @@ PlotPage::PlotPage(QWidget* parent)
     , m_note(new QLabel(this)) {
     m_note->setWordWrap(true);
     m_note->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_note->installEventFilter(this); // its height follows its width (fitNote)
     m_layout->setContentsMargins(2, 2, 2, 2);
     m_layout->addWidget(m_note);
     // Every page exports itself from its context menu, not only the current tab from File ▸ Export.
@@ -40,7 +42,7 @@ PlotPage::PlotPage(QWidget* parent)
 QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
     auto* plot = new QCustomPlot(this);
     plot->setToolTip(tooltip);
-    plot->setMinimumHeight(160);
+    plot->setMinimumHeight(120); // two to a page, and the note, in a 760-pixel window
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot->plotLayout()->insertRow(0);
     plot->plotLayout()->addElement(0, 0,
@@ -100,6 +102,34 @@ void PlotPage::setTitle(QCustomPlot* plot, const QString& title) {
 void PlotPage::setNote(const QString& text) {
     m_note->setText(text);
     m_note->setVisible(!text.isEmpty());
+    fitNote();
+}
+
+// A word-wrapped label's minimum height is not that of its lines at its width, so a short page would
+// squeeze the note under the plots; it is kept at what the lines need, and the plots give way.
+// (QLabel::heightForWidth answers for the width its size hint prefers, not the one asked for, once
+// the text is rich: the lines are laid out here instead.)
+void PlotPage::fitNote() {
+    const QString text = m_note->text();
+    int needed = 0;
+    if (!text.isEmpty()) {
+        QTextDocument lines;
+        lines.setDocumentMargin(0);
+        lines.setDefaultFont(m_note->font());
+        if (Qt::mightBeRichText(text))
+            lines.setHtml(text);
+        else
+            lines.setPlainText(text);
+        lines.setTextWidth(std::max(m_note->contentsRect().width(), 40));
+        needed = static_cast<int>(std::ceil(lines.size().height())) + m_note->height() -
+                 m_note->contentsRect().height();
+    }
+    if (needed != m_note->minimumHeight()) m_note->setMinimumHeight(needed);
+}
+
+bool PlotPage::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_note && event->type() == QEvent::Resize) fitNote();
+    return QWidget::eventFilter(watched, event);
 }
 
 QCPGraph* PlotPage::addHistogram(QCustomPlot* plot, const Histogram& h, const QColor& color,

@@ -56,10 +56,13 @@ public:
 protected:
     QCustomPlot* addPlot(const QString& title, const QString& tooltip);
     void setNote(const QString& text);
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
     QVBoxLayout* m_layout;
 
 private:
+    void fitNote();
+
     std::vector<QCustomPlot*> m_plots;
     std::vector<QString> m_titles; // each plot's title before a result names its tensor
     QLabel* m_note;

@@ -151,8 +151,9 @@ void MainWindow::buildPages() {
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(top);
     split->addWidget(m_tabs);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
+    // The value and error histograms first: each has one plot and a note, the tab pages two plots.
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
     layout->setContentsMargins(4, 4, 4, 4);
