@@ -92,18 +92,32 @@ EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params) {
     const float decodedLow = floatTarget ? decodeMiniFloat(static_cast<std::uint8_t>(cLow), fmt) : 0.0f;
     const float decodedHigh = floatTarget ? decodeMiniFloat(static_cast<std::uint8_t>(cHigh), fmt) : 0.0f;
     const ScaleOp op = plan.convention.scaleOp;
+    const double slackSteps = roundingSlack(plan, 1.0); // the slack in steps: 0, 1/2 or 1, exactly
     EdgeRows edges(params.scales.size());
-    for (std::size_t g = 0; g < edges.size(); ++g) {
-        const float zp = params.zeroPointOf(static_cast<std::int64_t>(g));
-        const float low = floatTarget ? decodedLow : static_cast<float>(cLow) - zp;
-        const float high = floatTarget ? decodedHigh : static_cast<float>(cHigh) - zp;
-        const double a = applyInverseScale(low, params.scales[g], op);
-        const double b = applyInverseScale(high, params.scales[g], op);
-        // A negative scale (aclnnQuantize allows one) swaps the ends.
-        edges[g].low = std::min(a, b);
-        edges[g].high = std::max(a, b);
-        edges[g].roundingSlack = roundingSlack(plan, (edges[g].high - edges[g].low) / codeSpan);
-    }
+    auto fill = [&](std::size_t from, std::size_t to) {
+        for (std::size_t g = from; g < to; ++g) {
+            const float zp = params.zeroPointOf(static_cast<std::int64_t>(g));
+            const float low = floatTarget ? decodedLow : static_cast<float>(cLow) - zp;
+            const float high = floatTarget ? decodedHigh : static_cast<float>(cHigh) - zp;
+            const double a = applyInverseScale(low, params.scales[g], op);
+            const double b = applyInverseScale(high, params.scales[g], op);
+            // A negative scale (aclnnQuantize allows one) swaps the ends.
+            edges[g].low = std::min(a, b);
+            edges[g].high = std::max(a, b);
+            const double step = (edges[g].high - edges[g].low) / codeSpan;
+            edges[g].roundingSlack = slackSteps == 0.0 ? 0.0 : slackSteps * step; // (0 · Inf is not 0)
+        }
+    };
+    // A row per NVFP4 block is a million rows: filled (and their pages first touched) on every core.
+    constexpr std::size_t kPerThread = std::size_t{1} << 16;
+    const std::size_t threads = std::clamp<std::size_t>(edges.size() / kPerThread, 1,
+                                                        std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t)
+        pool.emplace_back(fill, edges.size() * t / threads, edges.size() * (t + 1) / threads);
+    fill(0, edges.size() / threads);
+    for (auto& t : pool)
+        t.join();
     return edges;
 }
 

@@ -37,9 +37,10 @@ struct ClipEdges {
     double roundingSlack = 0;
 };
 
-/// One row per group: as many rows as NVFP4 has blocks, so held in huge pages where they are large.
-using GroupRows = std::vector<GroupClipping, HugePageAllocator<GroupClipping>>;
-using EdgeRows = std::vector<ClipEdges, HugePageAllocator<ClipEdges>>;
+/// One row per group: as many rows as NVFP4 has blocks, so held in huge pages where they are large,
+/// and made without a pass that writes zeros (ZeroedHugePageAllocator).
+using GroupRows = std::vector<GroupClipping, ZeroedHugePageAllocator<GroupClipping>>;
+using EdgeRows = std::vector<ClipEdges, ZeroedHugePageAllocator<ClipEdges>>;
 
 class ClippingStats {
 public:

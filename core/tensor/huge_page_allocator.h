@@ -2,8 +2,13 @@
 // An allocator for large per-tensor tables (a row of statistics per NVFP4 block is as large as the
 // tensor): from 8 MiB up, the memory is mapped directly and the kernel asked for huge pages, so
 // filling it costs a fault per 2 MiB instead of one per 4 KiB. Smaller requests use operator new.
+#include <array>
+#include <bit>
 #include <cstddef>
+#include <cstring>
 #include <new>
+#include <type_traits>
+#include <utility>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -42,6 +47,43 @@ template <typename T> struct HugePageAllocator {
     }
     template <typename U> bool operator==(const HugePageAllocator<U>&) const noexcept {
         return true;
+    }
+};
+
+/// A HugePageAllocator whose memory starts zeroed (mapped pages come so; smaller blocks are cleared),
+/// so a row table of a type whose value-initialised state is all zero bytes is made without writing
+/// it: no memset of a table as large as the tensor, on one thread, before the pass that fills it;
+/// its pages are first touched by the threads that fill them. Only value-initialisation is skipped,
+/// and only into fresh memory: vector(n) or growth into a new block (a container that shrinks keeps
+/// its size; ClippingStats shrinks with shrink_to_fit and never grows again).
+template <typename T> struct ZeroedHugePageAllocator : HugePageAllocator<T> {
+    template <typename U> struct rebind { using other = ZeroedHugePageAllocator<U>; };
+    ZeroedHugePageAllocator() = default;
+    template <typename U> ZeroedHugePageAllocator(const ZeroedHugePageAllocator<U>&) noexcept {}
+
+    T* allocate(std::size_t n) {
+        T* p = HugePageAllocator<T>::allocate(n);
+        if (n * sizeof(T) < HugePageAllocator<T>::kMapped)
+            std::memset(static_cast<void*>(p), 0, n * sizeof(T));
+        return p;
+    }
+    template <typename U> void construct(U* p) {
+        if constexpr (!zeroBytesAreValueInitialised<U>()) ::new (static_cast<void*>(p)) U();
+    }
+    template <typename U, typename... Args> void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+
+private:
+    template <typename U> static constexpr bool zeroBytesAreValueInitialised() {
+        if constexpr (!std::is_trivially_copyable_v<U>) {
+            return false;
+        } else {
+            const auto bytes = std::bit_cast<std::array<unsigned char, sizeof(U)>>(U{});
+            for (unsigned char b : bytes)
+                if (b != 0) return false;
+            return true;
+        }
     }
 };
 
