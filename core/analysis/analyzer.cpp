@@ -86,19 +86,18 @@ EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params) {
     const auto [cLow, cHigh] = extremeCodes(plan);
     const bool floatTarget = isFloatTarget(plan.codeTarget);
     const double codeSpan = floatTarget ? 1.0 : static_cast<double>(plan.qmax() - plan.qmin());
-    // dequantizeValue of the two extreme codes, their values decoded once (a minifloat's decoding
-    // is the costly part, and the same for every group).
-    const MiniFloat fmt = floatTarget ? miniFloatOf(plan.codeTarget) : MiniFloat{};
-    const float decodedLow = floatTarget ? decodeMiniFloat(static_cast<std::uint8_t>(cLow), fmt) : 0.0f;
-    const float decodedHigh = floatTarget ? decodeMiniFloat(static_cast<std::uint8_t>(cHigh), fmt) : 0.0f;
+    // dequantizeValue of the two extreme codes; a minifloat's value (the costly part, and the same
+    // for every group) found once.
+    const float decodedLow = floatTarget ? codeValue(cLow, 0.0f, plan) : 0.0f;
+    const float decodedHigh = floatTarget ? codeValue(cHigh, 0.0f, plan) : 0.0f;
     const ScaleOp op = plan.convention.scaleOp;
     const double slackSteps = roundingSlack(plan, 1.0); // the slack in steps: 0, 1/2 or 1, exactly
     EdgeRows edges(params.scales.size());
     auto fill = [&](std::size_t from, std::size_t to) {
         for (std::size_t g = from; g < to; ++g) {
             const float zp = params.zeroPointOf(static_cast<std::int64_t>(g));
-            const float low = floatTarget ? decodedLow : static_cast<float>(cLow) - zp;
-            const float high = floatTarget ? decodedHigh : static_cast<float>(cHigh) - zp;
+            const float low = floatTarget ? decodedLow : codeValue(cLow, zp, plan);
+            const float high = floatTarget ? decodedHigh : codeValue(cHigh, zp, plan);
             const double a = applyInverseScale(low, params.scales[g], op);
             const double b = applyInverseScale(high, params.scales[g], op);
             // A negative scale (aclnnQuantize allows one) swaps the ends.

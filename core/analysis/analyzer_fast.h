@@ -26,8 +26,7 @@ public:
         , m_fp4(plan.codeTarget == Target::Fp4E2M1) {
         if (m_float)
             for (int c = 0; c < 256; ++c)
-                m_decoded[static_cast<std::size_t>(c)] =
-                    decodeMiniFloat(static_cast<std::uint8_t>(c), miniFloatOf(plan.codeTarget));
+                m_decoded[static_cast<std::size_t>(c)] = codeValue(c, 0.0f, plan);
     }
     QL_INLINE float operator()(std::int32_t code, float scale, float zp) const {
         const float value =

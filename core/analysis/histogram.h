@@ -65,11 +65,11 @@ public:
         static double marginFor(bool log, double binsPerUnit) {
             return log ? std::min(0.5, 1e-4 * binsPerUnit) : 1e-6;
         }
-        /// m in [0, 1) becomes log2(1 + m) to within 2e-4 (a least-squares quartic): close enough
-        /// that few values need the exact comparisons. In place: a vector return would change the ABI.
-        template <typename T> [[gnu::always_inline]] static void toLog2OnePlus(T& m) {
-            m = m * (1.438548215131838 +
-                     m * (-0.6780914507552203 + m * (0.32365029732409123 + m * -0.08429704958969148)));
+        /// log2(1 + m) for m in [0, 1), to within 2e-4 (a least-squares quartic): close enough that
+        /// few values need the exact comparisons.
+        static double log2OnePlus(double m) {
+            return m * (1.438548215131838 +
+                        m * (-0.6780914507552203 + m * (0.32365029732409123 + m * -0.08429704958969148)));
         }
         // log10 of a positive normal double to within 6e-5 (exponent bits plus log2OnePlus of the
         // mantissa): only a starting bin, corrected by exact comparisons.
@@ -77,9 +77,8 @@ public:
             std::uint64_t u;
             std::memcpy(&u, &v, 8);
             const double e = static_cast<double>(static_cast<std::int64_t>((u >> 52) & 0x7FF) - 1023);
-            double m = static_cast<double>(u & ((std::uint64_t{1} << 52) - 1)) * 0x1p-52; // [0, 1)
-            toLog2OnePlus(m);
-            return (e + m) * 0.30102999566398120;
+            const double m = static_cast<double>(u & ((std::uint64_t{1} << 52) - 1)) * 0x1p-52; // [0, 1)
+            return (e + log2OnePlus(m)) * 0.30102999566398120;
         }
     };
 

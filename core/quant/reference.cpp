@@ -80,11 +80,14 @@ std::int32_t quantizeValue(float x, float scale, float zeroPoint, const QuantPla
     return clampToRange(static_cast<double>(q), plan);
 }
 
+float codeValue(std::int32_t code, float zeroPoint, const QuantPlan& plan) {
+    return isFloatTarget(plan.codeTarget)
+               ? decodeMiniFloat(static_cast<std::uint8_t>(code), miniFloatOf(plan.codeTarget))
+               : static_cast<float>(code) - zeroPoint;
+}
+
 float dequantizeValue(std::int32_t code, float scale, float zeroPoint, const QuantPlan& plan) {
-    const float value = isFloatTarget(plan.codeTarget)
-                            ? decodeMiniFloat(static_cast<std::uint8_t>(code), miniFloatOf(plan.codeTarget))
-                            : static_cast<float>(code) - zeroPoint;
-    return applyInverseScale(value, scale, plan.convention.scaleOp);
+    return applyInverseScale(codeValue(code, zeroPoint, plan), scale, plan.convention.scaleOp);
 }
 
 void checkParams(const QuantPlan& plan, const QuantParams& params) {

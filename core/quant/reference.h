@@ -11,7 +11,10 @@ namespace ql {
 
 /// Quantizes one value with an already-resolved scale and zero point.
 std::int32_t quantizeValue(float x, float scale, float zeroPoint, const QuantPlan& plan);
-/// Dequantizes one code: (q - zp) * step, where step follows from the convention's scale meaning.
+/// What a code stands for before the inverse scale: q − zp, or the decoded minifloat.
+float codeValue(std::int32_t code, float zeroPoint, const QuantPlan& plan);
+/// Dequantizes one code: applyInverseScale(codeValue(q, zp), scale), the step following from the
+/// convention's scale meaning.
 float dequantizeValue(std::int32_t code, float scale, float zeroPoint, const QuantPlan& plan);
 
 /// Quantizes a whole tensor (row-major floats, plan.shape) with the given parameters.
