@@ -8,6 +8,7 @@
 #include "backend_test_util.h"
 #include "cpu/cpu_reference_backend.h"
 #include "tensor/error.h"
+#include "tensor/huge_page_allocator.h"
 
 #include <QtTest>
 #include <cmath>
@@ -102,6 +103,7 @@ private slots:
     void logBinsAgreeWithLog10();
     void fillerCountsAsAddDoes_data();
     void fillerCountsAsAddDoes();
+    void rowTablesStartZeroed();
 };
 
 void TestFastAnalysis::initTestCase() {
@@ -247,4 +249,29 @@ void TestFastAnalysis::fillerCountsAsAddDoes() {
     }
     compareHistograms(byFiller, byAdd, "filler vs add");
     QCOMPARE(byFiller.total(), static_cast<std::int64_t>(values.size()));
+}
+
+// The per-group tables are made without writing zeros (ZeroedHugePageAllocator): both of its paths
+// must still give zeroed rows, a small block reused from the heap (cleared on allocation) and a mapped
+// one (fresh pages), and a type whose default is not zero bytes must still be constructed.
+void TestFastAnalysis::rowTablesStartZeroed() {
+    constexpr std::size_t kSmall = 1000, kMapped = (std::size_t{8} << 20) / sizeof(GroupClipping) + 1;
+    for (std::size_t n : {kSmall, kMapped}) {
+        {
+            GroupRows dirty(n); // the same size, so the heap hands its block back next
+            for (GroupClipping& g : dirty)
+                g.count = g.clippedLow = 7, g.sumSqX = g.maxAbsError = 3.5;
+        }
+        const GroupRows rows(n);
+        std::size_t nonZero = 0;
+        for (const GroupClipping& g : rows)
+            nonZero += g.count || g.clippedLow || g.clippedHigh || g.flushedToZero || g.clipErrorSq ||
+                       g.roundErrorSq || g.sumSqX || g.maxAbsError;
+        QCOMPARE(nonZero, std::size_t{0});
+        struct Seven {
+            int v = 7;
+        };
+        const std::vector<Seven, ZeroedHugePageAllocator<Seven>> sevens(n);
+        QVERIFY(std::all_of(sevens.begin(), sevens.end(), [](const Seven& s) { return s.v == 7; }));
+    }
 }

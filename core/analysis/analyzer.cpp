@@ -9,6 +9,7 @@
 #include "quant/row_walker.h"
 #include "tensor/cpu_isa.h"
 #include "tensor/error.h"
+#include "tensor/workers.h"
 
 #include <algorithm>
 #include <array>
@@ -109,14 +110,10 @@ EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params) {
     };
     // A row per NVFP4 block is a million rows: filled (and their pages first touched) on every core.
     constexpr std::size_t kPerThread = std::size_t{1} << 16;
-    const std::size_t threads = std::clamp<std::size_t>(edges.size() / kPerThread, 1,
-                                                        std::max(1u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < threads; ++t)
-        pool.emplace_back(fill, edges.size() * t / threads, edges.size() * (t + 1) / threads);
-    fill(0, edges.size() / threads);
-    for (auto& t : pool)
-        t.join();
+    const auto workers = static_cast<unsigned>(std::clamp<std::size_t>(
+        edges.size() / kPerThread, 1, std::max(1u, std::thread::hardware_concurrency())));
+    runOnWorkers(workers,
+                 [&](unsigned w) { fill(edges.size() * w / workers, edges.size() * (w + 1) / workers); });
     return edges;
 }
 

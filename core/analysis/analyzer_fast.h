@@ -137,24 +137,20 @@ void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn,
             done.fetch_add(1);
         }
     };
-    std::vector<std::thread> pool;
-    for (std::int64_t w = 1; w < workers; ++w)
-        pool.emplace_back(work);
-    std::exception_ptr stopped;
-    try {
-        for (std::int64_t s; (s = next.fetch_add(1)) < slices;) {
-            fn(s);
-            const auto finished = done.fetch_add(1) + 1;
-            if (progress)
-                progress(first + span * static_cast<double>(finished) / static_cast<double>(slices));
+    runOnWorkers(static_cast<unsigned>(workers), [&](unsigned w) {
+        if (w != 0) return work();
+        try {
+            for (std::int64_t s; (s = next.fetch_add(1)) < slices;) {
+                fn(s);
+                const auto finished = done.fetch_add(1) + 1;
+                if (progress)
+                    progress(first + span * static_cast<double>(finished) / static_cast<double>(slices));
+            }
+        } catch (...) {
+            next.store(slices); // no further slice starts; the workers finish theirs
+            throw;
         }
-    } catch (...) {
-        stopped = std::current_exception();
-        next.store(slices);
-    }
-    for (auto& t : pool)
-        t.join();
-    if (stopped) std::rethrow_exception(stopped);
+    });
     if (progress) progress(first + span); // the last slice may have been a worker's
 }
 

@@ -7,6 +7,7 @@
 #include "quant/plan.h"
 #include "quant/row_walker.h"
 #include "tensor/dtype.h"
+#include "tensor/workers.h"
 
 #include <algorithm>
 #include <bit>
@@ -15,7 +16,6 @@
 #include <cstring>
 #include <functional>
 #include <span>
-#include <thread>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -220,14 +220,7 @@ public:
     void forGroupValues(const std::function<void(std::int64_t, std::span<const float>)>& fn) const;
 
 private:
-    template <typename Fn> void run(unsigned workers, Fn&& fn) const {
-        std::vector<std::thread> pool;
-        for (unsigned w = 1; w < workers; ++w)
-            pool.emplace_back([&fn, w] { fn(w); });
-        fn(0u);
-        for (auto& t : pool)
-            t.join();
-    }
+    template <typename Fn> void run(unsigned workers, Fn&& fn) const { runOnWorkers(workers, fn); }
     /// fn(worker, elementBegin, elementEnd): whole rows per worker when rows own their groups.
     template <typename Fn> void forWorkers(Fn&& fn) const {
         const std::int64_t units = m_ownRows ? m_walk.rows() : m_n, width = m_ownRows ? m_walk.inner() : 1;
