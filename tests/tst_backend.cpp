@@ -3,12 +3,15 @@
 #include "builtin_backends.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_reference_backend.h"
+#include "cpu/parallel.h"
 #include "quant_test_util.h"
 #include "tensor/error.h"
 
 #include <QtTest>
+#include <atomic>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 
 using namespace ql;
 
@@ -34,6 +37,7 @@ private slots:
     void explicitParamsAreUsed();
     void timingMedianAndSpread();
     void progressAndCancel();
+    void workerFailureReachesCaller();
     void registryOrder();
 };
 
@@ -166,6 +170,47 @@ void TestBackend::progressAndCancel() {
     QVERIFY_THROWS_EXCEPTION(Cancelled, CpuBackend(3, 100).run(job, stopEarly));
     calls = 0;
     QVERIFY_THROWS_EXCEPTION(Cancelled, CpuReferenceBackend().run(job, [&](double) { return ++calls < 2; }));
+}
+
+// A chunk that throws on a helper thread must reach the caller as its exception, after every thread
+// is joined, and stop the other workers at their next chunk; before, it terminated the process.
+void TestBackend::workerFailureReachesCaller() {
+    std::atomic<int> ran{0};
+    std::vector<std::uint8_t> workersSeen(4, 0);
+    try {
+        runOnWorkers(4, [&](unsigned w) {
+            workersSeen[w] = 1;
+            ran.fetch_add(1);
+            if (w == 2) throw std::runtime_error("worker 2 failed");
+            if (w == 3) throw std::logic_error("worker 3 failed");
+        });
+        QFAIL("runOnWorkers swallowed a worker's exception");
+    } catch (const std::runtime_error& e) {
+        QCOMPARE(std::string(e.what()), std::string("worker 2 failed")); // the lowest worker's, every time
+    }
+    QCOMPARE(ran.load(), 4);
+    QCOMPARE(std::count(workersSeen.begin(), workersSeen.end(), 1), 4);
+
+    // The caller's first chunk waits until a helper has thrown, so the helpers must claim chunks.
+    using namespace std::chrono_literals;
+    constexpr std::int64_t kChunks = 10000;
+    std::atomic<std::int64_t> started{0};
+    std::atomic<bool> thrown{false};
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, cpu::parallelChunks(
+                                                     3, kChunks,
+                                                     [&](std::int64_t, unsigned w) {
+                                                         started.fetch_add(1);
+                                                         if (w != 0) {
+                                                             thrown = true;
+                                                             throw std::runtime_error("chunk failed");
+                                                         }
+                                                         while (!thrown.load())
+                                                             std::this_thread::yield();
+                                                         // (time for the helper's throw to unwind)
+                                                         std::this_thread::sleep_for(20ms);
+                                                     },
+                                                     [](double) { return true; }, 0, 1));
+    QVERIFY(started.load() <= 3); // one chunk per worker at most: the rest were never started
 }
 
 void TestBackend::registryOrder() {

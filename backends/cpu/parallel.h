@@ -1,14 +1,15 @@
 #pragma once
 // Chunked parallel loop with the backend progress contract: workers claim chunks from an atomic
 // counter; the calling thread works too and is the only one that calls `progress`, so callbacks
-// arrive on the caller's thread, in order. Cancel is seen by every worker within one chunk.
+// arrive on the caller's thread, in order. Cancel is seen by every worker within one chunk. A chunk
+// that throws stops the others at their next chunk, and its exception reaches the caller
+// (runOnWorkers).
 #include "backend/backend.h"
+#include "tensor/workers.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <thread>
-#include <vector>
 
 namespace ql::cpu {
 
@@ -18,23 +19,22 @@ void parallelChunks(unsigned threads, std::int64_t chunks, Fn&& fn, const Progre
                     double span) {
     std::atomic<std::int64_t> next{0}, finished{0};
     std::atomic<bool> cancel{false};
-    auto work = [&](unsigned worker, bool reporter) {
-        for (std::int64_t c; !cancel.load(std::memory_order_relaxed) && (c = next.fetch_add(1)) < chunks;) {
-            fn(c, worker);
-            const std::int64_t done = finished.fetch_add(1) + 1;
-            if (reporter && progress && done < chunks &&
-                !progress(base + span * static_cast<double>(done) / static_cast<double>(chunks)))
-                cancel = true;
+    auto work = [&](unsigned worker) {
+        try {
+            for (std::int64_t c;
+                 !cancel.load(std::memory_order_relaxed) && (c = next.fetch_add(1)) < chunks;) {
+                fn(c, worker);
+                const std::int64_t done = finished.fetch_add(1) + 1;
+                if (worker == 0 && progress && done < chunks &&
+                    !progress(base + span * static_cast<double>(done) / static_cast<double>(chunks)))
+                    cancel = true;
+            }
+        } catch (...) {
+            cancel = true;
+            throw;
         }
     };
-    const auto helpers = static_cast<unsigned>(std::clamp<std::int64_t>(chunks, 1, threads) - 1);
-    std::vector<std::thread> pool;
-    pool.reserve(helpers);
-    for (unsigned t = 0; t < helpers; ++t)
-        pool.emplace_back(work, t + 1, false);
-    work(0, true);
-    for (auto& t : pool)
-        t.join();
+    runOnWorkers(static_cast<unsigned>(std::clamp<std::int64_t>(chunks, 1, std::max(threads, 1u))), work);
     if (cancel) throw Cancelled();
     if (progress && !progress(base + span)) throw Cancelled();
 }

@@ -123,31 +123,25 @@ std::int64_t sliceCount(std::int64_t n) {
 }
 
 // Runs fn(slice) for every slice on up to `threads` threads. After each slice it ran, and once all
-// are done, the calling thread reports first + span × (slices done / slices) through `progress`; if
-// that throws, no further slice starts, the workers finish theirs, and the exception propagates.
+// are done, the calling thread reports first + span × (slices done / slices) through `progress`. If
+// that or any slice throws, no further slice starts, the others finish theirs, and the exception
+// propagates.
 template <typename Fn>
 void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn,
                   const std::function<void(double)>& progress = {}, double first = 0, double span = 1) {
     const auto workers = static_cast<std::int64_t>(std::min<std::int64_t>(
         slices, threads ? threads : std::max(1u, std::thread::hardware_concurrency())));
     std::atomic<std::int64_t> next{0}, done{0};
-    auto work = [&] {
-        for (std::int64_t s; (s = next.fetch_add(1)) < slices;) {
-            fn(s);
-            done.fetch_add(1);
-        }
-    };
     runOnWorkers(static_cast<unsigned>(workers), [&](unsigned w) {
-        if (w != 0) return work();
         try {
             for (std::int64_t s; (s = next.fetch_add(1)) < slices;) {
                 fn(s);
                 const auto finished = done.fetch_add(1) + 1;
-                if (progress)
+                if (w == 0 && progress)
                     progress(first + span * static_cast<double>(finished) / static_cast<double>(slices));
             }
         } catch (...) {
-            next.store(slices); // no further slice starts; the workers finish theirs
+            next.store(slices); // no further slice starts; the others finish theirs
             throw;
         }
     });
