@@ -84,6 +84,17 @@ void compareAnalyses(const TensorAnalysis& f, const TensorAnalysis& r, bool bitw
         CHECK_CLOSE(ga[g].sumSqX, gb[g].sumSqX, "group signal");
         if (bitwise) QCOMPARE(ga[g].roundErrorSq, gb[g].roundErrorSq);
     }
+    QCOMPARE(f.clipping.groupCount(), r.clipping.groupCount());
+    QCOMPARE(f.clipping.edges().size(), r.clipping.edges().size());
+    const GroupClipping ta = f.clipping.total(), tb = r.clipping.total();
+    QCOMPARE(ta.count, tb.count);
+    QCOMPARE(ta.clippedLow, tb.clippedLow);
+    QCOMPARE(ta.clippedHigh, tb.clippedHigh);
+    QCOMPARE(ta.flushedToZero, tb.flushedToZero);
+    QCOMPARE(ta.maxAbsError, tb.maxAbsError);
+    CHECK_CLOSE(ta.clipErrorSq, tb.clipErrorSq, "total clip error");
+    CHECK_CLOSE(ta.roundErrorSq, tb.roundErrorSq, "total rounding error");
+    CHECK_CLOSE(ta.sumSqX, tb.sumSqX, "total signal");
     compareHistograms(f.error, r.error, "error histogram");
     compareHistograms(f.absErrorLog, r.absErrorLog, "log |error| histogram");
     compareHistograms(f.values, r.values, "value histogram");
@@ -160,6 +171,29 @@ void TestFastAnalysis::matchesOracle() {
         three.threads = 3;
         three.isa = isa;
         compareAnalyses(analyze(plan, ref.params, ref.codes, view, three), fast1, true);
+    }
+    // Rows for the first groups only (a whole-model run's, sized to its report): what the oracle
+    // leaves after keepFirstGroups, total included.
+    for (std::size_t rows : {std::size_t{0}, static_cast<std::size_t>(plan.scaleCount / 3)}) {
+        AnalysisOptions some;
+        some.threads = 3;
+        some.groupRows = rows;
+        TensorAnalysis kept = oracle;
+        kept.clipping.keepFirstGroups(rows);
+        const TensorAnalysis fastKept = analyze(plan, ref.params, ref.codes, view, some);
+        QCOMPARE(fastKept.clipping.groups().size(), std::min<std::size_t>(rows, plan.scaleCount));
+        compareAnalyses(fastKept, kept, false);
+        // The tensor's sums and the groups' total are the same bits whichever groups have rows (a
+        // tensor run keeps them all, a model run what its report lists).
+        const ErrorStats &k = fastKept.stats, &all = fast1.stats;
+        const GroupClipping tk = fastKept.clipping.total(), tall = fast1.clipping.total();
+        for (auto [a, b] :
+             {std::pair{k.sumSqError(), all.sumSqError()}, std::pair{k.mse(), all.mse()},
+              std::pair{k.sqnrDb(), all.sqnrDb()}, std::pair{k.cosine(), all.cosine()},
+              std::pair{k.meanAbsError(), all.meanAbsError()}, std::pair{tk.clipErrorSq, tall.clipErrorSq},
+              std::pair{tk.roundErrorSq, tall.roundErrorSq}, std::pair{tk.sumSqX, tall.sumSqX},
+              std::pair{tk.maxAbsError, tall.maxAbsError}})
+            QVERIFY(a == b || (std::isnan(a) && std::isnan(b)));
     }
 }
 

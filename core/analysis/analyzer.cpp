@@ -120,7 +120,7 @@ EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params) {
 namespace detail {
 
 TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
-                             std::int64_t n, const AnalysisOptions& opt) {
+                             std::int64_t n, const AnalysisOptions& opt, std::size_t groupRows) {
     const std::int64_t want = elementCount(plan.shape);
     if (n != want || codes.size() != want)
         throw QuantError("analysis: " + std::to_string(n) + " values and " + std::to_string(codes.size()) +
@@ -130,7 +130,7 @@ TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, c
                          std::to_string(plan.scaleCount) + " groups");
     TensorAnalysis a;
     a.codes = CodeStats(plan.codeTarget);
-    a.clipping = ClippingStats(clipEdges(plan, params), isFloatTarget(plan.codeTarget));
+    a.clipping = ClippingStats(clipEdges(plan, params), isFloatTarget(plan.codeTarget), groupRows);
     a.scales = scaleHistogram(params, opt.scaleBins);
     return a;
 }

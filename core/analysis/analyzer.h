@@ -32,6 +32,10 @@ struct AnalysisOptions {
     int absErrorBins = 60; // log10 bins of |x − x̂|
     int valueBins = 256;
     int scaleBins = 64;
+    /// Clipping rows kept: those of the first groupRows groups. The others count in the total only (the state
+    /// ClippingStats::keepFirstGroups leaves). A whole-model run keeps what its report lists, so
+    /// NVFP4's million blocks do not need a row each.
+    std::size_t groupRows = ClippingStats::kAllRows;
     unsigned threads = 0;                // 0: every hardware thread; the result never depends on it
     AnalysisIsa isa = AnalysisIsa::Best; // nor on this
     /// Called on the calling thread with the fraction of the pass done (0 to 1) as slices finish. It

@@ -181,6 +181,7 @@ template <typename Fn> decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
 
 struct alignas(64) FirstPass {
     detail::SliceSums sums; // the all-finite blocks' sums, joined to stats and ranges at the end
+    GroupClipping groups;   // every group's sums, rows or not: the slice's part of the total
     ErrorStats stats;
     SliceGroups clipping; // this slice's groups: the result's own, or a table of those it shares
     // 8-bit and smaller targets, by code & 0xFF, in four tables taken in turn: runs of one code
@@ -197,7 +198,8 @@ struct alignas(64) SecondPass {
 TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
                            const ValuesView& x, const AnalysisOptions& opt) {
     const std::int64_t n = x.count;
-    TensorAnalysis a = detail::beginAnalysis(plan, params, codes, n, opt);
+    TensorAnalysis a = detail::beginAnalysis(plan, params, codes, n, opt, opt.groupRows);
+    const auto rows = static_cast<std::int64_t>(a.clipping.groups().size());
     const RowWalker walker(plan);
     const Reconstruct xhatOf(plan);
     const std::int64_t slices = sliceCount(n);
@@ -220,12 +222,13 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
     std::vector<GroupRange> groupRanges(static_cast<std::size_t>(slices));
     for (std::int64_t s = 0; s < slices; ++s)
         groupRanges[static_cast<std::size_t>(s)] = walker.scaleRange(sliceBegin(s), sliceBegin(s + 1));
-    std::vector<FirstPass> first(static_cast<std::size_t>(slices), FirstPass{{}, {}, {}, {}, a.codes, {}});
+    std::vector<FirstPass> first(static_cast<std::size_t>(slices),
+                                 FirstPass{{}, {}, {}, {}, {}, a.codes, {}});
     forEachSlice(
         slices, opt.threads,
         [&](std::int64_t s) {
             FirstPass& p = first[static_cast<std::size_t>(s)];
-            p.clipping = SliceGroups(groupRanges, static_cast<std::size_t>(s), a.clipping.groupData());
+            p.clipping = SliceGroups(groupRanges, static_cast<std::size_t>(s), a.clipping.groupData(), rows);
             auto countCode = [&](std::int32_t c) QL_INLINE {
                 if (wide)
                     p.wideCodes.add(c);
@@ -242,8 +245,9 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                         p.stats.addElement(xi, xh, i);
                         countCode(c);
                         if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
-                        ClippingStats::addTo(p.clipping[g], edges[static_cast<std::size_t>(g)], floatTarget,
-                                             xi, xh);
+                        const ClipEdges& e = edges[static_cast<std::size_t>(g)];
+                        ClippingStats::addTo(p.clipping[g], e, floatTarget, xi, xh);
+                        ClippingStats::addTo(p.groups, e, floatTarget, xi, xh);
                         p.ranges.add(xi, xh);
                     }
                     return;
@@ -254,6 +258,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
                 const ClipEdges e = edges[static_cast<std::size_t>(g)];
                 GroupClipping& slot = p.clipping[g];
+                const bool hasRow = g < rows;
                 p.sums.beginGroup(e);
                 forBlocksOf(
                     seg, load, codeAt, xhatOf, sc, zp,
@@ -281,19 +286,25 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                             p.stats.addElement(xi, xhi, b + k);
                             if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
                             ClippingStats::addTo(slot, e, floatTarget, xi, xhi);
+                            ClippingStats::addTo(p.groups, e, floatTarget, xi, xhi);
                             p.ranges.add(xi, xhi);
                         }
                     });
-                p.sums.endGroup(slot);
+                if (hasRow)
+                    p.sums.endGroup(slot);
+                else
+                    p.sums.endGroupWithoutRow();
             });
-            p.sums.finish(p.stats, p.ranges);
+            p.sums.finish(p.stats, p.ranges, p.groups);
         },
         opt.progress, 0.0, 0.5);
     detail::AnalysisRanges r;
+    GroupClipping total; // of every group, in slice order
     const bool signedBytes = codes.target() == Target::Int8 || codes.target() == Target::Int4;
     for (const FirstPass& p : first) { // in slice order: the sums never depend on timing
         a.stats.merge(p.stats);
         p.clipping.mergeShared();
+        total.merge(p.groups);
         r.merge(p.ranges);
         if (wide) a.codes.merge(p.wideCodes);
         for (int b = 0; b < 256 && !wide; ++b)
@@ -375,6 +386,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
         a.values.merge(h.values);
     }
     detail::finishAnalysis(a, plan, params);
+    a.clipping.setTotal(total);
     return a;
 }
 

@@ -7,7 +7,8 @@ namespace ql {
 
 TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
                                 std::span<const float> x, const AnalysisOptions& opt) {
-    TensorAnalysis a = detail::beginAnalysis(plan, params, codes, static_cast<std::int64_t>(x.size()), opt);
+    TensorAnalysis a = detail::beginAnalysis(plan, params, codes, static_cast<std::int64_t>(x.size()), opt,
+                                             ClippingStats::kAllRows);
     const ScaleIndexer indexer(plan.layout, plan.shape);
     auto xhatOf = [&](std::int64_t i, std::int64_t g) {
         return dequantizeValue(codes.at(i), params.scales[static_cast<std::size_t>(g)], params.zeroPointOf(g),
@@ -34,6 +35,7 @@ TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params
         a.values.add(xi);
     });
     detail::finishAnalysis(a, plan, params);
+    a.clipping.keepFirstGroups(opt.groupRows);
     return a;
 }
 

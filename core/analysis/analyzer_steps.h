@@ -27,9 +27,10 @@ struct AnalysisRanges {
     }
 };
 
-/// Checks the sizes and sets up the code, clipping and scale statistics.
+/// Checks the sizes and sets up the code, clipping and scale statistics, with clipping rows for the
+/// first `groupRows` groups.
 TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
-                             std::int64_t n, const AnalysisOptions& options);
+                             std::int64_t n, const AnalysisOptions& options, std::size_t groupRows);
 /// Fixes the histograms' edges from the first pass (error over ±max |error|, values over [min, max]).
 void openHistograms(TensorAnalysis& a, const AnalysisRanges& r, const AnalysisOptions& options);
 /// The grid of the group with the widest range.

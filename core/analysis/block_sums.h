@@ -3,9 +3,12 @@
 // types: strict IEEE arithmetic, so the compiler may not reorder a scalar sum for us, but the lanes
 // are ours to order). The tensor-wide sums stay in their lanes for the whole slice; each group's
 // segment keeps its own lanes only for what the group reports (signal, clipping, rounding and
-// clipping error, worst error), reduced when the segment ends. So a short segment (an MX or NVFP4
-// block of 16 or 32) costs little more than its elements. Only blocks whose x and x̂ are all finite
-// come here; every reduction is in lane order, so the result is a function of the data alone.
+// clipping error, worst error), reduced when the segment ends if the group has a row of its own (a
+// report lists the first few thousand groups; NVFP4 has a block every 16 elements). Every segment's
+// lanes are also added, lane by lane, to the slice's total of every group, reduced once at the end:
+// so a short segment costs little more than its elements, and the totals do not depend on which
+// groups have rows. Only blocks whose x and x̂ are all finite come here; every reduction is in lane
+// order, so the result is a function of the data alone.
 #include "analysis/analyzer_steps.h"
 #include "analysis/clipping.h"
 #include "analysis/error_stats.h"
@@ -99,36 +102,40 @@ public:
         m_gCount += n;
     }
 
-    /// Ends the segment: its group's sums into `slot`, and into the slice's signal and error sums.
+    /// Ends the segment of a group with a row: its sums into `slot`, and into the slice's.
     [[gnu::always_inline]] void endGroup(GroupClipping& slot) {
         if (m_gCount == 0) return;
-        GroupClipping c;
-        c.count = m_gCount;
-        c.clippedLow = count(m_gLow);
-        c.clippedHigh = count(m_gHigh);
-        c.flushedToZero = count(m_gFtz);
-        c.clipErrorSq = sum(m_gClipSq);
-        c.roundErrorSq = sum(m_gRoundSq);
-        c.sumSqX = sum(m_gSqX);
-        c.maxAbsError = std::max(std::max(m_gMax[0], m_gMax[1]), std::max(m_gMax[2], m_gMax[3]));
-        slot.merge(c);
+        slot.merge(reduced(m_gCount, m_gLow, m_gHigh, m_gFtz, m_gClipSq, m_gRoundSq, m_gSqX, m_gMax));
+        endGroupWithoutRow();
+    }
+    /// Ends the segment of a group without a row: its sums into the slice's only.
+    [[gnu::always_inline]] void endGroupWithoutRow() {
         m_count += m_gCount;
-        m_sqX += c.sumSqX;
-        m_sqErr += c.clipErrorSq + c.roundErrorSq;
+        m_tLow += m_gLow;
+        m_tHigh += m_gHigh;
+        m_tFtz += m_gFtz;
+        m_tClipSq += m_gClipSq;
+        m_tRoundSq += m_gRoundSq;
+        m_tSqX += m_gSqX;
+        m_tMax = m_gMax > m_tMax ? m_gMax : m_tMax;
         m_gCount = 0;
     }
 
-    /// The slice's sums into its error statistics and ranges (call once, after the last segment).
-    void finish(ErrorStats& stats, AnalysisRanges& ranges) const {
+    /// The slice's sums into its error statistics and ranges, and its groups' into `groups` (call
+    /// once, after the last segment).
+    void finish(ErrorStats& stats, AnalysisRanges& ranges, GroupClipping& groups) const {
         if (m_count == 0) return;
+        const GroupClipping t =
+            reduced(m_count, m_tLow, m_tHigh, m_tFtz, m_tClipSq, m_tRoundSq, m_tSqX, m_tMax);
+        groups.merge(t);
         ErrorStats::Sums s;
         s.count = s.finite = m_count;
         s.over1e3 = count(m_over1);
         s.over5e3 = count(m_over5);
-        s.sumSqX = m_sqX;
+        s.sumSqX = t.sumSqX;
         s.sumSqXhat = sum(m_sqXh);
         s.sumDot = sum(m_dot);
-        s.sumSqErr = m_sqErr;
+        s.sumSqErr = sum(m_tClipSq + m_tRoundSq);
         s.sumAbsErr = sum(m_absErr);
         // The largest lane, and of equal lanes the first index.
         s.maxAbsErr = std::max(std::max(m_max[0], m_max[1]), std::max(m_max[2], m_max[3]));
@@ -146,6 +153,19 @@ public:
     }
 
 private:
+    static GroupClipping reduced(std::int64_t n, const I4& low, const I4& high, const I4& ftz,
+                                 const D4& clipSq, const D4& roundSq, const D4& sqX, const D4& max) {
+        GroupClipping c;
+        c.count = n;
+        c.clippedLow = count(low);
+        c.clippedHigh = count(high);
+        c.flushedToZero = count(ftz);
+        c.clipErrorSq = sum(clipSq);
+        c.roundErrorSq = sum(roundSq);
+        c.sumSqX = sum(sqX);
+        c.maxAbsError = std::max(std::max(max[0], max[1]), std::max(max[2], max[3]));
+        return c;
+    }
     static double sum(const D4& v) { return ((v[0] + v[1]) + v[2]) + v[3]; }
     static std::int64_t count(const I4& v) { return ((v[0] + v[1]) + v[2]) + v[3]; }
 
@@ -156,8 +176,10 @@ private:
     I4 m_maxAt{};
     I4 m_over1{}, m_over5{};
     D4 m_xMin = D4{} + kInf, m_xMax = D4{} - kInf, m_minNz = D4{} + kInf;
+    // Every group's, added a segment at a time.
     std::int64_t m_count = 0;
-    double m_sqX = 0, m_sqErr = 0; // added a group at a time
+    D4 m_tClipSq{}, m_tRoundSq{}, m_tSqX{}, m_tMax{};
+    I4 m_tLow{}, m_tHigh{}, m_tFtz{};
     // The current group's.
     double m_lowT = 0, m_highT = 0;
     D4 m_gSqX{}, m_gClipSq{}, m_gRoundSq{}, m_gMax{};

@@ -18,9 +18,9 @@ double GroupClipping::sqnrDb() const {
     return 10.0 * std::log10(sumSqX / err);
 }
 
-ClippingStats::ClippingStats(EdgeRows edges, bool floatTarget)
+ClippingStats::ClippingStats(EdgeRows edges, bool floatTarget, std::size_t rows)
     : m_edges(std::move(edges))
-    , m_groups(m_edges.size())
+    , m_groups(std::min(rows, m_edges.size()))
     , m_float(floatTarget) {}
 
 void ClippingStats::merge(const ClippingStats& o) {
@@ -29,7 +29,7 @@ void ClippingStats::merge(const ClippingStats& o) {
 }
 
 GroupClipping ClippingStats::total() const {
-    if (m_dropped) return m_keptTotal;
+    if (m_hasTotal) return m_total;
     GroupClipping t;
     for (const auto& g : m_groups)
         t.merge(g);

@@ -45,7 +45,10 @@ using EdgeRows = std::vector<ClipEdges, ZeroedHugePageAllocator<ClipEdges>>;
 class ClippingStats {
 public:
     ClippingStats() = default;
-    ClippingStats(EdgeRows edges, bool floatTarget);
+    /// Rows for the first `rows` groups (all by default). A pass that keeps fewer (only what a report
+    /// lists) sums the total itself and hands it to setTotal when it ends.
+    ClippingStats(EdgeRows edges, bool floatTarget, std::size_t rows = kAllRows);
+    static constexpr std::size_t kAllRows = static_cast<std::size_t>(-1);
 
     /// One finite element (x, x̂ finite) of group g.
     inline void add(std::int64_t group, float x, float xhat);
@@ -64,20 +67,29 @@ public:
                                 const GroupClipping& total, bool floatTarget) {
         ClippingStats c(EdgeRows(rows.size()), floatTarget);
         c.m_groups.assign(rows.begin(), rows.end());
-        c.m_keptTotal = total;
+        c.m_total = total;
         c.m_groupCount = groupCount;
-        c.m_dropped = true;
+        c.m_hasTotal = true;
         return c;
     }
+    /// Ends a pass that summed the groups' total itself (the fast analysis: the same bits whichever
+    /// groups have rows) and kept rows for the first groups only, or all of them.
+    void setTotal(const GroupClipping& total) {
+        m_total = total;
+        m_groupCount = m_edges.size();
+        m_hasTotal = true;
+        m_edges.resize(m_groups.size());
+        m_edges.shrink_to_fit();
+    }
     /// Groups measured, including any dropped by keepFirstGroups.
-    std::size_t groupCount() const { return m_dropped ? m_groupCount : m_groups.size(); }
+    std::size_t groupCount() const { return m_hasTotal ? m_groupCount : m_groups.size(); }
     /// Keeps the first `n` groups' rows (what a report lists) and the total as it is now, so a
     /// whole-model run holds a bounded summary of each finished tensor instead of every group.
     void keepFirstGroups(std::size_t n) {
         if (n >= m_groups.size()) return;
-        m_keptTotal = total();
-        m_groupCount = m_groups.size();
-        m_dropped = true;
+        m_total = total();
+        m_groupCount = groupCount();
+        m_hasTotal = true;
         m_groups.resize(n);
         m_groups.shrink_to_fit();
         m_edges.resize(std::min(n, m_edges.size()));
@@ -88,9 +100,10 @@ private:
     EdgeRows m_edges;
     GroupRows m_groups;
     bool m_float = false;
-    bool m_dropped = false; // keepFirstGroups ran: total() is m_keptTotal
+    bool m_hasTotal =
+        false; // total() is m_total, of m_groupCount groups (set by the pass or keepFirstGroups)
     std::size_t m_groupCount = 0;
-    GroupClipping m_keptTotal;
+    GroupClipping m_total;
 };
 
 // Inline: the analysis calls it once per element.

@@ -3,7 +3,9 @@
 // other slice touches are written straight into the result: no per-slice copy of the edges or the
 // groups, no merge. Groups it shares with other slices go to a small table of its own, merged in
 // slice order afterwards, so each group's sums are added in element order as before and never
-// depend on the thread count.
+// depend on the thread count. Groups past the result's rows (a report lists the first few thousand;
+// NVFP4 has a block every 16 elements) share a scratch row that nothing reads: the pass sums the
+// groups' total itself.
 #include "analysis/clipping.h"
 
 #include <algorithm>
@@ -21,9 +23,12 @@ using GroupRange = std::pair<std::int64_t, std::int64_t>;
 class SliceGroups {
 public:
     SliceGroups() = default;
-    /// Slice `s` of slices using `ranges`, writing the groups it alone touches into `shared`.
-    SliceGroups(const std::vector<GroupRange>& ranges, std::size_t s, GroupClipping* shared)
-        : m_shared(shared) {
+    /// Slice `s` of slices using `ranges`, writing the groups below `rows` it alone touches into
+    /// `shared` (which has `rows` rows).
+    SliceGroups(const std::vector<GroupRange>& ranges, std::size_t s, GroupClipping* shared,
+                std::int64_t rows)
+        : m_shared(shared)
+        , m_rows(rows) {
         const auto [first, last] = ranges[s];
         if (first > last) return;
         // Groups above every earlier slice's range and below every later one's are this slice's alone.
@@ -44,6 +49,7 @@ public:
 
     /// The running sums of group g (one of the slice's range).
     [[gnu::always_inline]] GroupClipping& operator[](std::int64_t g) {
+        if (g >= m_rows) return m_noRow;
         if (g >= m_ownFirst && g <= m_ownLast) [[likely]]
             return m_shared[g];
         return m_local[static_cast<std::size_t>(g < m_ownFirst ? g - m_first : g - m_ownLast - 1 + m_before)];
@@ -53,12 +59,15 @@ public:
     void mergeShared() const {
         for (std::size_t i = 0; i < m_local.size(); ++i) {
             const auto k = static_cast<std::int64_t>(i);
-            m_shared[k < m_before ? m_first + k : m_ownLast + 1 + (k - m_before)].merge(m_local[i]);
+            const std::int64_t g = k < m_before ? m_first + k : m_ownLast + 1 + (k - m_before);
+            if (g < m_rows) m_shared[g].merge(m_local[i]);
         }
     }
 
 private:
     GroupClipping* m_shared = nullptr;
+    std::int64_t m_rows = 0;
+    GroupClipping m_noRow;
     std::int64_t m_first = 0, m_ownFirst = 0, m_ownLast = -1;
     std::int64_t m_before = 0; // local entries below m_ownFirst
     std::vector<GroupClipping> m_local;

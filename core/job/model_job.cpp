@@ -136,8 +136,13 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
             try {
                 const LoadedTensor tensor(source, info);
                 const auto params = explicitParams.forTensor(info.name);
-                TensorRun run = runTensor(tensor, std::get<QuantPlan>(plan), backend, params, request.repeat,
-                                          events.progress, request.importance.get());
+                // Only the rows its report keeps (keepReportedGroups below).
+                TensorRun run = runTensor(tensor, std::get<QuantPlan>(plan), backend,
+                                          {.params = params,
+                                           .repeat = request.repeat,
+                                           .progress = events.progress,
+                                           .importance = request.importance.get(),
+                                           .groupRows = ReportOptions{}.maxGroups});
                 report = std::move(run.report);
                 QuantizedTensor q{info.name, run.result.plan, run.result.params, std::move(run.result.codes)};
                 if (options.unstorable) unstorable = options.unstorable(q);

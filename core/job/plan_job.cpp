@@ -89,7 +89,8 @@ PlanCell measureCell(const JobRequest& request, const Backend& backend, const Lo
     }
     try {
         const QuantPlan plan = planQuantization(*candidate.spec, info.shape);
-        TensorRun run = runTensor(tensor, plan, backend, std::nullopt, 1, progress);
+        // (a cell needs the totals and the codes: no clipping rows)
+        TensorRun run = runTensor(tensor, plan, backend, {.progress = progress, .groupRows = 0});
         const ErrorStats& stats = run.report.analysis.stats;
         if (const auto bad = stats.nonFiniteOutputCount())
             throw QuantError("it reconstructs " + std::to_string(bad) + " finite values as NaN or infinity");

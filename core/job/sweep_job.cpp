@@ -25,9 +25,11 @@ SweepOutcome runSweepJob(const JobRequest& request, const std::string& name,
             continue;
         }
         try {
-            out.reports.push_back(runTensor(tensor, plan, backend, std::nullopt, request.repeat, progress,
-                                            request.importance.get())
-                                      .report);
+            out.reports.push_back(
+                runTensor(
+                    tensor, plan, backend,
+                    {.repeat = request.repeat, .progress = progress, .importance = request.importance.get()})
+                    .report);
             out.sizes.push_back(sizes[i]);
         } catch (const QuantError& e) {
             throw QuantError(

@@ -21,8 +21,9 @@ ProgressFn subProgress(const ProgressFn& progress, int index, int steps) {
 SideOutcome runSide(const LoadedTensor& tensor, const QuantSpec& spec,
                     const std::optional<QuantParams>& params, const Backend& backend, int repeat,
                     const ProgressFn& progress, const Importance* importance) {
-    TensorRun run = runTensor(tensor, planQuantization(spec, tensor.info().shape), backend, params, repeat,
-                              progress, importance);
+    TensorRun run =
+        runTensor(tensor, planQuantization(spec, tensor.info().shape), backend,
+                  {.params = params, .repeat = repeat, .progress = progress, .importance = importance});
     SideOutcome side;
     side.label = backend.name();
     side.report = std::move(run.report);

@@ -42,14 +42,14 @@ std::span<const float> LoadedTensor::floats() const {
 }
 
 TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Backend& backend,
-                    const std::optional<QuantParams>& params, int repeat, const ProgressFn& progress,
-                    const Importance* importance) {
+                    const TensorRunOptions& o) {
+    const ProgressFn& progress = o.progress;
     if (auto why = backend.supports(plan))
         throw QuantError("backend " + backend.name() + " cannot run it: " + *why);
     Job job = tensor.job();
     job.plan = plan;
-    job.params = params;
-    job.repeat = repeat;
+    job.params = o.params;
+    job.repeat = o.repeat;
     TensorRun run;
     // The bar: the backend's run (calibration, kernel, repeats) is its first half, the statistics
     // pass the second, reported slice by slice; a cancel during either stops the job.
@@ -65,10 +65,11 @@ TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Bac
     r.params = run.result.params;
     r.timing = run.result.timing;
     AnalysisOptions options;
+    options.groupRows = o.groupRows;
     if (progress) options.progress = [&progress](double done) { reportProgress(progress, 0.5 + 0.5 * done); };
     r.analysis = analyze(r.plan, r.params, run.result.codes, tensor.view(), options);
-    if (importance) {
-        if (const auto weights = importance->forTensor(tensor.info(), r.importanceNote))
+    if (o.importance) {
+        if (const auto weights = o.importance->forTensor(tensor.info(), r.importanceNote))
             r.weighted = weightedErrorOf(r.plan, r.params, run.result.codes, tensor.floats(), *weights);
     }
     return run;

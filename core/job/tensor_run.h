@@ -44,12 +44,21 @@ struct TensorRun {
 
 class Importance;
 
-/// Plans `spec` for the tensor, runs it on `backend` and analyses the codes (with `importance`, the
-/// weighted error too, or a note why the tensor has none). Throws QuantError (impossible spec,
-/// unsupported by the backend, parameters that do not fit) or Cancelled; the caller adds file and
-/// tensor to the message.
+struct TensorRunOptions {
+    std::optional<QuantParams> params = std::nullopt; // given parameters (else the backend calibrates)
+    int repeat = 1;
+    ProgressFn progress = {};
+    const Importance* importance = nullptr; // with it, the weighted error too
+    /// Clipping rows the report keeps (AnalysisOptions::groupRows): a run that keeps only what a
+    /// report lists, or only totals, need not hold a row per group.
+    std::size_t groupRows = ClippingStats::kAllRows;
+};
+
+/// Runs `plan` for the tensor on `backend` and analyses the codes (with an importance, the weighted
+/// error too, or a note why the tensor has none). Throws QuantError (impossible spec, unsupported by
+/// the backend, parameters that do not fit) or Cancelled; the caller adds file and tensor to the
+/// message.
 TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Backend& backend,
-                    const std::optional<QuantParams>& params = std::nullopt, int repeat = 1,
-                    const ProgressFn& progress = {}, const Importance* importance = nullptr);
+                    const TensorRunOptions& options = {});
 
 } // namespace ql
