@@ -39,11 +39,8 @@ public:
     template <typename CodeAt>
     QL_INLINE void block(CodeAt codeAt, std::int64_t first, int n, float scale, float zp, float* out) const {
         if constexpr (kFloatLanes == 8) {
-            if (m_fp4) { // (a 4-lane build has no variable permute: it looks the values up)
-                alignas(64) float decoded[kBlock];
-                decodeFp4(codeAt, first, n, decoded);
-                return scaled([&](int k) QL_INLINE { return decoded[k]; }, n, scale, out);
-            }
+            if (m_fp4) // (a 4-lane build has no variable permute: it looks the values up)
+                return withOp([&](auto op) QL_INLINE { decodeFp4(codeAt, first, n, scale, op, out); });
         }
         if (m_float)
             scaled([&](int k)
@@ -55,42 +52,58 @@ public:
     }
 
 private:
-    // E2M1 codes decoded a register at a time: the 16 values sit in two registers and each lane picks
-    // its own (decodeMiniFloat reads a code's low four bits only, so the table's first 16 are all).
-    template <typename CodeAt>
-    QL_INLINE void decodeFp4(CodeAt codeAt, std::int64_t first, int n, float* out) const {
+    // E2M1 codes decoded and scaled a register at a time: the 16 values sit in two registers and each
+    // lane picks its own (decodeMiniFloat reads a code's low four bits only, so the table's first 16
+    // are all). Scaled in the register, not through a buffer: reading 16 lanes back from two 8-lane
+    // stores cannot be forwarded, and that stall was an eighth of an NVFP4 pass.
+    template <typename CodeAt, typename Op>
+    QL_INLINE void decodeFp4(CodeAt codeAt, std::int64_t first, int n, float scale, Op op, float* out) const {
         using F = typename FloatLanes<kFloatLanes>::F;
         using I = typename FloatLanes<kFloatLanes>::I;
         F low, high;
         std::memcpy(&low, m_decoded.data(), sizeof low);
         std::memcpy(&high, m_decoded.data() + kFloatLanes, sizeof high);
+        const F s = F{} + scale;
         int k = 0;
         for (; k + kFloatLanes <= n; k += kFloatLanes) {
             I code;
             for (int l = 0; l < kFloatLanes; ++l)
                 code[l] = codeAt(first + k + l);
             const F v = __builtin_shuffle(low, high, code & 15);
-            std::memcpy(out + k, &v, sizeof v);
+            // applyInverseScale, lane by lane (the same IEEE operations).
+            F r;
+            if constexpr (Op::value == ScaleOp::Divide)
+                r = v * s;
+            else if constexpr (Op::value == ScaleOp::Multiply)
+                r = v / s;
+            else
+                r = v / s / s;
+            std::memcpy(out + k, &r, sizeof r);
         }
         for (; k < n; ++k)
-            out[k] = m_decoded[static_cast<std::size_t>(codeAt(first + k) & 15)];
+            out[k] =
+                applyInverseScale(m_decoded[static_cast<std::size_t>(codeAt(first + k) & 15)], scale, op);
+    }
+
+    // fn(op) with the scale operation as a constant (MultiplyReciprocal applies as Divide does).
+    template <typename Fn> QL_INLINE void withOp(Fn&& fn) const {
+        switch (m_op) {
+        case ScaleOp::Divide:
+        case ScaleOp::MultiplyReciprocal:
+            return fn(std::integral_constant<ScaleOp, ScaleOp::Divide>{});
+        case ScaleOp::Multiply:
+            return fn(std::integral_constant<ScaleOp, ScaleOp::Multiply>{});
+        case ScaleOp::MultiplyTwice:
+            return fn(std::integral_constant<ScaleOp, ScaleOp::MultiplyTwice>{});
+        }
     }
 
     // The operation picked outside the loop (each loop a constant operation, so it vectorises).
     template <typename ValueAt> QL_INLINE void scaled(ValueAt valueAt, int n, float scale, float* out) const {
-        auto each = [&](auto op) QL_INLINE {
+        withOp([&](auto op) QL_INLINE {
             for (int k = 0; k < n; ++k)
                 out[k] = applyInverseScale(valueAt(k), scale, op);
-        };
-        switch (m_op) {
-        case ScaleOp::Divide:
-        case ScaleOp::MultiplyReciprocal:
-            return each(ScaleOp::Divide);
-        case ScaleOp::Multiply:
-            return each(ScaleOp::Multiply);
-        case ScaleOp::MultiplyTwice:
-            return each(ScaleOp::MultiplyTwice);
-        }
+        });
     }
 
     ScaleOp m_op;
