@@ -91,8 +91,15 @@ void ClippingPage::setOutcome(const TensorOutcome& o) {
     const QCPRange r = m_sqnr->yAxis->range();
     m_sqnr->yAxis->setRange(r.lower - 2, r.upper + 2);
 
-    setNote(tr("%1 groups; %2 where clipping causes more squared error than rounding (red).")
-                .arg(groups.size())
+    const std::size_t measured = o.a.report.analysis.clipping.groupCount();
+    const QString shown =
+        measured > groups.size()
+            ? tr("The first %1 of %2 groups (a whole-model run keeps the rows its report lists)")
+                  .arg(groups.size())
+                  .arg(measured)
+            : tr("%1 groups").arg(groups.size());
+    setNote(tr("%1; %2 where clipping causes more squared error than rounding (red).")
+                .arg(shown)
                 .arg(m_highlighted));
     m_clip->replot();
     m_sqnr->replot();

@@ -23,11 +23,6 @@ ClippingStats::ClippingStats(EdgeRows edges, bool floatTarget, std::size_t rows)
     , m_groups(std::min(rows, m_edges.size()))
     , m_float(floatTarget) {}
 
-void ClippingStats::merge(const ClippingStats& o) {
-    for (std::size_t g = 0; g < m_groups.size() && g < o.m_groups.size(); ++g)
-        m_groups[g].merge(o.m_groups[g]);
-}
-
 GroupClipping ClippingStats::total() const {
     if (m_hasTotal) return m_total;
     GroupClipping t;

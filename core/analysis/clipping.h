@@ -57,7 +57,6 @@ public:
     bool floatTarget() const { return m_float; }
     /// The groups' sums, for a pass that fills them in place (the fast analysis's slices).
     GroupClipping* groupData() { return m_groups.data(); }
-    void merge(const ClippingStats& other);
 
     const GroupRows& groups() const { return m_groups; }
     const EdgeRows& edges() const { return m_edges; }
