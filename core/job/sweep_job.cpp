@@ -26,9 +26,12 @@ SweepOutcome runSweepJob(const JobRequest& request, const std::string& name,
         }
         try {
             out.reports.push_back(
-                runTensor(
-                    tensor, plan, backend,
-                    {.repeat = request.repeat, .progress = progress, .importance = request.importance.get()})
+                runTensor(tensor, plan, backend,
+                          // the rows a report lists (the smallest sizes have the most groups)
+                          {.repeat = request.repeat,
+                           .progress = progress,
+                           .importance = request.importance.get(),
+                           .groupRows = ReportOptions{}.maxGroups})
                     .report);
             out.sizes.push_back(sizes[i]);
         } catch (const QuantError& e) {
