@@ -66,43 +66,43 @@ public:
                                 const GroupClipping& total, bool floatTarget) {
         ClippingStats c(EdgeRows(rows.size()), floatTarget);
         c.m_groups.assign(rows.begin(), rows.end());
-        c.m_total = total;
-        c.m_groupCount = groupCount;
-        c.m_hasTotal = true;
+        c.summarise(rows.size(), total, groupCount);
         return c;
     }
     /// Ends a pass that summed the groups' total itself (the fast analysis: the same bits whichever
     /// groups have rows) and kept rows for the first groups only, or all of them.
-    void setTotal(const GroupClipping& total) {
-        m_total = total;
-        m_groupCount = m_edges.size();
-        m_hasTotal = true;
-        m_edges.resize(m_groups.size());
-        m_edges.shrink_to_fit();
-    }
+    void setTotal(const GroupClipping& total) { summarise(m_groups.size(), total, m_edges.size()); }
     /// Groups measured, including any dropped by keepFirstGroups.
     std::size_t groupCount() const { return m_hasTotal ? m_groupCount : m_groups.size(); }
     /// Keeps the first `n` groups' rows (what a report lists) and the total as it is now, so a
     /// whole-model run holds a bounded summary of each finished tensor instead of every group.
     void keepFirstGroups(std::size_t n) {
-        if (n >= m_groups.size()) return;
-        m_total = total();
-        m_groupCount = groupCount();
-        m_hasTotal = true;
-        m_groups.resize(n);
-        m_groups.shrink_to_fit();
-        m_edges.resize(std::min(n, m_edges.size()));
-        m_edges.shrink_to_fit();
+        if (n < m_groups.size()) summarise(n, total(), groupCount());
     }
 
 private:
     EdgeRows m_edges;
     GroupRows m_groups;
     bool m_float = false;
-    bool m_hasTotal =
-        false; // total() is m_total, of m_groupCount groups (set by the pass or keepFirstGroups)
+    // Set by summarise: total() is m_total, of m_groupCount groups, whatever rows are kept.
+    bool m_hasTotal = false;
     std::size_t m_groupCount = 0;
     GroupClipping m_total;
+
+    // The one way to a summary: rows (and edges) for the first `rows` groups, and the total.
+    void summarise(std::size_t rows, const GroupClipping& total, std::size_t groupCount) {
+        m_total = total;
+        m_groupCount = groupCount;
+        m_hasTotal = true;
+        if (rows < m_groups.size()) {
+            m_groups.resize(rows);
+            m_groups.shrink_to_fit();
+        }
+        if (rows < m_edges.size()) {
+            m_edges.resize(rows);
+            m_edges.shrink_to_fit();
+        }
+    }
 };
 
 // Inline: the analysis calls it once per element.
