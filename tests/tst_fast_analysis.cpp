@@ -4,6 +4,7 @@
 // relative (they are added in another order); and the same bits whatever the thread count and
 // whichever ISA build of the pass runs (AVX-512, AVX2 or the baseline).
 #include "analysis/analyzer.h"
+#include "analysis/clip_edge_rule.h"
 #include "analysis/histogram_filler.h"
 #include "backend_test_util.h"
 #include "cpu/cpu_reference_backend.h"
@@ -11,7 +12,10 @@
 #include "tensor/huge_page_allocator.h"
 
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <numeric>
 #include <random>
 
 using namespace ql;
@@ -115,6 +119,7 @@ private slots:
     void fillerCountsAsAddDoes_data();
     void fillerCountsAsAddDoes();
     void rowTablesStartZeroed();
+    void widestGroupAsScanFinds();
 };
 
 void TestFastAnalysis::initTestCase() {
@@ -220,9 +225,6 @@ void TestFastAnalysis::logBinsAgreeWithLog10() {
     QCOMPARE(probe.total(), checked);
 }
 
-QTEST_GUILESS_MAIN(TestFastAnalysis)
-#include "tst_fast_analysis.moc"
-
 // The block filler (float lanes, exact double near an edge) against Histogram::add, value for value,
 // on ranges that stress its error bound: edges and their float neighbours, values a rounding away
 // from them, zeros, negatives, subnormals, overflow and NaN.
@@ -309,3 +311,41 @@ void TestFastAnalysis::rowTablesStartZeroed() {
         QVERIFY(std::all_of(sevens.begin(), sevens.end(), [](const Seven& s) { return s.v == 7; }));
     }
 }
+
+// The fast pass finds the widest group slice by slice, groups met out of order (a column's groups
+// recur in every row) and slices merged in any order; the oracle scans in group order keeping the
+// first strictly wider. Ties, NaN widths (group 0's included) and infinite ones must pick alike.
+void TestFastAnalysis::widestGroupAsScanFinds() {
+    const double nan = std::numeric_limits<double>::quiet_NaN(),
+                 inf = std::numeric_limits<double>::infinity();
+    std::mt19937 rng(5);
+    for (int trial = 0; trial < 2000; ++trial) {
+        const std::size_t n = 1 + rng() % 12;
+        std::vector<double> widths(n);
+        for (double& w : widths) {
+            const unsigned pick = rng() % 8;
+            w = pick == 0 ? nan : pick == 1 ? inf : static_cast<double>(rng() % 4);
+        }
+        auto edgesOf = [&](std::size_t g) { return ClipEdges{-1.0, widths[g] - 1.0, 0.0}; };
+        std::size_t scan = 0;
+        for (std::size_t g = 1; g < n; ++g)
+            if (edgesOf(g).high - edgesOf(g).low > edgesOf(scan).high - edgesOf(scan).low) scan = g;
+        // Every group met at least once, some twice, in a shuffled order, over three parts.
+        std::vector<std::size_t> met(n);
+        std::iota(met.begin(), met.end(), std::size_t{0});
+        for (std::size_t g = 0; g < n; g += 3)
+            met.push_back(g);
+        std::shuffle(met.begin(), met.end(), rng);
+        std::vector<WidestGroup> parts(3);
+        for (std::size_t i = 0; i < met.size(); ++i)
+            parts[rng() % 3].add(static_cast<std::int64_t>(met[i]), edgesOf(met[i]));
+        std::shuffle(parts.begin(), parts.end(), rng);
+        WidestGroup merged;
+        for (const WidestGroup& part : parts)
+            merged.merge(part);
+        QCOMPARE(merged.result(edgesOf(0)), static_cast<std::int64_t>(scan));
+    }
+}
+
+QTEST_GUILESS_MAIN(TestFastAnalysis)
+#include "tst_fast_analysis.moc"

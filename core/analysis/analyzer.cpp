@@ -83,30 +83,22 @@ Histogram scaleHistogram(const QuantParams& params, int bins) {
 
 } // namespace
 
-EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params) {
-    const auto [cLow, cHigh] = extremeCodes(plan);
-    const bool floatTarget = isFloatTarget(plan.codeTarget);
-    const double codeSpan = floatTarget ? 1.0 : static_cast<double>(plan.qmax() - plan.qmin());
-    // dequantizeValue of the two extreme codes; a minifloat's value (the costly part, and the same
-    // for every group) found once.
-    const float decodedLow = floatTarget ? codeValue(cLow, 0.0f, plan) : 0.0f;
-    const float decodedHigh = floatTarget ? codeValue(cHigh, 0.0f, plan) : 0.0f;
-    const ScaleOp op = plan.convention.scaleOp;
-    const double slackSteps = roundingSlack(plan, 1.0); // the slack in steps: 0, 1/2 or 1, exactly
-    EdgeRows edges(params.scales.size());
+ClipEdgeRule::ClipEdgeRule(const QuantPlan& plan)
+    : m_float(isFloatTarget(plan.codeTarget))
+    , m_op(plan.convention.scaleOp)
+    , m_codeSpan(m_float ? 1.0 : static_cast<double>(plan.qmax() - plan.qmin()))
+    , m_slackSteps(roundingSlack(plan, 1.0)) {
+    const auto [low, high] = extremeCodes(plan);
+    m_low = m_float ? codeValue(low, 0.0f, plan) : static_cast<float>(low);
+    m_high = m_float ? codeValue(high, 0.0f, plan) : static_cast<float>(high);
+}
+
+EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params, std::size_t count) {
+    const ClipEdgeRule rule(plan);
+    EdgeRows edges(std::min(count, params.scales.size()));
     auto fill = [&](std::size_t from, std::size_t to) {
-        for (std::size_t g = from; g < to; ++g) {
-            const float zp = params.zeroPointOf(static_cast<std::int64_t>(g));
-            const float low = floatTarget ? decodedLow : codeValue(cLow, zp, plan);
-            const float high = floatTarget ? decodedHigh : codeValue(cHigh, zp, plan);
-            const double a = applyInverseScale(low, params.scales[g], op);
-            const double b = applyInverseScale(high, params.scales[g], op);
-            // A negative scale (aclnnQuantize allows one) swaps the ends.
-            edges[g].low = std::min(a, b);
-            edges[g].high = std::max(a, b);
-            const double step = (edges[g].high - edges[g].low) / codeSpan;
-            edges[g].roundingSlack = slackSteps == 0.0 ? 0.0 : slackSteps * step; // (0 · Inf is not 0)
-        }
+        for (std::size_t g = from; g < to; ++g)
+            edges[g] = rule.of(params, static_cast<std::int64_t>(g));
     };
     // A row per NVFP4 block is a million rows: filled (and their pages first touched) on every core.
     constexpr std::size_t kPerThread = std::size_t{1} << 16;
@@ -130,7 +122,8 @@ TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, c
                          std::to_string(plan.scaleCount) + " groups");
     TensorAnalysis a;
     a.codes = CodeStats(plan.codeTarget);
-    a.clipping = ClippingStats(clipEdges(plan, params), isFloatTarget(plan.codeTarget), groupRows);
+    a.clipping = ClippingStats(clipEdges(plan, params, groupRows), params.scales.size(),
+                               isFloatTarget(plan.codeTarget));
     a.scales = scaleHistogram(params, opt.scaleBins);
     return a;
 }
@@ -144,15 +137,12 @@ void openHistograms(TensorAnalysis& a, const AnalysisRanges& r, const AnalysisOp
     a.values = Histogram(any ? r.xMin : 0.0, any ? r.xMax : 0.0, opt.valueBins);
 }
 
-void finishAnalysis(TensorAnalysis& a, const QuantPlan& plan, const QuantParams& params) {
-    const auto& edges = a.clipping.edges();
-    for (std::size_t g = 1; g < edges.size(); ++g)
-        if (edges[g].high - edges[g].low > edges[a.gridGroup].high - edges[a.gridGroup].low)
-            a.gridGroup = static_cast<std::int64_t>(g);
-    if (!edges.empty()) {
-        a.gridEdges = edges[static_cast<std::size_t>(a.gridGroup)];
-        a.grid = gridOf(plan, params, a.gridGroup);
-    }
+void finishAnalysis(TensorAnalysis& a, const QuantPlan& plan, const QuantParams& params,
+                    std::int64_t gridGroup) {
+    if (params.scales.empty()) return;
+    a.gridGroup = gridGroup;
+    a.gridEdges = ClipEdgeRule(plan).of(params, gridGroup);
+    a.grid = gridOf(plan, params, gridGroup);
 }
 
 } // namespace detail

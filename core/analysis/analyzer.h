@@ -69,7 +69,8 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
 TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
                                 std::span<const float> x, const AnalysisOptions& options = {});
 
-/// The clip thresholds of every group (exposed for tests and the comparison page).
-EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params);
+/// The clip thresholds of the first `count` groups (all by default), by ClipEdgeRule.
+EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params,
+                   std::size_t count = ClippingStats::kAllRows);
 
 } // namespace ql

@@ -202,6 +202,7 @@ struct alignas(64) FirstPass {
     std::array<std::array<std::int64_t, 256>, 4> byteCodes{};
     CodeStats wideCodes; // int32
     detail::AnalysisRanges ranges;
+    WidestGroup widest;
 };
 
 struct alignas(64) SecondPass {
@@ -230,13 +231,13 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
         });
     };
 
-    const auto& edges = a.clipping.edges(); // read-only, shared by every slice
+    const ClipEdgeRule edgeRule(plan); // each group's edges as the pass reaches it, not a table of them
     const bool floatTarget = a.clipping.floatTarget();
     std::vector<GroupRange> groupRanges(static_cast<std::size_t>(slices));
     for (std::int64_t s = 0; s < slices; ++s)
         groupRanges[static_cast<std::size_t>(s)] = walker.scaleRange(sliceBegin(s), sliceBegin(s + 1));
     std::vector<FirstPass> first(static_cast<std::size_t>(slices),
-                                 FirstPass{{}, {}, {}, {}, {}, a.codes, {}});
+                                 FirstPass{{}, {}, {}, {}, {}, a.codes, {}, {}});
     forEachSlice(
         slices, opt.threads,
         [&](std::int64_t s) {
@@ -255,10 +256,11 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                         const std::int32_t c = codeAt(i);
                         const float xi = load(i), xh = xhatOf(c, scales[static_cast<std::size_t>(g)],
                                                               params.zeroPointOf(g));
+                        const ClipEdges e = edgeRule.of(params, g);
+                        p.widest.add(g, e);
                         p.stats.addElement(xi, xh, i);
                         countCode(c);
                         if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
-                        const ClipEdges& e = edges[static_cast<std::size_t>(g)];
                         ClippingStats::addTo(p.clipping[g], e, floatTarget, xi, xh);
                         ClippingStats::addTo(p.groups, e, floatTarget, xi, xh);
                         p.ranges.add(xi, xh);
@@ -269,7 +271,8 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 // an all-finite block in vector lanes; a block with NaN/Inf takes the element path.
                 const std::int64_t g = seg.scale;
                 const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
-                const ClipEdges e = edges[static_cast<std::size_t>(g)];
+                const ClipEdges e = edgeRule.of(params, g);
+                p.widest.add(g, e);
                 GroupClipping& slot = p.clipping[g];
                 const bool hasRow = g < rows;
                 p.sums.beginGroup(e);
@@ -312,6 +315,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
         },
         opt.progress, 0.0, 0.5);
     detail::AnalysisRanges r;
+    WidestGroup widest;
     GroupClipping total; // of every group, in slice order
     const bool signedBytes = codes.target() == Target::Int8 || codes.target() == Target::Int4;
     for (const FirstPass& p : first) { // in slice order: the sums never depend on timing
@@ -319,6 +323,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
         p.clipping.mergeShared();
         total.merge(p.groups);
         r.merge(p.ranges);
+        widest.merge(p.widest);
         if (wide) a.codes.merge(p.wideCodes);
         for (int b = 0; b < 256 && !wide; ++b)
             if (const std::int64_t count = p.byteCodes[0][static_cast<std::size_t>(b)] +
@@ -398,7 +403,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
         a.absErrorLog.merge(h.absErrorLog);
         a.values.merge(h.values);
     }
-    detail::finishAnalysis(a, plan, params);
+    detail::finishAnalysis(a, plan, params, widest.result(edgeRule.of(params, 0)));
     a.clipping.setTotal(total);
     return a;
 }

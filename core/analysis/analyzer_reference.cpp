@@ -34,7 +34,13 @@ TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params
         a.absErrorLog.add(std::fabs(e));
         a.values.add(xi);
     });
-    detail::finishAnalysis(a, plan, params);
+    // The widest group: in group order, the first strictly wider (the oracle keeps every row's edges
+    // until the end).
+    const auto& edges = a.clipping.edges();
+    std::size_t widest = 0;
+    for (std::size_t g = 1; g < edges.size(); ++g)
+        if (edges[g].high - edges[g].low > edges[widest].high - edges[widest].low) widest = g;
+    detail::finishAnalysis(a, plan, params, static_cast<std::int64_t>(widest));
     a.clipping.keepFirstGroups(opt.groupRows);
     return a;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The steps analyze() and analyzeReference() share around their element loops (internal).
 #include "analysis/analyzer.h"
+#include "analysis/clip_edge_rule.h"
 
 #include <cmath>
 #include <limits>
@@ -33,7 +34,8 @@ TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, c
                              std::int64_t n, const AnalysisOptions& options, std::size_t groupRows);
 /// Fixes the histograms' edges from the first pass (error over ±max |error|, values over [min, max]).
 void openHistograms(TensorAnalysis& a, const AnalysisRanges& r, const AnalysisOptions& options);
-/// The grid of the group with the widest range.
-void finishAnalysis(TensorAnalysis& a, const QuantPlan& plan, const QuantParams& params);
+/// Shows `gridGroup` (the group with the widest range) with the values: its grid and edges.
+void finishAnalysis(TensorAnalysis& a, const QuantPlan& plan, const QuantParams& params,
+                    std::int64_t gridGroup);
 
 } // namespace ql::detail

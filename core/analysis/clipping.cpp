@@ -18,10 +18,11 @@ double GroupClipping::sqnrDb() const {
     return 10.0 * std::log10(sumSqX / err);
 }
 
-ClippingStats::ClippingStats(EdgeRows edges, bool floatTarget, std::size_t rows)
+ClippingStats::ClippingStats(EdgeRows edges, std::size_t groupCount, bool floatTarget)
     : m_edges(std::move(edges))
-    , m_groups(std::min(rows, m_edges.size()))
-    , m_float(floatTarget) {}
+    , m_groups(m_edges.size())
+    , m_float(floatTarget)
+    , m_groupCount(groupCount) {}
 
 GroupClipping ClippingStats::total() const {
     if (m_hasTotal) return m_total;

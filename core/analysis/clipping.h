@@ -45,9 +45,9 @@ using EdgeRows = std::vector<ClipEdges, ZeroedHugePageAllocator<ClipEdges>>;
 class ClippingStats {
 public:
     ClippingStats() = default;
-    /// Rows for the first `rows` groups (all by default). A pass that keeps fewer (only what a report
-    /// lists) sums the total itself and hands it to setTotal when it ends.
-    ClippingStats(EdgeRows edges, bool floatTarget, std::size_t rows = kAllRows);
+    /// Rows for the first edges.size() of `groupCount` groups (all, or only what a report lists: a
+    /// pass that keeps fewer sums the total itself and hands it to setTotal when it ends).
+    ClippingStats(EdgeRows edges, std::size_t groupCount, bool floatTarget);
     static constexpr std::size_t kAllRows = static_cast<std::size_t>(-1);
 
     /// One finite element (x, x̂ finite) of group g.
@@ -59,34 +59,34 @@ public:
     GroupClipping* groupData() { return m_groups.data(); }
 
     const GroupRows& groups() const { return m_groups; }
-    const EdgeRows& edges() const { return m_edges; }
+    const EdgeRows& edges() const { return m_edges; } // of the groups with rows
     GroupClipping total() const;
     /// Rebuilt from a report: the rows it lists, out of `groupCount`, and its total.
     static ClippingStats listed(std::vector<GroupClipping> rows, std::size_t groupCount,
                                 const GroupClipping& total, bool floatTarget) {
-        ClippingStats c(EdgeRows(rows.size()), floatTarget);
+        ClippingStats c(EdgeRows(rows.size()), groupCount, floatTarget);
         c.m_groups.assign(rows.begin(), rows.end());
         c.summarise(rows.size(), total, groupCount);
         return c;
     }
     /// Ends a pass that summed the groups' total itself (the fast analysis: the same bits whichever
     /// groups have rows) and kept rows for the first groups only, or all of them.
-    void setTotal(const GroupClipping& total) { summarise(m_groups.size(), total, m_edges.size()); }
-    /// Groups measured, including any dropped by keepFirstGroups.
-    std::size_t groupCount() const { return m_hasTotal ? m_groupCount : m_groups.size(); }
+    void setTotal(const GroupClipping& total) { summarise(m_groups.size(), total, m_groupCount); }
+    /// Groups measured, including those without a row.
+    std::size_t groupCount() const { return m_groupCount; }
     /// Keeps the first `n` groups' rows (what a report lists) and the total as it is now, so a
     /// whole-model run holds a bounded summary of each finished tensor instead of every group.
     void keepFirstGroups(std::size_t n) {
-        if (n < m_groups.size()) summarise(n, total(), groupCount());
+        if (n < m_groups.size()) summarise(n, total(), m_groupCount);
     }
 
 private:
     EdgeRows m_edges;
     GroupRows m_groups;
     bool m_float = false;
-    // Set by summarise: total() is m_total, of m_groupCount groups, whatever rows are kept.
-    bool m_hasTotal = false;
     std::size_t m_groupCount = 0;
+    // Set by summarise: total() is m_total, whatever rows are kept.
+    bool m_hasTotal = false;
     GroupClipping m_total;
 
     // The one way to a summary: rows (and edges) for the first `rows` groups, and the total.
