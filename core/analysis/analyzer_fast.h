@@ -249,8 +249,61 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 else
                     ++p.byteCodes[0][static_cast<std::size_t>(c & 0xFF)];
             };
+            // 8-bit codes into four tables taken in turn, so neighbouring equal codes do not chain.
+            auto countCodes = [&](auto codeAt, std::int64_t b, int len) QL_INLINE {
+                if (wide) {
+                    for (int k = 0; k < len; ++k)
+                        p.wideCodes.add(codeAt(b + k));
+                    return;
+                }
+                int k = 0;
+                for (; k + 4 <= len; k += 4)
+                    for (int t = 0; t < 4; ++t)
+                        ++p.byteCodes[t][static_cast<std::size_t>(codeAt(b + k + t) & 0xFF)];
+                for (; k < len; ++k)
+                    ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
+            };
+            // A block holding NaN or Inf, element by element (flat indices first + k).
+            auto addElements = [&](const float* xs, const float* xh, int len, std::int64_t first,
+                                   const ClipEdges& e, GroupClipping* row) QL_INLINE {
+                for (int k = 0; k < len; ++k) {
+                    const float xi = xs[k], xhi = xh[k];
+                    p.stats.addElement(xi, xhi, first + k);
+                    if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
+                    if (row) ClippingStats::addTo(*row, e, floatTarget, xi, xhi);
+                    ClippingStats::addTo(p.groups, e, floatTarget, xi, xhi);
+                    p.ranges.add(xi, xhi);
+                }
+            };
+            // Short groups (MX and NVFP4 blocks) staged together, then summed group by group in one
+            // call that keeps the slice's lanes in registers: the same operations in the same order
+            // as a group at a time.
+            alignas(64) float bx[kBlock], bh[kBlock];
+            std::array<BatchGroup, kBlock> batch;
+            int batched = 0, staged = 0;
+            auto addGroups = [&](const BatchGroup* groups, int count) QL_INLINE {
+                if (floatTarget)
+                    p.sums.template addGroups<true>(bx, bh, groups, count);
+                else
+                    p.sums.template addGroups<false>(bx, bh, groups, count);
+            };
+            auto flushBatch = [&]() QL_INLINE {
+                if (allFinite(bx, bh, staged)) [[likely]] {
+                    addGroups(batch.data(), batched);
+                } else {
+                    for (int j = 0; j < batched; ++j) {
+                        const BatchGroup& b = batch[static_cast<std::size_t>(j)];
+                        if (allFinite(bx + b.offset, bh + b.offset, b.length))
+                            addGroups(&b, 1);
+                        else
+                            addElements(bx + b.offset, bh + b.offset, b.length, b.first, b.edges, b.row);
+                    }
+                }
+                batched = staged = 0;
+            };
             forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
                 if (seg.perElement) { // one group per element: straight into the slice's tables
+                    flushBatch();
                     for (std::int64_t k = 0; k < seg.length; ++k) {
                         const std::int64_t i = seg.begin + k, g = seg.scale + k;
                         const std::int32_t c = codeAt(i);
@@ -267,50 +320,44 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                     }
                     return;
                 }
-                // One group, a block at a time: codes counted and x̂ made in one read, then the sums of
-                // an all-finite block in vector lanes; a block with NaN/Inf takes the element path.
                 const std::int64_t g = seg.scale;
                 const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
                 const ClipEdges e = edgeRule.of(params, g);
                 p.widest.add(g, e);
-                GroupClipping& slot = p.clipping[g];
-                const bool hasRow = g < rows;
+                GroupClipping* const row = g < rows ? &p.clipping[g] : nullptr;
+                if (seg.length < kBlock) {
+                    const int len = static_cast<int>(seg.length);
+                    if (staged + len > kBlock) flushBatch();
+                    for (int k = 0; k < len; ++k)
+                        bx[staged + k] = load(seg.begin + k);
+                    xhatOf.block(codeAt, seg.begin, len, sc, zp, bh + staged);
+                    countCodes(codeAt, seg.begin, len);
+                    batch[static_cast<std::size_t>(batched++)] = {staged, len, seg.begin, e, row};
+                    staged += len;
+                    return;
+                }
+                // A long group, a block at a time: codes counted and x̂ made in one read, then the sums
+                // of an all-finite block in vector lanes; a block with NaN/Inf takes the element path.
+                flushBatch();
                 p.sums.beginGroup(e);
-                forBlocksOf(
-                    seg, load, codeAt, xhatOf, sc, zp,
-                    [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
-                        if (wide) {
-                            for (int k = 0; k < len; ++k)
-                                p.wideCodes.add(codeAt(b + k));
-                        } else {
-                            int k = 0;
-                            for (; k + 4 <= len; k += 4)
-                                for (int t = 0; t < 4; ++t)
-                                    ++p.byteCodes[t][static_cast<std::size_t>(codeAt(b + k + t) & 0xFF)];
-                            for (; k < len; ++k)
-                                ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
-                        }
-                        if (allFinite(xs, xh, len)) [[likely]] {
-                            if (floatTarget)
-                                p.sums.template addBlock<true>(xs, xh, len, b);
-                            else
-                                p.sums.template addBlock<false>(xs, xh, len, b);
-                            return;
-                        }
-                        for (int k = 0; k < len; ++k) {
-                            const float xi = xs[k], xhi = xh[k];
-                            p.stats.addElement(xi, xhi, b + k);
-                            if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
-                            ClippingStats::addTo(slot, e, floatTarget, xi, xhi);
-                            ClippingStats::addTo(p.groups, e, floatTarget, xi, xhi);
-                            p.ranges.add(xi, xhi);
-                        }
-                    });
-                if (hasRow)
-                    p.sums.endGroup(slot);
+                forBlocksOf(seg, load, codeAt, xhatOf, sc, zp,
+                            [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
+                                countCodes(codeAt, b, len);
+                                if (allFinite(xs, xh, len)) [[likely]] {
+                                    if (floatTarget)
+                                        p.sums.template addBlock<true>(xs, xh, len, b);
+                                    else
+                                        p.sums.template addBlock<false>(xs, xh, len, b);
+                                    return;
+                                }
+                                addElements(xs, xh, len, b, e, row);
+                            });
+                if (row)
+                    p.sums.endGroup(*row);
                 else
                     p.sums.endGroupWithoutRow();
             });
+            flushBatch();
             p.sums.finish(p.stats, p.ranges, p.groups);
         },
         opt.progress, 0.0, 0.5);

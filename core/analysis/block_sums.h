@@ -25,25 +25,111 @@ using D4 = double __attribute__((vector_size(32)));
 using F4 = float __attribute__((vector_size(16)));
 using I4 = std::int64_t __attribute__((vector_size(32)));
 
+/// One group's run in a batch of short groups staged together (SliceSums::addGroups).
+struct BatchGroup {
+    int offset = 0, length = 0; // its elements in the staged block
+    std::int64_t first = 0;     // the flat index of its first element
+    ClipEdges edges;
+    GroupClipping* row = nullptr; // its clipping row; none: it counts in the slice's total only
+};
+
 class SliceSums {
 public:
     SliceSums() = default;
 
     /// Starts a segment of one group with these clip edges.
-    [[gnu::always_inline]] void beginGroup(const ClipEdges& e) {
-        m_lowT = e.low - e.roundingSlack;
-        m_highT = e.high + e.roundingSlack;
-        m_gSqX = m_gClipSq = m_gRoundSq = m_gMax = D4{};
-        m_gLow = m_gHigh = m_gFtz = I4{};
-        m_gCount = 0;
-    }
+    [[gnu::always_inline]] void beginGroup(const ClipEdges& e) { m_group = GroupLanes(e); }
 
     /// `n` finite elements x[k], xh[k] of the current group, flat indices first + k, in index order.
     /// FloatTarget: count flushes to zero (x ≠ 0 reconstructed as 0). Always inlined: the analysis
     /// pass is built per ISA (analyzer_fast.h) and this is its body.
     template <bool FloatTarget>
     [[gnu::always_inline]] void addBlock(const float* x, const float* xh, int n, std::int64_t first) {
-        const D4 lowT = D4{} + m_lowT, highT = D4{} + m_highT;
+        add<FloatTarget>(m_slice, m_group, x, xh, n, first);
+    }
+
+    /// Ends the segment of a group with a row: its sums into `row`, and into the slice's.
+    [[gnu::always_inline]] void endGroup(GroupClipping& row) { end(m_slice, m_group, &row); }
+    /// Ends the segment of a group without a row: its sums into the slice's only.
+    [[gnu::always_inline]] void endGroupWithoutRow() { end(m_slice, m_group, nullptr); }
+
+    /// Whole groups in a row, each all finite, as beginGroup, addBlock and endGroup would take them
+    /// one by one (the same operations, so the same bits), with the slice's lanes held in registers
+    /// across them: MX and NVFP4 blocks are 32 and 16 elements.
+    template <bool FloatTarget>
+    [[gnu::always_inline]] void addGroups(const float* x, const float* xh, const BatchGroup* groups,
+                                          int count) {
+        SliceLanes s = m_slice;
+        for (int j = 0; j < count; ++j) {
+            const BatchGroup& b = groups[j];
+            GroupLanes g(b.edges);
+            add<FloatTarget>(s, g, x + b.offset, xh + b.offset, b.length, b.first);
+            end(s, g, b.row);
+        }
+        m_slice = s;
+    }
+
+    /// The slice's sums into its error statistics and ranges, and its groups' into `groups` (call
+    /// once, after the last segment).
+    void finish(ErrorStats& stats, AnalysisRanges& ranges, GroupClipping& groups) const {
+        const SliceLanes& l = m_slice;
+        if (l.count == 0) return;
+        const GroupClipping t =
+            reduced(l.count, l.tLow, l.tHigh, l.tFtz, l.tClipSq, l.tRoundSq, l.tSqX, l.tMax);
+        groups.merge(t);
+        ErrorStats::Sums s;
+        s.count = s.finite = l.count;
+        s.over1e3 = count(l.over1);
+        s.over5e3 = count(l.over5);
+        s.sumSqX = t.sumSqX;
+        s.sumSqXhat = sum(l.sqXh);
+        s.sumDot = sum(l.dot);
+        s.sumSqErr = sum(l.tClipSq + l.tRoundSq);
+        s.sumAbsErr = sum(l.absErr);
+        // The largest lane, and of equal lanes the first index.
+        s.maxAbsErr = std::max(std::max(l.max[0], l.max[1]), std::max(l.max[2], l.max[3]));
+        s.worstIndex = std::numeric_limits<std::int64_t>::max();
+        for (int k = 0; k < 4; ++k)
+            if (l.max[k] == s.maxAbsErr) s.worstIndex = std::min<std::int64_t>(s.worstIndex, l.maxAt[k]);
+        stats.merge(ErrorStats::fromSums(s));
+        AnalysisRanges r;
+        for (int k = 0; k < 4; ++k) {
+            r.xMin = std::min(r.xMin, l.xMin[k]);
+            r.xMax = std::max(r.xMax, l.xMax[k]);
+            r.minNonZeroAbsErr = std::min(r.minNonZeroAbsErr, l.minNz[k]);
+        }
+        ranges.merge(r);
+    }
+
+private:
+    static constexpr double kInf = std::numeric_limits<double>::infinity();
+    struct SliceLanes {
+        // The slice's.
+        D4 sqXh{}, dot{}, absErr{};
+        D4 max = D4{} - 1.0;
+        I4 maxAt{};
+        I4 over1{}, over5{};
+        D4 xMin = D4{} + kInf, xMax = D4{} - kInf, minNz = D4{} + kInf;
+        // Every group's, added a segment at a time.
+        std::int64_t count = 0;
+        D4 tClipSq{}, tRoundSq{}, tSqX{}, tMax{};
+        I4 tLow{}, tHigh{}, tFtz{};
+    };
+    struct GroupLanes { // the current group's
+        GroupLanes() = default;
+        explicit GroupLanes(const ClipEdges& e)
+            : lowT(e.low - e.roundingSlack)
+            , highT(e.high + e.roundingSlack) {}
+        double lowT = 0, highT = 0;
+        D4 sqX{}, clipSq{}, roundSq{}, max{};
+        I4 low{}, high{}, ftz{};
+        std::int64_t count = 0;
+    };
+
+    template <bool FloatTarget>
+    [[gnu::always_inline]] static void add(SliceLanes& s, GroupLanes& g, const float* x, const float* xh,
+                                           int n, std::int64_t first) {
+        const D4 lowT = D4{} + g.lowT, highT = D4{} + g.highT;
         const D4 t1 = D4{} + 1e-3, t5 = D4{} + 5e-3, zero = {};
         const I4 absMask = I4{} + 0x7FFFFFFFFFFFFFFF;
         I4 at = I4{0, 1, 2, 3} + first;
@@ -57,102 +143,65 @@ public:
             const D4 ae = reinterpret_cast<D4>(reinterpret_cast<I4>(e) & absMask);
             const D4 ax = reinterpret_cast<D4>(reinterpret_cast<I4>(xv) & absMask);
             const D4 e2 = e * e;
-            m_gSqX += xv * xv;
-            m_sqXh += hv * hv;
-            m_dot += xv * hv;
-            m_absErr += ae;
+            g.sqX += xv * xv;
+            s.sqXh += hv * hv;
+            s.dot += xv * hv;
+            s.absErr += ae;
             // Each lane keeps the first index of its largest |error| (its first element beats -1).
-            const I4 larger = ae > m_max;
-            m_max = larger ? ae : m_max;
-            m_maxAt = larger ? at : m_maxAt;
-            m_gMax = ae > m_gMax ? ae : m_gMax;
+            const I4 larger = ae > s.max;
+            s.max = larger ? ae : s.max;
+            s.maxAt = larger ? at : s.maxAt;
+            g.max = ae > g.max ? ae : g.max;
             // exceeds(): with |x| = 0 the threshold is 0, so ae > t·|x| is ae ≠ 0 as it should be.
-            m_over1 -= ae > t1 * ax;
-            m_over5 -= ae > t5 * ax;
+            s.over1 -= ae > t1 * ax;
+            s.over5 -= ae > t5 * ax;
             const I4 low = xv<lowT, high = xv> highT;
-            m_gLow -= low;
-            m_gHigh -= high;
-            m_gClipSq += (low | high) ? e2 : zero;
-            m_gRoundSq += (low | high) ? zero : e2;
-            if constexpr (FloatTarget) m_gFtz -= (xv != zero) & (hv == zero);
-            m_xMin = xv < m_xMin ? xv : m_xMin;
-            m_xMax = xv > m_xMax ? xv : m_xMax;
-            m_minNz = (ae > zero) & (ae < m_minNz) ? ae : m_minNz;
+            g.low -= low;
+            g.high -= high;
+            g.clipSq += (low | high) ? e2 : zero;
+            g.roundSq += (low | high) ? zero : e2;
+            if constexpr (FloatTarget) g.ftz -= (xv != zero) & (hv == zero);
+            s.xMin = xv < s.xMin ? xv : s.xMin;
+            s.xMax = xv > s.xMax ? xv : s.xMax;
+            s.minNz = (ae > zero) & (ae < s.minNz) ? ae : s.minNz;
         }
         // The tail, element by element into lane 0 with the same operations.
         for (; k < n; ++k) {
             const double xv = x[k], hv = xh[k], e = xv - hv, ae = std::fabs(e), e2 = e * e;
-            m_gSqX[0] += xv * xv;
-            m_sqXh[0] += hv * hv;
-            m_dot[0] += xv * hv;
-            m_absErr[0] += ae;
-            if (ae > m_max[0]) m_max[0] = ae, m_maxAt[0] = first + k;
-            m_gMax[0] = std::max(m_gMax[0], ae);
-            m_over1[0] += ae > 1e-3 * std::fabs(xv);
-            m_over5[0] += ae > 5e-3 * std::fabs(xv);
-            const bool low = xv<m_lowT, high = xv> m_highT;
-            m_gLow[0] += low;
-            m_gHigh[0] += high;
-            (low || high ? m_gClipSq[0] : m_gRoundSq[0]) += e2;
-            if constexpr (FloatTarget) m_gFtz[0] += xv != 0.0 && hv == 0.0;
-            m_xMin[0] = xv < m_xMin[0] ? xv : m_xMin[0];
-            m_xMax[0] = xv > m_xMax[0] ? xv : m_xMax[0];
-            if (ae > 0 && ae < m_minNz[0]) m_minNz[0] = ae;
+            g.sqX[0] += xv * xv;
+            s.sqXh[0] += hv * hv;
+            s.dot[0] += xv * hv;
+            s.absErr[0] += ae;
+            if (ae > s.max[0]) s.max[0] = ae, s.maxAt[0] = first + k;
+            g.max[0] = std::max(g.max[0], ae);
+            s.over1[0] += ae > 1e-3 * std::fabs(xv);
+            s.over5[0] += ae > 5e-3 * std::fabs(xv);
+            const bool low = xv<g.lowT, high = xv> g.highT;
+            g.low[0] += low;
+            g.high[0] += high;
+            (low || high ? g.clipSq[0] : g.roundSq[0]) += e2;
+            if constexpr (FloatTarget) g.ftz[0] += xv != 0.0 && hv == 0.0;
+            s.xMin[0] = xv < s.xMin[0] ? xv : s.xMin[0];
+            s.xMax[0] = xv > s.xMax[0] ? xv : s.xMax[0];
+            if (ae > 0 && ae < s.minNz[0]) s.minNz[0] = ae;
         }
-        m_gCount += n;
+        g.count += n;
     }
 
-    /// Ends the segment of a group with a row: its sums into `slot`, and into the slice's.
-    [[gnu::always_inline]] void endGroup(GroupClipping& slot) {
-        if (m_gCount == 0) return;
-        slot.merge(reduced(m_gCount, m_gLow, m_gHigh, m_gFtz, m_gClipSq, m_gRoundSq, m_gSqX, m_gMax));
-        endGroupWithoutRow();
-    }
-    /// Ends the segment of a group without a row: its sums into the slice's only.
-    [[gnu::always_inline]] void endGroupWithoutRow() {
-        m_count += m_gCount;
-        m_tLow += m_gLow;
-        m_tHigh += m_gHigh;
-        m_tFtz += m_gFtz;
-        m_tClipSq += m_gClipSq;
-        m_tRoundSq += m_gRoundSq;
-        m_tSqX += m_gSqX;
-        m_tMax = m_gMax > m_tMax ? m_gMax : m_tMax;
-        m_gCount = 0;
+    // A group's sums into its row (if any) and into the slice's.
+    [[gnu::always_inline]] static void end(SliceLanes& s, GroupLanes& g, GroupClipping* row) {
+        if (g.count == 0) return;
+        if (row) row->merge(reduced(g.count, g.low, g.high, g.ftz, g.clipSq, g.roundSq, g.sqX, g.max));
+        s.count += g.count;
+        s.tLow += g.low;
+        s.tHigh += g.high;
+        s.tFtz += g.ftz;
+        s.tClipSq += g.clipSq;
+        s.tRoundSq += g.roundSq;
+        s.tSqX += g.sqX;
+        s.tMax = g.max > s.tMax ? g.max : s.tMax;
     }
 
-    /// The slice's sums into its error statistics and ranges, and its groups' into `groups` (call
-    /// once, after the last segment).
-    void finish(ErrorStats& stats, AnalysisRanges& ranges, GroupClipping& groups) const {
-        if (m_count == 0) return;
-        const GroupClipping t =
-            reduced(m_count, m_tLow, m_tHigh, m_tFtz, m_tClipSq, m_tRoundSq, m_tSqX, m_tMax);
-        groups.merge(t);
-        ErrorStats::Sums s;
-        s.count = s.finite = m_count;
-        s.over1e3 = count(m_over1);
-        s.over5e3 = count(m_over5);
-        s.sumSqX = t.sumSqX;
-        s.sumSqXhat = sum(m_sqXh);
-        s.sumDot = sum(m_dot);
-        s.sumSqErr = sum(m_tClipSq + m_tRoundSq);
-        s.sumAbsErr = sum(m_absErr);
-        // The largest lane, and of equal lanes the first index.
-        s.maxAbsErr = std::max(std::max(m_max[0], m_max[1]), std::max(m_max[2], m_max[3]));
-        s.worstIndex = std::numeric_limits<std::int64_t>::max();
-        for (int l = 0; l < 4; ++l)
-            if (m_max[l] == s.maxAbsErr) s.worstIndex = std::min<std::int64_t>(s.worstIndex, m_maxAt[l]);
-        stats.merge(ErrorStats::fromSums(s));
-        AnalysisRanges r;
-        for (int l = 0; l < 4; ++l) {
-            r.xMin = std::min(r.xMin, m_xMin[l]);
-            r.xMax = std::max(r.xMax, m_xMax[l]);
-            r.minNonZeroAbsErr = std::min(r.minNonZeroAbsErr, m_minNz[l]);
-        }
-        ranges.merge(r);
-    }
-
-private:
     static GroupClipping reduced(std::int64_t n, const I4& low, const I4& high, const I4& ftz,
                                  const D4& clipSq, const D4& roundSq, const D4& sqX, const D4& max) {
         GroupClipping c;
@@ -169,22 +218,8 @@ private:
     static double sum(const D4& v) { return ((v[0] + v[1]) + v[2]) + v[3]; }
     static std::int64_t count(const I4& v) { return ((v[0] + v[1]) + v[2]) + v[3]; }
 
-    static constexpr double kInf = std::numeric_limits<double>::infinity();
-    // The slice's.
-    D4 m_sqXh{}, m_dot{}, m_absErr{};
-    D4 m_max = D4{} - 1.0;
-    I4 m_maxAt{};
-    I4 m_over1{}, m_over5{};
-    D4 m_xMin = D4{} + kInf, m_xMax = D4{} - kInf, m_minNz = D4{} + kInf;
-    // Every group's, added a segment at a time.
-    std::int64_t m_count = 0;
-    D4 m_tClipSq{}, m_tRoundSq{}, m_tSqX{}, m_tMax{};
-    I4 m_tLow{}, m_tHigh{}, m_tFtz{};
-    // The current group's.
-    double m_lowT = 0, m_highT = 0;
-    D4 m_gSqX{}, m_gClipSq{}, m_gRoundSq{}, m_gMax{};
-    I4 m_gLow{}, m_gHigh{}, m_gFtz{};
-    std::int64_t m_gCount = 0;
+    SliceLanes m_slice;
+    GroupLanes m_group;
 };
 
 } // namespace ql::detail
