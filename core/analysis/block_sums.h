@@ -45,7 +45,11 @@ public:
     /// pass is built per ISA (analyzer_fast.h) and this is its body.
     template <bool FloatTarget>
     [[gnu::always_inline]] void addBlock(const float* x, const float* xh, int n, std::int64_t first) {
-        add<FloatTarget>(m_slice, m_group, x, xh, n, first);
+        SliceLanes s = m_slice; // locals, so the lanes stay in registers through the loop
+        GroupLanes g = m_group;
+        add<FloatTarget>(s, g, x, xh, n, first);
+        m_slice = s;
+        m_group = g;
     }
 
     /// Ends the segment of a group with a row: its sums into `row`, and into the slice's.
