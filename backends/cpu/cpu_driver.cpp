@@ -116,6 +116,7 @@ public:
 private:
     void prepareParams();
     void quantizeSegment(const Segment& s);
+    void quantizeRange(std::int64_t from, std::int64_t to);
     void errorSegment(const Segment& s, ErrorSums& sums);
     void measuredSegment(const Segment& s, ErrorSums& sums); // quantize and measure, fused where a kernel can
     void rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* nan);
@@ -159,6 +160,38 @@ void Engine::quantizeSegment(const Segment& s) {
                         quantizeValue(m_src.value(s.begin + i), m_params.scales[gi], m_zp[gi], m_plan));
         }
     }
+}
+
+// Elements [from, to): runs of whole groups of one length, back to back in memory and in scale order
+// (MX and NVFP4 blocks along a row), each in one kernel call; other segments one by one.
+void Engine::quantizeRange(std::int64_t from, std::int64_t to) {
+    Segment run{};
+    std::int64_t groups = 0;
+    auto flush = [&] {
+        if (groups == 1)
+            quantizeSegment(run);
+        else if (groups > 1)
+            m_k.quantBlocks(m_args, m_src.at(run.begin), groups, run.length,
+                            m_params.scales.data() + run.scale, m_zp.data() + run.scale,
+                            m_codes.data() + run.begin);
+        groups = 0;
+    };
+    const bool batching = m_k.quantBlocks && m_codes.width() == 1;
+    m_walk.forSegments(from, to, [&](const Segment& s) {
+        if (groups > 0 && !s.perElement && s.length == run.length &&
+            s.begin == run.begin + groups * run.length && s.scale == run.scale + groups) {
+            ++groups;
+            return;
+        }
+        flush();
+        if (batching && !s.perElement) {
+            run = s;
+            groups = 1;
+        } else {
+            quantizeSegment(s);
+        }
+    });
+    flush();
 }
 
 void Engine::measuredSegment(const Segment& s, ErrorSums& sums) {
@@ -300,11 +333,10 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
         parallelChunks(
             m_opt.threads, chunks,
             [&](std::int64_t c, unsigned) {
-                m_walk.forSegments(c * chunk, std::min(m_n, (c + 1) * chunk), [&](const Segment& s) {
-                    if (m_measure)
-                        measuredSegment(s, partial[static_cast<std::size_t>(c)]);
-                    else
-                        quantizeSegment(s);
+                const std::int64_t from = c * chunk, to = std::min(m_n, (c + 1) * chunk);
+                if (!m_measure) return quantizeRange(from, to);
+                m_walk.forSegments(from, to, [&](const Segment& s) {
+                    measuredSegment(s, partial[static_cast<std::size_t>(c)]);
                 });
             },
             progress, quantBase, quantSpan);

@@ -28,6 +28,9 @@ struct QuantArgs {
 /// Quantizes n elements that share one scale; `scale` and `zp` are the operator's own values.
 using QuantConstFn = void (*)(const QuantArgs&, const void* src, std::int64_t n, float scale, float zp,
                               std::uint8_t* out);
+/// Quantizes `groups` consecutive groups of `length` elements, group g with scales[g] and zps[g].
+using QuantBlocksFn = void (*)(const QuantArgs&, const void* src, std::int64_t groups, std::int64_t length,
+                               const float* scales, const float* zps, std::uint8_t* out);
 /// Quantizes n elements with one scale each (`scales`, `zps` run alongside the elements).
 using QuantPerElemFn = void (*)(const QuantArgs&, const void* src, std::int64_t n, const float* scales,
                                 const float* zps, std::uint8_t* out);
@@ -54,7 +57,8 @@ using QuantMeasuredConstFn = void (*)(const QuantArgs&, const void* src, std::in
                                       float zp, std::uint8_t* out, ErrorSums* sums, std::int64_t firstIndex);
 
 struct KernelSet {
-    QuantConstFn quantConst = nullptr; // null: no vector path for this plan/dtype (use the scalar one)
+    QuantConstFn quantConst = nullptr;   // null: no vector path for this plan/dtype (use the scalar one)
+    QuantBlocksFn quantBlocks = nullptr; // set with quantConst
     QuantPerElemFn quantPerElem = nullptr;
     RangeConstFn rangeConst = nullptr;
     RangePerElemFn rangePerElem = nullptr;

@@ -262,11 +262,11 @@ inline void storeCodes(vi c, std::uint8_t* out) {
     std::memcpy(out, &b, W);
 }
 
+// n elements with one scale and zero point; `a` is the caller's local copy (byte stores may alias
+// the arguments, which would force reloads per vector).
 template <class In, Op O, Rounding R, Mode M>
-void quantConst(const QuantArgs& args, const void* srcv, std::int64_t n, float scale, float zp,
-                std::uint8_t* out) {
-    const auto* src = static_cast<const typename In::T*>(srcv);
-    const QuantArgs a = args; // a local copy: byte stores may alias `args`, forcing reloads per vector
+[[gnu::always_inline]] inline void quantRun(const QuantArgs& a, const typename In::T* src, std::int64_t n,
+                                            float scale, float zp, std::uint8_t* out) {
     if (a.zeroScaleGivesZero && scale == 0.0f) {
         std::memset(out, 0, static_cast<std::size_t>(n));
         return;
@@ -285,6 +285,24 @@ void quantConst(const QuantArgs& args, const void* srcv, std::int64_t n, float s
     }
     for (; i < n; ++i)
         out[i] = static_cast<std::uint8_t>(quantizeValue(loadOne<In>(src + i), scale, zp, *a.plan));
+}
+
+template <class In, Op O, Rounding R, Mode M>
+void quantConst(const QuantArgs& args, const void* srcv, std::int64_t n, float scale, float zp,
+                std::uint8_t* out) {
+    const QuantArgs a = args;
+    quantRun<In, O, R, M>(a, static_cast<const typename In::T*>(srcv), n, scale, zp, out);
+}
+
+// Consecutive groups of `length` elements each, as quantConst would take them one by one: one call
+// for a run of MX or NVFP4 blocks (a call per 16-element block cost more than its arithmetic).
+template <class In, Op O, Rounding R, Mode M>
+void quantBlocks(const QuantArgs& args, const void* srcv, std::int64_t groups, std::int64_t length,
+                 const float* scales, const float* zps, std::uint8_t* out) {
+    const auto* src = static_cast<const typename In::T*>(srcv);
+    const QuantArgs a = args;
+    for (std::int64_t g = 0; g < groups; ++g)
+        quantRun<In, O, R, M>(a, src + g * length, length, scales[g], zps[g], out + g * length);
 }
 
 template <class In, Op O, Rounding R, Mode M>
@@ -364,12 +382,14 @@ template <class In, Op O, Mode M> KernelSet pickRounding(Rounding r) {
     if constexpr (M == Mode::Float) {
         (void)r;
         k.quantConst = &quantConst<In, O, Rounding::HalfToEven, M>;
+        k.quantBlocks = &quantBlocks<In, O, Rounding::HalfToEven, M>;
         k.quantPerElem = &quantPerElem<In, O, Rounding::HalfToEven, M>;
     } else {
         switch (r) {
 #define QL_ROUNDING_CASE(R)                                                                                  \
     case Rounding::R:                                                                                        \
         k.quantConst = &quantConst<In, O, Rounding::R, M>;                                                   \
+        k.quantBlocks = &quantBlocks<In, O, Rounding::R, M>;                                                 \
         k.quantPerElem = &quantPerElem<In, O, Rounding::R, M>;                                               \
         break;
             QL_ROUNDING_CASE(HalfToEven)
