@@ -73,6 +73,7 @@ class TestJob : public QObject {
     Q_OBJECT
 private slots:
     void tensorJobReadsInPlaceAndMatchesOracle();
+    void codesOnlySkipsTheStatistics();
     void modelJobPassesThroughAndContinues();
     void modelJobKeepsCodesOnlyWhenAsked();
     void exportHoldsKeptAndFailedTensors();
@@ -100,6 +101,21 @@ void TestJob::tensorJobReadsInPlaceAndMatchesOracle() {
     QCOMPARE(out.a.report.analysis.stats.maxAbsError(), oracle.stats.maxAbsError());
     QCOMPARE(out.a.report.analysis.error.counts(), oracle.error.counts());
     QVERIFY(!out.b && !out.comparison);
+}
+
+// A run for codes only (diff's re-quantized side) gives the same codes and parameters and no
+// statistics pass: its report's analysis is empty.
+void TestJob::codesOnlySkipsTheStatistics() {
+    Fixture f;
+    JobRequest request = f.request(int8PerChannel());
+    const TensorOutcome full = runTensorJob(request, "fc2.weight");
+    request.codesOnly = true;
+    const TensorOutcome codes = runTensorJob(request, "fc2.weight");
+    QCOMPARE(codes.a.codes, full.a.codes);
+    QCOMPARE(codes.a.report.params.scales, full.a.report.params.scales);
+    QVERIFY(full.a.report.analysis.stats.count() > 0);
+    QCOMPARE(codes.a.report.analysis.stats.count(), std::int64_t{0});
+    QVERIFY(codes.a.report.analysis.clipping.groups().empty());
 }
 
 // Per-group 32 along the last axis: fc1.bias and odd.weight (33 columns) cannot take it, the

@@ -129,6 +129,7 @@ std::optional<StoredQuantization> requantized(const TensorSource& a, const Tenso
     JobRequest r = requantize;
     r.compare = {};         // only A's codes are wanted: no second run
     r.importance = nullptr; // nor a weighted error
+    r.codesOnly = true;     // nor statistics
     if (!r.source) r.source = std::shared_ptr<const TensorSource>(std::shared_ptr<void>(), &a);
     try {
         const TensorOutcome out = runTensorJob(r, pair.a);

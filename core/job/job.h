@@ -53,6 +53,9 @@ struct JobRequest {
     /// Activation statistics: reports gain the importance-weighted error (job/importance.h).
     std::shared_ptr<const Importance> importance;
     int repeat = 1;
+    /// Only the codes and parameters are wanted (diff's re-quantized side): no statistics pass, and
+    /// the reports' analyses are left empty.
+    bool codesOnly = false;
 };
 
 /// One side of a run: the report (analysis, timing) and the codes it produced.

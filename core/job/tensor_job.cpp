@@ -19,11 +19,14 @@ ProgressFn subProgress(const ProgressFn& progress, int index, int steps) {
 }
 
 SideOutcome runSide(const LoadedTensor& tensor, const QuantSpec& spec,
-                    const std::optional<QuantParams>& params, const Backend& backend, int repeat,
-                    const ProgressFn& progress, const Importance* importance) {
-    TensorRun run =
-        runTensor(tensor, planQuantization(spec, tensor.info().shape), backend,
-                  {.params = params, .repeat = repeat, .progress = progress, .importance = importance});
+                    const std::optional<QuantParams>& params, const Backend& backend,
+                    const JobRequest& request, const ProgressFn& progress) {
+    TensorRun run = runTensor(tensor, planQuantization(spec, tensor.info().shape), backend,
+                              {.params = params,
+                               .repeat = request.repeat,
+                               .progress = progress,
+                               .importance = request.importance.get(),
+                               .statistics = !request.codesOnly});
     SideOutcome side;
     side.label = backend.name();
     side.report = std::move(run.report);
@@ -67,8 +70,8 @@ TensorOutcome runTensorJob(const JobRequest& request, const std::string& name, c
     TensorOutcome out;
     try {
         paramsA = ExplicitParams(request, 1).forTensor(name);
-        out.a = runSide(tensor, request.spec, paramsA, registry.require(request.backend), request.repeat,
-                        subProgress(progress, 0, steps), request.importance.get());
+        out.a = runSide(tensor, request.spec, paramsA, registry.require(request.backend), request,
+                        subProgress(progress, 0, steps));
     } catch (const QuantError& e) {
         throw QuantError(whereIn(source, name, (twoSides ? "A: " : "") + std::string(e.what())));
     }
@@ -80,8 +83,8 @@ TensorOutcome runTensorJob(const JobRequest& request, const std::string& name, c
     std::optional<QuantParams> paramsB = paramsA;
     if (paramsA) paramsB = convertParams(*paramsA, out.a.report.plan.convention, conventionOf(specB));
     try {
-        out.b = runSide(tensor, specB, paramsB, registry.require(nameB), request.repeat,
-                        subProgress(progress, 1, steps), request.importance.get());
+        out.b = runSide(tensor, specB, paramsB, registry.require(nameB), request,
+                        subProgress(progress, 1, steps));
     } catch (const QuantError& e) {
         throw QuantError(whereIn(source, name, "B (" + describe(specB) + "): " + e.what()));
     }

@@ -64,6 +64,7 @@ TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Bac
     r.backend = backend.name();
     r.params = run.result.params;
     r.timing = run.result.timing;
+    if (!o.statistics) return run;
     AnalysisOptions options;
     options.groupRows = o.groupRows;
     if (progress) options.progress = [&progress](double done) { reportProgress(progress, 0.5 + 0.5 * done); };

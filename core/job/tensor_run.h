@@ -52,12 +52,14 @@ struct TensorRunOptions {
     /// Clipping rows the report keeps (AnalysisOptions::groupRows): a run that keeps only what a
     /// report lists, or only totals, need not hold a row per group.
     std::size_t groupRows = ClippingStats::kAllRows;
+    /// Without it, no statistics pass: the report's analysis is left empty (a run wanting codes only).
+    bool statistics = true;
 };
 
-/// Runs `plan` for the tensor on `backend` and analyses the codes (with an importance, the weighted
-/// error too, or a note why the tensor has none). Throws QuantError (impossible spec, unsupported by
-/// the backend, parameters that do not fit) or Cancelled; the caller adds file and tensor to the
-/// message.
+/// Runs `plan` for the tensor on `backend` and analyses the codes unless told not to (with an
+/// importance, the weighted error too, or a note why the tensor has none). Throws QuantError (impossible
+/// spec, unsupported by the backend, parameters that do not fit) or Cancelled; the caller adds file and
+/// tensor to the message.
 TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Backend& backend,
                     const TensorRunOptions& options = {});
 
