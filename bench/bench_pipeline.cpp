@@ -37,79 +37,6 @@ using bench::bestMs;
 
 namespace {
 
-struct Family {
-    std::string name;
-    QuantSpec spec;
-    std::vector<std::string> cliFlags;
-};
-
-QuantSpec calibrated(QuantSpec s, CalibMethod m, double percentile = 99.9) {
-    s.calibration.method = m;
-    s.calibration.percentile = percentile;
-    return s;
-}
-
-QuantSpec blockFormat(Preset p) {
-    QuantSpec s;
-    s.preset = p;
-    s.target = Target::Fp4E2M1;
-    s.scheme = Scheme::Block;
-    s.axes = {-1};
-    return s;
-}
-
-QuantSpec int4Blocks() {
-    QuantSpec s;
-    s.preset = Preset::TensorRT;
-    s.target = Target::Int4;
-    s.scheme = Scheme::Block;
-    s.axes = {};
-    s.block = {1, 128};
-    return s;
-}
-
-std::vector<Family> families() {
-    const QuantSpec pc = bench::perChannelInt8();
-    return {
-        {"int8 per-channel, absmax", calibrated(pc, CalibMethod::AbsMax), {"--calib", "absmax"}},
-        {"int8 per-channel, percentile 99.9",
-         calibrated(pc, CalibMethod::Percentile),
-         {"--calib", "percentile=99.9"}},
-        {"int8 per-channel, mse", calibrated(pc, CalibMethod::Mse), {"--calib", "mse"}},
-        {"int8 per-channel, entropy", calibrated(pc, CalibMethod::Entropy), {"--calib", "entropy"}},
-        {"int4 block 1x128 (tensorrt)",
-         int4Blocks(),
-         {"--preset", "tensorrt", "--dtype", "int4", "--block", "1,128"}},
-        {"fp8 e4m3 per-tensor",
-         calibrated(bench::tensorRtFp8(), CalibMethod::AbsMax),
-         {"--preset", "tensorrt", "--dtype", "fp8-e4m3", "--scheme", "per-tensor"}},
-        {"mxfp4", blockFormat(Preset::MX), {"--preset", "mx", "--dtype", "fp4-e2m1"}},
-        {"nvfp4", blockFormat(Preset::NVFP4), {"--preset", "nvfp4"}},
-    };
-}
-
-// Wall time of one quantlens-cli run, stdout and stderr discarded.
-double cliMs(const std::vector<std::string>& args) {
-    std::vector<char*> argv;
-    for (const auto& a : args)
-        argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    const auto start = std::chrono::steady_clock::now();
-    const pid_t pid = fork();
-    if (pid == 0) {
-        if (std::FILE* null = std::fopen("/dev/null", "w")) {
-            dup2(fileno(null), 1);
-            dup2(fileno(null), 2);
-        }
-        execv(argv[0], argv.data());
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
 // {"quantize_ms", "statistics_ms", "job_ms"} from the NumPy peer; empty when it cannot run.
 std::map<std::string, double> numpyPeer(std::int64_t rows, std::int64_t cols, int repeat) {
     const std::string cmd = bench::peerPython() + " " + bench::peerScript("statistics_peer.py") + " " +
@@ -128,18 +55,6 @@ std::map<std::string, double> numpyPeer(std::int64_t rows, std::int64_t cols, in
         if (at != std::string::npos) out[key] = std::stod(text.substr(at + std::strlen(key) + 4));
     }
     return out;
-}
-
-void writeModel(const std::string& path, std::int64_t rows, std::int64_t cols, DType dtype,
-                const std::vector<float>& x) {
-    Tensor t = Tensor::fromFloats({rows, cols}, x);
-    if (dtype == DType::BF16) {
-        t = Tensor(DType::BF16, {rows, cols});
-        auto* p = reinterpret_cast<std::uint16_t*>(t.mutableData());
-        for (std::size_t i = 0; i < x.size(); ++i)
-            p[i] = floatToBf16(x[i]);
-    }
-    writeSafetensors(path, {{"w", t}});
 }
 
 } // namespace
@@ -185,7 +100,7 @@ int main(int argc, char** argv) {
         std::vector<std::int8_t> sink(static_cast<std::size_t>(n));
         const double limit = bench::limitMs(x, sink, threads, 20);
         const std::string file = dir + "/model-" + std::string(nameOf(sh.dtype)) + ".safetensors";
-        writeModel(file, sh.rows, sh.cols, sh.dtype, x);
+        bench::writeModel(file, sh.rows, sh.cols, sh.dtype, x);
         x = {};
         const std::string tensor =
             std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + " " + std::string(nameOf(sh.dtype));
@@ -196,7 +111,7 @@ int main(int argc, char** argv) {
         md << line;
         std::fputs(line, stdout);
         std::fflush(stdout);
-        for (const Family& f : families()) {
+        for (const bench::Family& f : bench::families()) {
             JobRequest request;
             request.source = openTensorSource(file);
             request.registry = registry;
@@ -211,7 +126,7 @@ int main(int argc, char** argv) {
             args.insert(args.end(), f.cliFlags.begin(), f.cliFlags.end());
             double cli = std::string(QUANTLENS_CLI_PATH).empty() ? -1 : 1e300;
             for (int r = 0; r < 3 && cli > 0; ++r)
-                cli = std::min(cli, cliMs(args));
+                cli = std::min(cli, bench::cliMs(args));
             std::snprintf(line, sizeof line, "| %s | %s | %.1f | %.3f | %.1f | %.1f | %.1f | %.3f |\n",
                           f.name.c_str(), tensor.c_str(), jobMs, limit / jobMs, backendMs, jobMs - backendMs,
                           cli, limit / cli);
@@ -225,7 +140,7 @@ int main(int argc, char** argv) {
             if (peer.count("job_ms")) {
                 std::snprintf(line, sizeof line,
                               "| NumPy peer: %s, same statistics | %s | %.1f | %.3f | %.1f | %.1f | | |\n",
-                              families().front().name.c_str(), tensor.c_str(), peer.at("job_ms"),
+                              bench::families().front().name.c_str(), tensor.c_str(), peer.at("job_ms"),
                               limit / peer.at("job_ms"), peer.at("quantize_ms"), peer.at("statistics_ms"));
                 md << line;
                 std::fputs(line, stdout);

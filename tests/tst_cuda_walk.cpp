@@ -4,7 +4,9 @@
 // against quantizeReference. Built on every machine, with or without CUDA.
 #include "backend_test_util.h"
 #include "cuda/cuda_plan.h"
+#include "cuda/cuda_range.h"
 #include "quant/calibration.h"
+#include "quant/range_rule.h"
 #include "quant/reference.h"
 #include "tensor/float_formats.h"
 
@@ -12,6 +14,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <type_traits>
 
 using namespace ql;
@@ -175,6 +178,56 @@ QString walkMismatch(const QuantPlan& plan, const std::vector<float>& values, st
     return {};
 }
 
+// Every group's range from the range kernel's body over an emulated grid (each lane joins its range
+// on its own here; the device's warp reduction joins the same values), turned into parameters by
+// the rule the backends share.
+template <class In>
+QuantParams emulateRanges(const QuantPlan& plan, const std::vector<In>& x, std::int64_t threads) {
+    const HostScaleMap map = buildScaleMap(plan);
+    QuantizeArgs a{};
+    a.map = map.hostView();
+    a.count = static_cast<std::int64_t>(x.size());
+    configureLaunch(a, threads, kVectorWidth<In>);
+    std::vector<std::int32_t> lo(static_cast<std::size_t>(plan.scaleCount)), hi = lo;
+    auto join = [&](std::int64_t g, std::int32_t l, std::int32_t h) {
+        lo[static_cast<std::size_t>(g)] = std::min(lo[static_cast<std::size_t>(g)], l);
+        hi[static_cast<std::size_t>(g)] = std::max(hi[static_cast<std::size_t>(g)], h);
+    };
+    for (std::int64_t t = 0; t < threads; ++t)
+        rangeStrided(
+            x.data(), a, t, threads, static_cast<int>(t % 32),
+            [&](bool valid, std::int64_t g, std::int32_t l, std::int32_t h) {
+                if (valid)
+                    join(g, l, h);
+                else if (l != 0 || h != 0)
+                    throw std::logic_error("a lane past the end carries a range");
+            },
+            join);
+    const RangeRule rule(plan);
+    QuantParams p = rule.emptyParams();
+    for (std::int64_t g = 0; g < plan.scaleCount; ++g)
+        rule.apply(fromRangeKey(lo[static_cast<std::size_t>(g)]),
+                   fromRangeKey(hi[static_cast<std::size_t>(g)]), g, p);
+    return p;
+}
+
+template <class In>
+QString rangeMismatch(const QuantPlan& plan, const std::vector<float>& values, std::int64_t threads) {
+    std::vector<float> widened;
+    const std::vector<In> stored = storeAs<In>(values, widened);
+    const QuantParams want = calibrate(plan, widened);
+    const QuantParams got = emulateRanges(plan, stored, threads);
+    if (got.scales.size() != want.scales.size()) return QStringLiteral("scale count differs");
+    for (std::size_t g = 0; g < want.scales.size(); ++g)
+        if (bitsOf(got.scales[g]) != bitsOf(want.scales[g]) ||
+            (!want.zeroPoints.empty() && got.zeroPoints[g] != want.zeroPoints[g]))
+            return QStringLiteral("group %1: scale %2, calibrate's %3")
+                .arg(g)
+                .arg(double(got.scales[g]), 0, 'g', 9)
+                .arg(double(want.scales[g]), 0, 'g', 9);
+    return {};
+}
+
 } // namespace
 
 class TestCudaWalk : public QObject {
@@ -186,6 +239,9 @@ private slots:
     void kernelBodyMatchesReference_data();
     void kernelBodyMatchesReference();
     void vectorsShareScaleWhereTheyCan();
+    void rangeKeysKeepFloatOrder();
+    void rangeBodyMatchesCalibrate_data();
+    void rangeBodyMatchesCalibrate();
 };
 
 void TestCudaWalk::fastDivide() {
@@ -328,6 +384,87 @@ void TestCudaWalk::vectorsShareScaleWhereTheyCan() {
         configureLaunch(a, 256, c.width);
         QVERIFY2(a.vectorsShareScale == c.shares, c.name);
     }
+}
+
+// The keys order floats as their values (±0 alike) and turn back into the same float.
+void TestCudaWalk::rangeKeysKeepFloatOrder() {
+    const float ordered[] = {-std::numeric_limits<float>::max(),
+                             -0x1p63f,
+                             -1.5f,
+                             -1e-30f,
+                             -3e-39f,
+                             0.0f,
+                             3e-39f,
+                             1e-30f,
+                             1.0f,
+                             0x1p60f,
+                             std::numeric_limits<float>::max()};
+    for (std::size_t i = 0; i < std::size(ordered); ++i) {
+        QCOMPARE(bitsOf(fromRangeKey(rangeKey(ordered[i]))), bitsOf(ordered[i]));
+        if (i > 0) QVERIFY(rangeKey(ordered[i - 1]) < rangeKey(ordered[i]));
+    }
+    QCOMPARE(rangeKey(-0.0f), 0);
+    std::int32_t lo = 0, hi = 0;
+    for (float x : {kInf, -kInf, std::numeric_limits<float>::quiet_NaN()})
+        addToRange(x, lo, hi);
+    QCOMPARE(lo, 0);
+    QCOMPARE(hi, 0);
+}
+
+void TestCudaWalk::rangeBodyMatchesCalibrate_data() {
+    QTest::addColumn<QuantSpec>("spec");
+    QTest::addColumn<Shape>("shape");
+    QTest::addColumn<int>("dtype");
+    QTest::addColumn<int>("threads");
+    std::vector<WalkRow> rows = walkRows();
+    QuantSpec g128 = calibratedSpec(Preset::Custom, Target::Int4, Scheme::PerGroup, {-1});
+    g128.groupSize = 128;
+    rows.push_back({"custom/per-group-g128/int4", g128, {40, 1024}});
+    rows.push_back({"torch/per-channel0/uint8-minmax",
+                    calibratedSpec(Preset::Torch, Target::UInt8, Scheme::PerChannel, {0}, false),
+                    {70, 520}});
+    rows.back().spec.calibration.method = CalibMethod::MinMax;
+    int added = 0;
+    for (const WalkRow& r : rows) {
+        const QuantPlan plan = planQuantization(r.spec, r.shape);
+        if (!rangeCalibrated(plan) || elementCount(r.shape) == 0) continue;
+        const HostScaleMap map = buildScaleMap(plan);
+        for (DType dt : {DType::F32, DType::BF16, DType::F16}) {
+            if (!vectorsShareScale(map.hostView(), dt == DType::F32 ? 4 : 8))
+                continue; // the host calibrates those
+            for (int threads : {32, 96, 256}) {
+                QTest::addRow("%s/%s/%s/%d-threads", r.name, toString(r.shape).c_str(),
+                              std::string(nameOf(dt)).c_str(), threads)
+                    << r.spec << r.shape << int(dt) << threads;
+                ++added;
+            }
+        }
+    }
+    QVERIFY2(added >= 100, qPrintable(QString::number(added))); // the grid must not shrink unnoticed
+}
+
+// The ranges the device measures give calibrate's parameters, bit for bit, whatever the grid:
+// NaN, ±Inf, -0, subnormals and huge values included (walkValues).
+void TestCudaWalk::rangeBodyMatchesCalibrate() {
+    QFETCH(QuantSpec, spec);
+    QFETCH(Shape, shape);
+    QFETCH(int, dtype);
+    QFETCH(int, threads);
+    const QuantPlan plan = planQuantization(spec, shape);
+    const auto values = walkValues(elementCount(shape), 12);
+    QString mismatch;
+    switch (static_cast<DType>(dtype)) {
+    case DType::BF16:
+        mismatch = rangeMismatch<Bf16>(plan, values, threads);
+        break;
+    case DType::F16:
+        mismatch = rangeMismatch<Half>(plan, values, threads);
+        break;
+    default:
+        mismatch = rangeMismatch<float>(plan, values, threads);
+        break;
+    }
+    QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
 }
 
 QTEST_GUILESS_MAIN(TestCudaWalk)

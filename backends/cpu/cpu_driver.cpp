@@ -3,6 +3,7 @@
 #include "cpu/parallel.h"
 #include "quant/calibration.h"
 #include "quant/calibration_search.h"
+#include "quant/range_rule.h"
 #include "quant/reference.h"
 #include "quant/row_walker.h"
 #include "tensor/error.h"
@@ -53,46 +54,6 @@ void openSource(const Job& job, Source& s) {
     s.width = job.tensor.dtype() == DType::F32 ? 4 : 2;
 }
 
-// Calibrations the driver computes from its own range kernels; everything else goes to ql::calibrate
-// (which also owns every error message about impossible calibration requests).
-bool fastCalibration(const QuantPlan& plan) {
-    const CalibMethod m = plan.spec.calibration.method;
-    if (isBlockFormat(plan.spec.preset)) return false;
-    if (m == CalibMethod::AbsMax) return plan.spec.symmetric || !plan.scalarZeroPoint;
-    return m == CalibMethod::MinMax && !plan.spec.symmetric && !plan.scalarZeroPoint;
-}
-
-// ql::calibrate's last step, group by group: range -> step -> operator scale (and zero point).
-// The symmetric divide / reciprocal case is stepForRange + operatorScaleFromStep inlined (the same
-// double operations, with the plan's constants looked up once), since per-group jobs do this once
-// per 128 elements.
-struct ScaleRule {
-    explicit ScaleRule(const QuantPlan& plan)
-        : m_plan(plan)
-        , m_inline(plan.spec.symmetric && (plan.convention.scaleOp == ScaleOp::Divide ||
-                                           plan.convention.scaleOp == ScaleOp::MultiplyReciprocal))
-        , m_top(isFloatTarget(plan.codeTarget) ? static_cast<double>(maxFinite(miniFloatOf(plan.codeTarget)))
-                                               : static_cast<double>(plan.qmax())) {}
-
-    void apply(float lo, float hi, std::int64_t g, QuantParams& p) const {
-        if (m_inline) {
-            const double amax =
-                std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
-            p.scales[static_cast<std::size_t>(g)] =
-                static_cast<float>(amax > 0 ? normalStep(amax / m_top) : 1.0);
-            return;
-        }
-        const auto [step, zp] = stepForRange(ClipRange(lo, hi), m_plan);
-        p.scales[static_cast<std::size_t>(g)] = operatorScaleFromStep(step, m_plan.convention);
-        if (!m_plan.spec.symmetric) p.zeroPoints[static_cast<std::size_t>(g)] = zp;
-    }
-
-private:
-    const QuantPlan& m_plan;
-    bool m_inline;
-    double m_top;
-};
-
 class Engine {
 public:
     Engine(const Job& job, const DriverOptions& o, bool measure)
@@ -127,7 +88,7 @@ private:
     bool m_measure;
     RowWalker m_walk;
     QuantArgs m_args;
-    ScaleRule m_rule;
+    RangeRule m_rule;
     KernelSet m_k;
     Source m_src;
     std::int64_t m_n = 0;
@@ -267,14 +228,12 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
     const auto start = std::chrono::steady_clock::now();
     const std::int64_t chunk = std::max<std::int64_t>(m_opt.chunkElements, 1);
     const bool calibrating = !given;
-    const bool fast = calibrating && fastCalibration(m_plan) && m_k.rangeConst;
+    const bool fast = calibrating && rangeCalibrated(m_plan) && m_k.rangeConst;
     const bool fused = fast && m_walk.rowsOwnGroups() && m_walk.inner() <= (1 << 16);
     std::vector<ErrorSums> partial;
 
     if (fused) {
-        m_params.scales.assign(static_cast<std::size_t>(m_plan.scaleCount), 1.0f);
-        if (!m_plan.spec.symmetric)
-            m_params.zeroPoints.assign(static_cast<std::size_t>(m_plan.scaleCount), 0.0f);
+        m_params = m_rule.emptyParams();
         m_zp.assign(static_cast<std::size_t>(m_plan.scaleCount), 0.0f);
         const std::int64_t rowsPerChunk =
             std::max<std::int64_t>(1, chunk / std::max<std::int64_t>(m_walk.inner(), 1));
@@ -307,8 +266,7 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
                     });
                 },
                 progress, base, span / 2);
-            m_params.scales.assign(groups, 1.0f);
-            if (!m_plan.spec.symmetric) m_params.zeroPoints.assign(groups, 0.0f);
+            m_params = m_rule.emptyParams();
             for (std::size_t g = 0; g < groups; ++g) {
                 float l = 0.0f, h = 0.0f;
                 for (unsigned w = 0; w < m_opt.threads; ++w) {

@@ -1,13 +1,18 @@
 #include "cuda/cuda_backend.h"
 
+#include "cuda/cuda_context.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_job.h"
 #include "quant/calibration.h"
+#include "quant/range_rule.h"
 #include "quant/reference.h"
 #include "tensor/error.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
+#include <thread>
 
 namespace ql {
 namespace {
@@ -29,6 +34,74 @@ cuda::HostInput deviceInputOf(const Job& job, std::vector<float>& storage) {
     return {x.data(), cuda::InputKind::F32, n};
 }
 
+DType dtypeOf(cuda::InputKind kind) {
+    switch (kind) {
+    case cuda::InputKind::Bf16:
+        return DType::BF16;
+    case cuda::InputKind::F16:
+        return DType::F16;
+    case cuda::InputKind::F32:
+        break;
+    }
+    return DType::F32;
+}
+
+// Writes one byte in every page of `bytes` at `p` on `threads` threads, so that the pages exist
+// before a copy fills them (a fresh buffer's first touch costs more than the copy itself).
+void faultIn(std::uint8_t* p, std::size_t bytes, unsigned threads) {
+    constexpr std::size_t kPage = 4096;
+    const std::size_t pages = (bytes + kPage - 1) / kPage;
+    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(pages / 256 + 1)));
+    std::vector<std::jthread> workers;
+    for (unsigned w = 0; w < threads; ++w)
+        workers.emplace_back([=] {
+            for (std::size_t page = pages * w / threads; page < pages * (w + 1) / threads; ++page)
+                p[page * kPage] = 0;
+        });
+}
+
+// calibrate's last step for every group's range, the groups split over the host's threads when
+// there are many (int4 blocks of 128 on a large tensor: half a million).
+QuantParams paramsFromRanges(const QuantPlan& plan, const std::vector<float>& lo,
+                             const std::vector<float>& hi) {
+    const RangeRule rule(plan);
+    QuantParams p = rule.emptyParams();
+    const std::int64_t groups = plan.scaleCount;
+    const unsigned threads = groups < 65536 ? 1u : std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::exception_ptr> errors(threads);
+    {
+        std::vector<std::jthread> workers;
+        for (unsigned w = 0; w < threads; ++w)
+            workers.emplace_back([&, w] {
+                try {
+                    for (std::int64_t g = groups * w / threads; g < groups * (w + 1) / threads; ++g)
+                        rule.apply(lo[static_cast<std::size_t>(g)], hi[static_cast<std::size_t>(g)], g, p);
+                } catch (...) {
+                    errors[w] = std::current_exception();
+                }
+            });
+    }
+    for (const auto& e : errors)
+        if (e) std::rethrow_exception(e);
+    return p;
+}
+
+// How the host's threads share the upload: copy workers, threads that fault in the code buffer,
+// and calibration threads. Without a calibration on the host (given parameters, or ranges measured
+// on the device) the host only copies, and the link takes what every copy worker moves; a host
+// calibration is the longer task and gets most of the machine.
+struct HostShare {
+    unsigned copiers, faulters, calibrators;
+
+    static HostShare of(bool hostCalibrates) {
+        const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+        const unsigned workers = cuda::Staging::defaultWorkers();
+        if (!hostCalibrates) return {workers, std::max(1u, hardware - workers), 0};
+        const unsigned copiers = std::max(1u, workers / 2);
+        return {copiers, 1, std::max(1u, hardware - copiers - 1)};
+    }
+};
+
 // Progress inside run `run` of `runs`: timeRepeats reports (run + 1) / runs after it.
 class RunProgress {
 public:
@@ -48,6 +121,8 @@ private:
 CudaBackend::CudaBackend() {
     m_device = cuda::deviceFromEnvironment(m_configError);
 }
+
+CudaBackend::~CudaBackend() = default;
 
 std::optional<std::string> CudaBackend::unavailableReason() const {
     if (m_configError) return m_configError;
@@ -74,67 +149,106 @@ std::optional<std::string> CudaBackend::supports(const QuantPlan& plan) const {
     return std::nullopt;
 }
 
+std::size_t CudaBackend::deviceBytesHeld() const {
+    const std::lock_guard lock(m_mutex);
+    return m_context ? m_context->heldBytes() : 0;
+}
+
+cuda::DeviceContext& CudaBackend::context() const {
+    if (!m_context) m_context = std::make_unique<cuda::DeviceContext>(m_device);
+    return *m_context;
+}
+
 Result CudaBackend::run(const Job& job, const ProgressFn& progress) const {
     if (auto why = supports(job.plan)) throw QuantError("cuda: " + *why);
     const QuantPlan& plan = job.plan;
     std::vector<float> storage;
     const cuda::HostInput input = deviceInputOf(job, storage);
-    // Calibration reads f32, as cpu-reference's does: 16-bit input is widened on the host for it.
-    std::span<const float> calibrationValues;
-    if (!job.params)
-        calibrationValues = input.kind == cuda::InputKind::F32
-                                ? std::span<const float>(static_cast<const float*>(input.data),
-                                                         static_cast<std::size_t>(input.count))
-                                : jobValues(job, storage);
     const cuda::HostScaleMap map = cuda::buildScaleMap(plan);
+    auto checked = [&](QuantParams p) {
+        checkParams(plan, p);
+        return p;
+    };
+    const std::lock_guard lock(m_mutex);
     const int runs = std::max(job.repeat, 1);
     int run = 0;
     Result result;
     result.plan = plan;
-    result.timing = timeRepeats(job.repeat, progress, [&] {
-        const RunProgress phases(progress, run++, runs);
-        PhaseTimes t;
-        const auto start = std::chrono::steady_clock::now();
-        {
-            result.params = job.params ? *job.params : calibrate(plan, calibrationValues);
-            checkParams(plan, result.params); // before any device resource is taken
+    try {
+        result.timing = timeRepeats(job.repeat, progress, [&] {
+            const RunProgress phases(progress, run++, runs);
+            PhaseTimes t;
+            const auto start = std::chrono::steady_clock::now();
             result.codes = Codes(plan.codeTarget, input.count, Codes::Uninitialized{});
             if (input.count == 0) {
+                result.params = checked(job.params ? *job.params : calibrate(plan, {}));
                 t.prepareMs = t.totalMs = msSince(start);
                 return t;
             }
             cuda::check(cudaSetDevice(m_device), "cudaSetDevice(" + std::to_string(m_device) + ")");
-            const cuda::Stream stream;
+            cuda::DeviceContext& device = context();
+            const cudaStream_t stream = device.stream();
             const cuda::Event uploadStart, uploadEnd, kernelStart, kernelEnd, downloadStart, downloadEnd;
-            cuda::DeviceJob device(plan, result.params, map, input, stream.get());
-            t.prepareMs = msSince(start);
+            cuda::DeviceJob work(device, plan, map, input);
             phases.phaseDone(0.1);
 
-            // Each phase is bracketed by events on an idle stream and waited for, so the events time
-            // the phase alone (host-side staging included) and cancel can act between phases.
-            uploadStart.record(stream.get());
-            device.upload(input);
-            uploadEnd.record(stream.get());
+            // Ranges (absmax, minmax) are measured on the device once the input is there; other
+            // calibrations read the same view of the input on the host while the copy workers
+            // stage it. Meanwhile spare threads fault in the code buffer's pages, so the download
+            // writes into memory that is already there. The parameters follow on the stream.
+            const bool rangesOnDevice = !job.params && rangeCalibrated(plan) && work.rangesOnDevice();
+            const HostShare share = HostShare::of(!job.params && !rangesOnDevice);
+            uploadStart.record(stream);
+            work.uploadInput(
+                input, share.copiers,
+                [&] {
+                    const std::jthread fault(
+                        [&] { faultIn(result.codes.data(), work.codeBytes(), share.faulters); });
+                    if (rangesOnDevice) return;
+                    const auto calibrationStart = std::chrono::steady_clock::now();
+                    result.params = checked(
+                        job.params ? *job.params
+                                   : calibrateFast(plan, input.data, dtypeOf(input.kind), share.calibrators));
+                    t.prepareMs = msSince(calibrationStart);
+                },
+                uploadEnd);
+            if (rangesOnDevice) {
+                const auto calibrationStart = std::chrono::steady_clock::now();
+                std::vector<float> lo, hi;
+                work.measureRanges(plan.scaleCount, lo, hi);
+                result.params = checked(paramsFromRanges(plan, lo, hi));
+                t.prepareMs = msSince(calibrationStart);
+            }
+            work.uploadParams(result.params);
             uploadEnd.synchronize();
             phases.phaseDone(0.4);
 
-            kernelStart.record(stream.get());
-            device.launch();
-            kernelEnd.record(stream.get());
+            // Kernel and download are bracketed by events on an otherwise idle stream, so each
+            // times its phase alone, and cancel can act between phases.
+            kernelStart.record(stream);
+            work.launch();
+            kernelEnd.record(stream);
             kernelEnd.synchronize();
             phases.phaseDone(0.6);
 
-            downloadStart.record(stream.get());
-            device.download(result.codes.data());
-            downloadEnd.record(stream.get()); // after the last chunk left the pinned buffer
+            downloadStart.record(stream);
+            work.download(result.codes.data());
+            downloadEnd.record(stream);
             downloadEnd.synchronize();
             t.uploadMs = cuda::elapsedMs(uploadStart, uploadEnd);
             t.kernelMs = cuda::elapsedMs(kernelStart, kernelEnd);
             t.downloadMs = cuda::elapsedMs(downloadStart, downloadEnd);
-        } // buffers, events and stream released before the total is taken
-        t.totalMs = msSince(start);
-        return t;
-    });
+            t.totalMs = msSince(start);
+            return t;
+        });
+    } catch (const Cancelled&) {
+        throw; // between phases: whatever is still queued finishes ahead of the next job's work
+    } catch (...) {
+        // A bad job (parameters the oracle refuses) keeps the context; a device left in an error
+        // state drops it, and the next job starts afresh.
+        if (m_context && cudaStreamSynchronize(m_context->stream()) != cudaSuccess) m_context.reset();
+        throw;
+    }
     return result;
 }
 

@@ -1,14 +1,14 @@
 #pragma once
-// The device side of one quantization: buffers for the input, the codes, the parameters and the
-// scale-map tables, filled and launched on one stream. CudaBackend::run and the benchmark's
-// kernel-only measurement share it.
-#include "cuda/cuda_guards.h"
+// The device side of one quantization on a DeviceContext: the input, the scale-map tables and the
+// parameters go up, the kernel runs, the codes come down, all on the context's stream and in its
+// buffers. CudaBackend::run and the benchmark's kernel-only measurement share it.
+#include "cuda/cuda_context.h"
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_plan.h"
-#include "cuda/cuda_staging.h"
 
 #include <cstdint>
-#include <memory>
+#include <functional>
+#include <vector>
 
 namespace ql::cuda {
 
@@ -25,27 +25,37 @@ struct HostInput {
 
 class DeviceJob {
 public:
-    /// Allocates every device buffer (and the pinned staging chunks when the tensor is large).
-    /// `map` and `params` are read again by upload(): they must outlive the job.
-    DeviceJob(const QuantPlan& plan, const QuantParams& params, const HostScaleMap& map,
-              const HostInput& input, cudaStream_t stream);
+    /// Takes the context's buffers for this job (growing them when they are too small). `map`
+    /// is read again by uploadInput(): it must outlive the job.
+    DeviceJob(DeviceContext& context, const QuantPlan& plan, const HostScaleMap& map, const HostInput& input);
 
-    /// Enqueues parameters, tables and input (staged through pinned chunks when large).
-    void upload(const HostInput& input);
+    /// Enqueues the scale-map tables and the input (through the pinned chunks, by `workers` copy
+    /// threads, when large) while `alongside` runs on the calling thread (the calibration, say);
+    /// returns when both are done. `landed` completes when the input is on the device, however
+    /// long `alongside` takes.
+    void uploadInput(const HostInput& input, unsigned workers, const std::function<void()>& alongside,
+                     const Event& landed);
+    /// Whether measureRanges() can run on this job's layout and input (vectors that share a scale).
+    bool rangesOnDevice() const;
+    /// Every group's finite range [min(0, x), max(0, x)], measured by the range kernel from the
+    /// uploaded input, in stream order; `groups` = the plan's scale count. Returns when they are here.
+    void measureRanges(std::int64_t groups, std::vector<float>& lo, std::vector<float>& hi);
+    /// Enqueues the parameters (checked by the caller); `params` may go once this returns.
+    void uploadParams(const QuantParams& params);
     /// Enqueues the kernel; throws when the launch is refused.
     void launch();
     /// Copies the codes into `codes` (width bytes each); they are there when it returns.
     void download(void* codes);
-
-    std::size_t codeBytes() const { return m_codes.size(); }
+    std::size_t codeBytes() const { return m_codeBytes; }
 
 private:
-    const QuantParams& m_params;
+    DeviceContext& m_context;
     const HostScaleMap& m_map;
-    cudaStream_t m_stream;
+    void* m_input = nullptr;
+    void* m_rowBase = nullptr;
+    void* m_columnTable = nullptr;
     KernelLaunch m_launch{};
-    DeviceBuffer m_input, m_codes, m_scales, m_zeroPoints, m_rowBase, m_columnTable;
-    std::unique_ptr<StagedCopier> m_staging;
+    std::size_t m_codeBytes = 0;
 };
 
 } // namespace ql::cuda

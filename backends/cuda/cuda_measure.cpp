@@ -1,5 +1,6 @@
 #include "cuda/cuda_measure.h"
 
+#include "cuda/cuda_context.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_job.h"
 
@@ -9,24 +10,25 @@
 namespace ql::cuda {
 namespace {
 
-void selectDevice() {
+int selectDevice() {
     std::optional<std::string> error;
     const int device = deviceFromEnvironment(error);
     if (error) throw QuantError(*error);
     if (const auto& why = probeDevice(device).unavailable) throw QuantError(*why);
     check(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
+    return device;
 }
 
 // Best of `repeat` event-timed runs of `enqueue` on `stream`, after one warm-up.
-template <class Fn> double bestOf(int repeat, const Stream& stream, Fn&& enqueue) {
+template <class Fn> double bestOf(int repeat, cudaStream_t stream, Fn&& enqueue) {
     const Event start, end;
     enqueue();
-    stream.synchronize();
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     double best = 1e300;
     for (int r = 0; r < std::max(repeat, 1); ++r) {
-        start.record(stream.get());
+        start.record(stream);
         enqueue();
-        end.record(stream.get());
+        end.record(stream);
         end.synchronize();
         best = std::min(best, elapsedMs(start, end));
     }
@@ -40,15 +42,29 @@ double bestCopyMs(std::size_t bytes, int repeat) {
     const Stream stream;
     const DeviceBuffer from(bytes), to(bytes);
     check(cudaMemsetAsync(from.get(), 1, bytes, stream.get()), "cudaMemsetAsync");
-    return bestOf(repeat, stream, [&] {
+    return bestOf(repeat, stream.get(), [&] {
         check(cudaMemcpyAsync(to.get(), from.get(), bytes, cudaMemcpyDeviceToDevice, stream.get()),
               "cudaMemcpyAsync(device to device)");
     });
 }
 
+double bestPinnedCopyMs(std::size_t bytes, bool toDevice, int repeat) {
+    selectDevice();
+    const Stream stream;
+    const DeviceBuffer device(bytes);
+    const PinnedBuffer host(bytes);
+    std::memset(host.get(), 1, bytes);
+    return bestOf(repeat, stream.get(), [&] {
+        check(toDevice
+                  ? cudaMemcpyAsync(device.get(), host.get(), bytes, cudaMemcpyHostToDevice, stream.get())
+                  : cudaMemcpyAsync(host.get(), device.get(), bytes, cudaMemcpyDeviceToHost, stream.get()),
+              "cudaMemcpyAsync(pinned)");
+    });
+}
+
 double bestKernelMs(const QuantPlan& plan, const QuantParams& params, const Tensor& input, int repeat,
                     const Codes& expected) {
-    selectDevice();
+    const int device = selectDevice();
     const DType dt = input.dtype();
     if (dt != DType::F32 && dt != DType::BF16 && dt != DType::F16)
         throw QuantError("bestKernelMs takes f32, bf16 or f16 input");
@@ -57,10 +73,12 @@ double bestKernelMs(const QuantPlan& plan, const QuantParams& params, const Tens
                                                : InputKind::F16;
     const HostInput host{input.data(), kind, input.elementCount()};
     const HostScaleMap map = buildScaleMap(plan);
-    const Stream stream;
-    DeviceJob job(plan, params, map, host, stream.get());
-    job.upload(host);
-    const double best = bestOf(repeat, stream, [&] { job.launch(); });
+    DeviceContext context(device);
+    DeviceJob job(context, plan, map, host);
+    const Event landed;
+    job.uploadInput(host, Staging::defaultWorkers(), {}, landed);
+    job.uploadParams(params);
+    const double best = bestOf(repeat, context.stream(), [&] { job.launch(); });
     if (expected.size() > 0) {
         Codes got(plan.codeTarget, host.count, Codes::Uninitialized{});
         job.download(got.data());

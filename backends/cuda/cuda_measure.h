@@ -13,6 +13,10 @@ namespace ql::cuda {
 /// Best of `repeat` device-to-device cudaMemcpy of `bytes`, in milliseconds.
 double bestCopyMs(std::size_t bytes, int repeat);
 
+/// Best of `repeat` copies of `bytes` between pinned host memory and the device (to the device when
+/// `toDevice`), in milliseconds: the transfer bound a job's upload and download are measured against.
+double bestPinnedCopyMs(std::size_t bytes, bool toDevice, int repeat);
+
 /// Best of `repeat` launches of the quantize kernel over `input` (F32, BF16 or F16), in ms.
 /// The first launch's codes are checked against `expected` (pass empty Codes to skip).
 double bestKernelMs(const QuantPlan& plan, const QuantParams& params, const Tensor& input, int repeat,

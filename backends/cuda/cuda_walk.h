@@ -37,18 +37,22 @@ struct QuantizeArgs {
 /// Input elements per vector: 16 bytes.
 template <class In> constexpr int kVectorWidth = static_cast<int>(16 / sizeof(In));
 
-/// Fills in what depends on the grid (`threads` threads) and the vector width.
-inline void configureLaunch(QuantizeArgs& a, std::int64_t threads, int width) {
-    const ScaleMapView& m = a.map;
-    const std::int64_t elements = threads * width;
-    a.strideRows = elements / m.inner;
-    a.strideCols = elements % m.inner;
+/// Whether every aligned vector of `width` elements lies in one scale group.
+inline bool vectorsShareScale(const ScaleMapView& m, int width) {
     const bool oneScale = m.rowRule == RowRule::Zero && m.columnRule == ColumnRule::Shared;
     // Rows of whole vectors, and a column rule that is constant over each aligned vector.
     const bool rowAligned = m.inner % width == 0;
     const bool columnsShare = m.columnRule == ColumnRule::Shared ||
                               (m.columnRule == ColumnRule::Block && m.block.divisor % width == 0);
-    a.vectorsShareScale = oneScale || (rowAligned && columnsShare);
+    return oneScale || (rowAligned && columnsShare);
+}
+
+/// Fills in what depends on the grid (`threads` threads) and the vector width.
+inline void configureLaunch(QuantizeArgs& a, std::int64_t threads, int width) {
+    const std::int64_t elements = threads * width;
+    a.strideRows = elements / a.map.inner;
+    a.strideCols = elements % a.map.inner;
+    a.vectorsShareScale = vectorsShareScale(a.map, width);
 }
 
 template <class T, int N> struct alignas(sizeof(T) * N >= 16 ? 16 : sizeof(T) * N) Pack { T v[N]; };
