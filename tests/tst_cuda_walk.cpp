@@ -178,6 +178,20 @@ QString walkMismatch(const QuantPlan& plan, const std::vector<float>& values, st
     return {};
 }
 
+template <class T> struct InputType { using type = T; };
+
+// fn(InputType<In>{}) for the device input type of `dtype` (f32, bf16 or f16 bits).
+template <class Fn> auto withInputType(DType dtype, Fn&& fn) {
+    switch (dtype) {
+    case DType::BF16:
+        return fn(InputType<Bf16>{});
+    case DType::F16:
+        return fn(InputType<Half>{});
+    default:
+        return fn(InputType<float>{});
+    }
+}
+
 // Every group's range from the range kernel's body over an emulated grid (each lane joins its range
 // on its own here; the device's warp reduction joins the same values), turned into parameters by
 // the rule the backends share.
@@ -333,18 +347,9 @@ void TestCudaWalk::kernelBodyMatchesReference() {
     QFETCH(int, threads);
     const QuantPlan plan = planQuantization(spec, shape);
     const auto values = walkValues(elementCount(shape), 11);
-    QString mismatch;
-    switch (static_cast<DType>(dtype)) {
-    case DType::BF16:
-        mismatch = walkMismatch<Bf16>(plan, values, threads);
-        break;
-    case DType::F16:
-        mismatch = walkMismatch<Half>(plan, values, threads);
-        break;
-    default:
-        mismatch = walkMismatch<float>(plan, values, threads);
-        break;
-    }
+    const QString mismatch = withInputType(static_cast<DType>(dtype), [&](auto in) {
+        return walkMismatch<typename decltype(in)::type>(plan, values, threads);
+    });
     QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
 }
 
@@ -452,18 +457,9 @@ void TestCudaWalk::rangeBodyMatchesCalibrate() {
     QFETCH(int, threads);
     const QuantPlan plan = planQuantization(spec, shape);
     const auto values = walkValues(elementCount(shape), 12);
-    QString mismatch;
-    switch (static_cast<DType>(dtype)) {
-    case DType::BF16:
-        mismatch = rangeMismatch<Bf16>(plan, values, threads);
-        break;
-    case DType::F16:
-        mismatch = rangeMismatch<Half>(plan, values, threads);
-        break;
-    default:
-        mismatch = rangeMismatch<float>(plan, values, threads);
-        break;
-    }
+    const QString mismatch = withInputType(static_cast<DType>(dtype), [&](auto in) {
+        return rangeMismatch<typename decltype(in)::type>(plan, values, threads);
+    });
     QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
 }
 

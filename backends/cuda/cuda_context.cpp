@@ -28,7 +28,8 @@ void* DeviceContext::buffer(BufferRole role, std::size_t bytes) {
 }
 
 Staging& DeviceContext::staging() {
-    if (!m_staging) m_staging = std::make_unique<Staging>(m_device, m_stream.get(), Staging::defaultWorkers());
+    if (!m_staging)
+        m_staging = std::make_unique<Staging>(m_device, m_stream.get(), Staging::defaultWorkers());
     return *m_staging;
 }
 

@@ -21,7 +21,8 @@ QL_HD inline std::int32_t rangeKey(float v) {
 }
 
 QL_HD inline float fromRangeKey(std::int32_t k) {
-    return k < 0 ? floatOf(static_cast<std::uint32_t>(-k) | 0x80000000u) : floatOf(static_cast<std::uint32_t>(k));
+    return k < 0 ? floatOf(static_cast<std::uint32_t>(-k) | 0x80000000u)
+                 : floatOf(static_cast<std::uint32_t>(k));
 }
 
 /// Widens `lo` / `hi` by one element (non-finite elements leave them as they are).

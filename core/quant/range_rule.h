@@ -39,8 +39,10 @@ public:
     /// Writes group g's scale (and zero point when asymmetric) into `p`, sized by the caller.
     void apply(float lo, float hi, std::int64_t g, QuantParams& p) const {
         if (m_inline) {
-            const double amax = std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
-            p.scales[static_cast<std::size_t>(g)] = static_cast<float>(amax > 0 ? normalStep(amax / m_top) : 1.0);
+            const double amax =
+                std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
+            p.scales[static_cast<std::size_t>(g)] =
+                static_cast<float>(amax > 0 ? normalStep(amax / m_top) : 1.0);
             return;
         }
         const auto [step, zp] = stepForRange(ClipRange(lo, hi), m_plan);
