@@ -25,8 +25,10 @@ TimingPage::TimingPage(QWidget* parent)
     : PlotPage(parent) {
     m_plot = addPlot(tr("Time per phase"),
                      tr("Median wall time of each phase per backend: calibration (finding "
-                        "the scales), upload, kernel, download, and the whole run. The legend "
-                        "gives the kernel's input throughput (input bytes / kernel time)"));
+                        "the scales), upload, kernel, download, and the whole run. On a GPU a "
+                        "calibration done on the host runs while the input uploads, so those two "
+                        "bars overlap in time. The legend gives the kernel's input throughput "
+                        "(input bytes / kernel time)"));
     m_plot->yAxis->setLabel(tr("milliseconds"));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     ticker->addTicks({1, 2, 3, 4, 5},

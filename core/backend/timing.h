@@ -5,6 +5,8 @@
 
 namespace ql {
 
+/// The phases follow one another, except on the cuda backend, where a calibration done on the host
+/// (prepare) runs while the input uploads: there total >= max(prepare, upload) + kernel + download.
 struct PhaseTimes {
     double prepareMs = 0; // calibration and anything done before the data moves
     double uploadMs = 0;
