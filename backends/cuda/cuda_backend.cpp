@@ -7,11 +7,11 @@
 #include "quant/range_rule.h"
 #include "quant/reference.h"
 #include "tensor/error.h"
+#include "tensor/workers.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <thread>
 
 namespace ql {
@@ -52,12 +52,10 @@ void faultIn(std::uint8_t* p, std::size_t bytes, unsigned threads) {
     constexpr std::size_t kPage = 4096;
     const std::size_t pages = (bytes + kPage - 1) / kPage;
     threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(pages / 256 + 1)));
-    std::vector<std::jthread> workers;
-    for (unsigned w = 0; w < threads; ++w)
-        workers.emplace_back([=] {
-            for (std::size_t page = pages * w / threads; page < pages * (w + 1) / threads; ++page)
-                p[page * kPage] = 0;
-        });
+    runOnWorkers(threads, [&](unsigned w) {
+        for (std::size_t page = pages * w / threads; page < pages * (w + 1) / threads; ++page)
+            p[page * kPage] = 0;
+    });
 }
 
 // calibrate's last step for every group's range, the groups split over the host's threads when
@@ -68,21 +66,10 @@ QuantParams paramsFromRanges(const QuantPlan& plan, const std::vector<float>& lo
     QuantParams p = rule.emptyParams();
     const std::int64_t groups = plan.scaleCount;
     const unsigned threads = groups < 65536 ? 1u : std::max(1u, std::thread::hardware_concurrency());
-    std::vector<std::exception_ptr> errors(threads);
-    {
-        std::vector<std::jthread> workers;
-        for (unsigned w = 0; w < threads; ++w)
-            workers.emplace_back([&, w] {
-                try {
-                    for (std::int64_t g = groups * w / threads; g < groups * (w + 1) / threads; ++g)
-                        rule.apply(lo[static_cast<std::size_t>(g)], hi[static_cast<std::size_t>(g)], g, p);
-                } catch (...) {
-                    errors[w] = std::current_exception();
-                }
-            });
-    }
-    for (const auto& e : errors)
-        if (e) std::rethrow_exception(e);
+    runOnWorkers(threads, [&](unsigned w) {
+        for (std::int64_t g = groups * w / threads; g < groups * (w + 1) / threads; ++g)
+            rule.apply(lo[static_cast<std::size_t>(g)], hi[static_cast<std::size_t>(g)], g, p);
+    });
     return p;
 }
 

@@ -1,9 +1,10 @@
 #include "cuda/cuda_staging.h"
 
+#include "tensor/workers.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <exception>
 #include <thread>
 
 namespace ql::cuda {
@@ -42,26 +43,14 @@ Staging::~Staging() {
 
 void Staging::onWorkers(unsigned workers, const std::function<void(unsigned)>& body,
                         const std::function<void()>& alongside) {
-    std::vector<std::exception_ptr> errors(workers + 1);
-    {
-        std::vector<std::jthread> threads;
-        for (unsigned w = 0; w < workers; ++w)
-            threads.emplace_back([&, w] {
-                try {
-                    check(cudaSetDevice(m_device), "cudaSetDevice(" + std::to_string(m_device) + ")");
-                    body(w);
-                } catch (...) {
-                    errors[w] = std::current_exception();
-                }
-            });
-        try {
+    runOnWorkers(workers + 1, [&](unsigned w) { // worker 0 is the calling thread
+        if (w == 0) {
             if (alongside) alongside();
-        } catch (...) {
-            errors.back() = std::current_exception();
+            return;
         }
-    } // joined
-    for (const auto& e : errors)
-        if (e) std::rethrow_exception(e);
+        check(cudaSetDevice(m_device), "cudaSetDevice(" + std::to_string(m_device) + ")");
+        body(w - 1);
+    });
 }
 
 void Staging::upload(void* device, const void* host, std::size_t bytes, unsigned workers,

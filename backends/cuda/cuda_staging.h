@@ -34,8 +34,8 @@ public:
     /// Enqueues host -> device on the stream while `alongside` (may be empty) runs on the calling
     /// thread; returns when both are done: every chunk is queued (they land in stream order) and
     /// `alongside` has returned. `landed` is recorded right after the last chunk is queued, so it
-    /// completes when the copy does, however long `alongside` takes. A worker's error is rethrown,
-    /// else `alongside`'s.
+    /// completes when the copy does, however long `alongside` takes. The first error is rethrown
+    /// (`alongside`'s, then the workers' in order) once every thread has finished.
     /// `workers` (1 to workers()) copy; the rest of the machine is left to `alongside`.
     void upload(void* device, const void* host, std::size_t bytes, unsigned workers,
                 const std::function<void()>& alongside, const Event& landed);
