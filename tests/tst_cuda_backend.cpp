@@ -325,7 +325,7 @@ void TestCudaBackend::emptyTensor() {
 }
 
 // The stream, buffers and pinned chunks live across jobs: a smaller job after a large one allocates
-// nothing, a refused job (bad parameters, found while the input uploads) keeps them, and the
+// nothing, a refused job (bad parameters, refused before any device work) keeps them, and the
 // results stay the oracle's throughout.
 void TestCudaBackend::contextKeptAcrossJobs() {
     const CudaBackend backend;

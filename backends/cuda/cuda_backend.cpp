@@ -77,12 +77,14 @@ QuantParams paramsFromRanges(const QuantPlan& plan, const std::vector<float>& lo
 // and calibration threads. Without a calibration on the host (given parameters, or ranges measured
 // on the device) the host only copies, and the link takes what every copy worker moves; a host
 // calibration is the longer task and gets most of the machine.
+// An input too small to stage is copied by the driver: the calibration gets every thread.
 struct HostShare {
     unsigned copiers, faulters, calibrators;
 
-    static HostShare of(bool hostCalibrates) {
+    static HostShare of(bool hostCalibrates, bool staged) {
         const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
         const unsigned workers = cuda::Staging::defaultWorkers();
+        if (!staged) return {1, 1, hardware};
         if (!hostCalibrates) return {workers, std::max(1u, hardware - workers), 0};
         const unsigned copiers = std::max(1u, workers / 2);
         return {copiers, 1, std::max(1u, hardware - copiers - 1)};
@@ -127,10 +129,11 @@ std::optional<std::string> CudaBackend::supports(const QuantPlan& plan) const {
     if (inner > 0x7FFFFFFF)
         return "the last dimension has " + std::to_string(inner) +
                " elements; the kernels index columns with 32 bits (at most 2^31 - 1)";
-    // Input (f32 at most), codes and one scale and zero point per group; the tables are smaller.
+    // Input (f32 at most), codes, and per group a scale, a zero point and a measured range (two
+    // keys); the tables are smaller.
     const double n = static_cast<double>(elementCount(plan.shape));
     const double need = n * (4.0 + (plan.codeTarget == Target::Int32 ? 4.0 : 1.0)) +
-                        8.0 * static_cast<double>(plan.scaleCount);
+                        16.0 * static_cast<double>(plan.scaleCount);
     const double have = static_cast<double>(cuda::probeDevice(m_device).totalMemory);
     if (need > have) return "the job needs " + gib(need) + " of device memory; the GPU has " + gib(have);
     return std::nullopt;
@@ -156,6 +159,8 @@ Result CudaBackend::run(const Job& job, const ProgressFn& progress) const {
         checkParams(plan, p);
         return p;
     };
+    // Given parameters are checked before any device work; calibrated ones as they come.
+    const std::optional<QuantParams> given = job.params ? std::optional(checked(*job.params)) : std::nullopt;
     const std::lock_guard lock(m_mutex);
     const int runs = std::max(job.repeat, 1);
     int run = 0;
@@ -168,7 +173,7 @@ Result CudaBackend::run(const Job& job, const ProgressFn& progress) const {
             const auto start = std::chrono::steady_clock::now();
             result.codes = Codes(plan.codeTarget, input.count, Codes::Uninitialized{});
             if (input.count == 0) {
-                result.params = checked(job.params ? *job.params : calibrate(plan, {}));
+                result.params = given ? *given : checked(calibrate(plan, {}));
                 t.prepareMs = t.totalMs = msSince(start);
                 return t;
             }
@@ -183,19 +188,23 @@ Result CudaBackend::run(const Job& job, const ProgressFn& progress) const {
             // calibrations read the same view of the input on the host while the copy workers
             // stage it. Meanwhile spare threads fault in the code buffer's pages, so the download
             // writes into memory that is already there. The parameters follow on the stream.
-            const bool rangesOnDevice = !job.params && rangeCalibrated(plan) && work.rangesOnDevice();
-            const HostShare share = HostShare::of(!job.params && !rangesOnDevice);
+            const bool rangesOnDevice = !given && rangeCalibrated(plan) && work.rangesOnDevice();
+            const bool hostCalibrates = !given && !rangesOnDevice;
+            const HostShare share = HostShare::of(hostCalibrates, cuda::Staging::worthStaging(input.bytes()));
+            if (given) result.params = *given;
             uploadStart.record(stream);
             work.uploadInput(
                 input, share.copiers,
                 [&] {
-                    const std::jthread fault(
-                        [&] { faultIn(result.codes.data(), work.codeBytes(), share.faulters); });
-                    if (rangesOnDevice) return;
+                    // Codes that come back through the pinned chunks land in pages made meanwhile.
+                    std::jthread fault;
+                    if (cuda::Staging::worthStaging(work.codeBytes()))
+                        fault = std::jthread(
+                            [&] { faultIn(result.codes.data(), work.codeBytes(), share.faulters); });
+                    if (!hostCalibrates) return;
                     const auto calibrationStart = std::chrono::steady_clock::now();
-                    result.params = checked(
-                        job.params ? *job.params
-                                   : calibrateFast(plan, input.data, dtypeOf(input.kind), share.calibrators));
+                    result.params =
+                        checked(calibrateFast(plan, input.data, dtypeOf(input.kind), share.calibrators));
                     t.prepareMs = msSince(calibrationStart);
                 },
                 uploadEnd);
@@ -228,11 +237,9 @@ Result CudaBackend::run(const Job& job, const ProgressFn& progress) const {
             t.totalMs = msSince(start);
             return t;
         });
-    } catch (const Cancelled&) {
-        throw; // between phases: whatever is still queued finishes ahead of the next job's work
     } catch (...) {
-        // A bad job (parameters the oracle refuses) keeps the context; a device left in an error
-        // state drops it, and the next job starts afresh.
+        // A cancel (between phases) or a bad calibration keeps the context once what is queued has
+        // finished; a device left in an error state drops it, and the next job starts afresh.
         if (m_context && cudaStreamSynchronize(m_context->stream()) != cudaSuccess) m_context.reset();
         throw;
     }
