@@ -1,9 +1,11 @@
 #pragma once
 // What every benchmark measures its figures against, in the same run: the machine's streaming limit
-// (read f32, write int8, nothing else), and best-of-N timing.
+// (read f32, write int8, nothing else), the counting floor of a job with statistics, and best-of-N
+// timing.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -75,6 +77,56 @@ inline double limitMs(const std::vector<float>& x, std::vector<std::int8_t>& out
         for (auto& th : pool)
             th.join();
     });
+}
+
+/// Each thread's part of the counting floor: four counts per element (value, error, |error| and code
+/// histograms), each into one of four tables taken in turn (as the analysis pass spreads its counts),
+/// with bins from the element's own bits; nothing else. Returns a sum so the counts are not dropped.
+inline std::uint64_t countInto(const float* x, std::size_t b, std::size_t e) {
+    static constexpr int kHistograms = 4, kTables = 4, kBins = 256;
+    std::vector<std::uint32_t> tables(kHistograms * kTables * kBins, 0u);
+    std::uint32_t* t = tables.data();
+    auto count = [t](const float* v, int table) {
+        std::uint32_t u;
+        std::memcpy(&u, v, 4);
+        for (int h = 0; h < kHistograms; ++h)
+            ++t[(h * kTables + table) * kBins + ((u >> (8 * h)) & 0xFF)];
+    };
+    std::size_t i = b;
+    for (; i + kTables <= e; i += kTables)
+        for (int k = 0; k < kTables; ++k)
+            count(x + i + k, k);
+    for (; i < e; ++i)
+        count(x + i, 0);
+    std::uint64_t sum = 0;
+    for (std::uint32_t c : tables)
+        sum += c;
+    return sum;
+}
+
+/// The counting floor: reading the f32 input and making the four histogram counts per element that
+/// every job with statistics makes (the exact counts are the contract), nothing else, over `threads`
+/// threads. No job with every statistic can beat it, however its sums and bins are computed.
+inline double countingFloorMs(const std::vector<float>& x, unsigned threads, int repeat) {
+    const std::size_t n = x.size();
+    std::vector<std::uint64_t> sums(threads);
+    const double ms = bestMs(repeat, [&] {
+        std::vector<std::thread> pool;
+        const std::size_t step = (n + threads - 1) / threads;
+        for (unsigned t = 1; t < threads; ++t)
+            pool.emplace_back(
+                [&, t] { sums[t] = countInto(x.data(), t * step, std::min(n, (t + 1) * step)); });
+        sums[0] = countInto(x.data(), 0, std::min(n, step));
+        for (auto& th : pool)
+            th.join();
+    });
+    std::uint64_t total = 0;
+    for (std::uint64_t s : sums)
+        total += s;
+    if (total != 4 * n)
+        std::fprintf(stderr, "counting floor: %llu counts for %zu elements\n",
+                     static_cast<unsigned long long>(total), n);
+    return ms;
 }
 
 } // namespace ql::bench

@@ -81,7 +81,15 @@ private:
     void errorSegment(const Segment& s, ErrorSums& sums);
     void measuredSegment(const Segment& s, ErrorSums& sums); // quantize and measure, fused where a kernel can
     void rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* nan);
+    struct RowScratch { // one row's group ranges (blocks: the absolute maxima in hi)
+        std::vector<float> lo, hi;
+        std::vector<std::uint8_t> nan;
+    };
+    void paramsOfRow(std::int64_t r, RowScratch& t);
     void fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums);
+    float tensorAbsMax(const ProgressFn& progress, double base, double span);
+    template <typename Run, typename One>
+    void forRuns(std::int64_t from, std::int64_t to, bool batching, Run&& run, One&& one) const;
 
     const QuantPlan& m_plan;
     DriverOptions m_opt;
@@ -123,36 +131,47 @@ void Engine::quantizeSegment(const Segment& s) {
     }
 }
 
-// Elements [from, to): runs of whole groups of one length, back to back in memory and in scale order
-// (MX and NVFP4 blocks along a row), each in one kernel call; other segments one by one.
-void Engine::quantizeRange(std::int64_t from, std::int64_t to) {
-    Segment run{};
+// Segments of [from, to), with runs of whole groups of one length, back to back in memory and in
+// scale order (MX and NVFP4 blocks along a row), handed over together when `batching`:
+// run(first segment, groups) for a run of two or more, one(segment) for the others.
+template <typename Run, typename One>
+void Engine::forRuns(std::int64_t from, std::int64_t to, bool batching, Run&& run, One&& one) const {
+    Segment first{};
     std::int64_t groups = 0;
     auto flush = [&] {
         if (groups == 1)
-            quantizeSegment(run);
+            one(first);
         else if (groups > 1)
-            m_k.quantBlocks(m_args, m_src.at(run.begin), groups, run.length,
-                            m_params.scales.data() + run.scale, m_zp.data() + run.scale,
-                            m_codes.data() + run.begin);
+            run(first, groups);
         groups = 0;
     };
-    const bool batching = m_k.quantBlocks && m_codes.width() == 1;
     m_walk.forSegments(from, to, [&](const Segment& s) {
-        if (groups > 0 && !s.perElement && s.length == run.length &&
-            s.begin == run.begin + groups * run.length && s.scale == run.scale + groups) {
+        if (groups > 0 && !s.perElement && s.length == first.length &&
+            s.begin == first.begin + groups * first.length && s.scale == first.scale + groups) {
             ++groups;
             return;
         }
         flush();
         if (batching && !s.perElement) {
-            run = s;
+            first = s;
             groups = 1;
         } else {
-            quantizeSegment(s);
+            one(s);
         }
     });
     flush();
+}
+
+// Elements [from, to), each run of blocks in one kernel call.
+void Engine::quantizeRange(std::int64_t from, std::int64_t to) {
+    forRuns(
+        from, to, m_k.quantBlocks && m_codes.width() == 1,
+        [&](const Segment& run, std::int64_t groups) {
+            m_k.quantBlocks(m_args, m_src.at(run.begin), groups, run.length,
+                            m_params.scales.data() + run.scale, m_zp.data() + run.scale,
+                            m_codes.data() + run.begin);
+        },
+        [&](const Segment& s) { quantizeSegment(s); });
 }
 
 void Engine::measuredSegment(const Segment& s, ErrorSums& sums) {
@@ -190,20 +209,10 @@ void Engine::rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* 
 // One read from memory: each row's groups are measured, turned into params and quantized while
 // the row is still in cache (rows own their groups, so threads never share a parameter).
 void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
-    std::vector<float> lo, hi;
-    std::vector<std::uint8_t> nan;
+    RowScratch scratch;
     for (std::int64_t r = r0; r < r1; ++r) {
         const std::int64_t first = m_walk.rowFirstScale(r), count = m_walk.rowScaleCount();
-        lo.assign(static_cast<std::size_t>(count), 0.0f);
-        hi.assign(static_cast<std::size_t>(count), 0.0f);
-        nan.assign(static_cast<std::size_t>(count), 0);
-        m_walk.forSegments(r * m_walk.inner(), (r + 1) * m_walk.inner(), [&](const Segment& s) {
-            rangeSegment({s.begin, s.length, s.scale - first, s.perElement}, lo.data(), hi.data(),
-                         nan.data());
-        });
-        for (std::int64_t g = 0; g < count; ++g)
-            m_rule.apply(lo[static_cast<std::size_t>(g)], hi[static_cast<std::size_t>(g)], first + g,
-                         m_params);
+        paramsOfRow(r, scratch);
         for (std::int64_t g = first; g < first + count; ++g)
             m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
         // The next row streams in from memory while this one is quantized from cache.
@@ -213,13 +222,59 @@ void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
             for (std::size_t k = 0; k < bytes; k += 64)
                 __builtin_prefetch(next + k);
         }
-        m_walk.forSegments(r * m_walk.inner(), (r + 1) * m_walk.inner(), [&](const Segment& s) {
-            if (m_measure)
-                measuredSegment(s, sums);
-            else
-                quantizeSegment(s);
-        });
+        if (!m_measure) {
+            quantizeRange(r * m_walk.inner(), (r + 1) * m_walk.inner());
+            continue;
+        }
+        m_walk.forSegments(r * m_walk.inner(), (r + 1) * m_walk.inner(),
+                           [&](const Segment& s) { measuredSegment(s, sums); });
     }
+}
+
+// Row r's groups' parameters from their ranges: MX and NVFP4 blocks a run at a time through the
+// absolute-maximum kernel, other groups a segment at a time through the range kernel.
+void Engine::paramsOfRow(std::int64_t r, RowScratch& t) {
+    const std::int64_t first = m_walk.rowFirstScale(r), count = m_walk.rowScaleCount();
+    const auto n = static_cast<std::size_t>(count);
+    t.nan.assign(n, 0);
+    if (m_rule.blocks()) {
+        t.hi.resize(n);
+        auto blocks = [&](const Segment& s, std::int64_t groups) {
+            const std::int64_t g = s.scale - first;
+            m_k.absMaxBlocks(m_src.at(s.begin), groups, s.length, t.hi.data() + g, t.nan.data() + g);
+        };
+        forRuns(r * m_walk.inner(), (r + 1) * m_walk.inner(), true, blocks,
+                [&](const Segment& s) { blocks(s, 1); });
+        m_rule.applyBlocks(t.hi.data(), t.nan.data(), first, count, m_params);
+        return;
+    }
+    t.lo.assign(n, 0.0f);
+    t.hi.assign(n, 0.0f);
+    m_walk.forSegments(r * m_walk.inner(), (r + 1) * m_walk.inner(), [&](const Segment& s) {
+        rangeSegment({s.begin, s.length, s.scale - first, s.perElement}, t.lo.data(), t.hi.data(),
+                     t.nan.data());
+    });
+    for (std::size_t g = 0; g < n; ++g)
+        m_rule.apply(t.lo[g], t.hi[g], first + static_cast<std::int64_t>(g), m_params, t.nan[g] != 0);
+}
+
+// The finite absolute maximum of the whole tensor (NVFP4's tensor scale), on every worker.
+float Engine::tensorAbsMax(const ProgressFn& progress, double base, double span) {
+    const std::int64_t chunk = std::max<std::int64_t>(m_opt.chunkElements, 1);
+    const std::int64_t chunks = std::max<std::int64_t>(1, (m_n + chunk - 1) / chunk);
+    std::vector<float> lo(m_opt.threads, 0.0f), hi(m_opt.threads, 0.0f);
+    parallelChunks(
+        m_opt.threads, chunks,
+        [&](std::int64_t c, unsigned w) {
+            bool nan = false; // (not needed: NaN never widens a range)
+            m_k.rangeConst(m_src.at(c * chunk), std::min(m_n, (c + 1) * chunk) - c * chunk, &lo[w], &hi[w],
+                           &nan);
+        },
+        progress, base, span);
+    float amax = 0.0f;
+    for (unsigned w = 0; w < m_opt.threads; ++w)
+        amax = std::max({amax, std::fabs(lo[w]), std::fabs(hi[w])});
+    return amax;
 }
 
 DriverOutput Engine::run(const std::optional<QuantParams>& given, const ProgressFn& progress, double base,
@@ -228,12 +283,22 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
     const auto start = std::chrono::steady_clock::now();
     const std::int64_t chunk = std::max<std::int64_t>(m_opt.chunkElements, 1);
     const bool calibrating = !given;
-    const bool fast = calibrating && rangeCalibrated(m_plan) && m_k.rangeConst;
+    const bool fast =
+        calibrating && (rangeCalibrated(m_plan) || blockRangeCalibrated(m_plan)) && m_k.rangeConst;
     const bool fused = fast && m_walk.rowsOwnGroups() && m_walk.inner() <= (1 << 16);
     std::vector<ErrorSums> partial;
+    if (fast) {
+        m_params = m_rule.emptyParams();
+        if (m_rule.needsTensorAmax()) { // NVFP4: a read for the tensor scale before the block scales
+            m_rule.setTensorAmax(tensorAbsMax(progress, base, span / 2), m_params);
+            base += span / 2;
+            span /= 2;
+            out.passes = 1;
+            out.prepareMs = msSince(start);
+        }
+    }
 
     if (fused) {
-        m_params = m_rule.emptyParams();
         m_zp.assign(static_cast<std::size_t>(m_plan.scaleCount), 0.0f);
         const std::int64_t rowsPerChunk =
             std::max<std::int64_t>(1, chunk / std::max<std::int64_t>(m_walk.inner(), 1));
@@ -247,7 +312,7 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
             },
             progress, base, span);
         checkParams(m_plan, m_params);
-        out.passes = 1;
+        out.passes += 1;
     } else {
         double quantBase = base, quantSpan = span;
         if (given) {
@@ -266,18 +331,19 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
                     });
                 },
                 progress, base, span / 2);
-            m_params = m_rule.emptyParams();
             for (std::size_t g = 0; g < groups; ++g) {
                 float l = 0.0f, h = 0.0f;
+                bool n = false;
                 for (unsigned w = 0; w < m_opt.threads; ++w) {
                     l = std::min(l, lo[w][g]);
                     h = std::max(h, hi[w][g]);
+                    n = n || nan[w][g] != 0;
                 }
-                m_rule.apply(l, h, static_cast<std::int64_t>(g), m_params);
+                m_rule.apply(l, h, static_cast<std::int64_t>(g), m_params, n);
             }
             quantBase = base + span / 2;
             quantSpan = span / 2;
-            out.passes = 1;
+            out.passes += 1;
         } else {
             // Calibrations without a range kernel (percentile, MSE, entropy, MX, NVFP4): the fast
             // calibrators read the input in place, in its own dtype, on the driver's threads.

@@ -361,6 +361,33 @@ template <class In> void rangeConst(const void* srcv, std::int64_t n, float* lo,
     }
 }
 
+// Each block's finite |x| maximum, as max(|lo|, |hi|) of its finite range: magnitudes compare as
+// integers, Inf and NaN count as 0 and NaN sets the flag. One call for a run of blocks.
+template <class In>
+void absMaxBlocks(const void* srcv, std::int64_t groups, std::int64_t length, float* amax,
+                  std::uint8_t* nan) {
+    const auto* src = static_cast<const typename In::T*>(srcv);
+    const std::int64_t whole = length / W * W;
+    for (std::int64_t g = 0; g < groups; ++g) {
+        const auto* b = src + g * length;
+        vi top{}, nans{}; // magnitudes are below 2^31: signed compares order them
+        for (std::int64_t i = 0; i < whole; i += W) {
+            const vi mag = asI(asU(load<In>(b + i)) & 0x7FFFFFFFu);
+            top = ((mag < 0x7F800000) & (mag > top)) ? mag : top;
+            nans |= mag > 0x7F800000;
+        }
+        std::int32_t m = treeReduce(top, maxOp);
+        bool seen = treeReduce(nans, [](auto x, auto y) { return x | y; }) != 0;
+        for (std::int64_t i = whole; i < length; ++i) {
+            const std::int32_t mag = __builtin_bit_cast(std::int32_t, loadOne<In>(b + i)) & 0x7FFFFFFF;
+            seen = seen || mag > 0x7F800000;
+            if (mag < 0x7F800000 && mag > m) m = mag;
+        }
+        amax[g] = __builtin_bit_cast(float, m);
+        nan[g] = seen;
+    }
+}
+
 template <class In>
 void rangePerElem(const void* srcv, std::int64_t n, float* lo, float* hi, std::uint8_t* nan) {
     const auto* src = static_cast<const typename In::T*>(srcv);
@@ -430,6 +457,7 @@ template <class In> KernelSet pickOp(const QuantPlan& plan) {
         }
     }
     k.rangeConst = &rangeConst<In>;
+    k.absMaxBlocks = &absMaxBlocks<In>;
     k.rangePerElem = &rangePerElem<In>;
     return k;
 }
