@@ -81,16 +81,18 @@ inline double limitMs(const std::vector<float>& x, std::vector<std::int8_t>& out
 
 /// Each thread's part of the counting floor: four counts per element (value, error, |error| and code
 /// histograms), each into one of four tables taken in turn (as the analysis pass spreads its counts),
-/// with bins from the element's own bits; nothing else. Returns a sum so the counts are not dropped.
-inline std::uint64_t countInto(const float* x, std::size_t b, std::size_t e) {
+/// with bins from the element's own bits (T: the input's f32 or 16-bit storage); nothing else.
+/// Returns the number of counts, so none is dropped.
+template <typename T> std::uint64_t countInto(const T* x, std::size_t b, std::size_t e) {
     static constexpr int kHistograms = 4, kTables = 4, kBins = 256;
+    static constexpr int kShift = (8 * static_cast<int>(sizeof(T)) - 8) / (kHistograms - 1);
     std::vector<std::uint32_t> tables(kHistograms * kTables * kBins, 0u);
     std::uint32_t* t = tables.data();
-    auto count = [t](const float* v, int table) {
-        std::uint32_t u;
-        std::memcpy(&u, v, 4);
+    auto count = [t](const T* v, int table) {
+        std::uint32_t u = 0;
+        std::memcpy(&u, v, sizeof(T));
         for (int h = 0; h < kHistograms; ++h)
-            ++t[(h * kTables + table) * kBins + ((u >> (8 * h)) & 0xFF)];
+            ++t[(h * kTables + table) * kBins + ((u >> (kShift * h)) & 0xFF)];
     };
     std::size_t i = b;
     for (; i + kTables <= e; i += kTables)
@@ -104,10 +106,11 @@ inline std::uint64_t countInto(const float* x, std::size_t b, std::size_t e) {
     return sum;
 }
 
-/// The counting floor: reading the f32 input and making the four histogram counts per element that
-/// every job with statistics makes (the exact counts are the contract), nothing else, over `threads`
-/// threads. No job with every statistic can beat it, however its sums and bins are computed.
-inline double countingFloorMs(const std::vector<float>& x, unsigned threads, int repeat) {
+/// The counting floor: reading the input as the job stores it (f32, or 16-bit values) and making the
+/// four histogram counts per element that every job with statistics makes (the exact counts are the
+/// contract), nothing else, over `threads` threads. No job with every statistic can beat it, however
+/// its sums and bins are computed.
+template <typename T> double countingFloorMs(const std::vector<T>& x, unsigned threads, int repeat) {
     const std::size_t n = x.size();
     std::vector<std::uint64_t> sums(threads);
     const double ms = bestMs(repeat, [&] {

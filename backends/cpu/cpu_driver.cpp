@@ -345,8 +345,9 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
             quantSpan = span / 2;
             out.passes += 1;
         } else {
-            // Calibrations without a range kernel (percentile, MSE, entropy, MX, NVFP4): the fast
-            // calibrators read the input in place, in its own dtype, on the driver's threads.
+            // Calibrations without a range kernel (percentile, MSE, entropy, MX / NVFP4 codes searched
+            // by MSE): the fast calibrators read the input in place, in its own dtype, on the driver's
+            // threads.
             m_params = calibrateFast(m_plan, m_src.data, m_src.dtype, m_opt.threads);
             out.passes = 1;
         }
