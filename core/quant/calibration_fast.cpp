@@ -14,6 +14,7 @@
 #include "quant/calibration.h"
 #include "quant/calibration_scan.h"
 #include "quant/calibration_search.h"
+#include "quant/range_rule.h"
 #include "quant/row_walker.h"
 #include "tensor/error.h"
 
@@ -401,74 +402,39 @@ void histogramSearchRuns(const Scan& scan, const QuantPlan& plan, std::vector<Gr
 // ---- MX / NVFP4 --------------------------------------------------------------------------------
 
 QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
-    const bool mx = plan.spec.preset == Preset::MX;
-    const auto groups = static_cast<std::size_t>(plan.scaleCount);
-    QuantParams p;
-    p.scaleCodes.resize(groups);
-    p.scales.resize(groups);
-    // mxScaleCode / nvfp4ScaleCode and blockScale, with the E8M0 and E4M3 conversions from tables
-    // and the codec.
-    const MiniFloatCodec e4m3(MiniFloat::E4M3FN, Overflow::Saturate);
-    float e8m0[256];
-    for (int c = 0; c < 256; ++c)
-        e8m0[c] = decodeE8M0(static_cast<std::uint8_t>(c));
-    const auto scaleOf = [&](std::uint8_t code) {
-        return mx ? e8m0[code] : e4m3.decode(code) * p.tensorScale;
+    const RangeRule rule(plan); // mxScaleCode / nvfp4ScaleCode and blockScale, as the cpu backend
+    QuantParams p = rule.emptyParams();
+    // Blocks first .. first + count - 1 from their maxima, negative where the block holds a NaN.
+    auto apply = [&](const float* maxima, std::int64_t first, std::int64_t count) {
+        constexpr std::int64_t kStep = 256;
+        float amax[kStep];
+        std::uint8_t nan[kStep];
+        for (std::int64_t k0 = 0; k0 < count; k0 += kStep) {
+            const std::int64_t n = std::min(kStep, count - k0);
+            for (std::int64_t k = 0; k < n; ++k) {
+                amax[k] = std::fabs(maxima[k0 + k]);
+                nan[k] = std::signbit(maxima[k0 + k]);
+            }
+            rule.applyBlocks(amax, nan, first + k0, n, p);
+        }
     };
-    const int emax = mx ? maxExponent(miniFloatOf(plan.codeTarget)) : 0;
-    if (mx && scan.blocksAlongRows()) { // no tensor-wide value: each block's code in the same pass
+    if (!rule.needsTensorAmax() && scan.blocksAlongRows()) { // MX: each block's code in the same pass
         const std::int64_t block = scan.blockLength();
         scan.forBlockTiles([&](std::int64_t first, const float* v, std::int64_t n) {
             float amax[calib::kTile];
             calib::absMaxOfBlocks(v, n, block, amax);
-            for (std::int64_t j = 0; j * block < n; ++j) {
-                const auto g = static_cast<std::size_t>(first + j);
-                p.scaleCodes[g] = mxScaleCode(std::fabs(amax[j]), std::signbit(amax[j]), emax);
-                p.scales[g] = e8m0[p.scaleCodes[g]];
-            }
+            apply(amax, first, (n + block - 1) / block);
         });
     } else {
-        const std::vector<float> amax = scan.absMaxOrNan(); // negative: the block holds a NaN
-        if (!mx) {
+        const std::vector<float> amax = scan.absMaxOrNan();
+        if (rule.needsTensorAmax()) {
             float top[8] = {}; // eight running maxima, so the loop is not one long dependency chain
-            for (std::size_t g = 0; g < groups; ++g)
+            for (std::size_t g = 0; g < amax.size(); ++g)
                 top[g % 8] = std::max(top[g % 8], std::fabs(amax[g]));
-            p.tensorScale = nvfp4TensorScale(*std::max_element(top, top + 8));
+            rule.setTensorAmax(*std::max_element(top, top + 8), p);
         }
-        // Locals, not members: the stores below must not make the loop reload them.
-        const float sg = p.tensorScale;
-        std::uint8_t* codes = p.scaleCodes.data();
-        float* scales = p.scales.data();
-        const float* maxima = amax.data();
-        scan.forSlices(static_cast<std::int64_t>(groups), [&, sg, codes, scales, maxima](std::int64_t g0,
-                                                                                         std::int64_t g1) {
-            auto g = static_cast<std::size_t>(g0);
-#if defined(__SSE2__)
-            if (!mx && sg > 0.0f) { // nvfp4ScaleCode's two divisions, four blocks at a time
-                const __m128 six = _mm_set1_ps(6.0f), scale = _mm_set1_ps(sg),
-                             absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7FFFFFFF));
-                alignas(16) float x[4];
-                for (; g + 4 <= static_cast<std::size_t>(g1); g += 4) {
-                    _mm_store_ps(
-                        x, _mm_div_ps(_mm_div_ps(_mm_and_ps(_mm_loadu_ps(maxima + g), absMask), six), scale));
-                    for (std::size_t k = 0; k < 4; ++k) {
-                        codes[g + k] = e4m3.encode(x[k]);
-                        scales[g + k] = e4m3.decode(codes[g + k]) * sg;
-                    }
-                }
-            }
-#endif
-            for (; g < static_cast<std::size_t>(g1); ++g) {
-                const float a = std::fabs(maxima[g]);
-                if (mx) {
-                    codes[g] = mxScaleCode(a, std::signbit(maxima[g]), emax);
-                    scales[g] = e8m0[codes[g]];
-                } else {
-                    codes[g] = sg > 0.0f ? e4m3.encode(a / 6.0f / sg) : 0;
-                    scales[g] = e4m3.decode(codes[g]) * sg;
-                }
-            }
-        });
+        scan.forSlices(plan.scaleCount,
+                       [&](std::int64_t g0, std::int64_t g1) { apply(amax.data() + g0, g0, g1 - g0); });
     }
     if (plan.spec.calibration.method == CalibMethod::Mse) {
         const MiniFloatCodec elements(miniFloatOf(plan.codeTarget), plan.convention.overflow);
@@ -477,7 +443,7 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
             const auto g = static_cast<std::size_t>(group);
             p.scaleCodes[g] =
                 mseBlockCode(finite, p.scaleCodes[g], p.tensorScale, plan, divides ? &elements : nullptr);
-            p.scales[g] = scaleOf(p.scaleCodes[g]);
+            p.scales[g] = blockScale(plan, p.scaleCodes[g], p.tensorScale);
         });
     }
     return p;
