@@ -108,8 +108,8 @@ template <typename T> std::uint64_t countInto(const T* x, std::size_t b, std::si
 
 /// The counting floor: reading the input as the job stores it (f32, or 16-bit values) and making the
 /// four histogram counts per element that every job with statistics makes (the exact counts are the
-/// contract), nothing else, over `threads` threads. No job with every statistic can beat it, however
-/// its sums and bins are computed.
+/// contract), counted as the analysis pass counts them, nothing else, over `threads` threads. A job
+/// that counts this way cannot beat it, whatever its sums cost; a different way of counting could.
 template <typename T> double countingFloorMs(const std::vector<T>& x, unsigned threads, int repeat) {
     const std::size_t n = x.size();
     std::vector<std::uint64_t> sums(threads);

@@ -3,7 +3,8 @@
 // and through the quantlens-cli process, for each calibration and preset family. Each figure is
 // printed as a fraction of the streaming limit (read f32, write int8) measured in the same run, so
 // a shared machine's noise cancels out. The counting floor beside it (read the input, make the four
-// histogram counts per element, nothing else) bounds what any job with every statistic can reach.
+// histogram counts per element as the analysis pass counts them, nothing else) bounds what a job that
+// counts that way can reach.
 //
 // The NumPy peer (bench/peers/statistics_peer.py) computes the same statistics for the first family
 // on the f32 tensor, in the same run.

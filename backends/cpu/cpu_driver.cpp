@@ -81,8 +81,8 @@ private:
     void errorSegment(const Segment& s, ErrorSums& sums);
     void measuredSegment(const Segment& s, ErrorSums& sums); // quantize and measure, fused where a kernel can
     void rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* nan);
-    struct RowScratch { // one row's group ranges (blocks: the absolute maxima in hi)
-        std::vector<float> lo, hi;
+    struct RowScratch { // one row's group ranges, or its blocks' signed absolute maxima
+        std::vector<float> lo, hi, amax;
         std::vector<std::uint8_t> nan;
     };
     void paramsOfRow(std::int64_t r, RowScratch& t);
@@ -236,18 +236,17 @@ void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
 void Engine::paramsOfRow(std::int64_t r, RowScratch& t) {
     const std::int64_t first = m_walk.rowFirstScale(r), count = m_walk.rowScaleCount();
     const auto n = static_cast<std::size_t>(count);
-    t.nan.assign(n, 0);
     if (m_rule.blocks()) {
-        t.hi.resize(n);
+        t.amax.resize(n);
         auto blocks = [&](const Segment& s, std::int64_t groups) {
-            const std::int64_t g = s.scale - first;
-            m_k.absMaxBlocks(m_src.at(s.begin), groups, s.length, t.hi.data() + g, t.nan.data() + g);
+            m_k.absMaxBlocks(m_src.at(s.begin), groups, s.length, t.amax.data() + (s.scale - first));
         };
         forRuns(r * m_walk.inner(), (r + 1) * m_walk.inner(), true, blocks,
                 [&](const Segment& s) { blocks(s, 1); });
-        m_rule.applyBlocks(t.hi.data(), t.nan.data(), first, count, m_params);
+        m_rule.applyBlocks(t.amax.data(), first, count, m_params);
         return;
     }
+    t.nan.assign(n, 0);
     t.lo.assign(n, 0.0f);
     t.hi.assign(n, 0.0f);
     m_walk.forSegments(r * m_walk.inner(), (r + 1) * m_walk.inner(), [&](const Segment& s) {

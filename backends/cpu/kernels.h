@@ -37,9 +37,8 @@ using QuantPerElemFn = void (*)(const QuantArgs&, const void* src, std::int64_t 
 /// Widens [lo, hi] by the finite values of n elements; sets *nan when one is NaN.
 using RangeConstFn = void (*)(const void* src, std::int64_t n, float* lo, float* hi, bool* nan);
 /// The finite absolute maximum of each of `groups` consecutive groups of `length` elements (MX and
-/// NVFP4 blocks) into amax[g]; nan[g] set when group g holds a NaN.
-using AbsMaxBlocksFn = void (*)(const void* src, std::int64_t groups, std::int64_t length, float* amax,
-                                std::uint8_t* nan);
+/// NVFP4 blocks) into amax[g], negated when the group holds a NaN (calib::absMaxOfBlocks' convention).
+using AbsMaxBlocksFn = void (*)(const void* src, std::int64_t groups, std::int64_t length, float* amax);
 /// Element-wise: lo[i], hi[i] widened by element i; nan[i] set when it is NaN.
 using RangePerElemFn = void (*)(const void* src, std::int64_t n, float* lo, float* hi, std::uint8_t* nan);
 /// Error sums of n elements against their reconstruction from codes (integer targets).

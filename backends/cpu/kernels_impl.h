@@ -362,10 +362,10 @@ template <class In> void rangeConst(const void* srcv, std::int64_t n, float* lo,
 }
 
 // Each block's finite |x| maximum, as max(|lo|, |hi|) of its finite range: magnitudes compare as
-// integers, Inf and NaN count as 0 and NaN sets the flag. One call for a run of blocks.
+// integers, Inf and NaN count as 0, and a block holding a NaN gets its maximum negated (-0 when it
+// is 0), as calib::absMaxOfBlocks reports it for the oracle's rule. One call for a run of blocks.
 template <class In>
-void absMaxBlocks(const void* srcv, std::int64_t groups, std::int64_t length, float* amax,
-                  std::uint8_t* nan) {
+void absMaxBlocks(const void* srcv, std::int64_t groups, std::int64_t length, float* amax) {
     const auto* src = static_cast<const typename In::T*>(srcv);
     const std::int64_t whole = length / W * W;
     for (std::int64_t g = 0; g < groups; ++g) {
@@ -383,8 +383,7 @@ void absMaxBlocks(const void* srcv, std::int64_t groups, std::int64_t length, fl
             seen = seen || mag > 0x7F800000;
             if (mag < 0x7F800000 && mag > m) m = mag;
         }
-        amax[g] = __builtin_bit_cast(float, m);
-        nan[g] = seen;
+        amax[g] = __builtin_bit_cast(float, seen ? m | std::int32_t{-0x7FFFFFFF - 1} : m);
     }
 }
 

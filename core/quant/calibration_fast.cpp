@@ -404,26 +404,12 @@ void histogramSearchRuns(const Scan& scan, const QuantPlan& plan, std::vector<Gr
 QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
     const RangeRule rule(plan); // mxScaleCode / nvfp4ScaleCode and blockScale, as the cpu backend
     QuantParams p = rule.emptyParams();
-    // Blocks first .. first + count - 1 from their maxima, negative where the block holds a NaN.
-    auto apply = [&](const float* maxima, std::int64_t first, std::int64_t count) {
-        constexpr std::int64_t kStep = 256;
-        float amax[kStep];
-        std::uint8_t nan[kStep];
-        for (std::int64_t k0 = 0; k0 < count; k0 += kStep) {
-            const std::int64_t n = std::min(kStep, count - k0);
-            for (std::int64_t k = 0; k < n; ++k) {
-                amax[k] = std::fabs(maxima[k0 + k]);
-                nan[k] = std::signbit(maxima[k0 + k]);
-            }
-            rule.applyBlocks(amax, nan, first + k0, n, p);
-        }
-    };
     if (!rule.needsTensorAmax() && scan.blocksAlongRows()) { // MX: each block's code in the same pass
         const std::int64_t block = scan.blockLength();
         scan.forBlockTiles([&](std::int64_t first, const float* v, std::int64_t n) {
             float amax[calib::kTile];
             calib::absMaxOfBlocks(v, n, block, amax);
-            apply(amax, first, (n + block - 1) / block);
+            rule.applyBlocks(amax, first, (n + block - 1) / block, p);
         });
     } else {
         const std::vector<float> amax = scan.absMaxOrNan();
@@ -433,8 +419,9 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
                 top[g % 8] = std::max(top[g % 8], std::fabs(amax[g]));
             rule.setTensorAmax(*std::max_element(top, top + 8), p);
         }
-        scan.forSlices(plan.scaleCount,
-                       [&](std::int64_t g0, std::int64_t g1) { apply(amax.data() + g0, g0, g1 - g0); });
+        scan.forSlices(plan.scaleCount, [&](std::int64_t g0, std::int64_t g1) {
+            rule.applyBlocks(amax.data() + g0, g0, g1 - g0, p);
+        });
     }
     if (plan.spec.calibration.method == CalibMethod::Mse) {
         const MiniFloatCodec elements(miniFloatOf(plan.codeTarget), plan.convention.overflow);

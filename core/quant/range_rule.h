@@ -60,8 +60,8 @@ public:
     void apply(float lo, float hi, std::int64_t g, QuantParams& p, bool nan = false) const {
         if (m_block) {
             const float amax = std::max(std::fabs(lo), std::fabs(hi));
-            const std::uint8_t flag = nan;
-            return applyBlocks(&amax, &flag, g, 1, p);
+            const float signedAmax = nan ? -amax : amax;
+            return applyBlocks(&signedAmax, g, 1, p);
         }
         if (m_inline) {
             const double amax =
@@ -76,15 +76,14 @@ public:
     }
 
     /// MX / NVFP4: the codes and scales of blocks first .. first + count - 1 from their finite
-    /// absolute maxima and NaN flags, as calibrateBlocks' rule (mxScaleCode / nvfp4ScaleCode, then
-    /// blockScale).
-    void applyBlocks(const float* amax, const std::uint8_t* nan, std::int64_t first, std::int64_t count,
-                     QuantParams& p) const {
+    /// absolute maxima, negated where the block holds a NaN (-0 included: the sign bit is the flag), as
+    /// calibrateBlocks' rule (mxScaleCode / nvfp4ScaleCode, then blockScale).
+    void applyBlocks(const float* amax, std::int64_t first, std::int64_t count, QuantParams& p) const {
         std::uint8_t* const codes = p.scaleCodes.data() + first;
         float* const scales = p.scales.data() + first;
         if (m_mx) {
             for (std::int64_t k = 0; k < count; ++k) {
-                codes[k] = mxScaleCode(amax[k], nan[k] != 0, m_emax);
+                codes[k] = mxScaleCode(std::fabs(amax[k]), std::signbit(amax[k]), m_emax);
                 scales[k] = m_e8m0[codes[k]];
             }
             return;
@@ -100,7 +99,7 @@ public:
         for (std::int64_t k0 = 0; k0 < count; k0 += kStep) {
             const std::int64_t n = std::min(kStep, count - k0);
             for (std::int64_t k = 0; k < n; ++k)
-                unit[k] = amax[k0 + k] / 6.0f / sg;
+                unit[k] = std::fabs(amax[k0 + k]) / 6.0f / sg;
             for (std::int64_t k = 0; k < n; ++k) {
                 codes[k0 + k] = m_e4m3.encode(unit[k]);
                 scales[k0 + k] = m_e4m3.decode(codes[k0 + k]) * sg;
