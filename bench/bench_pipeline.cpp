@@ -81,10 +81,12 @@ int main(int argc, char** argv) {
 
     std::ostringstream md;
     md << "Machine: " << threads << " threads. Best of N runs; `of limit` = streaming-limit time / job time "
-       << "(1.00 = as fast as reading the f32 input and writing int8 codes once).\n\n"
-       << "| job | tensor | core/job ms | of limit | backend ms | statistics ms | CLI process ms | CLI of "
-          "limit |\n"
-       << "|---|---|---:|---:|---:|---:|---:|---:|\n";
+       << "(1.00 = as fast as reading the f32 input and writing int8 codes once); `× floor` = job time / "
+       << "counting-floor time; `× int8 job` = job time / the int8 per-channel absmax job's on the same "
+       << "tensor.\n\n"
+       << "| job | tensor | core/job ms | of limit | × floor | × int8 job | backend ms | statistics ms | "
+          "CLI process ms | CLI of limit |\n"
+       << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     struct Shape2 {
         std::int64_t rows, cols;
         DType dtype;
@@ -117,18 +119,19 @@ int main(int argc, char** argv) {
             std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + " " + std::string(nameOf(sh.dtype));
         char line[512];
         std::snprintf(line, sizeof line,
-                      "| streaming limit (read f32, write i8) | %s | %.2f | 1.00 | | | | |\n", tensor.c_str(),
-                      limit);
+                      "| streaming limit (read f32, write i8) | %s | %.2f | 1.00 | | | | | | |\n",
+                      tensor.c_str(), limit);
         md << line;
         std::fputs(line, stdout);
-        std::snprintf(
-            line, sizeof line,
-            "| counting floor (read the input, four histogram counts per element) | %s | %.2f | %.3f | | | "
-            "| |\n",
-            tensor.c_str(), floor, limit / floor);
+        std::snprintf(line, sizeof line,
+                      "| counting floor (read the input, four histogram counts per element) | %s | %.2f | "
+                      "%.3f | 1.00 | | "
+                      "| | | |\n",
+                      tensor.c_str(), floor, limit / floor);
         md << line;
         std::fputs(line, stdout);
         std::fflush(stdout);
+        double firstJobMs = 0; // the first family's, int8 per-channel absmax
         for (const bench::Family& f : bench::families()) {
             JobRequest request;
             request.source = openTensorSource(file);
@@ -145,9 +148,11 @@ int main(int argc, char** argv) {
             double cli = std::string(QUANTLENS_CLI_PATH).empty() ? -1 : 1e300;
             for (int r = 0; r < 3 && cli > 0; ++r)
                 cli = std::min(cli, bench::cliMs(args));
-            std::snprintf(line, sizeof line, "| %s | %s | %.1f | %.3f | %.1f | %.1f | %.1f | %.3f |\n",
-                          f.name.c_str(), tensor.c_str(), jobMs, limit / jobMs, backendMs, jobMs - backendMs,
-                          cli, limit / cli);
+            if (firstJobMs == 0) firstJobMs = jobMs;
+            std::snprintf(line, sizeof line,
+                          "| %s | %s | %.1f | %.3f | %.2f | %.2f | %.1f | %.1f | %.1f | %.3f |\n",
+                          f.name.c_str(), tensor.c_str(), jobMs, limit / jobMs, jobMs / floor,
+                          jobMs / firstJobMs, backendMs, jobMs - backendMs, cli, limit / cli);
             md << line;
             std::fputs(line, stdout);
             std::fflush(stdout);
@@ -157,9 +162,12 @@ int main(int argc, char** argv) {
             const auto peer = numpyPeer(sh.rows, sh.cols, quick ? 2 : 3);
             if (peer.count("job_ms")) {
                 std::snprintf(line, sizeof line,
-                              "| NumPy peer: %s, same statistics | %s | %.1f | %.3f | %.1f | %.1f | | |\n",
+                              "| NumPy peer: %s, same statistics | %s | %.1f | %.3f | %.2f | %.2f | %.1f | "
+                              "%.1f | | |\n",
                               bench::families().front().name.c_str(), tensor.c_str(), peer.at("job_ms"),
-                              limit / peer.at("job_ms"), peer.at("quantize_ms"), peer.at("statistics_ms"));
+                              limit / peer.at("job_ms"), peer.at("job_ms") / floor,
+                              peer.at("job_ms") / firstJobMs, peer.at("quantize_ms"),
+                              peer.at("statistics_ms"));
                 md << line;
                 std::fputs(line, stdout);
             }
