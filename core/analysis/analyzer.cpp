@@ -122,7 +122,7 @@ TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, c
                          std::to_string(plan.scaleCount) + " groups");
     TensorAnalysis a;
     a.codes = CodeStats(plan.codeTarget);
-    a.clipping = ClippingStats(clipEdges(plan, params, groupRows), params.scales.size(),
+    a.clipping = ClippingStats(std::min(groupRows, params.scales.size()), params.scales.size(),
                                isFloatTarget(plan.codeTarget));
     a.scales = scaleHistogram(params, opt.scaleBins);
     return a;

@@ -69,7 +69,8 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
 TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
                                 std::span<const float> x, const AnalysisOptions& options = {});
 
-/// The clip thresholds of the first `count` groups (all by default), by ClipEdgeRule.
+/// The clip thresholds of the first `count` groups (all by default), by ClipEdgeRule: the scalar
+/// oracle's table (the fast pass works each group's out as it reaches the group, and results keep none).
 EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params,
                    std::size_t count = ClippingStats::kAllRows);
 

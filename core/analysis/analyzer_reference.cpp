@@ -10,6 +10,7 @@ TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params
     TensorAnalysis a = detail::beginAnalysis(plan, params, codes, static_cast<std::int64_t>(x.size()), opt,
                                              ClippingStats::kAllRows);
     const ScaleIndexer indexer(plan.layout, plan.shape);
+    const EdgeRows edges = clipEdges(plan, params, params.scales.size()); // every group's, until the end
     auto xhatOf = [&](std::int64_t i, std::int64_t g) {
         return dequantizeValue(codes.at(i), params.scales[static_cast<std::size_t>(g)], params.zeroPointOf(g),
                                plan);
@@ -21,7 +22,7 @@ TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params
         a.stats.addElement(xi, xh, i);
         a.codes.add(codes.at(i));
         if (!std::isfinite(xi) || !std::isfinite(xh)) return;
-        a.clipping.add(g, xi, xh);
+        a.clipping.add(g, edges[static_cast<std::size_t>(g)], xi, xh);
         r.add(xi, xh);
     });
     detail::openHistograms(a, r, opt);
@@ -34,9 +35,7 @@ TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params
         a.absErrorLog.add(std::fabs(e));
         a.values.add(xi);
     });
-    // The widest group: in group order, the first strictly wider (the oracle keeps every row's edges
-    // until the end).
-    const auto& edges = a.clipping.edges();
+    // The widest group: in group order, the first strictly wider.
     std::size_t widest = 0;
     for (std::size_t g = 1; g < edges.size(); ++g)
         if (edges[g].high - edges[g].low > edges[widest].high - edges[widest].low) widest = g;

@@ -18,9 +18,8 @@ double GroupClipping::sqnrDb() const {
     return 10.0 * std::log10(sumSqX / err);
 }
 
-ClippingStats::ClippingStats(EdgeRows edges, std::size_t groupCount, bool floatTarget)
-    : m_edges(std::move(edges))
-    , m_groups(m_edges.size())
+ClippingStats::ClippingStats(std::size_t rows, std::size_t groupCount, bool floatTarget)
+    : m_groups(rows)
     , m_float(floatTarget)
     , m_groupCount(groupCount) {}
 

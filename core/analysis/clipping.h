@@ -45,13 +45,13 @@ using EdgeRows = std::vector<ClipEdges, ZeroedHugePageAllocator<ClipEdges>>;
 class ClippingStats {
 public:
     ClippingStats() = default;
-    /// Rows for the first edges.size() of `groupCount` groups (all, or only what a report lists: a
-    /// pass that keeps fewer sums the total itself and hands it to setTotal when it ends).
-    ClippingStats(EdgeRows edges, std::size_t groupCount, bool floatTarget);
+    /// Rows for the first `rows` of `groupCount` groups (all, or only what a report lists: a pass that
+    /// keeps fewer sums the total itself and hands it to setTotal when it ends).
+    ClippingStats(std::size_t rows, std::size_t groupCount, bool floatTarget);
     static constexpr std::size_t kAllRows = static_cast<std::size_t>(-1);
 
-    /// One finite element (x, x̂ finite) of group g.
-    inline void add(std::int64_t group, float x, float xhat);
+    /// One finite element (x, x̂ finite) of group g, whose edges are e.
+    inline void add(std::int64_t group, const ClipEdges& e, float x, float xhat);
     /// The same into a group's running sums held elsewhere (a segment's, in registers).
     static inline void addTo(GroupClipping& s, const ClipEdges& e, bool floatTarget, float x, float xhat);
     bool floatTarget() const { return m_float; }
@@ -59,12 +59,11 @@ public:
     GroupClipping* groupData() { return m_groups.data(); }
 
     const GroupRows& groups() const { return m_groups; }
-    const EdgeRows& edges() const { return m_edges; } // of the groups with rows
     GroupClipping total() const;
     /// Rebuilt from a report: the rows it lists, out of `groupCount`, and its total.
     static ClippingStats listed(std::vector<GroupClipping> rows, std::size_t groupCount,
                                 const GroupClipping& total, bool floatTarget) {
-        ClippingStats c(EdgeRows(rows.size()), groupCount, floatTarget);
+        ClippingStats c(rows.size(), groupCount, floatTarget);
         c.m_groups.assign(rows.begin(), rows.end());
         c.summarise(rows.size(), total, groupCount);
         return c;
@@ -81,7 +80,6 @@ public:
     }
 
 private:
-    EdgeRows m_edges;
     GroupRows m_groups;
     bool m_float = false;
     std::size_t m_groupCount = 0;
@@ -89,7 +87,7 @@ private:
     bool m_hasTotal = false;
     GroupClipping m_total;
 
-    // The one way to a summary: rows (and edges) for the first `rows` groups, and the total.
+    // The one way to a summary: rows for the first `rows` groups, and the total.
     void summarise(std::size_t rows, const GroupClipping& total, std::size_t groupCount) {
         m_total = total;
         m_groupCount = groupCount;
@@ -98,17 +96,12 @@ private:
             m_groups.resize(rows);
             m_groups.shrink_to_fit();
         }
-        if (rows < m_edges.size()) {
-            m_edges.resize(rows);
-            m_edges.shrink_to_fit();
-        }
     }
 };
 
 // Inline: the analysis calls it once per element.
-inline void ClippingStats::add(std::int64_t group, float xf, float xhatf) {
-    const auto g = static_cast<std::size_t>(group);
-    addTo(m_groups[g], m_edges[g], m_float, xf, xhatf);
+inline void ClippingStats::add(std::int64_t group, const ClipEdges& e, float xf, float xhatf) {
+    addTo(m_groups[static_cast<std::size_t>(group)], e, m_float, xf, xhatf);
 }
 
 inline void ClippingStats::addTo(GroupClipping& s, const ClipEdges& e, bool floatTarget, float xf,
