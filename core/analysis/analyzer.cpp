@@ -93,22 +93,6 @@ ClipEdgeRule::ClipEdgeRule(const QuantPlan& plan)
     m_high = m_float ? codeValue(high, 0.0f, plan) : static_cast<float>(high);
 }
 
-EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params, std::size_t count) {
-    const ClipEdgeRule rule(plan);
-    EdgeRows edges(std::min(count, params.scales.size()));
-    auto fill = [&](std::size_t from, std::size_t to) {
-        for (std::size_t g = from; g < to; ++g)
-            edges[g] = rule.of(params, static_cast<std::int64_t>(g));
-    };
-    // A row per NVFP4 block is a million rows: filled (and their pages first touched) on every core.
-    constexpr std::size_t kPerThread = std::size_t{1} << 16;
-    const auto workers = static_cast<unsigned>(std::clamp<std::size_t>(
-        edges.size() / kPerThread, 1, std::max(1u, std::thread::hardware_concurrency())));
-    runOnWorkers(workers,
-                 [&](unsigned w) { fill(edges.size() * w / workers, edges.size() * (w + 1) / workers); });
-    return edges;
-}
-
 namespace detail {
 
 TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, const Codes& codes,

@@ -1,16 +1,25 @@
 #include "analysis/analyzer_steps.h"
 #include "quant/reference.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ql {
+
+EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params, std::size_t count) {
+    const ClipEdgeRule rule(plan);
+    EdgeRows edges(std::min(count, params.scales.size()));
+    for (std::size_t g = 0; g < edges.size(); ++g)
+        edges[g] = rule.of(params, static_cast<std::int64_t>(g));
+    return edges;
+}
 
 TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
                                 std::span<const float> x, const AnalysisOptions& opt) {
     TensorAnalysis a = detail::beginAnalysis(plan, params, codes, static_cast<std::int64_t>(x.size()), opt,
                                              ClippingStats::kAllRows);
     const ScaleIndexer indexer(plan.layout, plan.shape);
-    const EdgeRows edges = clipEdges(plan, params, params.scales.size()); // every group's, until the end
+    const EdgeRows edges = clipEdges(plan, params); // every group's, until the end
     auto xhatOf = [&](std::int64_t i, std::int64_t g) {
         return dequantizeValue(codes.at(i), params.scales[static_cast<std::size_t>(g)], params.zeroPointOf(g),
                                plan);
