@@ -125,8 +125,7 @@ int main(int argc, char** argv) {
         std::fputs(line, stdout);
         std::snprintf(line, sizeof line,
                       "| counting floor (read the input, four histogram counts per element) | %s | %.2f | "
-                      "%.3f | 1.00 | | "
-                      "| | | |\n",
+                      "%.3f | 1.00 | | | | | |\n",
                       tensor.c_str(), floor, limit / floor);
         md << line;
         std::fputs(line, stdout);
