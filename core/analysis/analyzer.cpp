@@ -1,26 +1,17 @@
 #include "analysis/analyzer.h"
 
+#include "analysis/analyzer_isa.h"
 #include "analysis/analyzer_steps.h"
-#include "analysis/block_sums.h"
 #include "analysis/histogram_filler.h"
-#include "analysis/slice_groups.h"
-#include "quant/inverse_scale.h"
 #include "quant/reference.h"
-#include "quant/row_walker.h"
 #include "tensor/cpu_isa.h"
 #include "tensor/error.h"
-#include "tensor/workers.h"
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cmath>
-#include <cstring>
-#include <exception>
-#include <functional>
 #include <limits>
 #include <string>
-#include <thread>
+#include <vector>
 
 namespace ql {
 namespace {
@@ -132,32 +123,6 @@ void finishAnalysis(TensorAnalysis& a, const QuantPlan& plan, const QuantParams&
 } // namespace detail
 
 } // namespace ql
-
-#define QL_ANALYZER_NS baseline
-#define QL_ANALYZER_LANES 4
-#include "analysis/analyzer_fast.h"
-#undef QL_ANALYZER_NS
-#undef QL_ANALYZER_LANES
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC target("avx2,f16c")
-#define QL_ANALYZER_NS avx2
-#define QL_ANALYZER_LANES 8
-#include "analysis/analyzer_fast.h"
-#undef QL_ANALYZER_NS
-#undef QL_ANALYZER_LANES
-#pragma GCC pop_options
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,f16c")
-#define QL_ANALYZER_NS avx512
-#define QL_ANALYZER_LANES 8
-#include "analysis/analyzer_fast.h"
-#undef QL_ANALYZER_NS
-#undef QL_ANALYZER_LANES
-#pragma GCC pop_options
-#define QL_ANALYZER_X86 1
-#endif
 
 namespace ql {
 

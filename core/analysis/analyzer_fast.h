@@ -1,7 +1,8 @@
-// The fast analysis pass (analyzer.h), included twice by analyzer.cpp: once for the baseline ISA
-// and once under "#pragma GCC target" for AVX2, each in its own namespace (QL_ANALYZER_NS), picked
-// at run time. The GCC vector types fix the lanes and the order of every sum, so both builds give
-// the same bits; only the instructions differ. No include guard: included once per ISA.
+// The fast analysis pass (analyzer.h), included once per ISA by analyzer_fast_<isa>.cpp (the
+// baseline, and under "#pragma GCC target" AVX2 and AVX-512), each in its own namespace
+// (QL_ANALYZER_NS), picked at run time. The GCC vector types fix the lanes and the order of every
+// sum, so every build gives the same bits; only the instructions differ. No include guard: included
+// once per ISA, after analyzer_fast_deps.h.
 #if !defined(QL_ANALYZER_NS) || !defined(QL_ANALYZER_LANES)
 #error "define QL_ANALYZER_NS and QL_ANALYZER_LANES before including analyzer_fast.h"
 #endif

@@ -1,0 +1,24 @@
+#pragma once
+// What analyzer_fast.h uses: each per-ISA build includes it before it changes the target, so the
+// shared headers' inline functions are compiled for the baseline ISA everywhere.
+#include "analysis/analyzer_isa.h"
+#include "analysis/analyzer_steps.h"
+#include "analysis/block_sums.h"
+#include "analysis/histogram_filler.h"
+#include "analysis/slice_groups.h"
+#include "quant/inverse_scale.h"
+#include "quant/reference.h"
+#include "quant/row_walker.h"
+#include "tensor/error.h"
+#include "tensor/workers.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <string>
+#include <thread>

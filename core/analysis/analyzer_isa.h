@@ -1,0 +1,24 @@
+#pragma once
+// The fast analysis pass's builds, one per ISA (analyzer_fast.h), each compiled in a translation unit
+// of its own (analyzer_fast_<isa>.cpp) so they build side by side; analyze() picks one (internal).
+#include "analysis/analyzer.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define QL_ANALYZER_X86 1
+#endif
+
+namespace ql::detail {
+
+#define QL_DECLARE_ANALYZE_FAST(isa)                                                                         \
+    namespace isa {                                                                                          \
+    TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes,          \
+                               const ValuesView& x, const AnalysisOptions& opt);                             \
+    }
+QL_DECLARE_ANALYZE_FAST(baseline)
+#ifdef QL_ANALYZER_X86
+QL_DECLARE_ANALYZE_FAST(avx2)
+QL_DECLARE_ANALYZE_FAST(avx512)
+#endif
+#undef QL_DECLARE_ANALYZE_FAST
+
+} // namespace ql::detail
