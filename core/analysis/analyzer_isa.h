@@ -9,16 +9,19 @@
 
 namespace ql::detail {
 
-#define QL_DECLARE_ANALYZE_FAST(isa)                                                                         \
-    namespace isa {                                                                                          \
-    TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes,          \
-                               const ValuesView& x, const AnalysisOptions& opt);                             \
-    }
-QL_DECLARE_ANALYZE_FAST(baseline)
+namespace baseline {
+TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                           const ValuesView& x, const AnalysisOptions& opt);
+}
 #ifdef QL_ANALYZER_X86
-QL_DECLARE_ANALYZE_FAST(avx2)
-QL_DECLARE_ANALYZE_FAST(avx512)
+namespace avx2 {
+TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                           const ValuesView& x, const AnalysisOptions& opt);
+}
+namespace avx512 {
+TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+                           const ValuesView& x, const AnalysisOptions& opt);
+}
 #endif
-#undef QL_DECLARE_ANALYZE_FAST
 
 } // namespace ql::detail
