@@ -9,7 +9,10 @@
 // The NumPy peer (bench/peers/statistics_peer.py) computes the same statistics for the first family
 // on the f32 tensor, in the same run.
 //
-//   bench_pipeline [--quick] [--no-peers] [--markdown FILE]
+//   bench_pipeline [--quick] [--no-peers] [--only TEXT] [--markdown FILE]
+//
+// --only keeps the families whose name contains TEXT (the int8 per-channel absmax job, the ratios'
+// base, always runs).
 #include "bench_jobs.h"
 #include "bench_limit.h"
 #include "builtin_backends.h"
@@ -63,7 +66,7 @@ std::map<std::string, double> numpyPeer(std::int64_t rows, std::int64_t cols, in
 
 int main(int argc, char** argv) {
     bool quick = false, withPeers = true;
-    std::string markdown;
+    std::string markdown, only;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--quick")
@@ -72,6 +75,13 @@ int main(int argc, char** argv) {
             withPeers = false;
         else if (a == "--markdown" && i + 1 < argc)
             markdown = argv[++i];
+        else if (a == "--only" && i + 1 < argc)
+            only = argv[++i];
+        else {
+            std::fprintf(stderr,
+                         "usage: bench_pipeline [--quick] [--no-peers] [--only TEXT] [--markdown FILE]\n");
+            return 2;
+        }
     }
     const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
     std::string dirTemplate = (std::filesystem::temp_directory_path() / "quantlens-bench-XXXXXX").string();
@@ -132,6 +142,7 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
         double firstJobMs = 0; // the first family's, int8 per-channel absmax
         for (const bench::Family& f : bench::families()) {
+            if (firstJobMs > 0 && f.name.find(only) == std::string::npos) continue;
             JobRequest request;
             request.source = openTensorSource(file);
             request.registry = registry;

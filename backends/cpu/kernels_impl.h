@@ -232,18 +232,33 @@ template <Rounding R, Mode M> inline vi intCodes(vf t, vf zpB, vf zpA, const Qua
 // exact and rounded by the 2^23 trick; the magnitude code is ((E + bias - 1) << m) + n, which also
 // covers the carry into the next binade. Codes grow with the value, so "rounded value > max finite"
 // is "magnitude code > the max finite's code".
-inline vi floatCodes(vf t, const QuantArgs& a) {
+// floatCodes' constants, made once per call from the format, outside the loops.
+struct FloatFormat {
+    explicit FloatFormat(const QuantArgs& a)
+        : bias(a.bias)
+        , mantBits(a.mantBits)
+        , minExponent(splati(128 - a.bias))
+        , maxMag(splati(a.maxMag))
+        , ovfPos(splati(a.ovfPos))
+        , signMask(splati(a.signMask))
+        , nanPos(splati(a.nanPos))
+        , nanNeg(splati(a.nanNeg)) {}
+    int bias, mantBits;
+    vi minExponent, maxMag, ovfPos, signMask, nanPos, nanNeg;
+};
+
+inline vi floatCodes(vf t, const FloatFormat& f) {
     const vi neg = asI(asU(t)) < 0;
     const vi nan = t != t;
     const vf ab = minV(vabs(t), splat(0x1p20f)); // NaN -> 2^20: replaced by the NaN code at the end
     const vi eb = asI(asU(ab) >> 23);            // biased exponent, sign already cleared
-    const vi E = eb > splati(128 - a.bias) ? eb : splati(128 - a.bias);
-    const vf up = asF(asUi((254 + a.mantBits - E) << 23)); // 2^-(quantum exponent)
+    const vi E = eb > f.minExponent ? eb : f.minExponent;
+    const vf up = asF(asUi((254 + f.mantBits - E) << 23)); // 2^-(quantum exponent)
     const vf n = ((ab * up) + splat(0x1p23f)) - splat(0x1p23f);
-    const vi mag = ((E + (a.bias - 128)) << a.mantBits) + __builtin_convertvector(n, vi);
-    const vi clipped = mag > splati(a.maxMag) ? splati(a.ovfPos) : mag;
-    const vi code = clipped | (neg & static_cast<std::int32_t>(a.signMask));
-    return nan ? (neg ? splati(a.nanNeg) : splati(a.nanPos)) : code;
+    const vi mag = ((E + (f.bias - 128)) << f.mantBits) + __builtin_convertvector(n, vi);
+    const vi clipped = mag > f.maxMag ? f.ovfPos : mag;
+    const vi code = clipped | (neg & f.signMask);
+    return nan ? (neg ? f.nanNeg : f.nanPos) : code;
 }
 
 template <std::size_t... I> inline vi8 lowBytes(vi c, std::index_sequence<I...>) {
@@ -275,11 +290,12 @@ template <class In, Op O, Rounding R, Mode M>
     if constexpr (O == Op::Recip) mult = (a.zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
     const vf s = splat(mult);
     const vf zpB = splat(a.zpBefore ? zp : 0.0f), zpA = splat(a.zpBefore ? 0.0f : zp);
+    const FloatFormat format(a);
     std::int64_t i = 0;
     for (; i + W <= n; i += W) {
         const vf t = scaledV<O>(load<In>(src + i), s);
         if constexpr (M == Mode::Float)
-            storeCodes(floatCodes(t, a), out + i);
+            storeCodes(floatCodes(t, format), out + i);
         else
             storeCodes(intCodes<R, M>(t, zpB, zpA, a), out + i);
     }
@@ -301,8 +317,32 @@ void quantBlocks(const QuantArgs& args, const void* srcv, std::int64_t groups, s
                  const float* scales, const float* zps, std::uint8_t* out) {
     const auto* src = static_cast<const typename In::T*>(srcv);
     const QuantArgs a = args;
-    for (std::int64_t g = 0; g < groups; ++g)
-        quantRun<In, O, R, M>(a, src + g * length, length, scales[g], zps[g], out + g * length);
+    if (length % W != 0) {
+        for (std::int64_t g = 0; g < groups; ++g)
+            quantRun<In, O, R, M>(a, src + g * length, length, scales[g], zps[g], out + g * length);
+        return;
+    }
+    // Whole registers per block (MX and NVFP4 blocks are 32 and 16): no scalar tail and no call in the
+    // loop, so the format's constants stay in registers across blocks; a zero scale that gives zero
+    // codes is a select instead of a memset.
+    const FloatFormat format(a);
+    for (std::int64_t g = 0; g < groups; ++g) {
+        const float scale = scales[g], zp = zps[g];
+        float mult = scale;
+        if constexpr (O == Op::Recip) mult = (a.zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
+        const vf s = splat(mult);
+        const vf zpB = splat(a.zpBefore ? zp : 0.0f), zpA = splat(a.zpBefore ? 0.0f : zp);
+        const vi keep = splati(a.zeroScaleGivesZero && scale == 0.0f ? 0 : -1);
+        for (std::int64_t i = g * length; i < (g + 1) * length; i += W) {
+            const vf t = scaledV<O>(load<In>(src + i), s);
+            vi c;
+            if constexpr (M == Mode::Float)
+                c = floatCodes(t, format);
+            else
+                c = intCodes<R, M>(t, zpB, zpA, a);
+            storeCodes(c & keep, out + i);
+        }
+    }
 }
 
 template <class In, Op O, Rounding R, Mode M>
@@ -310,6 +350,7 @@ void quantPerElem(const QuantArgs& args, const void* srcv, std::int64_t n, const
                   const float* zps, std::uint8_t* out) {
     const auto* src = static_cast<const typename In::T*>(srcv);
     const QuantArgs a = args; // as in quantConst
+    const FloatFormat format(a);
     std::int64_t i = 0;
     for (; i + W <= n; i += W) {
         vf s, zp;
@@ -323,7 +364,7 @@ void quantPerElem(const QuantArgs& args, const void* srcv, std::int64_t n, const
         const vf t = scaledV<O>(load<In>(src + i), mult);
         vi c;
         if constexpr (M == Mode::Float)
-            c = floatCodes(t, a);
+            c = floatCodes(t, format);
         else
             c = a.zpBefore ? intCodes<R, M>(t, zp, vf{}, a) : intCodes<R, M>(t, vf{}, zp, a);
         if (a.zeroScaleGivesZero) c = (s == vf{}) ? vi{} : c;

@@ -17,6 +17,39 @@ constexpr int kFloatLanes = QL_ANALYZER_LANES;
 constexpr int kBlock = 256;
 static_assert(kBlock <= HistogramFiller::kBlock);
 
+// Code readers per width and signedness: codeAt(i) is code i. Named types, so the FP4 decoder can
+// load a register of byte codes at once (Reconstruct::decodeFp4).
+struct WideCodes {
+    const std::uint8_t* p;
+    std::int32_t operator()(std::int64_t i) const {
+        std::int32_t v;
+        std::memcpy(&v, p + 4 * i, 4);
+        return v;
+    }
+};
+struct SignedByteCodes {
+    const std::uint8_t* p;
+    std::int32_t operator()(std::int64_t i) const { return static_cast<std::int8_t>(p[i]); }
+};
+struct ByteCodes {
+    const std::uint8_t* p;
+    std::int32_t operator()(std::int64_t i) const { return p[i]; }
+};
+
+// fn(codeAt) with the reader of the codes' width and signedness, decided once.
+template <typename Fn> decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
+    const std::uint8_t* p = codes.data();
+    switch (codes.target()) {
+    case Target::Int32:
+        return fn(WideCodes{p});
+    case Target::Int8:
+    case Target::Int4:
+        return fn(SignedByteCodes{p});
+    default:
+        return fn(ByteCodes{p});
+    }
+}
+
 // dequantizeValue with the plan's choices made once: float targets decode through a table of the
 // format's codes, the scale operation (applyInverseScale) is chosen per call by a predictable branch.
 class Reconstruct {
@@ -68,8 +101,17 @@ private:
         int k = 0;
         for (; k + kFloatLanes <= n; k += kFloatLanes) {
             I code;
-            for (int l = 0; l < kFloatLanes; ++l)
-                code[l] = codeAt(first + k + l);
+#ifdef __AVX2__
+            if constexpr (kFloatLanes == 8 && std::is_same_v<CodeAt, ByteCodes>) { // eight codes at once
+                std::int64_t bytes;
+                std::memcpy(&bytes, codeAt.p + first + k, sizeof bytes);
+                code = reinterpret_cast<I>(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes)));
+            } else
+#endif
+            {
+                for (int l = 0; l < kFloatLanes; ++l)
+                    code[l] = codeAt(first + k + l);
+            }
             const F v = __builtin_shuffle(low, high, code & 15);
             // applyInverseScale, lane by lane (the same IEEE operations).
             F r;
@@ -121,8 +163,7 @@ inline QL_INLINE void forBlocksOf(const Segment& seg, Load load, CodeAt codeAt, 
     const std::int64_t end = seg.begin + seg.length;
     for (std::int64_t b = seg.begin; b < end; b += kBlock) {
         const int len = static_cast<int>(std::min<std::int64_t>(kBlock, end - b));
-        for (int k = 0; k < len; ++k)
-            xs[k] = load(b + k);
+        stageValues(load, b, len, xs);
         xhatOf.block(codeAt, b, len, scale, zp, xh);
         fn(b, len, xs, xh);
     }
@@ -173,24 +214,6 @@ QL_INLINE inline bool allFinite(const float* x, const float* xh, int n) {
         carried |= ((a & 0x7F800000u) + 0x00800000u) | ((b & 0x7F800000u) + 0x00800000u);
     }
     return (carried & 0x80000000u) == 0;
-}
-
-// fn(code(i)) readers per code width and signedness, decided once.
-template <typename Fn> decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
-    const std::uint8_t* p = codes.data();
-    switch (codes.target()) {
-    case Target::Int32:
-        return fn([p](std::int64_t i) {
-            std::int32_t v;
-            std::memcpy(&v, p + 4 * i, 4);
-            return v;
-        });
-    case Target::Int8:
-    case Target::Int4:
-        return fn([p](std::int64_t i) { return static_cast<std::int32_t>(static_cast<std::int8_t>(p[i])); });
-    default:
-        return fn([p](std::int64_t i) { return static_cast<std::int32_t>(p[i]); });
-    }
 }
 
 struct alignas(64) FirstPass {
@@ -329,8 +352,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 if (seg.length < kBlock) {
                     const int len = static_cast<int>(seg.length);
                     if (staged + len > kBlock) flushBatch();
-                    for (int k = 0; k < len; ++k)
-                        bx[staged + k] = load(seg.begin + k);
+                    stageValues(load, seg.begin, len, bx + staged);
                     xhatOf.block(codeAt, seg.begin, len, sc, zp, bh + staged);
                     countCodes(codeAt, seg.begin, len);
                     batch[static_cast<std::size_t>(batched++)] = {staged, len, seg.begin, e, row};
@@ -435,8 +457,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
                 for (std::int64_t b = seg.begin, end = seg.begin + seg.length; b < end;) {
                     const int len = static_cast<int>(std::min<std::int64_t>(kBlock - staged, end - b));
-                    for (int k = 0; k < len; ++k)
-                        xs[staged + k] = load(b + k);
+                    stageValues(load, b, len, xs + staged);
                     xhatOf.block(codeAt, b, len, sc, zp, xh + staged);
                     staged += len;
                     b += len;

@@ -22,3 +22,6 @@
 #include <limits>
 #include <string>
 #include <thread>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h> // (the AVX2 build widens FP4 codes with one intrinsic)
+#endif

@@ -1,6 +1,7 @@
 #pragma once
 // A tensor's elements as the fast paths read them: f32, bf16 or f16 bytes in place (a memory-mapped
-// file or a caller's buffer), widened to f32 one element at a time. No copy is ever made.
+// file or a caller's buffer), widened to f32 as they are read: at most a block at a time into a small
+// staging buffer, never a copy of the tensor.
 #include "tensor/float_formats.h"
 #include "tensor/tensor.h"
 
@@ -65,6 +66,17 @@ template <typename Fn> decltype(auto) withLoader(const ValuesView& v, Fn&& fn) {
             return f;
         });
     }
+}
+
+/// Elements begin .. begin + n - 1 into out as f32, eight at a time (each eight one or two vector
+/// moves, inline: a call to memcpy costs more than a short block).
+template <typename Load> inline void stageValues(const Load& load, std::int64_t begin, int n, float* out) {
+    int k = 0;
+    for (; k + 8 <= n; k += 8)
+        for (int l = 0; l < 8; ++l)
+            out[k + l] = load(begin + k + l);
+    for (; k < n; ++k)
+        out[k] = load(begin + k);
 }
 
 } // namespace ql
