@@ -8,3 +8,10 @@ foreach(isa sse2 avx2)
     set_tests_properties(tst_backend_conformance_${isa} PROPERTIES
         ENVIRONMENT "QT_QPA_PLATFORM=offscreen;QUANTLENS_CPU_ISA=${isa}")
 endforeach()
+# What the AVX2 and AVX-512 builds share with the rest of the program (weak symbols: the linker keeps
+# one copy for every caller) must be baseline code, or a CPU without the extension could run theirs.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|i.86")
+    add_test(NAME isa_builds_share_only_baseline_code
+        COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/isa_builds_share_only_baseline_code.sh
+            $<TARGET_FILE:quantlens_core> $<TARGET_FILE:quantlens_backend_cpu>)
+endif()

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The per-ISA builds (the CPU kernels and the analysis pass, built for AVX2 and AVX-512) also emit
+# the inline code they share with the rest of the program: weak symbols such as destructors and
+# standard-library templates. The linker keeps one copy of each for every caller, so a copy built
+# with AVX instructions would crash a baseline caller on a CPU without them. This checks every weak
+# symbol of those objects outside their own ISA namespace: none may hold a VEX or EVEX instruction.
+#
+#   isa_builds_share_only_baseline_code.sh ARCHIVE...   (the static libraries holding the builds)
+set -euo pipefail
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+objects=0
+bad=0
+for archive in "$@"; do
+    dir="$tmp/$(basename "$archive")"
+    mkdir -p "$dir"
+    path=$(realpath "$archive")
+    (cd "$dir" && ar x "$path")
+    for obj in "$dir"/*_avx2.cpp.o "$dir"/*_avx512.cpp.o; do
+        [ -e "$obj" ] || continue
+        objects=$((objects + 1))
+        for sym in $(nm "$obj" | awk '$2 == "W" || $2 == "V" { print $3 }'); do
+            name=$(printf '%s\n' "$sym" | c++filt)
+            case "$name" in *::avx2::* | *::avx512::*) continue ;; esac
+            # A VEX or EVEX instruction: a mnemonic starting with v on an xmm/ymm/zmm or mask register.
+            vex=$(objdump -d --no-show-raw-insn --disassemble="$sym" "$obj" |
+                grep -cE '^\s+[0-9a-f]+:\s+v[a-z0-9]+\s.*%([xyz]mm|k)[0-9]' || true)
+            if [ "$vex" != 0 ]; then
+                echo "$(basename "$obj"): shared symbol built with AVX ($vex instructions): $name"
+                bad=$((bad + 1))
+            fi
+        done
+    done
+done
+if [ "$objects" = 0 ]; then
+    echo "no per-ISA object (*_avx2.cpp.o, *_avx512.cpp.o) in: $*" >&2
+    exit 1
+fi
+echo "$objects per-ISA objects checked, $bad shared symbols built with AVX"
+[ "$bad" = 0 ]
