@@ -2,6 +2,7 @@
 // the sample is missing) to <build>/screenshots/quantlens_sample.png, so anyone can look at it.
 #include "gui/mainwindow.h"
 #include "io/safetensors_writer.h"
+#include "widgets/clippingpage.h"
 #include "widgets/configpanel.h"
 #include "widgets/plotpage.h"
 #include "widgets/qcp.h"
@@ -219,6 +220,57 @@ private slots:
                  qPrintable(text));
         QVERIFY(
             window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_mismatch.png")));
+    }
+
+    // NVFP4 on a 1024×4096 tensor: 262,144 blocks, drawn in spans of 128. The worst block must still
+    // show (the SQNR line's lowest point is its SQNR, drawn over its span), and the page must say what
+    // a bar and a point stand for.
+    void blocksInSpansKeepTheWorstBlock() {
+        const std::int64_t rows = 1024, cols = 4096;
+        std::vector<float> v(static_cast<std::size_t>(rows * cols));
+        for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = static_cast<float>(std::sin(0.013 * static_cast<double>(i)) * (1 + i % 5));
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("blocks.safetensors"));
+        writeSafetensors(file.toStdString(), {{"proj.weight", Tensor::fromFloats({rows, cols}, v)}});
+        MainWindow window;
+        window.resize(1100, 760);
+        window.show();
+        QVERIFY(window.openFile(file));
+        QVERIFY(window.selectTensor(QStringLiteral("proj.weight")));
+        const int nvfp4 = window.config()->presetBox()->findData(static_cast<int>(Preset::NVFP4));
+        QVERIFY(nvfp4 >= 0);
+        window.config()->presetBox()->setCurrentIndex(nvfp4);
+        QSignalSpy shown(&window, &MainWindow::resultShown);
+        window.quantizeSelected();
+        QVERIFY2(shown.wait(60000), qPrintable(window.errorText()));
+        auto* page = window.findChild<ClippingPage*>();
+        QVERIFY(page);
+        window.tabs()->setCurrentWidget(page);
+        QTest::qWait(50);
+
+        const auto& groups = window.lastOutcome()->a.report.analysis.clipping.groups();
+        QCOMPARE(groups.size(), std::size_t(rows * cols / 16));
+        std::size_t worstGroup = 0;
+        for (std::size_t g = 0; g < groups.size(); ++g)
+            if (groups[g].sqnrDb() < groups[worstGroup].sqnrDb()) worstGroup = g;
+        const auto plots = page->findChildren<QCustomPlot*>();
+        QCOMPARE(plots.size(), 2);
+        QCPGraph* sqnr = plots[1]->graph(0);
+        QCOMPARE(sqnr->dataCount(), 2048); // 262,144 blocks in spans of 128
+        double lowest = INFINITY, lowestKey = -1;
+        for (auto it = sqnr->data()->constBegin(); it != sqnr->data()->constEnd(); ++it)
+            if (it->value < lowest) lowest = it->value, lowestKey = it->key;
+        QCOMPARE(lowest, groups[worstGroup].sqnrDb());
+        QVERIFY(std::fabs(lowestKey - static_cast<double>(worstGroup)) <= 64); // its span's middle
+        QString text;
+        for (const QLabel* l : page->findChildren<QLabel*>())
+            text += l->text();
+        QVERIFY2(text.contains(QStringLiteral("spans of 128")) &&
+                     text.contains(QStringLiteral("worst group")),
+                 qPrintable(text));
+        QVERIFY(window.grab().save(
+            QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_nvfp4_spans.png")));
     }
 };
 

@@ -24,33 +24,71 @@ ClippingPage::ClippingPage(QWidget* parent)
     clear(tr("Run a quantization to see clipping per group."));
 }
 
+namespace {
+
+// Bars the clipping plot draws at most. More groups than this (NVFP4 has a block every 16 elements: a
+// million on a 4096×4096 tensor) are drawn in spans of consecutive groups: a bar holds a span's
+// merged counts and the SQNR line its worst group, so a million blocks draw as fast as a few thousand
+// channels and a damaged block still shows.
+constexpr std::size_t kMaxBars = 2048;
+
+struct Span {
+    double key = 0;                  // its middle, in group indices
+    GroupClipping merged;            // its groups' counts and sums together
+    double worstSqnr = std::nan(""); // its lowest finite group SQNR (NaN: none is finite)
+};
+
+std::size_t spanSize(std::size_t groups) {
+    return groups > kMaxBars ? (groups + kMaxBars - 1) / kMaxBars : 1;
+}
+
+std::vector<Span> spansOf(const GroupRows& groups) {
+    const std::size_t size = spanSize(groups.size());
+    std::vector<Span> spans;
+    spans.reserve((groups.size() + size - 1) / size);
+    for (std::size_t g0 = 0; g0 < groups.size(); g0 += size) {
+        const std::size_t g1 = std::min(groups.size(), g0 + size);
+        Span s;
+        s.key = size == 1 ? static_cast<double>(g0) : 0.5 * static_cast<double>(g0 + g1 - 1);
+        for (std::size_t g = g0; g < g1; ++g) {
+            s.merged.merge(groups[g]);
+            const double q = groups[g].sqnrDb();
+            if (std::isfinite(q) && !(q >= s.worstSqnr)) s.worstSqnr = q;
+        }
+        spans.push_back(s);
+    }
+    return spans;
+}
+
+} // namespace
+
 void ClippingPage::setOutcome(const TensorOutcome& o) {
     clear({});
     const auto& groups = o.a.report.analysis.clipping.groups();
-    QVector<double> keys, low, high, dominated, sqnrA, sqnrB;
     m_highlighted = 0;
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-        const GroupClipping& c = groups[g];
+    for (const GroupClipping& c : groups)
+        m_highlighted += c.clipErrorSq > c.roundErrorSq;
+    const std::size_t size = spanSize(groups.size());
+    QVector<double> keys, low, high, dominated, sqnrA, sqnrB, keysB;
+    for (const Span& s : spansOf(groups)) {
+        const GroupClipping& c = s.merged;
         const double n = c.count ? static_cast<double>(c.count) : 1.0;
-        keys << static_cast<double>(g);
+        keys << s.key;
         const bool dom = c.clipErrorSq > c.roundErrorSq;
         const double lowPct = 100.0 * c.clippedLow / n;
         const double highPct = 100.0 * c.clippedHigh / n;
         low << (dom ? 0 : lowPct);
         high << (dom ? 0 : highPct);
         dominated << (dom ? lowPct + highPct : 0);
-        m_highlighted += dom;
-        const double s = c.sqnrDb();
-        sqnrA << (std::isfinite(s) ? s : std::nan(""));
+        sqnrA << s.worstSqnr;
     }
     if (o.b) {
-        const auto& gb = o.b->report.analysis.clipping.groups();
-        for (const auto& c : gb) {
-            const double s = c.sqnrDb();
-            sqnrB << (std::isfinite(s) ? s : std::nan(""));
+        for (const Span& s : spansOf(o.b->report.analysis.clipping.groups())) {
+            keysB << s.key;
+            sqnrB << s.worstSqnr;
         }
     }
-    const double width = groups.size() > 200 ? 1.0 : 0.8;
+    const double width = size > 1 ? static_cast<double>(size) : (groups.size() > 200 ? 1.0 : 0.8);
     auto bars = [&](const QVector<double>& v, const QColor& color, const QString& name, QCPBars* below) {
         auto* b = new QCPBars(m_clip->xAxis, m_clip->yAxis);
         b->setName(name);
@@ -72,19 +110,17 @@ void ClippingPage::setOutcome(const TensorOutcome& o) {
         most = std::max(most, low[i] + high[i] + dominated[i]);
     m_clip->yAxis->setRange(0, most > 0 ? most * 1.15 : 1.0); // nothing clipped: a calm empty axis
 
-    auto line = [&](const QVector<double>& v, const QColor& color, const QString& name) {
+    auto line = [&](const QVector<double>& k, const QVector<double>& v, const QColor& color,
+                    const QString& name) {
         QCPGraph* g = m_sqnr->addGraph();
         g->setName(name);
         g->setPen(QPen(color, 1.2));
         g->setLineStyle(v.size() > 1 ? QCPGraph::lsLine : QCPGraph::lsNone);
         g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, v.size() > 256 ? 2 : 4));
-        QVector<double> k(v.size());
-        for (qsizetype i = 0; i < v.size(); ++i)
-            k[i] = static_cast<double>(i);
         g->setData(k, v, true);
     };
-    line(sqnrA, colors::a(), qs(o.a.label));
-    if (!sqnrB.isEmpty()) line(sqnrB, colors::b(), qs(o.b->label));
+    line(keys, sqnrA, colors::a(), qs(o.a.label));
+    if (!sqnrB.isEmpty()) line(keysB, sqnrB, colors::b(), qs(o.b->label));
     m_sqnr->legend->setVisible(true);
     m_sqnr->rescaleAxes();
     m_sqnr->xAxis->setRange(-1, static_cast<double>(groups.size()));
@@ -92,12 +128,14 @@ void ClippingPage::setOutcome(const TensorOutcome& o) {
     m_sqnr->yAxis->setRange(r.lower - 2, r.upper + 2);
 
     const std::size_t measured = o.a.report.analysis.clipping.groupCount();
-    const QString shown =
-        measured > groups.size()
-            ? tr("The first %1 of %2 groups (a whole-model run keeps the rows its report lists)")
-                  .arg(groups.size())
-                  .arg(measured)
-            : tr("%1 groups").arg(groups.size());
+    QString shown = measured > groups.size()
+                        ? tr("The first %1 of %2 groups (a whole-model run keeps the rows its report lists)")
+                              .arg(groups.size())
+                              .arg(measured)
+                        : tr("%1 groups").arg(groups.size());
+    if (size > 1)
+        shown +=
+            tr(", drawn in spans of %1 (a bar: the span's groups together; SQNR: its worst group)").arg(size);
     setNote(tr("%1; %2 where clipping causes more squared error than rounding (red).")
                 .arg(shown)
                 .arg(m_highlighted));
