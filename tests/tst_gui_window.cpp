@@ -386,6 +386,10 @@ private slots:
             QVERIFY2(c->plan().has_value(), qPrintable(c->problem()));
             QCOMPARE(c->spec().scheme, Scheme::Block);
             QCOMPARE(c->spec().target, p == Preset::MX ? Target::Fp8E4M3 : Target::Fp4E2M1);
+            // The block field shows the format's own block, not the last custom one.
+            const std::int64_t block = presetInfo(p).formatBlock;
+            QCOMPARE(c->spec().block, std::vector<std::int64_t>{block});
+            QVERIFY(describe(c->spec()).find("block(" + std::to_string(block) + ")") != std::string::npos);
         }
     }
 

@@ -340,6 +340,7 @@ void ConfigPanel::steerToPreset() {
     select(m_scheme, static_cast<int>(Scheme::Block));
     if (m_axis->count() > 0) m_axis->setCurrentIndex(m_axis->count() - 1);
     const PresetInfo& format = presetInfo(p);
+    m_block->setText(QString::number(format.formatBlock)); // the format's own, shown but not editable
     if (!format.targets[static_cast<std::size_t>(current<Target>(m_target))])
         select(m_target, static_cast<int>(format.defaultTarget));
     if (current<CalibMethod>(m_calibration) != CalibMethod::Mse)
@@ -357,7 +358,7 @@ void ConfigPanel::updateEnabled() {
     m_rounding->setEnabled(custom || p == Preset::AscendQuant);
     m_axis->setEnabled(s != Scheme::PerTensor);
     m_groupSize->setEnabled(s == Scheme::PerGroup);
-    m_block->setEnabled(s == Scheme::Block);
+    m_block->setEnabled(s == Scheme::Block && !isBlockFormat(p));
     m_groupEnds->setEnabled(s == Scheme::Ragged);
     m_percentile->setEnabled(current<CalibMethod>(m_calibration) == CalibMethod::Percentile);
     const bool fromFile = current<CalibMethod>(m_calibration) == CalibMethod::Explicit;

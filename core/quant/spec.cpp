@@ -130,6 +130,8 @@ std::string describe(const QuantSpec& spec) {
         std::string b;
         for (std::size_t i = 0; i < spec.block.size(); ++i)
             b += (i ? "x" : "") + std::to_string(spec.block[i]);
+        // MX and NVFP4 fix their own block, whatever the spec's block holds (the plan ignores it).
+        if (isBlockFormat(spec.preset)) b = std::to_string(presetInfo(spec.preset).formatBlock);
         s += "(" + b + ")";
         break;
     }
