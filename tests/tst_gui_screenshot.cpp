@@ -272,6 +272,64 @@ private slots:
         QVERIFY(window.grab().save(
             QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_nvfp4_spans.png")));
     }
+
+    // Int8 groups of 16 on a 1024×4096 tensor with scales from the file: every group's own range but
+    // group 131000's, a twentieth of its step, so that group alone loses more to clipping than to rounding.
+    // Drawn in spans of 128, the span holding it must be red and no other.
+    void spanWithOneClippedGroupIsRed() {
+        const std::int64_t rows = 1024, cols = 4096, groupSize = 16, groups = cols / groupSize;
+        std::vector<float> v(static_cast<std::size_t>(rows * cols)),
+            scales(static_cast<std::size_t>(rows * groups));
+        for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = static_cast<float>(std::sin(0.013 * static_cast<double>(i)) * (1 + i % 5));
+        for (std::size_t g = 0; g < scales.size(); ++g) {
+            float amax = 0;
+            for (std::int64_t k = 0; k < groupSize; ++k)
+                amax = std::max(amax, std::fabs(v[g * groupSize + static_cast<std::size_t>(k)]));
+            scales[g] = amax / (g == 131000 ? 127.0f * 20.0f : 127.0f) * 1.0001f; // (no clipping by rounding)
+        }
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("groups.safetensors"));
+        writeSafetensors(file.toStdString(),
+                         {{"proj.weight", Tensor::fromFloats({rows, cols}, v)},
+                          {"proj.weight_scale", Tensor::fromFloats({rows, groups}, scales)}});
+        MainWindow window;
+        window.resize(1100, 760);
+        window.show();
+        QVERIFY(window.openFile(file));
+        QVERIFY(window.selectTensor(QStringLiteral("proj.weight")));
+        QuantSpec spec;
+        spec.preset = Preset::Custom;
+        spec.target = Target::Int8;
+        spec.scheme = Scheme::PerGroup;
+        spec.axes = {1};
+        spec.groupSize = groupSize;
+        spec.calibration.method = CalibMethod::Explicit;
+        window.config()->setSpec(spec);
+        window.config()->setParamFiles({file.toStdString() + ":proj.weight_scale", {}});
+        QSignalSpy shown(&window, &MainWindow::resultShown);
+        window.quantizeSelected();
+        QVERIFY2(shown.wait(60000), qPrintable(window.errorText()));
+        auto* page = window.findChild<ClippingPage*>();
+        QVERIFY(page);
+        QCOMPARE(page->highlightedGroups(), 1);
+        window.tabs()->setCurrentWidget(page);
+        QTest::qWait(50);
+        const auto plots = page->findChildren<QCustomPlot*>();
+        QCOMPARE(plots.size(), 2);
+        QCPBars* red = nullptr;
+        for (int i = 0; i < plots[0]->plottableCount(); ++i)
+            if (plots[0]->plottable(i)->name() == QStringLiteral("clipping dominates"))
+                red = qobject_cast<QCPBars*>(plots[0]->plottable(i));
+        QVERIFY(red);
+        QCOMPARE(red->dataCount(), 2048);
+        for (auto it = red->data()->constBegin(); it != red->data()->constEnd(); ++it) {
+            const bool holdsIt = std::fabs(it->key - 131000.0) <= 64;
+            QVERIFY2((it->value > 0) == holdsIt, qPrintable(QString::number(it->key)));
+        }
+        QVERIFY(window.grab().save(
+            QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_group_spans.png")));
+    }
 };
 
 QTEST_MAIN(TestGuiScreenshot)

@@ -28,13 +28,14 @@ namespace {
 
 // Bars the clipping plot draws at most. More groups than this (NVFP4 has a block every 16 elements: a
 // million on a 4096×4096 tensor) are drawn in spans of consecutive groups: a bar holds a span's
-// merged counts and the SQNR line its worst group, so a million blocks draw as fast as a few thousand
-// channels and a damaged block still shows.
+// merged counts, red when any of its groups is, and the SQNR line its worst group, so a million blocks
+// draw as fast as a few thousand channels and a damaged block still shows.
 constexpr std::size_t kMaxBars = 2048;
 
 struct Span {
     double key = 0;                  // its middle, in group indices
     GroupClipping merged;            // its groups' counts and sums together
+    bool clippingDominates = false;  // in one of its groups, clipping causes more error than rounding
     double worstSqnr = std::nan(""); // its lowest finite group SQNR (NaN: none is finite)
 };
 
@@ -52,6 +53,7 @@ std::vector<Span> spansOf(const GroupRows& groups) {
         s.key = size == 1 ? static_cast<double>(g0) : 0.5 * static_cast<double>(g0 + g1 - 1);
         for (std::size_t g = g0; g < g1; ++g) {
             s.merged.merge(groups[g]);
+            s.clippingDominates |= groups[g].clipErrorSq > groups[g].roundErrorSq;
             const double q = groups[g].sqnrDb();
             if (std::isfinite(q) && !(q >= s.worstSqnr)) s.worstSqnr = q;
         }
@@ -74,7 +76,7 @@ void ClippingPage::setOutcome(const TensorOutcome& o) {
         const GroupClipping& c = s.merged;
         const double n = c.count ? static_cast<double>(c.count) : 1.0;
         keys << s.key;
-        const bool dom = c.clipErrorSq > c.roundErrorSq;
+        const bool dom = s.clippingDominates;
         const double lowPct = 100.0 * c.clippedLow / n;
         const double highPct = 100.0 * c.clippedHigh / n;
         low << (dom ? 0 : lowPct);
@@ -134,8 +136,9 @@ void ClippingPage::setOutcome(const TensorOutcome& o) {
                               .arg(measured)
                         : tr("%1 groups").arg(groups.size());
     if (size > 1)
-        shown +=
-            tr(", drawn in spans of %1 (a bar: the span's groups together; SQNR: its worst group)").arg(size);
+        shown += tr(", drawn in spans of %1 (a bar: the span's groups together, red if one of them is; SQNR: "
+                    "its worst group)")
+                     .arg(size);
     setNote(tr("%1; %2 where clipping causes more squared error than rounding (red).")
                 .arg(shown)
                 .arg(m_highlighted));
