@@ -5,6 +5,7 @@
 
 #include <QTest>
 #include <cmath>
+#include <tuple>
 
 using namespace ql;
 
@@ -28,6 +29,7 @@ private slots:
     void nvfp4Recipe();
     void nvfp4AllZeroBlock();
     void nvfp4NeedsDividingBlocks();
+    void blockFormatsRefuseAnotherBlock();
 };
 
 void TestBlockFormats::mx_data() {
@@ -126,6 +128,30 @@ void TestBlockFormats::nvfp4NeedsDividingBlocks() {
         QFAIL("40 elements cannot be split into 16-blocks");
     } catch (const QuantError& e) {
         QVERIFY(std::string(e.what()).find("divide") != std::string::npos);
+    }
+}
+
+// The format fixes its block: no block, or the format's own, plans; any other is refused by name
+// (it was ignored, so `--preset nvfp4 --block 32` ran 16-element blocks without a word).
+void TestBlockFormats::blockFormatsRefuseAnotherBlock() {
+    for (const auto& [preset, target, own] : {std::tuple{Preset::NVFP4, Target::Fp4E2M1, std::int64_t{16}},
+                                              std::tuple{Preset::MX, Target::Fp8E4M3, std::int64_t{32}}}) {
+        QuantSpec s = blockSpec(preset, target);
+        QCOMPARE(planQuantization(s, {4, 64}).scaleCount, 4 * 64 / own);
+        s.block = {own};
+        QCOMPARE(planQuantization(s, {4, 64}).scaleCount, 4 * 64 / own);
+        for (const std::vector<std::int64_t>& other :
+             {std::vector<std::int64_t>{64 / own == 4 ? 32 : 16}, std::vector<std::int64_t>{1, own}}) {
+            s.block = other;
+            try {
+                planQuantization(s, {4, 64});
+                QFAIL("another block than the format's was planned");
+            } catch (const QuantError& e) {
+                QVERIFY2(std::string(e.what()).find("blocks are " + std::to_string(own) + " elements") !=
+                             std::string::npos,
+                         e.what());
+            }
+        }
     }
 }
 

@@ -132,7 +132,7 @@ QuantSpec specOf(Preset p, Target t, Scheme s, bool symmetric = true) {
     q.symmetric = symmetric;
     // Block formats compute their own scales; everything else here takes them as given.
     if (p != Preset::MX && p != Preset::NVFP4) q.calibration.method = CalibMethod::Explicit;
-    if (s == Scheme::Block) q.block = {16};
+    if (s == Scheme::Block && !isBlockFormat(p)) q.block = {16}; // (MX and NVFP4 fix their own)
     if (s == Scheme::Ragged) q.groupEnds = {16};
     return q;
 }

@@ -272,6 +272,7 @@ void ConfigPanel::setSpec(const QuantSpec& s) {
     for (auto b : s.block)
         block << QString::number(b);
     m_block->setText(block.isEmpty() ? QStringLiteral("128") : block.join(QLatin1Char(',')));
+    if (isBlockFormat(s.preset)) m_block->setText(QString::number(presetInfo(s.preset).formatBlock));
     QStringList ends;
     for (auto e : s.groupEnds)
         ends << QString::number(e);

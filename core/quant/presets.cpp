@@ -242,6 +242,9 @@ void checkBlockFormat(const QuantSpec& spec, const Shape& shape, QuantPlan& plan
     if (spec.scheme != Scheme::Block)
         reject(spec, std::string("scales are per block of ") + std::to_string(block) +
                          " elements along one axis by the format's definition: use the block scheme");
+    if (!spec.block.empty() && spec.block != std::vector<std::int64_t>{block})
+        reject(spec, std::string(spec.preset == Preset::MX ? "OCP MX" : "NVFP4") + " blocks are " +
+                         std::to_string(block) + " elements by the format's definition: leave --block out");
     const int axis = blockAxis(spec, static_cast<int>(shape.size()));
     Layout l{std::vector<DimMapping>(shape.size(), DimMapping::full())};
     l.dims[axis] = DimMapping::blocked(block);
