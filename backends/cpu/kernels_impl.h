@@ -278,71 +278,66 @@ inline void storeCodes(vi c, std::uint8_t* out) {
 }
 
 // n elements with one scale and zero point; `a` is the caller's local copy (byte stores may alias
-// the arguments, which would force reloads per vector).
-template <class In, Op O, Rounding R, Mode M>
-[[gnu::always_inline]] inline void quantRun(const QuantArgs& a, const typename In::T* src, std::int64_t n,
-                                            float scale, float zp, std::uint8_t* out) {
-    if (a.zeroScaleGivesZero && scale == 0.0f) {
-        std::memset(out, 0, static_cast<std::size_t>(n));
-        return;
+// the arguments, which would force reloads per vector), `format` made once by the caller. Whole: n
+// is a multiple of W, so there is no scalar tail (a call) and a zero scale that gives zero codes is
+// a select, not a memset: across a run of blocks the constants then stay in registers.
+template <class In, Op O, Rounding R, Mode M, bool Whole = false>
+[[gnu::always_inline]] inline void quantRun(const QuantArgs& a, const FloatFormat& format,
+                                            const typename In::T* src, std::int64_t n, float scale, float zp,
+                                            std::uint8_t* out) {
+    const bool zeroed = a.zeroScaleGivesZero && scale == 0.0f;
+    if constexpr (!Whole) {
+        if (zeroed) {
+            std::memset(out, 0, static_cast<std::size_t>(n));
+            return;
+        }
     }
     float mult = scale;
     if constexpr (O == Op::Recip) mult = (a.zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
     const vf s = splat(mult);
     const vf zpB = splat(a.zpBefore ? zp : 0.0f), zpA = splat(a.zpBefore ? 0.0f : zp);
-    const FloatFormat format(a);
+    const vi keep = splati(zeroed ? 0 : -1);
     std::int64_t i = 0;
     for (; i + W <= n; i += W) {
         const vf t = scaledV<O>(load<In>(src + i), s);
+        vi c;
         if constexpr (M == Mode::Float)
-            storeCodes(floatCodes(t, format), out + i);
+            c = floatCodes(t, format);
         else
-            storeCodes(intCodes<R, M>(t, zpB, zpA, a), out + i);
+            c = intCodes<R, M>(t, zpB, zpA, a);
+        if constexpr (Whole) c &= keep;
+        storeCodes(c, out + i);
     }
-    for (; i < n; ++i)
-        out[i] = static_cast<std::uint8_t>(quantizeValue(loadOne<In>(src + i), scale, zp, *a.plan));
+    if constexpr (!Whole)
+        for (; i < n; ++i)
+            out[i] = static_cast<std::uint8_t>(quantizeValue(loadOne<In>(src + i), scale, zp, *a.plan));
 }
 
 template <class In, Op O, Rounding R, Mode M>
 void quantConst(const QuantArgs& args, const void* srcv, std::int64_t n, float scale, float zp,
                 std::uint8_t* out) {
     const QuantArgs a = args;
-    quantRun<In, O, R, M>(a, static_cast<const typename In::T*>(srcv), n, scale, zp, out);
+    quantRun<In, O, R, M>(a, FloatFormat(a), static_cast<const typename In::T*>(srcv), n, scale, zp, out);
 }
 
 // Consecutive groups of `length` elements each, as quantConst would take them one by one: one call
-// for a run of MX or NVFP4 blocks (a call per 16-element block cost more than its arithmetic).
+// for a run of MX or NVFP4 blocks (a call per 16-element block cost more than its arithmetic), whole
+// registers per block where the length allows (MX and NVFP4 blocks are 32 and 16).
 template <class In, Op O, Rounding R, Mode M>
 void quantBlocks(const QuantArgs& args, const void* srcv, std::int64_t groups, std::int64_t length,
                  const float* scales, const float* zps, std::uint8_t* out) {
     const auto* src = static_cast<const typename In::T*>(srcv);
     const QuantArgs a = args;
-    if (length % W != 0) {
-        for (std::int64_t g = 0; g < groups; ++g)
-            quantRun<In, O, R, M>(a, src + g * length, length, scales[g], zps[g], out + g * length);
-        return;
-    }
-    // Whole registers per block (MX and NVFP4 blocks are 32 and 16): no scalar tail and no call in the
-    // loop, so the format's constants stay in registers across blocks; a zero scale that gives zero
-    // codes is a select instead of a memset.
     const FloatFormat format(a);
-    for (std::int64_t g = 0; g < groups; ++g) {
-        const float scale = scales[g], zp = zps[g];
-        float mult = scale;
-        if constexpr (O == Op::Recip) mult = (a.zeroScaleMeansOne && scale == 0.0f) ? 1.0f : 1.0f / scale;
-        const vf s = splat(mult);
-        const vf zpB = splat(a.zpBefore ? zp : 0.0f), zpA = splat(a.zpBefore ? 0.0f : zp);
-        const vi keep = splati(a.zeroScaleGivesZero && scale == 0.0f ? 0 : -1);
-        for (std::int64_t i = g * length; i < (g + 1) * length; i += W) {
-            const vf t = scaledV<O>(load<In>(src + i), s);
-            vi c;
-            if constexpr (M == Mode::Float)
-                c = floatCodes(t, format);
-            else
-                c = intCodes<R, M>(t, zpB, zpA, a);
-            storeCodes(c & keep, out + i);
-        }
-    }
+    auto each = [&](auto whole) {
+        for (std::int64_t g = 0; g < groups; ++g)
+            quantRun<In, O, R, M, decltype(whole)::value>(a, format, src + g * length, length, scales[g],
+                                                          zps[g], out + g * length);
+    };
+    if (length % W == 0)
+        each(std::true_type{});
+    else
+        each(std::false_type{});
 }
 
 template <class In, Op O, Rounding R, Mode M>
