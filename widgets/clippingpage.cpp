@@ -35,7 +35,7 @@ constexpr std::size_t kMaxBars = 2048;
 struct Span {
     double key = 0;                  // its middle, in group indices
     GroupClipping merged;            // its groups' counts and sums together
-    bool clippingDominates = false;  // in one of its groups, clipping causes more error than rounding
+    int clippingDominates = 0;       // its groups where clipping causes more error than rounding
     double worstSqnr = std::nan(""); // its lowest finite group SQNR (NaN: none is finite)
 };
 
@@ -53,7 +53,7 @@ std::vector<Span> spansOf(const GroupRows& groups) {
         s.key = size == 1 ? static_cast<double>(g0) : 0.5 * static_cast<double>(g0 + g1 - 1);
         for (std::size_t g = g0; g < g1; ++g) {
             s.merged.merge(groups[g]);
-            s.clippingDominates |= groups[g].clipErrorSq > groups[g].roundErrorSq;
+            s.clippingDominates += groups[g].clipErrorSq > groups[g].roundErrorSq;
             const double q = groups[g].sqnrDb();
             if (std::isfinite(q) && !(q >= s.worstSqnr)) s.worstSqnr = q;
         }
@@ -68,15 +68,14 @@ void ClippingPage::setOutcome(const TensorOutcome& o) {
     clear({});
     const auto& groups = o.a.report.analysis.clipping.groups();
     m_highlighted = 0;
-    for (const GroupClipping& c : groups)
-        m_highlighted += c.clipErrorSq > c.roundErrorSq;
     const std::size_t size = spanSize(groups.size());
     QVector<double> keys, low, high, dominated, sqnrA, sqnrB, keysB;
     for (const Span& s : spansOf(groups)) {
         const GroupClipping& c = s.merged;
         const double n = c.count ? static_cast<double>(c.count) : 1.0;
         keys << s.key;
-        const bool dom = s.clippingDominates;
+        m_highlighted += s.clippingDominates;
+        const bool dom = s.clippingDominates > 0;
         const double lowPct = 100.0 * c.clippedLow / n;
         const double highPct = 100.0 * c.clippedHigh / n;
         low << (dom ? 0 : lowPct);

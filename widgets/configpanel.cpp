@@ -272,7 +272,6 @@ void ConfigPanel::setSpec(const QuantSpec& s) {
     for (auto b : s.block)
         block << QString::number(b);
     m_block->setText(block.isEmpty() ? QStringLiteral("128") : block.join(QLatin1Char(',')));
-    if (isBlockFormat(s.preset)) m_block->setText(QString::number(presetInfo(s.preset).formatBlock));
     QStringList ends;
     for (auto e : s.groupEnds)
         ends << QString::number(e);
@@ -341,7 +340,6 @@ void ConfigPanel::steerToPreset() {
     select(m_scheme, static_cast<int>(Scheme::Block));
     if (m_axis->count() > 0) m_axis->setCurrentIndex(m_axis->count() - 1);
     const PresetInfo& format = presetInfo(p);
-    m_block->setText(QString::number(format.formatBlock)); // the format's own, shown but not editable
     if (!format.targets[static_cast<std::size_t>(current<Target>(m_target))])
         select(m_target, static_cast<int>(format.defaultTarget));
     if (current<CalibMethod>(m_calibration) != CalibMethod::Mse)
@@ -359,7 +357,9 @@ void ConfigPanel::updateEnabled() {
     m_rounding->setEnabled(custom || p == Preset::AscendQuant);
     m_axis->setEnabled(s != Scheme::PerTensor);
     m_groupSize->setEnabled(s == Scheme::PerGroup);
-    m_block->setEnabled(s == Scheme::Block && !isBlockFormat(p));
+    const bool fixedBlock = isBlockFormat(p); // MX and NVFP4: the format's own, shown but not editable
+    m_block->setEnabled(s == Scheme::Block && !fixedBlock);
+    if (fixedBlock) m_block->setText(QString::number(presetInfo(p).formatBlock));
     m_groupEnds->setEnabled(s == Scheme::Ragged);
     m_percentile->setEnabled(current<CalibMethod>(m_calibration) == CalibMethod::Percentile);
     const bool fromFile = current<CalibMethod>(m_calibration) == CalibMethod::Explicit;
