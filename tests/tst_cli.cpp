@@ -395,6 +395,24 @@ void TestCli::mistakesGiveOneLine_data() {
                                                        QStringLiteral("--scheme"),
                                                        QStringLiteral("per-tensor")})
                                    << 1 << "block scheme";
+    // An option of another scheme's groups is refused, not ignored (it quantized per tensor).
+    QTest::addRow("block-with-per-tensor")
+        << (w + QStringList{QStringLiteral("--scheme"), QStringLiteral("per-tensor"),
+                            QStringLiteral("--block"), QStringLiteral("32")})
+        << 2 << "--block sets the groups of --scheme block; with --scheme per-tensor";
+    QTest::addRow("group-size-with-nvfp4")
+        << (w + QStringList{QStringLiteral("--preset"), QStringLiteral("nvfp4"),
+                            QStringLiteral("--group-size"), QStringLiteral("64")})
+        << 2 << "with nvfp4 blocks";
+    QTest::addRow("group-index-with-block")
+        << (w + QStringList{QStringLiteral("--block"), QStringLiteral("4"), QStringLiteral("--group-index"),
+                            f + QStringLiteral(":ends")})
+        << 2 << "--block sets the groups of --scheme block; with --scheme ragged";
+    QTest::addRow("sweep-with-block") << QStringList{QStringLiteral("sweep"),        f,
+                                                     QStringLiteral("--tensor"),     QStringLiteral("w"),
+                                                     QStringLiteral("--group-size"), QStringLiteral("32"),
+                                                     QStringLiteral("--block"),      QStringLiteral("64")}
+                                      << 2 << "leave --block out";
     QTest::addRow("preset-typo") << (w + QStringList{QStringLiteral("--preset"), QStringLiteral("tensort")})
                                  << 2 << "did you mean 'tensorrt'";
     QTest::addRow("bad-report-extension")

@@ -96,6 +96,20 @@ std::vector<std::int64_t> loadGroupEnds(const std::string& spec) {
     return ends;
 }
 
+// An option that shapes another scheme's groups would be ignored without a word (`--scheme per-tensor
+// --block 32` quantized per tensor): refused, naming the scheme it belongs to.
+void refuseOtherSchemesOptions(const SpecOptions& o, const QuantSpec& spec) {
+    const std::string scheme = isBlockFormat(spec.preset) ? std::string(nameOf(spec.preset)) + " blocks"
+                                                          : "--scheme " + std::string(nameOf(spec.scheme));
+    auto refuse = [&](const char* flag, Scheme owner) {
+        throw UsageError(std::string(flag) + " sets the groups of --scheme " + std::string(nameOf(owner)) +
+                         "; with " + scheme + " it would change nothing: leave it out");
+    };
+    if (!o.block.empty() && spec.scheme != Scheme::Block) refuse("--block", Scheme::Block);
+    if (o.groupSize > 0 && spec.scheme != Scheme::PerGroup) refuse("--group-size", Scheme::PerGroup);
+    if (!o.groupIndex.empty() && spec.scheme != Scheme::Ragged) refuse("--group-index", Scheme::Ragged);
+}
+
 } // namespace
 
 void addSpecOptions(CLI::App& app, SpecOptions& o, bool withGroupSize) {
@@ -167,6 +181,7 @@ QuantSpec buildSpec(const SpecOptions& o) {
         }
     else if (!lastAxisDefault)
         spec.axes = {0};
+    refuseOtherSchemesOptions(o, spec);
     if (o.groupSize > 0) spec.groupSize = o.groupSize;
     if (!o.block.empty()) spec.block = parseIntList(o.block, "--block");
     for (std::int64_t b : spec.block)
