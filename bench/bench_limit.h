@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace ql::bench {
@@ -37,6 +38,25 @@ inline double bestMs(int repeat, const std::function<void()>& fn) {
         fn();
         best = std::min(
             best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+    }
+    return best;
+}
+
+/// Best-of-`repeat` times of a and b taken in turn (a, b, a, b, ...), after one warm-up of each: their
+/// ratio then compares runs seconds apart, not minutes, on a machine whose speed drifts.
+inline std::pair<double, double> bestMsInTurn(int repeat, const std::function<void()>& a,
+                                              const std::function<void()>& b) {
+    a();
+    b();
+    std::pair<double, double> best{1e300, 1e300};
+    auto timed = [](const std::function<void()>& fn) {
+        const auto s = std::chrono::steady_clock::now();
+        fn();
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+    };
+    for (int r = 0; r < repeat; ++r) {
+        best.first = std::min(best.first, timed(a));
+        best.second = std::min(best.second, timed(b));
     }
     return best;
 }

@@ -43,6 +43,12 @@ void verifyPlotsOnScreen(const MainWindow& window, const QImage& image) {
             QVERIFY2(!title.isEmpty(), qPrintable(which));
             QVERIFY2(QFontMetrics(t->font()).horizontalAdvance(title) <= plot->width(), qPrintable(title));
         }
+        // A legend never covers the data: it sits outside the axes, whole, within the plot's width.
+        if (plot->legend->visible()) {
+            QVERIFY2(!plot->legend->outerRect().intersects(plot->axisRect()->rect()), qPrintable(which));
+            for (int i = 0; i < plot->legend->itemCount(); ++i)
+                QVERIFY2(plot->legend->item(i)->outerRect().right() <= plot->width(), qPrintable(which));
+        }
         bool hasData = false;
         for (int g = 0; g < plot->graphCount(); ++g)
             hasData |= !plot->graph(g)->data()->isEmpty();

@@ -39,6 +39,44 @@ PlotPage::PlotPage(QWidget* parent)
     setContextMenuPolicy(Qt::ActionsContextMenu);
 }
 
+namespace {
+
+// As many legend entries side by side as the plot's width holds, the rest wrapped to further rows.
+void wrapLegend(QCustomPlot* plot) {
+    QCPLegend* legend = plot->legend;
+    const int room = plot->width() - 24;
+    int used = 0, columns = 0;
+    for (int i = 0; i < legend->itemCount(); ++i) {
+        used += legend->item(i)->minimumOuterSizeHint().width() + legend->columnSpacing();
+        if (used > room && columns > 0) break;
+        ++columns;
+    }
+    if (std::max(columns, 1) == legend->wrap()) return;
+    legend->setWrap(std::max(columns, 1));
+    legend->setFillOrder(QCPLegend::foColumnsFirst, true); // re-flows the entries already there
+}
+
+} // namespace
+
+// The legend in a row of its own under the title, entries side by side: inside the axes it covered a
+// third of a narrow plot, and whatever was drawn there (a red span, the middle of a histogram).
+void PlotPage::placeLegendUnderTitle(QCustomPlot* plot) {
+    QCPLegend* legend = plot->legend;
+    legend->setFont(QFont(font().family(), 8));
+    legend->setBorderPen(Qt::NoPen);
+    legend->setBrush(Qt::NoBrush);
+    legend->setMargins(QMargins(4, 0, 4, 0));
+    legend->setColumnSpacing(12);
+    legend->setRowSpacing(0);
+    legend->setIconSize(18, 9);
+    plot->axisRect()->insetLayout()->take(legend);
+    plot->plotLayout()->insertRow(1);
+    plot->plotLayout()->addElement(1, 0, legend);
+    plot->plotLayout()->setRowStretchFactor(1, 0.001); // its own height; the axes take the rest
+    legend->setFillOrder(QCPLegend::foColumnsFirst);
+    connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { wrapLegend(plot); });
+}
+
 QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
     auto* plot = new QCustomPlot(this);
     plot->setToolTip(tooltip);
@@ -47,8 +85,7 @@ QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
     plot->plotLayout()->insertRow(0);
     plot->plotLayout()->addElement(0, 0,
                                    new QCPTextElement(plot, title, QFont(font().family(), 10, QFont::Bold)));
-    plot->legend->setFont(QFont(font().family(), 8));
-    plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    placeLegendUnderTitle(plot);
     m_layout->insertWidget(m_layout->count() - 1, plot, 1);
     m_plots.push_back(plot);
     m_titles.push_back(title);

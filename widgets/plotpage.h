@@ -62,6 +62,7 @@ protected:
 
 private:
     void fitNote();
+    void placeLegendUnderTitle(QCustomPlot* plot);
 
     std::vector<QCustomPlot*> m_plots;
     std::vector<QString> m_titles; // each plot's title before a result names its tensor
