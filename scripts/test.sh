@@ -3,20 +3,24 @@
 #   scripts/test.sh              dev preset (RelWithDebInfo)
 #   scripts/test.sh --preset asan   the same suites under AddressSanitizer + UBSan
 #   scripts/test.sh --werror        any compiler warning fails the build (CI passes it)
+#   scripts/test.sh --no-werror     warnings are warnings again
+# The warnings setting is kept by the build tree: a run without either flag leaves it as it was (a
+# change of it recompiles everything).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 preset=dev
-werror=OFF
+werror=
 while [ $# -gt 0 ]; do
     case "$1" in
         --preset) preset="$2"; shift 2 ;;
         --werror) werror=ON; shift ;;
-        *) echo "usage: scripts/test.sh [--preset dev|asan|release] [--werror]" >&2; exit 2 ;;
+        --no-werror) werror=OFF; shift ;;
+        *) echo "usage: scripts/test.sh [--preset dev|asan|release] [--werror | --no-werror]" >&2; exit 2 ;;
     esac
 done
 
 bash scripts/setup-deps.sh --with-test-tools
-cmake --preset "$preset" -DQUANTLENS_WARNINGS_AS_ERRORS="$werror" >/dev/null
+cmake --preset "$preset" ${werror:+-DQUANTLENS_WARNINGS_AS_ERRORS="$werror"} >/dev/null
 cmake --build --preset "$preset" -j "$(nproc)"
 ctest --preset "$preset" -j "$(nproc)"
