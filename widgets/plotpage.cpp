@@ -56,6 +56,50 @@ void wrapLegend(QCustomPlot* plot) {
     legend->setFillOrder(QCPLegend::foColumnsFirst, true); // re-flows the entries already there
 }
 
+// The most ticks, five at most (QCustomPlot's default), whose labels leave room between them along an
+// axis `room` pixels long: a narrow or short plot's labels ran into each other ("-0.001-0.0005").
+int ticksThatFit(QCPAxis* axis, double room) {
+    const QFontMetrics fm(axis->tickLabelFont());
+    const bool across = axis->orientation() == Qt::Horizontal;
+    const bool log = axis->scaleType() == QCPAxis::stLogarithmic;
+    const QCPRange range = axis->range();
+    auto position = [&](double v) { // pixels from the axis's start
+        return log ? room * std::log(v / range.lower) / std::log(range.upper / range.lower)
+                   : room * (v - range.lower) / range.size();
+    };
+    const QSharedPointer<QCPAxisTicker> ticker = axis->ticker();
+    for (int count = 5; count > 2; --count) {
+        ticker->setTickCount(count);
+        QVector<double> ticks;
+        QVector<QString> labels;
+        ticker->generate(range, axis->parentPlot()->locale(), axis->numberFormat().at(0),
+                         axis->numberPrecision(), ticks, nullptr, &labels);
+        bool fits = true;
+        for (qsizetype i = 1; i < ticks.size() && i < labels.size() && fits; ++i) {
+            const double needs =
+                across ? (fm.horizontalAdvance(labels[i]) + fm.horizontalAdvance(labels[i - 1])) / 2.0 + 6
+                       : fm.height();
+            fits = std::abs(position(ticks[i]) - position(ticks[i - 1])) >= needs;
+        }
+        if (fits) return count;
+    }
+    return 2;
+}
+
+// Each axis's tick count fitted to its length (category axes keep their own ticks). The axes' own
+// rectangle is laid out only after this replot: their length is the widget's, less the other axis's
+// labels, the title and the legend.
+void fitTicks(QCustomPlot* plot) {
+    auto fit = [](QCPAxis* axis, int room) {
+        if (axis->ticker().dynamicCast<QCPAxisTickerText>() || !(axis->range().size() > 0) || room <= 0)
+            return;
+        if (axis->scaleType() == QCPAxis::stLogarithmic && !(axis->range().lower > 0)) return;
+        axis->ticker()->setTickCount(ticksThatFit(axis, room));
+    };
+    fit(plot->xAxis, plot->width() - 70);
+    fit(plot->yAxis, plot->height() - 90);
+}
+
 } // namespace
 
 // The legend in a row of its own under the title, entries side by side: inside the axes it covered a
@@ -74,7 +118,6 @@ void PlotPage::placeLegendUnderTitle(QCustomPlot* plot) {
     plot->plotLayout()->addElement(1, 0, legend);
     plot->plotLayout()->setRowStretchFactor(1, 0.001); // its own height; the axes take the rest
     legend->setFillOrder(QCPLegend::foColumnsFirst);
-    connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { wrapLegend(plot); });
 }
 
 QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
@@ -86,6 +129,10 @@ QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
     plot->plotLayout()->addElement(0, 0,
                                    new QCPTextElement(plot, title, QFont(font().family(), 10, QFont::Bold)));
     placeLegendUnderTitle(plot);
+    connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { // each replot fits the plot's size
+        wrapLegend(plot);
+        fitTicks(plot);
+    });
     m_layout->insertWidget(m_layout->count() - 1, plot, 1);
     m_plots.push_back(plot);
     m_titles.push_back(title);
