@@ -93,6 +93,21 @@ void verifyPlotsOnScreen(const MainWindow& window, const QImage& image) {
     QVERIFY(checked >= 2);
 }
 
+// Before any result, every plot's axes still span most of it (an empty legend once narrowed them).
+void verifyEmptyPlotsKeepTheirWidth(const MainWindow& window) {
+    int checked = 0;
+    for (QCustomPlot* plot : window.findChildren<QCustomPlot*>()) {
+        if (!plot->isVisible() || plot->visibleRegion().isEmpty()) continue;
+        ++checked;
+        QVERIFY2(plot->axisRect()->width() >= plot->width() / 2,
+                 qPrintable(QStringLiteral("%1: axes %2 px wide in a %3 px plot")
+                                .arg(plot->toolTip().left(60))
+                                .arg(plot->axisRect()->width())
+                                .arg(plot->width())));
+    }
+    QVERIFY(checked >= 2);
+}
+
 // Every tensor name in the browser reads whole at the window's size: no row's text is elided.
 void verifyNamesReadable(const MainWindow& window) {
     QTreeView* view = window.browser()->view();
@@ -161,6 +176,7 @@ private slots:
         window.show();
         QVERIFY(window.openFile(file));
         QTest::qWait(50);
+        verifyEmptyPlotsKeepTheirWidth(window);
         verifyNamesReadable(window);
         const auto* tensorsDock = window.findChild<QDockWidget*>(QStringLiteral("tensors"));
         QVERIFY(tensorsDock);

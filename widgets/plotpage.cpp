@@ -114,9 +114,15 @@ void PlotPage::placeLegendUnderTitle(QCustomPlot* plot) {
     legend->setRowSpacing(0);
     legend->setIconSize(18, 9);
     plot->axisRect()->insetLayout()->take(legend);
+    // Beside it an element with no maximum width: an empty legend's maximum is its margins, and alone in
+    // the row it would narrow the axes below to that.
+    auto* row = new QCPLayoutGrid;
     plot->plotLayout()->insertRow(1);
-    plot->plotLayout()->addElement(1, 0, legend);
+    plot->plotLayout()->addElement(1, 0, row);
     plot->plotLayout()->setRowStretchFactor(1, 0.001); // its own height; the axes take the rest
+    row->addElement(0, 0, legend);
+    row->addElement(0, 1, new QCPLayoutElement(plot));
+    row->setColumnStretchFactor(1, 0.001);
     legend->setFillOrder(QCPLegend::foColumnsFirst);
 }
 
