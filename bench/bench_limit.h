@@ -29,16 +29,19 @@ inline std::string peerScript(const char* name) {
     return dir.substr(0, dir.find_last_of('/')) + "/peers/" + name;
 }
 
+/// One run of fn, in milliseconds.
+inline double timedMs(const std::function<void()>& fn) {
+    const auto s = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+}
+
 /// Best of `repeat` runs of fn after one warm-up, in milliseconds.
 inline double bestMs(int repeat, const std::function<void()>& fn) {
     fn(); // warm-up
     double best = 1e300;
-    for (int r = 0; r < repeat; ++r) {
-        const auto s = std::chrono::steady_clock::now();
-        fn();
-        best = std::min(
-            best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
-    }
+    for (int r = 0; r < repeat; ++r)
+        best = std::min(best, timedMs(fn));
     return best;
 }
 
@@ -49,14 +52,9 @@ inline std::pair<double, double> bestMsInTurn(int repeat, const std::function<vo
     a();
     b();
     std::pair<double, double> best{1e300, 1e300};
-    auto timed = [](const std::function<void()>& fn) {
-        const auto s = std::chrono::steady_clock::now();
-        fn();
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
-    };
     for (int r = 0; r < repeat; ++r) {
-        best.first = std::min(best.first, timed(a));
-        best.second = std::min(best.second, timed(b));
+        best.first = std::min(best.first, timedMs(a));
+        best.second = std::min(best.second, timedMs(b));
     }
     return best;
 }
