@@ -412,7 +412,17 @@ void TestCli::mistakesGiveOneLine_data() {
                                                      QStringLiteral("--tensor"),     QStringLiteral("w"),
                                                      QStringLiteral("--group-size"), QStringLiteral("32"),
                                                      QStringLiteral("--block"),      QStringLiteral("64")}
-                                      << 2 << "leave --block out";
+                                      << 2 << "--block fixes the groups";
+    QTest::addRow("sweep-with-group-index")
+        << QStringList{QStringLiteral("sweep"),         f,
+                       QStringLiteral("--tensor"),      QStringLiteral("w"),
+                       QStringLiteral("--group-size"),  QStringLiteral("32"),
+                       QStringLiteral("--group-index"), f + QStringLiteral(":ends")}
+        << 2 << "--group-index fixes the groups";
+    QTest::addRow("axis-with-per-tensor")
+        << (w + QStringList{QStringLiteral("--scheme"), QStringLiteral("per-tensor"),
+                            QStringLiteral("--axis"), QStringLiteral("1")})
+        << 2 << "per-tensor has one scale";
     QTest::addRow("preset-typo") << (w + QStringList{QStringLiteral("--preset"), QStringLiteral("tensort")})
                                  << 2 << "did you mean 'tensorrt'";
     QTest::addRow("bad-report-extension")

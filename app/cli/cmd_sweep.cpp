@@ -52,8 +52,9 @@ CLI::App* addSweep(CLI::App& parent, SweepOptions& o) {
 int runSweep(const SweepOptions& o) {
     const auto sizes = parseSizes(o.groupSizes);
     if (!o.spec.scale.empty()) throw UsageError("sweep calibrates each group size; --scale does not apply");
-    if (!o.spec.block.empty())
-        throw UsageError("sweep sets the block to each --group-size in turn; leave --block out");
+    if (!o.spec.block.empty() || !o.spec.groupIndex.empty())
+        throw UsageError(std::string(o.spec.block.empty() ? "--group-index" : "--block") +
+                         " fixes the groups; sweep sets them from each --group-size in turn: leave it out");
     JobRequest request = makeRequest(o.file, o.spec, o.backend, 1, o.importance);
     if (!o.report.empty()) refuseOverwritingInputs(o.report, request);
     QuantSpec& spec = request.spec;

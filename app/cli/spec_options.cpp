@@ -96,8 +96,9 @@ std::vector<std::int64_t> loadGroupEnds(const std::string& spec) {
     return ends;
 }
 
-// An option that shapes another scheme's groups would be ignored without a word (`--scheme per-tensor
-// --block 32` quantized per tensor): refused, naming the scheme it belongs to.
+// An option that shapes another scheme's groups, or an axis for the one scale of per-tensor, would be
+// ignored without a word (`--scheme per-tensor --block 32` quantized per tensor): refused, naming the
+// scheme it belongs to.
 void refuseOtherSchemesOptions(const SpecOptions& o, const QuantSpec& spec) {
     const std::string scheme = isBlockFormat(spec.preset) ? std::string(nameOf(spec.preset)) + " blocks"
                                                           : "--scheme " + std::string(nameOf(spec.scheme));
@@ -108,6 +109,9 @@ void refuseOtherSchemesOptions(const SpecOptions& o, const QuantSpec& spec) {
     if (!o.block.empty() && spec.scheme != Scheme::Block) refuse("--block", Scheme::Block);
     if (o.groupSize > 0 && spec.scheme != Scheme::PerGroup) refuse("--group-size", Scheme::PerGroup);
     if (!o.groupIndex.empty() && spec.scheme != Scheme::Ragged) refuse("--group-index", Scheme::Ragged);
+    if (!o.axis.empty() && spec.scheme == Scheme::PerTensor)
+        throw UsageError(
+            "--axis picks the axis the scales follow; --scheme per-tensor has one scale: leave it out");
 }
 
 } // namespace
