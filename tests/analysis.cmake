@@ -2,8 +2,9 @@
 ql_add_test(tst_analysis LIBS quantlens_backends)
 ql_add_test(tst_analysis_report LIBS quantlens_backends)
 ql_add_test(tst_backend LIBS quantlens_backends)
-# The fast analysis against its scalar oracle over the conformance grid.
-ql_add_test(tst_fast_analysis LIBS quantlens_backends)
+# The fast analysis against its scalar oracle over the conformance grid: the longest suite (minutes
+# under the sanitizers), so its rows run in two halves side by side.
+ql_add_test(tst_fast_analysis LIBS quantlens_backends PARTS 2)
 # It fills histograms with the pass's block filler, whose 64-byte vectors are built here for the baseline ISA.
 set_source_files_properties(tst_fast_analysis.cpp PROPERTIES COMPILE_OPTIONS "-Wno-psabi")
 # core/job: the one pipeline the CLI and the GUI run.
