@@ -6,11 +6,13 @@
 #include "gui/mainwindow.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
+#include "plot_checks.h"
 #include "quant_test_util.h"
 #include "widgets/diffpage.h"
 #include "widgets/difftablemodel.h"
 #include "widgets/qcp.h"
 
+#include <QApplication>
 #include <QDir>
 #include <QLabel>
 #include <QSignalSpy>
@@ -110,6 +112,16 @@ private slots:
              it != page->plot()->graph(0)->data()->constEnd() - 1; ++it)
             plotted += it->value;
         QCOMPARE(plotted, static_cast<double>(32 * 16));
+        // Its axes' labels leave room between them, at this size and in a narrow window.
+        qltest::verifyTickLabelsApart(page->plot(), QStringLiteral("diff histogram"));
+        if (QTest::currentTestFailed()) return;
+        w.resize(380, 600);
+        QApplication::processEvents();
+        page->plot()->replot();
+        qltest::verifyTickLabelsApart(page->plot(), QStringLiteral("diff histogram, narrow"));
+        if (QTest::currentTestFailed()) return;
+        w.resize(900, 700);
+        QApplication::processEvents();
         QVERIFY(page->note()->text().contains(QStringLiteral("ULP")));
         // Sorting by another column and back keeps the rows' own figures.
         model->sort(DiffTableModel::MaxUlpColumn, Qt::AscendingOrder);

@@ -4,6 +4,7 @@
 #include "gui/mainwindow.h"
 #include "job/plan_output.h"
 #include "plan_test_util.h"
+#include "plot_checks.h"
 #include "widgets/jobrunner.h"
 #include "widgets/modeltablemodel.h"
 #include "widgets/modeltablepage.h"
@@ -66,6 +67,9 @@ private slots:
         }
         QVERIFY(page->summary()->text().contains(QStringLiteral("bits per weight")));
         QVERIFY(page->plot()->graphCount() >= 1 && page->plot()->graph(0)->dataCount() >= 2);
+        page->plot()->replot();
+        qltest::verifyTickLabelsApart(page->plot(), QStringLiteral("plan front"));
+        if (QTest::currentTestFailed()) return;
         // A lower budget: fewer bits, more error, no new measuring.
         const double before = page->result()->solution.error;
         page->setBudget(4.6);

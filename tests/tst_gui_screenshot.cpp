@@ -2,6 +2,7 @@
 // the sample is missing) to <build>/screenshots/quantlens_sample.png, so anyone can look at it.
 #include "gui/mainwindow.h"
 #include "io/safetensors_writer.h"
+#include "plot_checks.h"
 #include "widgets/clippingpage.h"
 #include "widgets/configpanel.h"
 #include "widgets/plotpage.h"
@@ -49,26 +50,8 @@ void verifyPlotsOnScreen(const MainWindow& window, const QImage& image) {
             for (int i = 0; i < plot->legend->itemCount(); ++i)
                 QVERIFY2(plot->legend->item(i)->outerRect().right() <= plot->width(), qPrintable(which));
         }
-        // Tick labels never run into each other: along x, neighbours' texts leave a gap; along y, a
-        // line of text fits between neighbours.
-        for (QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
-            const QVector<double> ticks = axis->tickVector();
-            const QVector<QString> labels = axis->tickVectorLabels();
-            const QFontMetrics fm(axis->tickLabelFont());
-            for (qsizetype i = 1; i < ticks.size() && i < labels.size(); ++i) {
-                const double apart =
-                    std::abs(axis->coordToPixel(ticks[i]) - axis->coordToPixel(ticks[i - 1]));
-                const double needs =
-                    axis == plot->xAxis
-                        ? (fm.horizontalAdvance(labels[i]) + fm.horizontalAdvance(labels[i - 1])) / 2.0
-                        : 0.8 * fm.height();
-                QVERIFY2(apart >= needs,
-                         qPrintable(QStringLiteral("%1: labels '%2' and '%3' %4 px apart, need %5")
-                                        .arg(which, labels[i - 1], labels[i])
-                                        .arg(apart)
-                                        .arg(needs)));
-            }
-        }
+        qltest::verifyTickLabelsApart(plot, which);
+        if (QTest::currentTestFailed()) return;
         bool hasData = false;
         for (int g = 0; g < plot->graphCount(); ++g)
             hasData |= !plot->graph(g)->data()->isEmpty();

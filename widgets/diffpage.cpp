@@ -99,6 +99,7 @@ DiffPage::DiffPage(QWidget* parent)
     m_plot->xAxis->setLabel(tr("A − B"));
     m_plot->yAxis->setLabel(tr("elements"));
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    PlotPage::fitTicksOnReplot(m_plot);
     m_plot->setToolTip(tr("The selected pair's differences A − B (B as a reconstruction of A)"));
     m_note->setWordWrap(true);
     m_note->setTextInteractionFlags(Qt::TextSelectableByMouse);

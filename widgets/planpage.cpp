@@ -97,6 +97,7 @@ PlanPage::PlanPage(QWidget* parent)
     m_plot->yAxis->setLabel(tr("total squared error"));
     m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
     m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    PlotPage::fitTicksOnReplot(m_plot);
     m_plot->setToolTip(tr("The least total error any choice of formats reaches at each size (the front); the "
                           "red point is the plan for the budget"));
 

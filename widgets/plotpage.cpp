@@ -126,6 +126,10 @@ void PlotPage::placeLegendUnderTitle(QCustomPlot* plot) {
     legend->setFillOrder(QCPLegend::foColumnsFirst);
 }
 
+void PlotPage::fitTicksOnReplot(QCustomPlot* plot) {
+    connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { fitTicks(plot); });
+}
+
 QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
     auto* plot = new QCustomPlot(this);
     plot->setToolTip(tooltip);
@@ -135,10 +139,8 @@ QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
     plot->plotLayout()->addElement(0, 0,
                                    new QCPTextElement(plot, title, QFont(font().family(), 10, QFont::Bold)));
     placeLegendUnderTitle(plot);
-    connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { // each replot fits the plot's size
-        wrapLegend(plot);
-        fitTicks(plot);
-    });
+    connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { wrapLegend(plot); }); // to the plot's width
+    fitTicksOnReplot(plot);
     m_layout->insertWidget(m_layout->count() - 1, plot, 1);
     m_plots.push_back(plot);
     m_titles.push_back(title);

@@ -52,6 +52,9 @@ public:
                                   const QString& name, bool dropZeros = false);
     /// A title above the plot, shortened in the middle to the plot's width.
     static void setTitle(QCustomPlot* plot, const QString& title);
+    /// Each replot gives both axes as many ticks as their labels have room for at the plot's size
+    /// (every page's plots have it; a plot made elsewhere asks for it).
+    static void fitTicksOnReplot(QCustomPlot* plot);
 
 protected:
     QCustomPlot* addPlot(const QString& title, const QString& tooltip);
