@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# The per-ISA builds (the CPU kernels and the analysis pass, built for AVX2 and AVX-512) also emit
-# the inline code they share with the rest of the program: weak symbols such as destructors and
-# standard-library templates. The linker keeps one copy of each for every caller, so a copy built
-# with AVX instructions would crash a baseline caller on a CPU without them. This checks every weak
-# symbol of those objects outside their own ISA namespace: none may hold a VEX or EVEX instruction.
+# The per-ISA builds (the CPU kernels, the analysis pass and the fast calibrators, built for AVX2 and
+# AVX-512) also emit the inline code they share with the rest of the program: weak symbols such as
+# destructors and standard-library templates. The linker keeps one copy of each for every caller, so
+# a copy built with AVX instructions would crash a baseline caller on a CPU without them. This finds
+# every object holding VEX or EVEX instructions, whatever its name or however its ISA was chosen (a
+# flag or a pragma), and checks each of its weak symbols outside the ISA namespaces: none may hold one.
 #
 #   isa_builds_share_only_baseline_code.sh ARCHIVE...   (the static libraries holding the builds)
 set -euo pipefail
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# A VEX or EVEX instruction: a mnemonic starting with v on an xmm/ymm/zmm or mask register.
+vex_insn='^\s+[0-9a-f]+:\s+v[a-z0-9]+\s.*%([xyz]mm|k)[0-9]'
 objects=0
 bad=0
 for archive in "$@"; do
@@ -16,15 +19,15 @@ for archive in "$@"; do
     mkdir -p "$dir"
     path=$(realpath "$archive")
     (cd "$dir" && ar x "$path")
-    for obj in "$dir"/*_avx2.cpp.o "$dir"/*_avx512.cpp.o; do
+    for obj in "$dir"/*.o; do
         [ -e "$obj" ] || continue
+        # (counted, not grep -q: an early exit would fail the pipe under pipefail)
+        [ "$(objdump -d --no-show-raw-insn "$obj" | grep -cE "$vex_insn" || true)" != 0 ] || continue
         objects=$((objects + 1))
         for sym in $(nm "$obj" | awk '$2 == "W" || $2 == "V" { print $3 }'); do
             name=$(printf '%s\n' "$sym" | c++filt)
             case "$name" in *::avx2::* | *::avx512::*) continue ;; esac
-            # A VEX or EVEX instruction: a mnemonic starting with v on an xmm/ymm/zmm or mask register.
-            vex=$(objdump -d --no-show-raw-insn --disassemble="$sym" "$obj" |
-                grep -cE '^\s+[0-9a-f]+:\s+v[a-z0-9]+\s.*%([xyz]mm|k)[0-9]' || true)
+            vex=$(objdump -d --no-show-raw-insn --disassemble="$sym" "$obj" | grep -cE "$vex_insn" || true)
             if [ "$vex" != 0 ]; then
                 echo "$(basename "$obj"): shared symbol built with AVX ($vex instructions): $name"
                 bad=$((bad + 1))
@@ -33,8 +36,8 @@ for archive in "$@"; do
     done
 done
 if [ "$objects" = 0 ]; then
-    echo "no per-ISA object (*_avx2.cpp.o, *_avx512.cpp.o) in: $*" >&2
+    echo "no object built with AVX instructions in: $*" >&2
     exit 1
 fi
-echo "$objects per-ISA objects checked, $bad shared symbols built with AVX"
+echo "$objects objects built with AVX checked, $bad shared symbols built with AVX"
 [ "$bad" = 0 ]
