@@ -1,7 +1,11 @@
 #pragma once
-// An allocator for large per-tensor tables (a row of statistics per NVFP4 block is as large as the
-// tensor): from 8 MiB up, the memory is mapped directly and the kernel asked for huge pages, so
-// filling it costs a fault per 2 MiB instead of one per 4 KiB. Smaller requests use operator new.
+// An allocator for large per-tensor tables (a tensor's codes; a row of statistics per NVFP4 block is
+// as large as the tensor): from 8 MiB up, the memory is mapped in huge pages (a fault per 2 MiB
+// instead of one per 4 KiB) and kept for reuse when given back (tensor/mapped_memory.h), so the next
+// tensor of a model run, or the app's next run, does not fault it in again. Smaller requests use
+// operator new.
+#include "tensor/mapped_memory.h"
+
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -9,10 +13,6 @@
 #include <new>
 #include <type_traits>
 #include <utility>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 namespace ql {
 
@@ -23,50 +23,38 @@ template <typename T> struct HugePageAllocator {
     HugePageAllocator() = default;
     template <typename U> HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
 
-    T* allocate(std::size_t n) {
-        if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
-        const std::size_t bytes = n * sizeof(T);
-#if defined(__linux__)
-        if (bytes >= kMapped) {
-            void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (p == MAP_FAILED) throw std::bad_alloc();
-            ::madvise(p, bytes, MADV_HUGEPAGE); // a hint: without it the pages are simply small
-            return static_cast<T*>(p);
-        }
-#endif
-        return static_cast<T*>(::operator new (bytes, std::align_val_t{alignof(T)}));
-    }
+    T* allocate(std::size_t n) { return static_cast<T*>(allocateBytes(n, false)); }
     void deallocate(T* p, std::size_t n) noexcept {
-#if defined(__linux__)
-        if (n * sizeof(T) >= kMapped) {
-            ::munmap(p, n * sizeof(T));
-            return;
-        }
-#endif
+        if (n * sizeof(T) >= kMapped) return mapped::giveBack(p);
         ::operator delete (p, std::align_val_t{alignof(T)});
     }
-    template <typename U> bool operator==(const HugePageAllocator<U>&) const noexcept {
-        return true;
+    template <typename U> bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
+
+protected:
+    // n values' memory; `zeroed`: all zero bytes (a fresh mapping, or cleared).
+    static void* allocateBytes(std::size_t n, bool zeroed) {
+        if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+        const std::size_t bytes = n * sizeof(T);
+        if (bytes >= kMapped) return zeroed ? mapped::takeZeroed(bytes) : mapped::take(bytes);
+        void* p = ::operator new (bytes, std::align_val_t{alignof(T)});
+        if (zeroed) std::memset(p, 0, bytes);
+        return p;
     }
 };
 
-/// A HugePageAllocator whose memory starts zeroed (mapped pages come so; smaller blocks are cleared),
-/// so a row table of a type whose value-initialised state is all zero bytes is made without writing
-/// it: no memset of a table as large as the tensor, on one thread, before the pass that fills it;
-/// its pages are first touched by the threads that fill them. Only value-initialisation is skipped,
-/// and only into fresh memory: vector(n) or growth into a new block (a container that shrinks keeps
-/// its size; ClippingStats shrinks with shrink_to_fit and never grows again).
+/// A HugePageAllocator whose memory starts zeroed (fresh mapped pages come so; a kept block or a
+/// smaller one is cleared), so a row table of a type whose value-initialised state is all zero
+/// bytes is made without writing it: no memset of a table as large as the tensor, on one thread,
+/// before the pass that fills it; its pages are first touched by the threads that fill them. Only
+/// value-initialisation is skipped, and only into fresh memory: vector(n) or growth into a new block
+/// (a container that shrinks keeps its size; ClippingStats shrinks with shrink_to_fit and never
+/// grows again).
 template <typename T> struct ZeroedHugePageAllocator : HugePageAllocator<T> {
     template <typename U> struct rebind { using other = ZeroedHugePageAllocator<U>; };
     ZeroedHugePageAllocator() = default;
     template <typename U> ZeroedHugePageAllocator(const ZeroedHugePageAllocator<U>&) noexcept {}
 
-    T* allocate(std::size_t n) {
-        T* p = HugePageAllocator<T>::allocate(n);
-        if (n * sizeof(T) < HugePageAllocator<T>::kMapped)
-            std::memset(static_cast<void*>(p), 0, n * sizeof(T));
-        return p;
-    }
+    T* allocate(std::size_t n) { return static_cast<T*>(HugePageAllocator<T>::allocateBytes(n, true)); }
     template <typename U> void construct(U* p) {
         if constexpr (!zeroBytesAreValueInitialised<U>()) ::new (static_cast<void*>(p)) U();
     }

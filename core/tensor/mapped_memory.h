@@ -1,0 +1,31 @@
+#pragma once
+// Large blocks of anonymous memory, mapped in huge pages and kept for reuse (HugePageAllocator).
+//
+// A fresh mapping costs a page fault per 2 MiB at first touch, and the kernel clears each page then:
+// about a tenth of a tensor job's time, paid again for every tensor of a model run and every re-run
+// in the app. So a block given back is kept, up to kKept of them, and handed to the next request
+// it fits (at most twice that request's size), the way PyTorch's caching allocator keeps device
+// memory. What stays mapped is then a few blocks of the largest tensor's size, not the model's.
+#include <cstddef>
+
+namespace ql::mapped {
+
+constexpr std::size_t kKept = 4; // blocks kept for reuse; the smallest is released beyond that
+
+/// At least `bytes` of memory, whose contents are unspecified (a kept block, or a fresh mapping).
+/// Throws std::bad_alloc.
+void* take(std::size_t bytes);
+/// At least `bytes` of zeroed memory: a kept block cleared here (writing resident memory costs less
+/// than faulting in fresh pages), or a fresh mapping, whose pages the kernel clears at first touch by
+/// the threads that fill them. Throws std::bad_alloc.
+void* takeZeroed(std::size_t bytes);
+/// Gives back a block from take() or takeZeroed(): kept for reuse, or released.
+void giveBack(void* p) noexcept;
+
+/// Blocks kept now, and their bytes (for tests and reports).
+std::size_t keptCount();
+std::size_t keptBytes();
+/// Releases every kept block.
+void releaseKept() noexcept;
+
+} // namespace ql::mapped

@@ -1,0 +1,93 @@
+// Large tables come from mapped memory that is kept for reuse (tensor/mapped_memory.h): a tensor's
+// codes given back are handed to the next tensor's without new page faults, a zeroed table taking a
+// kept block finds it cleared, and what stays kept is bounded.
+#include "analysis/clipping.h"
+#include "quant/params.h"
+#include "tensor/mapped_memory.h"
+
+#include <QtTest>
+#include <algorithm>
+#include <cstring>
+
+using namespace ql;
+
+class TestMappedMemory : public QObject {
+    Q_OBJECT
+
+private slots:
+    void init() { mapped::releaseKept(); }
+
+    // The next tensor's codes land in the block the last one gave back, as written (not cleared).
+    void codesReuseAGivenBackBlock() {
+        constexpr std::int64_t n = std::int64_t{16} << 20;
+        const std::uint8_t* first;
+        {
+            Codes codes(Target::Int8, n, Codes::Uninitialized{});
+            first = codes.data();
+            std::memset(codes.data(), 0x5A, static_cast<std::size_t>(n));
+        }
+        QCOMPARE(mapped::keptCount(), std::size_t{1});
+        const Codes next(Target::Int8, n - 4096, Codes::Uninitialized{}); // a little smaller: the same block
+        QCOMPARE(next.data(), first);
+        QCOMPARE(mapped::keptCount(), std::size_t{0});
+        QCOMPARE(next.data()[n / 2], std::uint8_t{0x5A}); // reused as it was: no clearing pass
+    }
+
+    void aBlockServesUpToTwiceItsRequest() {
+        void* big = mapped::take(std::size_t{64} << 20);
+        mapped::giveBack(big);
+        void* small = mapped::take(std::size_t{16} << 20); // a quarter: a fresh block
+        QVERIFY(small != big);
+        void* half = mapped::take(std::size_t{32} << 20); // half: the kept one
+        QCOMPARE(half, big);
+        mapped::giveBack(small);
+        mapped::giveBack(half);
+        QCOMPARE(mapped::keptCount(), std::size_t{2});
+    }
+
+    // A zeroed table (statistics rows, counted from zero) gets a kept block cleared, however dirty
+    // the block given back before it.
+    void zeroedTablesAreClearedKeptBlocks() {
+        constexpr std::size_t n = (std::size_t{16} << 20) / sizeof(GroupClipping);
+        const std::uint8_t* dirtyData;
+        {
+            Codes dirty(Target::Int8, static_cast<std::int64_t>(n * sizeof(GroupClipping)),
+                        Codes::Uninitialized{});
+            std::memset(dirty.data(), 0x7F, static_cast<std::size_t>(dirty.size()));
+            dirtyData = dirty.data();
+        }
+        QCOMPARE(mapped::keptCount(), std::size_t{1});
+        const GroupRows rows(n);
+        QCOMPARE(static_cast<const void*>(rows.data()), static_cast<const void*>(dirtyData));
+        QVERIFY(std::all_of(rows.begin(), rows.end(), [](const GroupClipping& g) {
+            return g.count == 0 && g.clippedLow == 0 && g.sumSqX == 0 && g.maxAbsError == 0;
+        }));
+    }
+
+    // At most kKept blocks stay mapped, the largest: a model run keeps a few of its largest tensor's
+    // size, not one per tensor.
+    void keptBlocksAreBounded() {
+        std::vector<void*> blocks;
+        for (std::size_t mib = 8; mib <= 8 * 8; mib += 8)
+            blocks.push_back(mapped::take(mib << 20));
+        for (void* b : blocks)
+            mapped::giveBack(b);
+        QCOMPARE(mapped::keptCount(), mapped::kKept);
+        std::size_t expected = 0;
+        for (std::size_t k = 0; k < mapped::kKept; ++k)
+            expected += (std::size_t{64} - 8 * k) << 20;
+        QCOMPARE(mapped::keptBytes(), expected);
+        mapped::releaseKept();
+        QCOMPARE(mapped::keptCount(), std::size_t{0});
+    }
+
+    void foreignPointersAreIgnored() {
+        int local = 0;
+        mapped::giveBack(&local);
+        mapped::giveBack(nullptr);
+        QCOMPARE(mapped::keptCount(), std::size_t{0});
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMappedMemory)
+#include "tst_mapped_memory.moc"
