@@ -42,13 +42,13 @@ protected:
     }
 };
 
-/// A HugePageAllocator whose memory starts zeroed (fresh mapped pages come so; a kept block or a
-/// smaller one is cleared), so a row table of a type whose value-initialised state is all zero
-/// bytes is made without writing it: no memset of a table as large as the tensor, on one thread,
-/// before the pass that fills it; its pages are first touched by the threads that fill them. Only
-/// value-initialisation is skipped, and only into fresh memory: vector(n) or growth into a new block
-/// (a container that shrinks keeps its size; ClippingStats shrinks with shrink_to_fit and never
-/// grows again).
+/// A HugePageAllocator whose memory starts zeroed, for row tables of a type whose value-initialised
+/// state is all zero bytes: vector(n) then writes nothing more. A fresh mapping comes zeroed, and its
+/// pages are first touched (and cleared by the kernel) by the threads that fill them; a kept block,
+/// or a smaller one, is cleared with memset when taken, on the calling thread, which costs less than
+/// faulting fresh pages in. Only value-initialisation is skipped, and only into memory allocate()
+/// just returned: vector(n) or growth into a new block (a container that shrinks keeps its size;
+/// ClippingStats shrinks with shrink_to_fit and never grows again).
 template <typename T> struct ZeroedHugePageAllocator : HugePageAllocator<T> {
     template <typename U> struct rebind { using other = ZeroedHugePageAllocator<U>; };
     ZeroedHugePageAllocator() = default;

@@ -1,6 +1,7 @@
 #include "tensor/mapped_memory.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -116,22 +117,34 @@ void* takeZeroed(std::size_t bytes) {
 void giveBack(void* q) noexcept {
     if (!q) return;
     Pool& p = pool();
-    Block released{nullptr, 0};
+    std::array<Block, kKept + 1> released{}; // at most every kept block and the one given: no allocation
+    std::size_t count = 0;
     {
         const std::lock_guard hold(p.lock);
         const auto it = p.out.find(q);
         if (it == p.out.end()) return; // not ours: nothing to give back
-        p.kept.push_back({q, it->second});
+        const Block given{q, it->second};
         p.out.erase(it);
-        if (p.kept.size() > kKept) { // the smallest goes: the largest serve every request
-            const auto smallest =
-                std::min_element(p.kept.begin(), p.kept.end(),
-                                 [](const Block& x, const Block& y) { return x.bytes < y.bytes; });
-            released = *smallest;
-            p.kept.erase(smallest);
+        if (given.bytes > kKeptBytes) {
+            released[count++] = given;
+        } else {
+            p.kept.push_back(given);
+            std::size_t kept = 0;
+            for (const Block& b : p.kept)
+                kept += b.bytes;
+            // The smallest go first: the largest serve every request.
+            while (p.kept.size() > kKept || kept > kKeptBytes) {
+                const auto smallest =
+                    std::min_element(p.kept.begin(), p.kept.end(),
+                                     [](const Block& x, const Block& y) { return x.bytes < y.bytes; });
+                kept -= smallest->bytes;
+                released[count++] = *smallest;
+                p.kept.erase(smallest);
+            }
         }
     }
-    if (released.p) unmap(released); // outside the lock: munmap can take a while
+    for (std::size_t i = 0; i < count; ++i) // outside the lock: munmap can take a while
+        unmap(released[i]);
 }
 
 std::size_t keptCount() {

@@ -3,14 +3,18 @@
 //
 // A fresh mapping costs a page fault per 2 MiB at first touch, and the kernel clears each page then:
 // about a tenth of a tensor job's time, paid again for every tensor of a model run and every re-run
-// in the app. So a block given back is kept, up to kKept of them, and handed to the next request
-// it fits (at most twice that request's size), the way PyTorch's caching allocator keeps device
-// memory. What stays mapped is then a few blocks of the largest tensor's size, not the model's.
+// in the app. So a block given back is kept, up to kKept of them and kKeptBytes in all, and handed to
+// the next request it fits (at most twice that request's size), the way PyTorch's caching allocator
+// keeps device memory. What stays mapped is then a few blocks of the largest tensor's size, not the
+// model's.
 #include <cstddef>
 
 namespace ql::mapped {
 
 constexpr std::size_t kKept = 4; // blocks kept for reuse; the smallest is released beyond that
+// Bytes kept at most, so an app left open after a large tensor's run does not hold it idle: a block
+// larger than this is released when given back, and the smallest go while the kept exceed it.
+constexpr std::size_t kKeptBytes = std::size_t{1} << 30;
 
 /// At least `bytes` of memory, whose contents are unspecified (a kept block, or a fresh mapping).
 /// Throws std::bad_alloc.
@@ -22,7 +26,7 @@ void* takeZeroed(std::size_t bytes);
 /// Gives back a block from take() or takeZeroed(): kept for reuse, or released.
 void giveBack(void* p) noexcept;
 
-/// Blocks kept now, and their bytes (for tests and reports).
+/// Blocks kept now, and their bytes (for tests).
 std::size_t keptCount();
 std::size_t keptBytes();
 /// Releases every kept block.
