@@ -1,5 +1,6 @@
 // The scale indexer: every layout maps elements to the scale an operator would use.
 #include "quant/layout.h"
+#include "quant/row_walker.h"
 #include "tensor/error.h"
 
 #include <QTest>
@@ -13,6 +14,7 @@ private slots:
     void ragged();
     void forEachMatchesScaleIndexOf();
     void slicesCoverTheWhole();
+    void walkerSpansAreWholeBlocks();
     void errors();
 };
 
@@ -65,6 +67,55 @@ void TestLayout::slicesCoverTheWhole() {
     sliced.clear();
     idx.forEachIn(9, 9, [&](std::int64_t i, std::int64_t s) { sliced.emplace_back(i, s); });
     QVERIFY(sliced.empty());
+}
+
+// RowWalker::forSpans gives every element of a range once, in order, with the scale forSegments
+// (and the indexer) give it; a span of blocks holds whole blocks only, starting on a block.
+void TestLayout::walkerSpansAreWholeBlocks() {
+    const std::vector<std::pair<Layout, Shape>> cases{
+        {Layout{{DimMapping::full(), DimMapping::blocked(4)}}, Shape{3, 10}}, // a short last block
+        {Layout{{DimMapping::blocked(2), DimMapping::blocked(16)}}, Shape{5, 64}},
+        {Layout{{DimMapping::shared(), DimMapping::full(), DimMapping::blocked(3)}}, Shape{2, 2, 9}},
+        {Layout{{DimMapping::full(), DimMapping::ragged({1, 4, 6})}}, Shape{3, 6}},
+        {Layout{{DimMapping::shared(), DimMapping::full()}}, Shape{4, 5}},
+        {Layout{{DimMapping::full(), DimMapping::shared()}}, Shape{4, 5}},
+    };
+    for (const auto& [layout, shape] : cases) {
+        QuantPlan plan;
+        plan.shape = shape;
+        plan.layout = layout;
+        const RowWalker walker(plan);
+        const ScaleIndexer idx(layout, shape);
+        const std::int64_t n = elementCount(shape);
+        const std::int64_t block =
+            layout.dims.back().kind == DimMapping::Kind::Block ? layout.dims.back().block : 0;
+        std::int64_t spans = 0;
+        for (std::int64_t begin = 0; begin < n; begin += 3)
+            for (std::int64_t end = begin + 1; end <= n; end += 5) {
+                std::vector<std::pair<std::int64_t, std::int64_t>> bySegments, bySpans;
+                walker.forSegments(begin, end, [&](const Segment& s) {
+                    for (std::int64_t k = 0; k < s.length; ++k)
+                        bySegments.emplace_back(s.begin + k, s.scale + (s.perElement ? k : 0));
+                });
+                walker.forSpans(begin, end, [&](const Segment& s) {
+                    if (s.runLength != 0) {
+                        QCOMPARE(s.runLength, block);
+                        QCOMPARE(s.length % block, std::int64_t{0});
+                        QCOMPARE(s.begin % walker.inner() % block, std::int64_t{0});
+                        ++spans;
+                    }
+                    for (std::int64_t k = 0; k < s.length; ++k) {
+                        const std::int64_t run = s.runLength != 0 ? k / s.runLength : 0;
+                        bySpans.emplace_back(s.begin + k, s.scale + (s.perElement ? k : run));
+                    }
+                });
+                QCOMPARE(bySpans, bySegments);
+                QCOMPARE(static_cast<std::int64_t>(bySpans.size()), end - begin);
+                for (const auto& [flat, scale] : bySpans)
+                    QCOMPARE(scale, idx.scaleIndexOf(flat));
+            }
+        QCOMPARE(spans > 0, block != 0); // blocks came together wherever there were whole ones
+    }
 }
 
 void TestLayout::errors() {

@@ -131,35 +131,18 @@ void Engine::quantizeSegment(const Segment& s) {
     }
 }
 
-// Segments of [from, to), with runs of whole groups of one length, back to back in memory and in
-// scale order (MX and NVFP4 blocks along a row), handed over together when `batching`:
-// run(first segment, groups) for a run of two or more, one(segment) for the others.
+// Segments of [from, to), with the whole blocks along a row (MX and NVFP4) handed over together
+// when `batching` (the walker's spans): run(first block, blocks) for two or more, one(segment) for
+// every other segment and block.
 template <typename Run, typename One>
 void Engine::forRuns(std::int64_t from, std::int64_t to, bool batching, Run&& run, One&& one) const {
-    Segment first{};
-    std::int64_t groups = 0;
-    auto flush = [&] {
-        if (groups == 1)
-            one(first);
-        else if (groups > 1)
-            run(first, groups);
-        groups = 0;
-    };
-    m_walk.forSegments(from, to, [&](const Segment& s) {
-        if (groups > 0 && !s.perElement && s.length == first.length &&
-            s.begin == first.begin + groups * first.length && s.scale == first.scale + groups) {
-            ++groups;
-            return;
-        }
-        flush();
-        if (batching && !s.perElement) {
-            first = s;
-            groups = 1;
-        } else {
-            one(s);
-        }
+    m_walk.forSpans(from, to, [&](const Segment& s) {
+        if (s.runLength == 0) return one(s);
+        const std::int64_t blocks = s.length / s.runLength;
+        if (batching && blocks > 1) return run(Segment{s.begin, s.runLength, s.scale, false}, blocks);
+        for (std::int64_t j = 0; j < blocks; ++j)
+            one(Segment{s.begin + j * s.runLength, s.runLength, s.scale + j, false});
     });
-    flush();
 }
 
 // Elements [from, to), each run of blocks in one kernel call.

@@ -72,17 +72,45 @@ public:
     /// vectorise.
     template <typename CodeAt>
     QL_INLINE void block(CodeAt codeAt, std::int64_t first, int n, float scale, float zp, float* out) const {
+        runs(
+            codeAt, first, 1, n, [&](int) QL_INLINE { return scale; }, [&](int) QL_INLINE { return zp; },
+            out);
+    }
+
+    /// x̂ of `count` runs of `length` codes side by side from `first`, run j with scaleOf(j) and
+    /// zeroOf(j) (MX and NVFP4 blocks): the decoding and the operation chosen once for them all.
+    template <typename CodeAt, typename ScaleOf, typename ZeroOf>
+    QL_INLINE void runs(CodeAt codeAt, std::int64_t first, int count, int length, ScaleOf scaleOf,
+                        ZeroOf zeroOf, float* out) const {
         if constexpr (kFloatLanes == 8) {
             if (m_fp4) // (a 4-lane build has no variable permute: it looks the values up)
-                return withOp([&](auto op) QL_INLINE { decodeFp4(codeAt, first, n, scale, op, out); });
+                return withOp([&](auto op) QL_INLINE {
+                    for (int j = 0; j < count; ++j)
+                        decodeFp4(codeAt, first + j * length, length, scaleOf(j), op, out + j * length);
+                });
         }
+        // Each loop a constant operation on one run, so it vectorises.
         if (m_float)
-            scaled([&](int k)
-                       QL_INLINE { return m_decoded[static_cast<std::size_t>(codeAt(first + k) & 0xFF)]; },
-                   n, scale, out);
+            withOp([&](auto op) QL_INLINE {
+                for (int j = 0; j < count; ++j) {
+                    const std::int64_t at = first + j * length;
+                    const float scale = scaleOf(j);
+                    float* const o = out + j * length;
+                    for (int k = 0; k < length; ++k)
+                        o[k] = applyInverseScale(m_decoded[static_cast<std::size_t>(codeAt(at + k) & 0xFF)],
+                                                 scale, op);
+                }
+            });
         else
-            scaled([&](int k) QL_INLINE { return static_cast<float>(codeAt(first + k)) - zp; }, n, scale,
-                   out);
+            withOp([&](auto op) QL_INLINE {
+                for (int j = 0; j < count; ++j) {
+                    const std::int64_t at = first + j * length;
+                    const float scale = scaleOf(j), zp = zeroOf(j);
+                    float* const o = out + j * length;
+                    for (int k = 0; k < length; ++k)
+                        o[k] = applyInverseScale(static_cast<float>(codeAt(at + k)) - zp, scale, op);
+                }
+            });
     }
 
 private:
@@ -139,14 +167,6 @@ private:
         case ScaleOp::MultiplyTwice:
             return fn(std::integral_constant<ScaleOp, ScaleOp::MultiplyTwice>{});
         }
-    }
-
-    // The operation picked outside the loop (each loop a constant operation, so it vectorises).
-    template <typename ValueAt> QL_INLINE void scaled(ValueAt valueAt, int n, float scale, float* out) const {
-        withOp([&](auto op) QL_INLINE {
-            for (int k = 0; k < n; ++k)
-                out[k] = applyInverseScale(valueAt(k), scale, op);
-        });
     }
 
     ScaleOp m_op;
@@ -245,15 +265,22 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
     const bool wide = codes.target() == Target::Int32;
     const std::vector<float>& scales = params.scales;
 
-    // Every segment of slice s: seg(segment, load, codeAt) with the dtype and code width decided.
+    // Every segment of slice s: seg(segment, load, codeAt) with the dtype and code width decided. A
+    // segment is one group's run, per-element scales, or whole short blocks side by side (runLength
+    // set, below kBlock); blocks of kBlock or more come one at a time.
     auto forSegmentsOf = [&](std::int64_t s, auto&& seg) {
         withLoader(x, [&](auto load) {
             withCodes(codes, [&](auto codeAt) {
-                walker.forSegments(sliceBegin(s), sliceBegin(s + 1),
-                                   [&](const Segment& g) { seg(g, load, codeAt); });
+                walker.forSpans(sliceBegin(s), sliceBegin(s + 1), [&](const Segment& g) {
+                    if (g.runLength < kBlock) return seg(g, load, codeAt);
+                    for (std::int64_t j = 0; j < g.length / g.runLength; ++j)
+                        seg(Segment{g.begin + j * g.runLength, g.runLength, g.scale + j, false}, load,
+                            codeAt);
+                });
             });
         });
     };
+    auto scaleOf = [&](std::int64_t g) QL_INLINE { return scales[static_cast<std::size_t>(g)]; };
 
     const ClipEdgeRule edgeRule(plan); // each group's edges as the pass reaches it, not a table of them
     const bool floatTarget = a.clipping.floatTarget();
@@ -311,7 +338,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 else
                     p.sums.template addGroups<false>(bx, bh, groups, count);
             };
-            auto flushBatch = [&]() QL_INLINE {
+            auto flushBatch = [&]() __attribute__((noinline)) { // one copy: its callers stay lean
                 if (allFinite(bx, bh, staged)) [[likely]] {
                     addGroups(batch.data(), batched);
                 } else {
@@ -324,6 +351,26 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                     }
                 }
                 batched = staged = 0;
+            };
+            // `count` whole groups of `len` from flat index b, scales g, g + 1, …, staged for the batch
+            // (the caller leaves room): values, codes and x̂ a stretch at a time, then each group's entry.
+            auto stageGroups = [&](auto load, auto codeAt, std::int64_t b, int count, int len,
+                                   std::int64_t g) QL_INLINE {
+                const int n = count * len;
+                stageValues(load, b, n, bx + staged);
+                countCodes(codeAt, b, n);
+                xhatOf.runs(
+                    codeAt, b, count, len, [&](int j) QL_INLINE { return scaleOf(g + j); },
+                    [&](int j) QL_INLINE { return params.zeroPointOf(g + j); }, bh + staged);
+                for (int j = 0; j < count; ++j) {
+                    const std::int64_t gj = g + j;
+                    const ClipEdges e = edgeRule.of(params, gj);
+                    p.widest.add(gj, e);
+                    batch[static_cast<std::size_t>(batched++)] = {staged + j * len, len,
+                                                                  b + std::int64_t{j} * len, e,
+                                                                  gj < rows ? &p.clipping[gj] : nullptr};
+                }
+                staged += n;
             };
             forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
                 if (seg.perElement) { // one group per element: straight into the slice's tables
@@ -344,21 +391,29 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                     }
                     return;
                 }
+                // Short groups: as many whole ones as the staged block has room for, at a time.
+                if (seg.runLength != 0 || seg.length < kBlock) {
+                    const int len = static_cast<int>(seg.runLength != 0 ? seg.runLength : seg.length);
+                    std::int64_t b = seg.begin, g = seg.scale;
+                    for (std::int64_t left = seg.length / len; left > 0;) {
+                        const int count =
+                            static_cast<int>(std::min<std::int64_t>((kBlock - staged) / len, left));
+                        if (count == 0) {
+                            flushBatch();
+                            continue;
+                        }
+                        stageGroups(load, codeAt, b, count, len, g);
+                        b += std::int64_t{count} * len;
+                        g += count;
+                        left -= count;
+                    }
+                    return;
+                }
                 const std::int64_t g = seg.scale;
-                const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
+                const float sc = scaleOf(g), zp = params.zeroPointOf(g);
                 const ClipEdges e = edgeRule.of(params, g);
                 p.widest.add(g, e);
                 GroupClipping* const row = g < rows ? &p.clipping[g] : nullptr;
-                if (seg.length < kBlock) {
-                    const int len = static_cast<int>(seg.length);
-                    if (staged + len > kBlock) flushBatch();
-                    stageValues(load, seg.begin, len, bx + staged);
-                    xhatOf.block(codeAt, seg.begin, len, sc, zp, bh + staged);
-                    countCodes(codeAt, seg.begin, len);
-                    batch[static_cast<std::size_t>(batched++)] = {staged, len, seg.begin, e, row};
-                    staged += len;
-                    return;
-                }
                 // A long group, a block at a time: codes counted and x̂ made in one read, then the sums
                 // of an all-finite block in vector lanes; a block with NaN/Inf takes the element path.
                 flushBatch();
@@ -420,7 +475,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
             };
             alignas(64) float xs[kBlock], xh[kBlock];
             int staged = 0;
-            auto flush = [&]() QL_INLINE {
+            auto flush = [&]() __attribute__((noinline)) { // one copy, called once per staged block
                 if (allFinite(xs, xh, staged)) [[likely]] {
                     // The bins from x − x̂ rounded to float; the few near an edge from the exact double.
                     alignas(64) float ef[kBlock], af[kBlock];
@@ -453,8 +508,30 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 }
                 // Counts do not depend on the order they are taken in: short segments (MX and NVFP4
                 // blocks) share one staged block instead of paying a block each.
+                if (seg.runLength != 0) { // whole short blocks, as many as the staged block has room for
+                    const int len = static_cast<int>(seg.runLength);
+                    std::int64_t b = seg.begin, g = seg.scale;
+                    for (std::int64_t left = seg.length / len; left > 0;) {
+                        const int count =
+                            static_cast<int>(std::min<std::int64_t>((kBlock - staged) / len, left));
+                        if (count == 0) {
+                            flush();
+                            continue;
+                        }
+                        const int n = count * len;
+                        stageValues(load, b, n, xs + staged);
+                        xhatOf.runs(
+                            codeAt, b, count, len, [&](int j) QL_INLINE { return scaleOf(g + j); },
+                            [&](int j) QL_INLINE { return params.zeroPointOf(g + j); }, xh + staged);
+                        staged += n;
+                        b += n;
+                        g += count;
+                        left -= count;
+                    }
+                    return;
+                }
                 const std::int64_t g = seg.scale;
-                const float sc = scales[static_cast<std::size_t>(g)], zp = params.zeroPointOf(g);
+                const float sc = scaleOf(g), zp = params.zeroPointOf(g);
                 for (std::int64_t b = seg.begin, end = seg.begin + seg.length; b < end;) {
                     const int len = static_cast<int>(std::min<std::int64_t>(kBlock - staged, end - b));
                     stageValues(load, b, len, xs + staged);

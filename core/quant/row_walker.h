@@ -19,6 +19,9 @@ struct Segment {
     std::int64_t length = 0;
     std::int64_t scale = 0;  // scale index of the first element
     bool perElement = false; // element i uses scale + i
+    // 0: one run. Otherwise the segment is length / runLength whole runs of this length side by side,
+    // run j using scale + j (RowWalker::forSpans: MX and NVFP4 blocks along a row).
+    std::int64_t runLength = 0;
 };
 
 class RowWalker {
@@ -36,6 +39,7 @@ public:
         m_perElement = last.kind == DimMapping::Kind::Full;
         m_groups = plan.layout.scaleShape(plan.shape).back();
         if (m_perElement) return;
+        if (last.kind == DimMapping::Kind::Block) m_block = last.block;
         // Runs of the last axis: [start, end) with its group, empty ragged groups skipped.
         std::int64_t g = 0;
         for (std::int64_t i = 0; i < m_inner;) {
@@ -105,6 +109,32 @@ public:
         }
     }
 
+    /// As forSegments, but the whole blocks of a block layout along the last axis come together: a
+    /// row's run of whole blocks is one segment with runLength set (a block cut by `begin` or `end`,
+    /// and a row's short last block, stay segments of their own). A pass over short groups then pays
+    /// for a call per stretch of blocks, not per block.
+    template <typename Fn> void forSpans(std::int64_t begin, std::int64_t end, Fn&& fn) const {
+        if (m_block == 0) return forSegments(begin, end, fn);
+        if (begin >= end || m_inner == 0) return;
+        const std::int64_t b = m_block;
+        for (std::int64_t r = begin / m_inner; r * m_inner < end; ++r) {
+            const std::int64_t rowStart = r * m_inner;
+            std::int64_t c = std::max(begin, rowStart) - rowStart;
+            const std::int64_t c1 = std::min(end, rowStart + m_inner) - rowStart;
+            const std::int64_t base = rowFirstScale(r); // block k of the row uses base + k
+            if (c % b != 0) {                           // the tail of a block the range starts inside
+                const std::int64_t stop = std::min(c1, (c / b + 1) * b);
+                fn(Segment{rowStart + c, stop - c, base + c / b, false});
+                c = stop;
+            }
+            if (const std::int64_t whole = (c1 - c) / b; whole > 0) {
+                fn(Segment{rowStart + c, whole * b, base + c / b, false, b});
+                c += whole * b;
+            }
+            if (c < c1) fn(Segment{rowStart + c, c1 - c, base + c / b, false});
+        }
+    }
+
 private:
     ScaleIndexer m_indexer;
     std::int64_t m_inner = 1;
@@ -112,6 +142,7 @@ private:
     std::int64_t m_groups = 1;
     bool m_ownRows = false;
     bool m_perElement = false;
+    std::int64_t m_block = 0;             // the last axis's block, for a block layout there
     std::vector<std::int64_t> m_starts;   // run starts along the last axis, then inner
     std::vector<std::int64_t> m_runGroup; // group of each run
 };
