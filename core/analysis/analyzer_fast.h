@@ -82,7 +82,7 @@ public:
     template <typename CodeAt, typename ScaleOf, typename ZeroOf>
     QL_INLINE void runs(CodeAt codeAt, std::int64_t first, int count, int length, ScaleOf scaleOf,
                         ZeroOf zeroOf, float* out) const {
-        if constexpr (kFloatLanes == 8) {
+        if constexpr (kFloatLanes >= 8) {
             if (m_fp4) // (a 4-lane build has no variable permute: it looks the values up)
                 return withOp([&](auto op) QL_INLINE {
                     for (int j = 0; j < count; ++j)
@@ -129,6 +129,12 @@ private:
         int k = 0;
         for (; k + kFloatLanes <= n; k += kFloatLanes) {
             I code;
+#ifdef __AVX512F__
+            if constexpr (kFloatLanes == 16 && std::is_same_v<CodeAt, ByteCodes>) { // sixteen codes at once
+                code = reinterpret_cast<I>(_mm512_cvtepu8_epi32(
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(codeAt.p + first + k))));
+            } else
+#endif
 #ifdef __AVX2__
             if constexpr (kFloatLanes == 8 && std::is_same_v<CodeAt, ByteCodes>) { // eight codes at once
                 std::int64_t bytes;
