@@ -136,7 +136,7 @@ private:
             } else
 #endif
 #ifdef __AVX2__
-            if constexpr (kFloatLanes == 8 && std::is_same_v<CodeAt, ByteCodes>) { // eight codes at once
+                if constexpr (kFloatLanes == 8 && std::is_same_v<CodeAt, ByteCodes>) { // eight codes at once
                 std::int64_t bytes;
                 std::memcpy(&bytes, codeAt.p + first + k, sizeof bytes);
                 code = reinterpret_cast<I>(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes)));
