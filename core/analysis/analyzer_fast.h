@@ -195,6 +195,27 @@ inline QL_INLINE void forBlocksOf(const Segment& seg, Load load, CodeAt codeAt, 
     }
 }
 
+// The whole groups of a segment of short ones (runLength set, or one group shorter than kBlock), as
+// many at a time as the staged block has room for: take(first flat index, its group, groups, length),
+// which stages them (`staged` is the staged count take adds to), or makeRoom() when none fits.
+template <typename MakeRoom, typename Take>
+inline QL_INLINE void forStagedGroups(const Segment& seg, const int& staged, MakeRoom&& makeRoom,
+                                      Take&& take) {
+    const int len = static_cast<int>(seg.runLength != 0 ? seg.runLength : seg.length);
+    std::int64_t b = seg.begin, g = seg.scale;
+    for (std::int64_t left = seg.length / len; left > 0;) {
+        const int count = static_cast<int>(std::min<std::int64_t>((kBlock - staged) / len, left));
+        if (count == 0) {
+            makeRoom();
+            continue;
+        }
+        take(b, g, count, len);
+        b += std::int64_t{count} * len;
+        g += count;
+        left -= count;
+    }
+}
+
 // Fixed slices, a function of the tensor's size alone (never of the thread count), so merging them
 // in order gives the same sums on every machine. Slices share the group tables (SliceGroups), so
 // many groups (an NVFP4 block every 16 elements) no longer need fewer, larger slices.
@@ -397,24 +418,10 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                     }
                     return;
                 }
-                // Short groups: as many whole ones as the staged block has room for, at a time.
-                if (seg.runLength != 0 || seg.length < kBlock) {
-                    const int len = static_cast<int>(seg.runLength != 0 ? seg.runLength : seg.length);
-                    std::int64_t b = seg.begin, g = seg.scale;
-                    for (std::int64_t left = seg.length / len; left > 0;) {
-                        const int count =
-                            static_cast<int>(std::min<std::int64_t>((kBlock - staged) / len, left));
-                        if (count == 0) {
-                            flushBatch();
-                            continue;
-                        }
-                        stageGroups(load, codeAt, b, count, len, g);
-                        b += std::int64_t{count} * len;
-                        g += count;
-                        left -= count;
-                    }
-                    return;
-                }
+                if (seg.runLength != 0 || seg.length < kBlock) // short groups, staged for the batch
+                    return forStagedGroups(seg, staged, flushBatch,
+                                           [&](std::int64_t b, std::int64_t g, int count, int len)
+                                               QL_INLINE { stageGroups(load, codeAt, b, count, len, g); });
                 const std::int64_t g = seg.scale;
                 const float sc = scaleOf(g), zp = params.zeroPointOf(g);
                 const ClipEdges e = edgeRule.of(params, g);
@@ -514,28 +521,17 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 }
                 // Counts do not depend on the order they are taken in: short segments (MX and NVFP4
                 // blocks) share one staged block instead of paying a block each.
-                if (seg.runLength != 0) { // whole short blocks, as many as the staged block has room for
-                    const int len = static_cast<int>(seg.runLength);
-                    std::int64_t b = seg.begin, g = seg.scale;
-                    for (std::int64_t left = seg.length / len; left > 0;) {
-                        const int count =
-                            static_cast<int>(std::min<std::int64_t>((kBlock - staged) / len, left));
-                        if (count == 0) {
-                            flush();
-                            continue;
-                        }
-                        const int n = count * len;
-                        stageValues(load, b, n, xs + staged);
-                        xhatOf.runs(
-                            codeAt, b, count, len, [&](int j) QL_INLINE { return scaleOf(g + j); },
-                            [&](int j) QL_INLINE { return params.zeroPointOf(g + j); }, xh + staged);
-                        staged += n;
-                        b += n;
-                        g += count;
-                        left -= count;
-                    }
-                    return;
-                }
+                if (seg.runLength != 0) // whole short blocks
+                    return forStagedGroups(
+                        seg, staged, flush,
+                        [&](std::int64_t b, std::int64_t g, int count, int len) QL_INLINE {
+                            const int n = count * len;
+                            stageValues(load, b, n, xs + staged);
+                            xhatOf.runs(
+                                codeAt, b, count, len, [&](int j) QL_INLINE { return scaleOf(g + j); },
+                                [&](int j) QL_INLINE { return params.zeroPointOf(g + j); }, xh + staged);
+                            staged += n;
+                        });
                 const std::int64_t g = seg.scale;
                 const float sc = scaleOf(g), zp = params.zeroPointOf(g);
                 for (std::int64_t b = seg.begin, end = seg.begin + seg.length; b < end;) {
