@@ -68,49 +68,36 @@ public:
         return applyInverseScale(value, scale, m_op);
     }
 
-    /// x̂ of n codes of one group: the decoding and the operation chosen once per block, so the loops
-    /// vectorise.
+    /// x̂ of `count` runs of `length` codes side by side from flat index `first`, run j in group
+    /// `group + j` (one run: a group's stretch; more: MX and NVFP4 blocks): the decoding and the scale
+    /// operation chosen once for them all, so each run's loop vectorises.
     template <typename CodeAt>
-    QL_INLINE void block(CodeAt codeAt, std::int64_t first, int n, float scale, float zp, float* out) const {
-        runs(
-            codeAt, first, 1, n, [&](int) QL_INLINE { return scale; }, [&](int) QL_INLINE { return zp; },
-            out);
-    }
-
-    /// x̂ of `count` runs of `length` codes side by side from `first`, run j with scaleOf(j) and
-    /// zeroOf(j) (MX and NVFP4 blocks): the decoding and the operation chosen once for them all.
-    template <typename CodeAt, typename ScaleOf, typename ZeroOf>
-    QL_INLINE void runs(CodeAt codeAt, std::int64_t first, int count, int length, ScaleOf scaleOf,
-                        ZeroOf zeroOf, float* out) const {
+    QL_INLINE void runs(CodeAt codeAt, std::int64_t first, int count, int length, const QuantParams& params,
+                        std::int64_t group, float* out) const {
+        const float* const scales = params.scales.data() + group;
         if constexpr (kFloatLanes >= 8) {
             if (m_fp4) // (a 4-lane build has no variable permute: it looks the values up)
                 return withOp([&](auto op) QL_INLINE {
                     for (int j = 0; j < count; ++j)
-                        decodeFp4(codeAt, first + j * length, length, scaleOf(j), op, out + j * length);
+                        decodeFp4(codeAt, first + j * length, length, scales[j], op, out + j * length);
                 });
         }
-        // Each loop a constant operation on one run, so it vectorises.
+        auto decoded = [&](auto valueOf) QL_INLINE { // valueOf(code, zero point)
+            withOp([&](auto op) QL_INLINE {
+                for (int j = 0; j < count; ++j) {
+                    const std::int64_t at = first + j * length;
+                    const float scale = scales[j], zp = params.zeroPointOf(group + j);
+                    float* const o = out + j * length;
+                    for (int k = 0; k < length; ++k)
+                        o[k] = applyInverseScale(valueOf(codeAt(at + k), zp), scale, op);
+                }
+            });
+        };
         if (m_float)
-            withOp([&](auto op) QL_INLINE {
-                for (int j = 0; j < count; ++j) {
-                    const std::int64_t at = first + j * length;
-                    const float scale = scaleOf(j);
-                    float* const o = out + j * length;
-                    for (int k = 0; k < length; ++k)
-                        o[k] = applyInverseScale(m_decoded[static_cast<std::size_t>(codeAt(at + k) & 0xFF)],
-                                                 scale, op);
-                }
-            });
+            decoded([&](std::int32_t code, float)
+                        QL_INLINE { return m_decoded[static_cast<std::size_t>(code & 0xFF)]; });
         else
-            withOp([&](auto op) QL_INLINE {
-                for (int j = 0; j < count; ++j) {
-                    const std::int64_t at = first + j * length;
-                    const float scale = scaleOf(j), zp = zeroOf(j);
-                    float* const o = out + j * length;
-                    for (int k = 0; k < length; ++k)
-                        o[k] = applyInverseScale(static_cast<float>(codeAt(at + k)) - zp, scale, op);
-                }
-            });
+            decoded([](std::int32_t code, float zp) QL_INLINE { return static_cast<float>(code) - zp; });
     }
 
 private:
@@ -128,24 +115,7 @@ private:
         const F s = F{} + scale;
         int k = 0;
         for (; k + kFloatLanes <= n; k += kFloatLanes) {
-            I code;
-#ifdef __AVX512F__
-            if constexpr (kFloatLanes == 16 && std::is_same_v<CodeAt, ByteCodes>) { // sixteen codes at once
-                code = reinterpret_cast<I>(_mm512_cvtepu8_epi32(
-                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(codeAt.p + first + k))));
-            } else
-#endif
-#ifdef __AVX2__
-                if constexpr (kFloatLanes == 8 && std::is_same_v<CodeAt, ByteCodes>) { // eight codes at once
-                std::int64_t bytes;
-                std::memcpy(&bytes, codeAt.p + first + k, sizeof bytes);
-                code = reinterpret_cast<I>(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes)));
-            } else
-#endif
-            {
-                for (int l = 0; l < kFloatLanes; ++l)
-                    code[l] = codeAt(first + k + l);
-            }
+            const I code = codesAt(codeAt, first + k);
             const F v = __builtin_shuffle(low, high, code & 15);
             // applyInverseScale, lane by lane (the same IEEE operations).
             F r;
@@ -160,6 +130,30 @@ private:
         for (; k < n; ++k)
             out[k] =
                 applyInverseScale(m_decoded[static_cast<std::size_t>(codeAt(first + k) & 15)], scale, op);
+    }
+
+    // A register of codes from flat index i: byte codes widened in one instruction where the ISA has
+    // it (eight at a time with AVX2, sixteen with AVX-512), others code by code.
+    template <typename CodeAt> QL_INLINE static auto codesAt(CodeAt codeAt, std::int64_t i) {
+        using I = typename FloatLanes<kFloatLanes>::I;
+        if constexpr (std::is_same_v<CodeAt, ByteCodes>) {
+#ifdef __AVX512F__
+            if constexpr (kFloatLanes == 16)
+                return reinterpret_cast<I>(
+                    _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codeAt.p + i))));
+#endif
+#ifdef __AVX2__
+            if constexpr (kFloatLanes == 8) {
+                std::int64_t bytes;
+                std::memcpy(&bytes, codeAt.p + i, sizeof bytes);
+                return reinterpret_cast<I>(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes)));
+            }
+#endif
+        }
+        I code;
+        for (int l = 0; l < kFloatLanes; ++l)
+            code[l] = codeAt(i + l);
+        return code;
     }
 
     // fn(op) with the scale operation as a constant (MultiplyReciprocal applies as Divide does).
@@ -184,13 +178,13 @@ private:
 // x and x̂ of one group's segment, a block of kBlock at a time: fn(first, len, xs, xh).
 template <typename Load, typename CodeAt, typename Fn>
 inline QL_INLINE void forBlocksOf(const Segment& seg, Load load, CodeAt codeAt, const Reconstruct& xhatOf,
-                                  float scale, float zp, Fn&& fn) {
+                                  const QuantParams& params, Fn&& fn) {
     alignas(64) float xs[kBlock], xh[kBlock];
     const std::int64_t end = seg.begin + seg.length;
     for (std::int64_t b = seg.begin; b < end; b += kBlock) {
         const int len = static_cast<int>(std::min<std::int64_t>(kBlock, end - b));
         stageValues(load, b, len, xs);
-        xhatOf.block(codeAt, b, len, scale, zp, xh);
+        xhatOf.runs(codeAt, b, 1, len, params, seg.scale, xh);
         fn(b, len, xs, xh);
     }
 }
@@ -307,7 +301,6 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
             });
         });
     };
-    auto scaleOf = [&](std::int64_t g) QL_INLINE { return scales[static_cast<std::size_t>(g)]; };
 
     const ClipEdgeRule edgeRule(plan); // each group's edges as the pass reaches it, not a table of them
     const bool floatTarget = a.clipping.floatTarget();
@@ -386,9 +379,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 const int n = count * len;
                 stageValues(load, b, n, bx + staged);
                 countCodes(codeAt, b, n);
-                xhatOf.runs(
-                    codeAt, b, count, len, [&](int j) QL_INLINE { return scaleOf(g + j); },
-                    [&](int j) QL_INLINE { return params.zeroPointOf(g + j); }, bh + staged);
+                xhatOf.runs(codeAt, b, count, len, params, g, bh + staged);
                 for (int j = 0; j < count; ++j) {
                     const std::int64_t gj = g + j;
                     const ClipEdges e = edgeRule.of(params, gj);
@@ -423,7 +414,6 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                                            [&](std::int64_t b, std::int64_t g, int count, int len)
                                                QL_INLINE { stageGroups(load, codeAt, b, count, len, g); });
                 const std::int64_t g = seg.scale;
-                const float sc = scaleOf(g), zp = params.zeroPointOf(g);
                 const ClipEdges e = edgeRule.of(params, g);
                 p.widest.add(g, e);
                 GroupClipping* const row = g < rows ? &p.clipping[g] : nullptr;
@@ -431,7 +421,7 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 // of an all-finite block in vector lanes; a block with NaN/Inf takes the element path.
                 flushBatch();
                 p.sums.beginGroup(e);
-                forBlocksOf(seg, load, codeAt, xhatOf, sc, zp,
+                forBlocksOf(seg, load, codeAt, xhatOf, params,
                             [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
                                 countCodes(codeAt, b, len);
                                 if (allFinite(xs, xh, len)) [[likely]] {
@@ -522,22 +512,17 @@ TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, con
                 // Counts do not depend on the order they are taken in: short segments (MX and NVFP4
                 // blocks) share one staged block instead of paying a block each.
                 if (seg.runLength != 0) // whole short blocks
-                    return forStagedGroups(
-                        seg, staged, flush,
-                        [&](std::int64_t b, std::int64_t g, int count, int len) QL_INLINE {
-                            const int n = count * len;
-                            stageValues(load, b, n, xs + staged);
-                            xhatOf.runs(
-                                codeAt, b, count, len, [&](int j) QL_INLINE { return scaleOf(g + j); },
-                                [&](int j) QL_INLINE { return params.zeroPointOf(g + j); }, xh + staged);
-                            staged += n;
-                        });
-                const std::int64_t g = seg.scale;
-                const float sc = scaleOf(g), zp = params.zeroPointOf(g);
+                    return forStagedGroups(seg, staged, flush,
+                                           [&](std::int64_t b, std::int64_t g, int count, int len) QL_INLINE {
+                                               const int n = count * len;
+                                               stageValues(load, b, n, xs + staged);
+                                               xhatOf.runs(codeAt, b, count, len, params, g, xh + staged);
+                                               staged += n;
+                                           });
                 for (std::int64_t b = seg.begin, end = seg.begin + seg.length; b < end;) {
                     const int len = static_cast<int>(std::min<std::int64_t>(kBlock - staged, end - b));
                     stageValues(load, b, len, xs + staged);
-                    xhatOf.block(codeAt, b, len, sc, zp, xh + staged);
+                    xhatOf.runs(codeAt, b, 1, len, params, seg.scale, xh + staged);
                     staged += len;
                     b += len;
                     if (staged == kBlock) flush();
