@@ -9,6 +9,7 @@
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_driver.h"
 #include "cpu/cpu_reference_backend.h"
+#include "quant/range_rule.h"
 #include "quant/reference.h"
 #include "tensor/error.h"
 #include "tensor/float_formats.h"
@@ -78,6 +79,7 @@ private slots:
     void measuredErrorsMatchErrorStats();
     void floatKernelsSweep_data();
     void floatKernelsSweep();
+    void nvfp4ScalesSweep();
 };
 
 void TestBackendConformance::matchesReference_data() {
@@ -279,6 +281,63 @@ void TestBackendConformance::floatKernelsSweep() {
                                  .arg(floatBits(x[static_cast<std::size_t>(i)]), 8, 16, QLatin1Char('0'))
                                  .arg(got.at(i))
                                  .arg(want.at(i))));
+}
+
+// The vector NVFP4 block-scale kernel against RangeRule::applyBlocks, block for block: for tensor
+// scales from subnormal to large, block maxima through a stride of fp32 bit patterns below the
+// saturation point, and around every E4M3 code its value, the midpoints to its neighbours and the
+// floats either side; NaN-flagged (negated) maxima too. Counts not a multiple of the vector width,
+// so the padded tail runs; once in place (maxima in the scale slots), as the backend calls it.
+void TestBackendConformance::nvfp4ScalesSweep() {
+    const auto kernels =
+        cpu::kernelsFor(planQuantization(conformanceSpecs().front().spec, {4, 64}), DType::F32);
+    QVERIFY(kernels.nvfp4Scales);
+    QuantSpec spec;
+    spec.preset = Preset::NVFP4;
+    spec.target = Target::Fp4E2M1;
+    spec.scheme = Scheme::Block;
+    const QuantPlan plan = planQuantization(spec, {16});
+    const RangeRule rule(plan);
+    const cpu::QuantArgs e4m3 = cpu::miniFloatArgs(MiniFloat::E4M3FN, Overflow::Saturate);
+    for (float tensorScale : {1.0f, 1.0f / 2688.0f, 3.0e-39f, 1.0e-45f, 7.5e4f}) {
+        std::vector<float> amax;
+        const float top = 2 * 448.0f * 6.0f * tensorScale;
+        for (std::uint64_t u = 0; u < floatBits(top); u += 65521)
+            amax.push_back(floatFromBits(static_cast<std::uint32_t>(u)));
+        for (int code = 0; code < 0x7E; ++code) { // (0x7F is NaN, which no block maximum is)
+            const float v =
+                decodeMiniFloat(static_cast<std::uint8_t>(code), MiniFloat::E4M3FN) * 6 * tensorScale;
+            const float next =
+                decodeMiniFloat(static_cast<std::uint8_t>(code + 1), MiniFloat::E4M3FN) * 6 * tensorScale;
+            for (float p : {v, (v + next) / 2})
+                for (float q : {p, std::nextafter(p, 1e30f), std::nextafter(p, -1e30f)})
+                    amax.push_back(std::fabs(q));
+        }
+        for (std::size_t i = 0, n = amax.size(); i < n; i += 7)
+            amax.push_back(-amax[i]); // a block holding a NaN
+        amax.push_back(-0.0f);
+        if (amax.size() % 16 == 0) amax.push_back(1.0f);
+        QuantParams want;
+        want.tensorScale = tensorScale;
+        want.scales.resize(amax.size());
+        want.scaleCodes.resize(amax.size());
+        rule.applyBlocks(amax.data(), 0, static_cast<std::int64_t>(amax.size()), want);
+        QuantParams got = want;
+        got.scales = amax; // in place, as the backend keeps its maxima
+        kernels.nvfp4Scales(e4m3, got.scales.data(), static_cast<std::int64_t>(amax.size()), tensorScale,
+                            got.scaleCodes.data(), got.scales.data());
+        for (std::size_t i = 0; i < amax.size(); ++i)
+            if (got.scaleCodes[i] != want.scaleCodes[i] ||
+                floatBits(got.scales[i]) != floatBits(want.scales[i]))
+                QFAIL(qPrintable(QStringLiteral("tensor scale %1, block maximum %2: got code %3 (scale %4), "
+                                                "want %5 (%6)")
+                                     .arg(double(tensorScale), 0, 'g', 9)
+                                     .arg(double(amax[i]), 0, 'g', 9)
+                                     .arg(got.scaleCodes[i])
+                                     .arg(double(got.scales[i]), 0, 'g', 9)
+                                     .arg(want.scaleCodes[i])
+                                     .arg(double(want.scales[i]), 0, 'g', 9)));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestBackendConformance)

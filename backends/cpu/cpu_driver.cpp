@@ -87,6 +87,13 @@ private:
     };
     void paramsOfRow(std::int64_t r, RowScratch& t);
     void fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums);
+    std::int64_t rowChunks() const { return (m_walk.rows() + rowsPerChunk() - 1) / rowsPerChunk(); }
+    std::int64_t rowsPerChunk() const {
+        return std::max<std::int64_t>(1, m_opt.chunkElements / std::max<std::int64_t>(m_walk.inner(), 1));
+    }
+    template <typename Fn>
+    void forRowChunks(Fn&& fn, const ProgressFn& progress, double base, double span) const;
+    void blockMaxima(std::int64_t r0, std::int64_t r1, float& tensorAmax);
     float tensorAbsMax(const ProgressFn& progress, double base, double span);
     template <typename Run, typename One>
     void forRuns(std::int64_t from, std::int64_t to, bool batching, Run&& run, One&& one) const;
@@ -96,13 +103,15 @@ private:
     bool m_measure;
     RowWalker m_walk;
     QuantArgs m_args;
+    QuantArgs m_e4m3 = miniFloatArgs(MiniFloat::E4M3FN, Overflow::Saturate); // NVFP4's block codes
     RangeRule m_rule;
     KernelSet m_k;
     Source m_src;
     std::int64_t m_n = 0;
     Codes m_codes;
     QuantParams m_params;
-    std::vector<float> m_zp; // one per scale group, whatever form the params hold them in
+    std::vector<float> m_zp;   // one per scale group, whatever form the params hold them in
+    bool m_maximaKept = false; // m_params.scales holds each block's signed maximum until its row's turn
     double m_allocMs = 0;
 };
 
@@ -196,8 +205,9 @@ void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
     for (std::int64_t r = r0; r < r1; ++r) {
         const std::int64_t first = m_walk.rowFirstScale(r), count = m_walk.rowScaleCount();
         paramsOfRow(r, scratch);
-        for (std::int64_t g = first; g < first + count; ++g)
-            m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
+        if (!m_params.zeroPoints.empty()) // (m_zp starts as zeros)
+            for (std::int64_t g = first; g < first + count; ++g)
+                m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
         // The next row streams in from memory while this one is quantized from cache.
         if (r + 1 < r1) {
             const auto* next = static_cast<const char*>(m_src.at((r + 1) * m_walk.inner()));
@@ -219,6 +229,15 @@ void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
 void Engine::paramsOfRow(std::int64_t r, RowScratch& t) {
     const std::int64_t first = m_walk.rowFirstScale(r), count = m_walk.rowScaleCount();
     const auto n = static_cast<std::size_t>(count);
+    if (m_maximaKept) { // the first read measured the blocks: turned into scales in place
+        float* const maxima = m_params.scales.data() + first;
+        if (m_k.nvfp4Scales && m_params.tensorScale > 0.0f)
+            m_k.nvfp4Scales(m_e4m3, maxima, count, m_params.tensorScale, m_params.scaleCodes.data() + first,
+                            maxima);
+        else
+            m_rule.applyBlocks(maxima, first, count, m_params);
+        return;
+    }
     if (m_rule.blocks()) {
         t.amax.resize(n);
         auto blocks = [&](const Segment& s, std::int64_t groups) {
@@ -238,6 +257,30 @@ void Engine::paramsOfRow(std::int64_t r, RowScratch& t) {
     });
     for (std::size_t g = 0; g < n; ++g)
         m_rule.apply(t.lo[g], t.hi[g], first + static_cast<std::int64_t>(g), m_params, t.nan[g] != 0);
+}
+
+// fn(first row, end row, chunk, worker) over rowChunks() chunks of whole rows (about the configured
+// chunk size each), on every worker.
+template <typename Fn>
+void Engine::forRowChunks(Fn&& fn, const ProgressFn& progress, double base, double span) const {
+    const std::int64_t rows = rowsPerChunk();
+    parallelChunks(
+        m_opt.threads, rowChunks(),
+        [&](std::int64_t c, unsigned w) { fn(c * rows, std::min(m_walk.rows(), (c + 1) * rows), c, w); },
+        progress, base, span);
+}
+
+// NVFP4's first read, where rows own their blocks: each block's signed maximum (absMaxBlocks) kept in
+// the scale slots, so the second read only quantizes, and the tensor's finite absolute maximum as
+// the largest of them.
+void Engine::blockMaxima(std::int64_t r0, std::int64_t r1, float& tensorAmax) {
+    float* const amax = m_params.scales.data();
+    auto blocks = [&](const Segment& s, std::int64_t groups) {
+        m_k.absMaxBlocks(m_src.at(s.begin), groups, s.length, amax + s.scale);
+        for (std::int64_t g = s.scale; g < s.scale + groups; ++g)
+            tensorAmax = std::max(tensorAmax, std::fabs(amax[g]));
+    };
+    forRuns(r0 * m_walk.inner(), r1 * m_walk.inner(), true, blocks, [&](const Segment& s) { blocks(s, 1); });
 }
 
 // The finite absolute maximum of the whole tensor (NVFP4's tensor scale), on every worker.
@@ -272,7 +315,18 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
     if (fast) {
         m_params = m_rule.emptyParams();
         if (m_rule.needsTensorAmax()) { // NVFP4: a read for the tensor scale before the block scales
-            m_rule.setTensorAmax(tensorAbsMax(progress, base, span / 2), m_params);
+            float amax = 0.0f;
+            if (fused) {
+                std::vector<float> top(m_opt.threads, 0.0f);
+                forRowChunks([&](std::int64_t r0, std::int64_t r1, std::int64_t,
+                                 unsigned w) { blockMaxima(r0, r1, top[w]); },
+                             progress, base, span / 2);
+                amax = *std::max_element(top.begin(), top.end());
+                m_maximaKept = true;
+            } else {
+                amax = tensorAbsMax(progress, base, span / 2);
+            }
+            m_rule.setTensorAmax(amax, m_params);
             base += span / 2;
             span /= 2;
             out.passes = 1;
@@ -282,17 +336,10 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
 
     if (fused) {
         m_zp.assign(static_cast<std::size_t>(m_plan.scaleCount), 0.0f);
-        const std::int64_t rowsPerChunk =
-            std::max<std::int64_t>(1, chunk / std::max<std::int64_t>(m_walk.inner(), 1));
-        const std::int64_t chunks = (m_walk.rows() + rowsPerChunk - 1) / rowsPerChunk;
-        partial.resize(static_cast<std::size_t>(chunks));
-        parallelChunks(
-            m_opt.threads, chunks,
-            [&](std::int64_t c, unsigned) {
-                fusedRows(c * rowsPerChunk, std::min(m_walk.rows(), (c + 1) * rowsPerChunk),
-                          partial[static_cast<std::size_t>(c)]);
-            },
-            progress, base, span);
+        partial.resize(static_cast<std::size_t>(rowChunks()));
+        forRowChunks([&](std::int64_t r0, std::int64_t r1, std::int64_t c,
+                         unsigned) { fusedRows(r0, r1, partial[static_cast<std::size_t>(c)]); },
+                     progress, base, span);
         checkParams(m_plan, m_params);
         out.passes += 1;
     } else {

@@ -39,6 +39,12 @@ using RangeConstFn = void (*)(const void* src, std::int64_t n, float* lo, float*
 /// The finite absolute maximum of each of `groups` consecutive groups of `length` elements (MX and
 /// NVFP4 blocks) into amax[g], negated when the group holds a NaN (calib::absMaxOfBlocks' convention).
 using AbsMaxBlocksFn = void (*)(const void* src, std::int64_t groups, std::int64_t length, float* amax);
+/// NVFP4's block scales from the blocks' signed maxima (absMaxBlocks) and a tensor scale > 0, as
+/// RangeRule::applyBlocks gives them: codes[k] = E4M3(|amax[k]| / 6 / tensorScale), saturating, and
+/// scales[k] = that code's value * tensorScale. `e4m3` is miniFloatArgs(E4M3FN, Saturate); `amax`
+/// may be `scales` (turned into scales in place).
+using Nvfp4ScalesFn = void (*)(const QuantArgs& e4m3, const float* amax, std::int64_t n, float tensorScale,
+                               std::uint8_t* codes, float* scales);
 /// Element-wise: lo[i], hi[i] widened by element i; nan[i] set when it is NaN.
 using RangePerElemFn = void (*)(const void* src, std::int64_t n, float* lo, float* hi, std::uint8_t* nan);
 /// Error sums of n elements against their reconstruction from codes (integer targets).
@@ -65,6 +71,7 @@ struct KernelSet {
     QuantPerElemFn quantPerElem = nullptr;
     RangeConstFn rangeConst = nullptr;
     AbsMaxBlocksFn absMaxBlocks = nullptr; // set with rangeConst
+    Nvfp4ScalesFn nvfp4Scales = nullptr;   // set with rangeConst
     RangePerElemFn rangePerElem = nullptr;
     QuantMeasuredConstFn quantMeasuredConst = nullptr; // integer targets only
     const char* isa = "";
@@ -72,6 +79,8 @@ struct KernelSet {
 
 /// Input dtypes the kernels read directly (F32, BF16, F16); others are converted first.
 bool kernelReads(DType dtype);
+/// The arguments that encode to mini-float format `f` with overflow rule `o`.
+QuantArgs miniFloatArgs(MiniFloat f, Overflow o);
 /// Resolves the plan's convention into kernel arguments.
 QuantArgs resolveArgs(const QuantPlan& plan);
 /// The kernels for this plan and input dtype on the running CPU.

@@ -103,30 +103,34 @@ bool kernelReads(DType dtype) {
     return dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16;
 }
 
-QuantArgs resolveArgs(const QuantPlan& plan) {
+QuantArgs miniFloatArgs(MiniFloat f, Overflow o) {
     QuantArgs a;
-    a.plan = &plan;
+    a.mantBits = f == MiniFloat::E4M3FN ? 3 : (f == MiniFloat::E5M2 ? 2 : 1);
+    a.bias = f == MiniFloat::E4M3FN ? 7 : (f == MiniFloat::E5M2 ? 15 : 1);
+    a.signMask = f == MiniFloat::E2M1 ? 0x08 : 0x80;
+    a.maxMag = encodeMiniFloat(maxFinite(f), f, o);
+    // The special codes are the oracle's own answers.
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    a.nanPos = encodeMiniFloat(nan, f, o);
+    a.nanNeg = encodeMiniFloat(-nan, f, o);
+    a.ovfPos = encodeMiniFloat(inf, f, o);
+    return a;
+}
+
+QuantArgs resolveArgs(const QuantPlan& plan) {
     const Convention& c = plan.convention;
-    a.zpBefore = c.zeroPoint == ZeroPointStage::BeforeRounding;
-    a.zeroScaleMeansOne = c.zeroScaleMeansOne;
-    a.zeroScaleGivesZero = c.zeroScaleGivesZero;
-    a.signedCodes = plan.codeTarget == Target::Int8 || plan.codeTarget == Target::Int4;
+    QuantArgs a;
     if (isFloatTarget(plan.codeTarget)) {
-        const MiniFloat f = miniFloatOf(plan.codeTarget);
-        a.mantBits = f == MiniFloat::E4M3FN ? 3 : (f == MiniFloat::E5M2 ? 2 : 1);
-        a.bias = f == MiniFloat::E4M3FN ? 7 : (f == MiniFloat::E5M2 ? 15 : 1);
-        a.signMask = f == MiniFloat::E2M1 ? 0x08 : 0x80;
-        a.maxMag = encodeMiniFloat(maxFinite(f), f, c.overflow);
-        // The special codes are the oracle's own answers.
-        const float inf = std::numeric_limits<float>::infinity(),
-                    nan = std::numeric_limits<float>::quiet_NaN();
-        a.nanPos = encodeMiniFloat(nan, f, c.overflow);
-        a.nanNeg = encodeMiniFloat(-nan, f, c.overflow);
-        a.ovfPos = encodeMiniFloat(inf, f, c.overflow);
+        a = miniFloatArgs(miniFloatOf(plan.codeTarget), c.overflow);
     } else {
         a.qmin = static_cast<float>(plan.qmin());
         a.qmax = static_cast<float>(plan.qmax());
     }
+    a.plan = &plan;
+    a.zpBefore = c.zeroPoint == ZeroPointStage::BeforeRounding;
+    a.zeroScaleMeansOne = c.zeroScaleMeansOne;
+    a.zeroScaleGivesZero = c.zeroScaleGivesZero;
+    a.signedCodes = plan.codeTarget == Target::Int8 || plan.codeTarget == Target::Int4;
     return a;
 }
 

@@ -423,6 +423,43 @@ void absMaxBlocks(const void* srcv, std::int64_t groups, std::int64_t length, fl
     }
 }
 
+// An E4M3 magnitude code's value, exactly: normal codes put exponent and mantissa in place,
+// subnormals are m * 2^-9. (0x7F, NaN, never reaches it: saturating encodes of finite values stop at
+// 0x7E.)
+inline vf e4m3Value(vi code) {
+    const vi e = (code >> 3) & 15, m = code & 7;
+    const vf normal = asF(asUi(((e + 120) << 23) | (m << 20)));
+    const vf sub = __builtin_convertvector(m, vf) * splat(0x1p-9f);
+    return sel(e == 0, sub, normal);
+}
+
+void nvfp4Scales(const QuantArgs& e4m3, const float* amax, std::int64_t n, float tensorScale,
+                 std::uint8_t* codes, float* scales) {
+    const QuantArgs a = e4m3; // (stores may alias the arguments)
+    const FloatFormat format(a);
+    const vf six = splat(6.0f), sg = splat(tensorScale);
+    auto lanes = [&](const float* in, std::uint8_t* c, float* s) {
+        vf m;
+        std::memcpy(&m, in, sizeof m);
+        const vi code = floatCodes((vabs(m) / six) / sg, format); // the reference's two divisions
+        storeCodes(code, c);
+        const vf v = e4m3Value(code) * sg;
+        std::memcpy(s, &v, sizeof v);
+    };
+    std::int64_t i = 0;
+    for (; i + W <= n; i += W)
+        lanes(amax + i, codes + i, scales + i);
+    if (i == n) return;
+    // The tail through one padded vector, so every block takes the same arithmetic.
+    float in[W] = {}, s[W];
+    std::uint8_t c[W];
+    const auto rest = static_cast<std::size_t>(n - i);
+    std::memcpy(in, amax + i, rest * sizeof(float));
+    lanes(in, c, s);
+    std::memcpy(codes + i, c, rest);
+    std::memcpy(scales + i, s, rest * sizeof(float));
+}
+
 template <class In>
 void rangePerElem(const void* srcv, std::int64_t n, float* lo, float* hi, std::uint8_t* nan) {
     const auto* src = static_cast<const typename In::T*>(srcv);
@@ -493,6 +530,7 @@ template <class In> KernelSet pickOp(const QuantPlan& plan) {
     }
     k.rangeConst = &rangeConst<In>;
     k.absMaxBlocks = &absMaxBlocks<In>;
+    k.nvfp4Scales = &nvfp4Scales;
     k.rangePerElem = &rangePerElem<In>;
     return k;
 }

@@ -77,7 +77,8 @@ public:
 
     /// MX / NVFP4: the codes and scales of blocks first .. first + count - 1 from their finite
     /// absolute maxima, negated where the block holds a NaN (-0 included: the sign bit is the flag), as
-    /// calibrateBlocks' rule (mxScaleCode / nvfp4ScaleCode, then blockScale).
+    /// calibrateBlocks' rule (mxScaleCode / nvfp4ScaleCode, then blockScale). `amax` may be
+    /// p.scales.data() + first: each block's maximum is read before its scale is written.
     void applyBlocks(const float* amax, std::int64_t first, std::int64_t count, QuantParams& p) const {
         std::uint8_t* const codes = p.scaleCodes.data() + first;
         float* const scales = p.scales.data() + first;
