@@ -208,13 +208,6 @@ void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
         if (!m_params.zeroPoints.empty()) // (m_zp starts as zeros)
             for (std::int64_t g = first; g < first + count; ++g)
                 m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
-        // The next row streams in from memory while this one is quantized from cache.
-        if (r + 1 < r1) {
-            const auto* next = static_cast<const char*>(m_src.at((r + 1) * m_walk.inner()));
-            const std::size_t bytes = static_cast<std::size_t>(m_walk.inner()) * m_src.width;
-            for (std::size_t k = 0; k < bytes; k += 64)
-                __builtin_prefetch(next + k);
-        }
         if (!m_measure) {
             quantizeRange(r * m_walk.inner(), (r + 1) * m_walk.inner());
             continue;

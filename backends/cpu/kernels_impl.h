@@ -397,30 +397,79 @@ template <class In> void rangeConst(const void* srcv, std::int64_t n, float* lo,
     }
 }
 
-// Each block's finite |x| maximum, as max(|lo|, |hi|) of its finite range: magnitudes compare as
+// One block's finite |x| maximum, as max(|lo|, |hi|) of its finite range: magnitudes compare as
 // integers, Inf and NaN count as 0, and a block holding a NaN gets its maximum negated (-0 when it
-// is 0), as calib::absMaxOfBlocks reports it for the oracle's rule. One call for a run of blocks.
+// is 0), as calib::absMaxOfBlocks reports it for the oracle's rule.
+template <class In> inline float absMaxBlock(const typename In::T* b, std::int64_t length) {
+    const std::int64_t whole = length / W * W;
+    vi top{}, nans{}; // magnitudes are below 2^31: signed compares order them
+    for (std::int64_t i = 0; i < whole; i += W) {
+        const vi mag = asI(asU(load<In>(b + i)) & 0x7FFFFFFFu);
+        top = ((mag < 0x7F800000) & (mag > top)) ? mag : top;
+        nans |= mag > 0x7F800000;
+    }
+    std::int32_t m = treeReduce(top, maxOp);
+    bool seen = treeReduce(nans, [](auto x, auto y) { return x | y; }) != 0;
+    for (std::int64_t i = whole; i < length; ++i) {
+        const std::int32_t mag = __builtin_bit_cast(std::int32_t, loadOne<In>(b + i)) & 0x7FFFFFFF;
+        seen = seen || mag > 0x7F800000;
+        if (mag < 0x7F800000 && mag > m) m = mag;
+    }
+    return __builtin_bit_cast(float, seen ? m | std::int32_t{-0x7FFFFFFF - 1} : m);
+}
+
+// Lane t of the half (upper when Hi) that folding x and y keeps: x and y each hold W / S partial
+// blocks of S lanes; the result holds x's blocks then y's, S / 2 lanes each.
+template <int S, bool Hi> constexpr int foldLane(int t) {
+    const int k = W / S, block = t / (S / 2), offset = t % (S / 2) + (Hi ? S / 2 : 0);
+    return block < k ? block * S + offset : W + (block - k) * S + offset;
+}
+template <int S, std::size_t... T> inline vi foldPair(vi x, vi y, std::index_sequence<T...>) {
+    const vi lo = __builtin_shufflevector(x, y, foldLane<S, false>(T)...);
+    const vi hi = __builtin_shufflevector(x, y, foldLane<S, true>(T)...);
+    return lo > hi ? lo : hi;
+}
+// W per-block vectors (S lanes per block, `count` of them) folded into one vector whose lane j is
+// block j's maximum: log2(W) levels of two shuffles and a max per pair, instead of a tree per block.
+template <int S> inline vi foldBlocks(vi* v, int count) {
+    if constexpr (S == 1) {
+        return v[0];
+    } else {
+        for (int i = 0; i < count / 2; ++i)
+            v[i] = foldPair<S>(v[2 * i], v[2 * i + 1], std::make_index_sequence<W>{});
+        return foldBlocks<S / 2>(v, count / 2);
+    }
+}
+
+// Each block's finite |x| maximum (absMaxBlock) for a run of blocks. Blocks whose length is a whole
+// number of vectors go W at a time, their magnitudes folded across blocks at once; a batch holding
+// a NaN or Inf is measured again block by block.
 template <class In>
 void absMaxBlocks(const void* srcv, std::int64_t groups, std::int64_t length, float* amax) {
     const auto* src = static_cast<const typename In::T*>(srcv);
-    const std::int64_t whole = length / W * W;
-    for (std::int64_t g = 0; g < groups; ++g) {
-        const auto* b = src + g * length;
-        vi top{}, nans{}; // magnitudes are below 2^31: signed compares order them
-        for (std::int64_t i = 0; i < whole; i += W) {
-            const vi mag = asI(asU(load<In>(b + i)) & 0x7FFFFFFFu);
-            top = ((mag < 0x7F800000) & (mag > top)) ? mag : top;
-            nans |= mag > 0x7F800000;
+    std::int64_t g = 0;
+    if (length % W == 0) {
+        for (; g + W <= groups; g += W) {
+            vi top[W];
+            for (int j = 0; j < W; ++j) {
+                const auto* b = src + (g + j) * length;
+                top[j] = vi{};
+                for (std::int64_t i = 0; i < length; i += W) {
+                    const vi mag = asI(asU(load<In>(b + i)) & 0x7FFFFFFFu);
+                    top[j] = mag > top[j] ? mag : top[j];
+                }
+            }
+            const vi m = foldBlocks<W>(top, W); // Inf and NaN included, as the largest magnitudes
+            if (treeReduce(m, maxOp) < 0x7F800000) {
+                std::memcpy(amax + g, &m, sizeof m);
+                continue;
+            }
+            for (int j = 0; j < W; ++j)
+                amax[g + j] = absMaxBlock<In>(src + (g + j) * length, length);
         }
-        std::int32_t m = treeReduce(top, maxOp);
-        bool seen = treeReduce(nans, [](auto x, auto y) { return x | y; }) != 0;
-        for (std::int64_t i = whole; i < length; ++i) {
-            const std::int32_t mag = __builtin_bit_cast(std::int32_t, loadOne<In>(b + i)) & 0x7FFFFFFF;
-            seen = seen || mag > 0x7F800000;
-            if (mag < 0x7F800000 && mag > m) m = mag;
-        }
-        amax[g] = __builtin_bit_cast(float, seen ? m | std::int32_t{-0x7FFFFFFF - 1} : m);
     }
+    for (; g < groups; ++g)
+        amax[g] = absMaxBlock<In>(src + g * length, length);
 }
 
 // An E4M3 magnitude code's value, exactly: normal codes put exponent and mantissa in place,
