@@ -199,7 +199,8 @@ void Engine::rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* 
 }
 
 // One read from memory: each row's groups are measured, turned into params and quantized while
-// the row is still in cache (rows own their groups, so threads never share a parameter).
+// the row is still in cache (rows own their groups, so threads never share a parameter). NVFP4's
+// blocks were measured by the read before (blockMaxima): here they only become scales.
 void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
     RowScratch scratch;
     for (std::int64_t r = r0; r < r1; ++r) {
@@ -218,7 +219,8 @@ void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
 }
 
 // Row r's groups' parameters from their ranges: MX and NVFP4 blocks a run at a time through the
-// absolute-maximum kernel, other groups a segment at a time through the range kernel.
+// absolute-maximum kernel (or from the maxima kept by the first read), other groups a segment at a
+// time through the range kernel.
 void Engine::paramsOfRow(std::int64_t r, RowScratch& t) {
     const std::int64_t first = m_walk.rowFirstScale(r), count = m_walk.rowScaleCount();
     const auto n = static_cast<std::size_t>(count);
