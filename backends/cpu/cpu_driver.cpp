@@ -110,7 +110,11 @@ private:
     std::int64_t m_n = 0;
     Codes m_codes;
     QuantParams m_params;
-    std::vector<float> m_zp;   // one per scale group, whatever form the params hold them in
+    // The zero points, whatever form the params hold them in: one per scale group, or, where every
+    // one is 0 (the fused path of a symmetric or floating plan), one row's worth shared by every row.
+    std::vector<float> m_zp;
+    bool m_zpPerGroup = true;
+    const float* zpAt(std::int64_t g) const { return m_zp.data() + (m_zpPerGroup ? g : 0); }
     bool m_maximaKept = false; // m_params.scales holds each block's signed maximum until its row's turn
     double m_allocMs = 0;
 };
@@ -127,15 +131,15 @@ void Engine::quantizeSegment(const Segment& s) {
         m_codes.data() + static_cast<std::size_t>(s.begin) * static_cast<std::size_t>(m_codes.width());
     const std::size_t g = static_cast<std::size_t>(s.scale);
     if (m_k.quantConst && !s.perElement) {
-        m_k.quantConst(m_args, m_src.at(s.begin), s.length, m_params.scales[g], m_zp[g], out);
+        m_k.quantConst(m_args, m_src.at(s.begin), s.length, m_params.scales[g], *zpAt(s.scale), out);
     } else if (m_k.quantPerElem && s.perElement) {
-        m_k.quantPerElem(m_args, m_src.at(s.begin), s.length, m_params.scales.data() + g, m_zp.data() + g,
-                         out);
+        m_k.quantPerElem(m_args, m_src.at(s.begin), s.length, m_params.scales.data() + g, zpAt(s.scale), out);
     } else {
         for (std::int64_t i = 0; i < s.length; ++i) {
             const std::size_t gi = s.perElement ? g + static_cast<std::size_t>(i) : g;
+            const float zp = zpAt(s.scale)[s.perElement ? i : 0];
             m_codes.set(s.begin + i,
-                        quantizeValue(m_src.value(s.begin + i), m_params.scales[gi], m_zp[gi], m_plan));
+                        quantizeValue(m_src.value(s.begin + i), m_params.scales[gi], zp, m_plan));
         }
     }
 }
@@ -160,8 +164,7 @@ void Engine::quantizeRange(std::int64_t from, std::int64_t to) {
         from, to, m_k.quantBlocks && m_codes.width() == 1,
         [&](const Segment& run, std::int64_t groups) {
             m_k.quantBlocks(m_args, m_src.at(run.begin), groups, run.length,
-                            m_params.scales.data() + run.scale, m_zp.data() + run.scale,
-                            m_codes.data() + run.begin);
+                            m_params.scales.data() + run.scale, zpAt(run.scale), m_codes.data() + run.begin);
         },
         [&](const Segment& s) { quantizeSegment(s); });
 }
@@ -169,7 +172,7 @@ void Engine::quantizeRange(std::int64_t from, std::int64_t to) {
 void Engine::measuredSegment(const Segment& s, ErrorSums& sums) {
     const std::size_t g = static_cast<std::size_t>(s.scale);
     if (m_k.quantMeasuredConst && !s.perElement && m_codes.width() == 1) {
-        m_k.quantMeasuredConst(m_args, m_src.at(s.begin), s.length, m_params.scales[g], m_zp[g],
+        m_k.quantMeasuredConst(m_args, m_src.at(s.begin), s.length, m_params.scales[g], *zpAt(s.scale),
                                m_codes.data() + s.begin, &sums, s.begin);
         return;
     }
@@ -182,7 +185,8 @@ void Engine::errorSegment(const Segment& s, ErrorSums& sums) {
     const std::size_t g = static_cast<std::size_t>(s.scale);
     for (std::int64_t i = 0; i < s.length; ++i) {
         const std::size_t gi = s.perElement ? g + static_cast<std::size_t>(i) : g;
-        const float xhat = dequantizeValue(m_codes.at(s.begin + i), m_params.scales[gi], m_zp[gi], m_plan);
+        const float zp = zpAt(s.scale)[s.perElement ? i : 0];
+        const float xhat = dequantizeValue(m_codes.at(s.begin + i), m_params.scales[gi], zp, m_plan);
         sums.addElement(m_src.value(s.begin + i), xhat, s.begin + i);
     }
 }
@@ -206,7 +210,7 @@ void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
     for (std::int64_t r = r0; r < r1; ++r) {
         const std::int64_t first = m_walk.rowFirstScale(r), count = m_walk.rowScaleCount();
         paramsOfRow(r, scratch);
-        if (!m_params.zeroPoints.empty()) // (m_zp starts as zeros)
+        if (m_zpPerGroup)
             for (std::int64_t g = first; g < first + count; ++g)
                 m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
         if (!m_measure) {
@@ -330,7 +334,9 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
     }
 
     if (fused) {
-        m_zp.assign(static_cast<std::size_t>(m_plan.scaleCount), 0.0f);
+        m_zpPerGroup = !m_params.zeroPoints.empty();
+        m_zp.assign(static_cast<std::size_t>(m_zpPerGroup ? m_plan.scaleCount : m_walk.rowScaleCount()),
+                    0.0f);
         partial.resize(static_cast<std::size_t>(rowChunks()));
         forRowChunks([&](std::int64_t r0, std::int64_t r1, std::int64_t c,
                          unsigned) { fusedRows(r0, r1, partial[static_cast<std::size_t>(c)]); },
