@@ -289,14 +289,13 @@ void TestBackendConformance::floatKernelsSweep() {
 // floats either side; NaN-flagged (negated) maxima too. Counts not a multiple of the vector width,
 // so the padded tail runs; once in place (maxima in the scale slots), as the backend calls it.
 void TestBackendConformance::nvfp4ScalesSweep() {
-    const auto kernels =
-        cpu::kernelsFor(planQuantization(conformanceSpecs().front().spec, {4, 64}), DType::F32);
-    QVERIFY(kernels.nvfp4Scales);
     QuantSpec spec;
     spec.preset = Preset::NVFP4;
     spec.target = Target::Fp4E2M1;
     spec.scheme = Scheme::Block;
     const QuantPlan plan = planQuantization(spec, {16});
+    const auto kernels = cpu::kernelsFor(plan, DType::F32);
+    QVERIFY(kernels.nvfp4Scales);
     const RangeRule rule(plan);
     const cpu::QuantArgs e4m3 = cpu::miniFloatArgs(MiniFloat::E4M3FN, Overflow::Saturate);
     for (float tensorScale : {1.0f, 1.0f / 2688.0f, 3.0e-39f, 1.0e-45f, 7.5e4f}) {

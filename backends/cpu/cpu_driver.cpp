@@ -17,6 +17,12 @@
 namespace ql::cpu {
 namespace {
 
+// NVFP4's block codes, made once (on first use: no order to rely on between files' statics).
+const QuantArgs& e4m3Args() {
+    static const QuantArgs a = miniFloatArgs(MiniFloat::E4M3FN, Overflow::Saturate);
+    return a;
+}
+
 // The input as the kernels read it: raw f32 / bf16 / f16 bytes in place, or f32 converted once.
 struct Source {
     const std::byte* data = nullptr;
@@ -76,6 +82,7 @@ public:
 
 private:
     void prepareParams();
+    void sizeZeroPoints();
     void quantizeSegment(const Segment& s);
     void quantizeRange(std::int64_t from, std::int64_t to);
     void errorSegment(const Segment& s, ErrorSums& sums);
@@ -103,15 +110,14 @@ private:
     bool m_measure;
     RowWalker m_walk;
     QuantArgs m_args;
-    QuantArgs m_e4m3 = miniFloatArgs(MiniFloat::E4M3FN, Overflow::Saturate); // NVFP4's block codes
     RangeRule m_rule;
     KernelSet m_k;
     Source m_src;
     std::int64_t m_n = 0;
     Codes m_codes;
     QuantParams m_params;
-    // The zero points, whatever form the params hold them in: one per scale group, or, where every
-    // one is 0 (the fused path of a symmetric or floating plan), one row's worth shared by every row.
+    // The zero points, whatever form the params hold them in: one per scale group, or, where the
+    // params hold none (symmetric and floating plans), one row's worth of zeros shared by every row.
     std::vector<float> m_zp;
     bool m_zpPerGroup = true;
     const float* zpAt(std::int64_t g) const { return m_zp.data() + (m_zpPerGroup ? g : 0); }
@@ -119,10 +125,17 @@ private:
     double m_allocMs = 0;
 };
 
+// m_zp sized for m_params, as zeros: a zero point per group where the params hold any, else one
+// row's worth (no kernel call spans more than a row) that zpAt hands to every group.
+void Engine::sizeZeroPoints() {
+    m_zpPerGroup = !m_params.zeroPoints.empty();
+    m_zp.assign(static_cast<std::size_t>(m_zpPerGroup ? m_plan.scaleCount : m_walk.rowScaleCount()), 0.0f);
+}
+
 void Engine::prepareParams() {
     checkParams(m_plan, m_params);
-    m_zp.resize(static_cast<std::size_t>(m_plan.scaleCount));
-    for (std::int64_t g = 0; g < m_plan.scaleCount; ++g)
+    sizeZeroPoints();
+    for (std::int64_t g = 0; m_zpPerGroup && g < m_plan.scaleCount; ++g)
         m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
 }
 
@@ -231,8 +244,8 @@ void Engine::paramsOfRow(std::int64_t r, RowScratch& t) {
     if (m_maximaKept) { // the first read measured the blocks: turned into scales in place
         float* const maxima = m_params.scales.data() + first;
         if (m_k.nvfp4Scales && m_params.tensorScale > 0.0f)
-            m_k.nvfp4Scales(m_e4m3, maxima, count, m_params.tensorScale, m_params.scaleCodes.data() + first,
-                            maxima);
+            m_k.nvfp4Scales(e4m3Args(), maxima, count, m_params.tensorScale,
+                            m_params.scaleCodes.data() + first, maxima);
         else
             m_rule.applyBlocks(maxima, first, count, m_params);
         return;
@@ -334,9 +347,7 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
     }
 
     if (fused) {
-        m_zpPerGroup = !m_params.zeroPoints.empty();
-        m_zp.assign(static_cast<std::size_t>(m_zpPerGroup ? m_plan.scaleCount : m_walk.rowScaleCount()),
-                    0.0f);
+        sizeZeroPoints(); // (each row's zero points are filled as its turn comes)
         partial.resize(static_cast<std::size_t>(rowChunks()));
         forRowChunks([&](std::int64_t r0, std::int64_t r1, std::int64_t c,
                          unsigned) { fusedRows(r0, r1, partial[static_cast<std::size_t>(c)]); },
