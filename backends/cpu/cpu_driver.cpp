@@ -101,6 +101,7 @@ private:
     template <typename Fn>
     void forRowChunks(Fn&& fn, const ProgressFn& progress, double base, double span) const;
     void blockMaxima(std::int64_t r0, std::int64_t r1, float& tensorAmax);
+    void measureBlocks(std::int64_t r0, std::int64_t r1, float* out, std::int64_t offset) const;
     float tensorAbsMax(const ProgressFn& progress, double base, double span);
     template <typename Run, typename One>
     void forRuns(std::int64_t from, std::int64_t to, bool batching, Run&& run, One&& one) const;
@@ -252,11 +253,7 @@ void Engine::paramsOfRow(std::int64_t r, RowScratch& t) {
     }
     if (m_rule.blocks()) {
         t.amax.resize(n);
-        auto blocks = [&](const Segment& s, std::int64_t groups) {
-            m_k.absMaxBlocks(m_src.at(s.begin), groups, s.length, t.amax.data() + (s.scale - first));
-        };
-        forRuns(r * m_walk.inner(), (r + 1) * m_walk.inner(), true, blocks,
-                [&](const Segment& s) { blocks(s, 1); });
+        measureBlocks(r, r + 1, t.amax.data(), first);
         m_rule.applyBlocks(t.amax.data(), first, count, m_params);
         return;
     }
@@ -286,11 +283,18 @@ void Engine::forRowChunks(Fn&& fn, const ProgressFn& progress, double base, doub
 // the scale slots, so the second read only quantizes, and the tensor's finite absolute maximum as
 // the largest of them.
 void Engine::blockMaxima(std::int64_t r0, std::int64_t r1, float& tensorAmax) {
-    float* const amax = m_params.scales.data();
-    auto blocks = [&](const Segment& s, std::int64_t groups) {
-        m_k.absMaxBlocks(m_src.at(s.begin), groups, s.length, amax + s.scale);
-        for (std::int64_t g = s.scale; g < s.scale + groups; ++g)
+    const float* const amax = m_params.scales.data();
+    measureBlocks(r0, r1, m_params.scales.data(), 0);
+    for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t g = m_walk.rowFirstScale(r), e = g + m_walk.rowScaleCount(); g < e; ++g)
             tensorAmax = std::max(tensorAmax, std::fabs(amax[g]));
+}
+
+// Each block's signed maximum (absMaxBlocks) in rows [r0, r1), block g's into out[g - offset], a run of
+// blocks per kernel call.
+void Engine::measureBlocks(std::int64_t r0, std::int64_t r1, float* out, std::int64_t offset) const {
+    auto blocks = [&](const Segment& s, std::int64_t groups) {
+        m_k.absMaxBlocks(m_src.at(s.begin), groups, s.length, out + (s.scale - offset));
     };
     forRuns(r0 * m_walk.inner(), r1 * m_walk.inner(), true, blocks, [&](const Segment& s) { blocks(s, 1); });
 }
