@@ -45,17 +45,24 @@ inline double bestMs(int repeat, const std::function<void()>& fn) {
     return best;
 }
 
-/// Best-of-`repeat` times of a and b taken in turn (a, b, a, b, ...), after one warm-up of each: their
-/// ratio then compares runs seconds apart, not minutes, on a machine whose speed drifts.
-inline std::pair<double, double> bestMsInTurn(int repeat, const std::function<void()>& a,
-                                              const std::function<void()>& b) {
-    a();
-    b();
-    std::pair<double, double> best{1e300, 1e300};
-    for (int r = 0; r < repeat; ++r) {
-        best.first = std::min(best.first, timedMs(a));
-        best.second = std::min(best.second, timedMs(b));
-    }
+/// A function timed in turn with others, `runs` times per turn.
+struct InTurn {
+    std::function<void()> fn;
+    int runs = 1;
+};
+
+/// Best times of each of fns taken in turn (each fns[i] `runs` times, then the next, for `repeat`
+/// turns), after one warm-up of each: their ratios then compare runs seconds apart, not minutes, on
+/// a machine whose speed drifts. A quick one can take several runs a turn, so its best comes from as
+/// many samples as a standalone best-of-N would give it. Returns each one's best, in the order given.
+inline std::vector<double> bestMsInTurn(int repeat, const std::vector<InTurn>& fns) {
+    for (const InTurn& f : fns)
+        f.fn();
+    std::vector<double> best(fns.size(), 1e300);
+    for (int r = 0; r < repeat; ++r)
+        for (std::size_t i = 0; i < fns.size(); ++i)
+            for (int k = 0; k < fns[i].runs; ++k)
+                best[i] = std::min(best[i], timedMs(fns[i].fn));
     return best;
 }
 
@@ -78,23 +85,27 @@ QL_LIMIT_LOOP(limitAvx2, __attribute__((target("avx2"))), 8)
 QL_LIMIT_LOOP(limitBase, , 4)
 #undef QL_LIMIT_LOOP
 
-inline double limitMs(const std::vector<float>& x, std::vector<std::int8_t>& out, unsigned threads,
-                      int repeat) {
+/// One run of the streaming limit over `threads` threads (x read, out written).
+inline void limitRun(const std::vector<float>& x, std::vector<std::int8_t>& out, unsigned threads) {
     __builtin_cpu_init();
     auto* loop = __builtin_cpu_supports("avx512bw") ? &limitAvx512
                  : __builtin_cpu_supports("avx2")   ? &limitAvx2
                                                     : &limitBase;
     const std::size_t n = x.size();
     auto part = [&](std::size_t b, std::size_t e) { loop(x.data(), out.data(), b, e); };
-    return bestMs(repeat, [&] {
-        std::vector<std::thread> pool;
-        const std::size_t step = (n / threads + 15) / 16 * 16;
-        for (unsigned t = 1; t < threads; ++t)
-            pool.emplace_back(part, t * step, std::min(n, (t + 1) * step));
-        part(0, std::min(n, step));
-        for (auto& th : pool)
-            th.join();
-    });
+    std::vector<std::thread> pool;
+    const std::size_t step = (n / threads + 15) / 16 * 16;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(part, t * step, std::min(n, (t + 1) * step));
+    part(0, std::min(n, step));
+    for (auto& th : pool)
+        th.join();
+}
+
+/// Best of `repeat` runs of the streaming limit, in milliseconds.
+inline double limitMs(const std::vector<float>& x, std::vector<std::int8_t>& out, unsigned threads,
+                      int repeat) {
+    return bestMs(repeat, [&] { limitRun(x, out, threads); });
 }
 
 /// Each thread's part of the counting floor: four counts per element (value, error, |error| and code
@@ -124,30 +135,27 @@ template <typename T> std::uint64_t countInto(const T* x, std::size_t b, std::si
     return sum;
 }
 
-/// The counting floor: reading the input as the job stores it (f32, or 16-bit values) and making the
-/// four histogram counts per element that every job with statistics makes (the exact counts are the
-/// contract), counted as the analysis pass counts them, nothing else, over `threads` threads. A job
-/// that counts this way cannot beat it, whatever its sums cost; a different way of counting could.
-template <typename T> double countingFloorMs(const std::vector<T>& x, unsigned threads, int repeat) {
+/// One run of the counting floor: reading the input as the job stores it (f32, or 16-bit values) and
+/// making the four histogram counts per element that every job with statistics makes (the exact
+/// counts are the contract), counted as the analysis pass counts them, nothing else, over `threads`
+/// threads. A job that counts this way cannot beat it, whatever its sums cost; a different way of
+/// counting could. Says so on stderr if a count went missing.
+template <typename T> void countingFloorRun(const std::vector<T>& x, unsigned threads) {
     const std::size_t n = x.size();
     std::vector<std::uint64_t> sums(threads);
-    const double ms = bestMs(repeat, [&] {
-        std::vector<std::thread> pool;
-        const std::size_t step = (n + threads - 1) / threads;
-        for (unsigned t = 1; t < threads; ++t)
-            pool.emplace_back(
-                [&, t] { sums[t] = countInto(x.data(), t * step, std::min(n, (t + 1) * step)); });
-        sums[0] = countInto(x.data(), 0, std::min(n, step));
-        for (auto& th : pool)
-            th.join();
-    });
+    std::vector<std::thread> pool;
+    const std::size_t step = (n + threads - 1) / threads;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back([&, t] { sums[t] = countInto(x.data(), t * step, std::min(n, (t + 1) * step)); });
+    sums[0] = countInto(x.data(), 0, std::min(n, step));
+    for (auto& th : pool)
+        th.join();
     std::uint64_t total = 0;
     for (std::uint64_t s : sums)
         total += s;
     if (total != 4 * n)
         std::fprintf(stderr, "counting floor: %llu counts for %zu elements\n",
                      static_cast<unsigned long long>(total), n);
-    return ms;
 }
 
 } // namespace ql::bench

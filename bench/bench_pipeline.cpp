@@ -1,10 +1,10 @@
 // bench_pipeline: what users run, end to end. A safetensors file in the page cache goes through
 // core/job (the GUI's and the CLI's pipeline: file view -> calibration -> codes -> every statistic)
 // and through the quantlens-cli process, for each calibration and preset family. Each figure is
-// printed as a fraction of the streaming limit (read f32, write int8) measured in the same run, so
-// a shared machine's noise cancels out. The counting floor beside it (read the input, make the four
-// histogram counts per element as the analysis pass counts them, nothing else) bounds what a job that
-// counts that way can reach.
+// printed as a fraction of the streaming limit (read f32, write int8) timed in turn with that job, so
+// a shared machine's noise and drift cancel out. The counting floor timed beside it (read the input,
+// make the four histogram counts per element as the analysis pass counts them, nothing else) bounds
+// what a job that counts that way can reach.
 //
 // The NumPy peer (bench/peers/statistics_peer.py) computes the same statistics for the first family
 // on the f32 tensor, in the same run.
@@ -30,7 +30,6 @@
 #include <string>
 #include <sys/wait.h>
 #include <thread>
-#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -39,7 +38,6 @@
 #endif
 
 using namespace ql;
-using bench::bestMs;
 
 namespace {
 
@@ -91,13 +89,14 @@ int main(int argc, char** argv) {
     registerBuiltinBackends(*registry);
 
     std::ostringstream md;
-    md << "Machine: " << threads << " threads. Best of N runs; `of limit` = streaming-limit time / job time "
-       << "(1.00 = as fast as reading the f32 input and writing int8 codes once); `× floor` = job time / "
-       << "counting-floor time; `× int8 job` = job time / the int8 per-channel absmax job's on the same "
-       << "tensor, the two timed in turn.\n\n"
-       << "| job | tensor | core/job ms | of limit | × floor | × int8 job | backend ms | statistics ms | "
-          "CLI process ms | CLI of limit |\n"
-       << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    md << "Machine: " << threads << " threads. Best of N runs, each job's timed in turn with the streaming "
+       << "limit, the counting floor and (other families) the int8 per-channel absmax job; `of limit` = "
+       << "streaming-limit time / job time (1.00 = as fast as reading the f32 input and writing int8 codes "
+       << "once); `× floor` = job time / counting-floor time; `× int8 job` = job time / the int8 job's on "
+       << "the same tensor.\n\n"
+       << "| job | tensor | core/job ms | limit ms | of limit | × floor | × int8 job | backend ms | "
+          "statistics ms | CLI process ms | CLI of limit |\n"
+       << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     struct Shape2 {
         std::int64_t rows, cols;
         DType dtype;
@@ -113,36 +112,32 @@ int main(int argc, char** argv) {
         for (auto& v : x)
             v = d(rng);
         std::vector<std::int8_t> sink(static_cast<std::size_t>(n));
-        const double limit = bench::limitMs(x, sink, threads, 20);
-        double floor = 0;
-        if (sh.dtype == DType::F32) {
-            floor = bench::countingFloorMs(x, threads, 10);
-        } else { // the 16-bit values the job reads
-            std::vector<std::uint16_t> stored(x.size());
+        auto limitRun = [&] { bench::limitRun(x, sink, threads); };
+        std::vector<std::uint16_t> stored; // the 16-bit values a bf16 job reads, for its counting floor
+        if (sh.dtype != DType::F32) {
+            stored.resize(x.size());
             for (std::size_t i = 0; i < x.size(); ++i)
                 stored[i] = floatToBf16(x[i]);
-            floor = bench::countingFloorMs(stored, threads, 10);
         }
+        auto floorRun = [&] {
+            if (stored.empty())
+                bench::countingFloorRun(x, threads);
+            else
+                bench::countingFloorRun(stored, threads);
+        };
         const std::string file = dir + "/model-" + std::string(nameOf(sh.dtype)) + ".safetensors";
         bench::writeModel(file, sh.rows, sh.cols, sh.dtype, x);
-        x = {};
         const std::string tensor =
             std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + " " + std::string(nameOf(sh.dtype));
         char line[512];
-        std::snprintf(line, sizeof line,
-                      "| streaming limit (read f32, write i8) | %s | %.2f | 1.00 | | | | | | |\n",
-                      tensor.c_str(), limit);
-        md << line;
-        std::fputs(line, stdout);
-        std::snprintf(line, sizeof line,
-                      "| counting floor (read the input, four histogram counts per element) | %s | %.2f | "
-                      "%.3f | 1.00 | | | | | |\n",
-                      tensor.c_str(), floor, limit / floor);
-        md << line;
-        std::fputs(line, stdout);
-        std::fflush(stdout);
-        double firstJobMs = 0; // the first family's, int8 per-channel absmax
-        JobRequest base;       // its request, timed again in turn with each other family
+        auto emit = [&] {
+            md << line;
+            std::fputs(line, stdout);
+            std::fflush(stdout);
+        };
+        double firstJobMs = 0;                     // the first family's, int8 per-channel absmax
+        double firstLimitMs = 0, firstFloorMs = 0; // timed in turn with it
+        JobRequest base;                           // its request, timed again in turn with each other family
         for (const bench::Family& f : bench::families()) {
             if (firstJobMs > 0 && f.name.find(only) == std::string::npos) continue;
             JobRequest request;
@@ -155,15 +150,33 @@ int main(int argc, char** argv) {
                 const TensorOutcome out = runTensorJob(request, "w");
                 backendMs = std::min(backendMs, out.a.report.timing.median.totalMs);
             };
-            // × int8 job: this family over the int8 job timed in turn with it (the first family's own
-            // time stays the row's base).
-            double jobMs = 0, baseInTurnMs = 0;
+            // The limit, the floor, and (other families) the int8 job, each timed in turn with this job.
+            double jobMs = 0, baseInTurnMs = 0, limit = 0, floor = 0;
             if (firstJobMs == 0) {
-                jobMs = baseInTurnMs = bestMs(repeat, job);
                 base = request;
+                const auto ms = bench::bestMsInTurn(repeat, {{limitRun, 4}, {floorRun, 2}, {job}});
+                limit = ms[0];
+                floor = ms[1];
+                jobMs = baseInTurnMs = ms[2];
+                firstLimitMs = limit;
+                firstFloorMs = floor;
+                std::snprintf(
+                    line, sizeof line,
+                    "| streaming limit (read f32, write i8) | %s | %.2f | %.2f | 1.00 | | | | | | |\n",
+                    tensor.c_str(), limit, limit);
+                emit();
+                std::snprintf(line, sizeof line,
+                              "| counting floor (read the input, four histogram counts per element) | %s | "
+                              "%.2f | %.2f | %.3f | 1.00 | | | | | |\n",
+                              tensor.c_str(), floor, limit, limit / floor);
+                emit();
             } else {
-                std::tie(baseInTurnMs, jobMs) = bench::bestMsInTurn(
-                    repeat, [&] { runTensorJob(base, "w"); }, job);
+                const auto ms = bench::bestMsInTurn(
+                    repeat, {{limitRun, 4}, {floorRun, 2}, {[&] { runTensorJob(base, "w"); }}, {job}});
+                limit = ms[0];
+                floor = ms[1];
+                baseInTurnMs = ms[2];
+                jobMs = ms[3];
             }
             std::vector<std::string> args{QUANTLENS_CLI_PATH, "quantize", file, "--all", "-q"};
             args.insert(args.end(), f.cliFlags.begin(), f.cliFlags.end());
@@ -172,26 +185,24 @@ int main(int argc, char** argv) {
                 cli = std::min(cli, bench::cliMs(args));
             if (firstJobMs == 0) firstJobMs = jobMs;
             std::snprintf(line, sizeof line,
-                          "| %s | %s | %.1f | %.3f | %.2f | %.2f | %.1f | %.1f | %.1f | %.3f |\n",
-                          f.name.c_str(), tensor.c_str(), jobMs, limit / jobMs, jobMs / floor,
+                          "| %s | %s | %.1f | %.2f | %.3f | %.2f | %.2f | %.1f | %.1f | %.1f | %.3f |\n",
+                          f.name.c_str(), tensor.c_str(), jobMs, limit, limit / jobMs, jobMs / floor,
                           jobMs / baseInTurnMs, backendMs, jobMs - backendMs, cli, limit / cli);
-            md << line;
-            std::fputs(line, stdout);
-            std::fflush(stdout);
+            emit();
         }
-        // NumPy computing the same statistics as the first family (f32 only: NumPy has no bf16).
+        // NumPy computing the same statistics as the first family (f32 only: NumPy has no bf16),
+        // against the limit and floor timed with that family (a process of seconds is not timed in turn).
         if (withPeers && sh.dtype == DType::F32) {
             const auto peer = numpyPeer(sh.rows, sh.cols, quick ? 2 : 3);
             if (peer.count("job_ms")) {
                 std::snprintf(line, sizeof line,
-                              "| NumPy peer: %s, same statistics | %s | %.1f | %.3f | %.2f | %.2f | %.1f | "
-                              "%.1f | | |\n",
+                              "| NumPy peer: %s, same statistics | %s | %.1f | %.2f | %.3f | %.2f | %.2f | "
+                              "%.1f | %.1f | | |\n",
                               bench::families().front().name.c_str(), tensor.c_str(), peer.at("job_ms"),
-                              limit / peer.at("job_ms"), peer.at("job_ms") / floor,
-                              peer.at("job_ms") / firstJobMs, peer.at("quantize_ms"),
-                              peer.at("statistics_ms"));
-                md << line;
-                std::fputs(line, stdout);
+                              firstLimitMs, firstLimitMs / peer.at("job_ms"),
+                              peer.at("job_ms") / firstFloorMs, peer.at("job_ms") / firstJobMs,
+                              peer.at("quantize_ms"), peer.at("statistics_ms"));
+                emit();
             }
         }
         std::filesystem::remove(file);
