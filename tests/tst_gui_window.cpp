@@ -21,6 +21,8 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QProcess>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
@@ -147,6 +149,30 @@ private slots:
             QVERIFY2(model.wait(120000), qPrintable(w.errorText()));
             QCOMPARE(w.modelTable()->model()->rowCount(), listed);
         }
+    }
+
+    // A narrow window never cuts the configuration's controls off out of reach: the panel keeps its
+    // minimum width, and where its dock is narrower a sideways scroll bar reaches the rest.
+    void narrowWindowKeepsTheControlsReachable() {
+        MainWindow w;
+        w.resize(760, 700);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY2(w.openFile(m_file), qPrintable(w.errorText()));
+        QTest::qWait(50); // the docks take their widths a turn after the window is shown
+        ConfigPanel* panel = w.findChild<ConfigPanel*>();
+        QVERIFY(panel);
+        auto* scroll = qobject_cast<QScrollArea*>(panel->parentWidget()->parentWidget());
+        QVERIFY(scroll);
+        QVERIFY(panel->width() >= panel->minimumSizeHint().width());
+        const int hidden = panel->width() - scroll->viewport()->width();
+        if (hidden > 0) {
+            QVERIFY(scroll->horizontalScrollBar()->isVisible());
+            QCOMPARE(scroll->horizontalScrollBar()->maximum(), hidden);
+        }
+        // The boxes may shrink to a few characters, so the panel's minimum stays a dock's width.
+        QVERIFY2(panel->minimumSizeHint().width() <= 300,
+                 qPrintable(QString::number(panel->minimumSizeHint().width())));
     }
 
     void malformedFileShowsMessage() {

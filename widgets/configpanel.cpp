@@ -34,6 +34,9 @@ void select(QComboBox* box, const QVariant& data) {
 QComboBox* combo(QWidget* parent, const QString& tip) {
     auto* b = new QComboBox(parent);
     b->setToolTip(tip);
+    // Narrow docks: a box may shrink to ten characters (its list still shows whole names).
+    b->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    b->setMinimumContentsLength(10);
     return b;
 }
 

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("Model file to open (safetensors, "
-                                                                        "sharded index, HDF5)"));
+                                                                        "sharded index, GGUF, ONNX, HDF5)"));
     const QCommandLineOption shot(
         QStringLiteral("screenshot"),
         QStringLiteral("Open FILE, run its first 2-D tensor, save the window to OUT.png, exit"),

@@ -102,7 +102,8 @@ void MainWindow::buildPages() {
     scroll->setWidget(m_config);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // A dock narrower than the panel's controls scrolls sideways too, rather than cutting them off.
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     dock(this, tr("Configuration"), QStringLiteral("configuration"), scroll, Qt::RightDockWidgetArea);
     connect(m_browser, &TensorBrowser::tensorSelected, this, &MainWindow::onTensorSelected);
     connect(m_config, &ConfigPanel::specChanged, this, [this] {
