@@ -129,6 +129,8 @@ private slots:
             QVERIFY(w.browser()->model()->rowCount() > 0);
             QCOMPARE(w.headline()->sqnrText(), QStringLiteral("—"));
             QCOMPARE(w.modelTable()->model()->rowCount(), 0);
+            QVERIFY2(w.modelTable()->summaryText().contains(QFileInfo(file).fileName()),
+                     qPrintable(w.modelTable()->summaryText())); // what fills it, not "0 quantized"
             QCOMPARE(w.lastOutcome(), nullptr);
             for (QCustomPlot* plot : w.findChildren<QCustomPlot*>())
                 if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0)))
@@ -148,6 +150,8 @@ private slots:
             w.quantizeAll();
             QVERIFY2(model.wait(120000), qPrintable(w.errorText()));
             QCOMPARE(w.modelTable()->model()->rowCount(), listed);
+            QVERIFY2(w.modelTable()->summaryText().contains(QStringLiteral("quantized")),
+                     qPrintable(w.modelTable()->summaryText()));
         }
     }
 

@@ -83,9 +83,7 @@ DiffPage::DiffPage(QWidget* parent)
     m_view->setModel(m_model);
     m_view->setSortingEnabled(true);
     m_view->horizontalHeader()->setSortIndicator(DiffTableModel::SqnrColumn, Qt::AscendingOrder);
-    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     styleResultTable(m_view);
-    m_view->setTextElideMode(Qt::ElideMiddle); // layer numbers and suffixes stay readable
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
@@ -137,10 +135,7 @@ void DiffPage::setOutcome(std::shared_ptr<const DiffOutcome> outcome) {
     const bool anyCodes =
         std::any_of(o.diffs.begin(), o.diffs.end(), [](const TensorDiff& d) { return d.codes.has_value(); });
     m_view->setColumnHidden(DiffTableModel::CodesColumn, !anyCodes && !o.requantized);
-    m_view->resizeColumnsToContents();
-    const int nameRoom = std::max(160, m_view->viewport()->width() / 3);
-    for (int c : {int(DiffTableModel::NameColumn), int(DiffTableModel::NameBColumn)})
-        m_view->setColumnWidth(c, std::min(m_view->columnWidth(c), nameRoom));
+    fitResultColumns(m_view, {DiffTableModel::NameColumn, DiffTableModel::NameBColumn});
     QString text = tr("A: %1 — B: %2. %n pair(s) compared", nullptr, static_cast<int>(o.diffs.size()))
                        .arg(QFileInfo(qs(o.a->path())).fileName(), QFileInfo(qs(o.b->path())).fileName());
     if (o.requantized) text += tr(", A re-quantized with the current spec and its codes compared with B's");

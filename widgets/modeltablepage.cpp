@@ -19,7 +19,6 @@ ModelTablePage::ModelTablePage(QWidget* parent)
     m_view->setSortingEnabled(true);
     m_view->horizontalHeader()->setSortIndicator(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
     m_view->setColumnHidden(ModelTableModel::WeightedSqnrColumn, true); // until a run has importance
-    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     styleResultTable(m_view); // one line per tensor: the reason a tensor failed is in its tooltip
     m_view->setToolTip(
         tr("Every tensor quantized with the current spec, worst SQNR first; double-click a row to "
@@ -27,7 +26,7 @@ ModelTablePage::ModelTablePage(QWidget* parent)
     connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
         emit tensorActivated(i.data(ModelTableModel::TensorNameRole).toString());
     });
-    m_summary->setText(tr("Run ▸ Quantize all fills this table."));
+    clear(tr("Run ▸ Quantize all fills this table."));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->addWidget(m_summary);
@@ -44,6 +43,7 @@ void ModelTablePage::setRows(std::vector<ModelRow> rows) {
     const bool weighted = anyWeighted(rows);
     m_model->setRows(std::move(rows)); // ranked by the weighted SQNR when there is one
     m_view->setColumnHidden(ModelTableModel::WeightedSqnrColumn, !weighted);
+    fitResultColumns(m_view, {ModelTableModel::NameColumn});
     m_view->horizontalHeader()->setSortIndicator(
         weighted ? ModelTableModel::WeightedSqnrColumn : ModelTableModel::SqnrColumn, Qt::AscendingOrder);
     QString text = tr("%n tensor(s) quantized", nullptr, n - failed - kept);
@@ -54,6 +54,15 @@ void ModelTablePage::setRows(std::vector<ModelRow> rows) {
                "as they are)",
                nullptr, kept);
     m_summary->setText(text + QLatin1Char('.'));
+}
+
+QString ModelTablePage::summaryText() const {
+    return m_summary->text();
+}
+
+void ModelTablePage::clear(const QString& message) {
+    m_model->setRows({});
+    m_summary->setText(message);
 }
 
 bool ModelTablePage::exportTo(const QString& path) const {
@@ -70,14 +79,16 @@ bool ModelTablePage::exportTo(const QString& path) const {
     all.verticalHeader()->setDefaultSectionSize(m_view->verticalHeader()->defaultSectionSize());
     all.setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     all.setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    int width = 2 * all.frameWidth();
-    for (int c = 0; c < m_view->model()->columnCount(); ++c) {
-        all.setColumnWidth(c, m_view->columnWidth(c));
-        width += m_view->columnWidth(c);
-    }
     const int height = 2 * all.frameWidth() + m_view->horizontalHeader()->height() +
                        rows * m_view->verticalHeader()->defaultSectionSize();
     all.horizontalHeader()->setFixedHeight(m_view->horizontalHeader()->height());
+    all.resize(m_view->width(), height); // every row in view, so the name column fits them all
+    for (int c = 0; c < m_view->model()->columnCount(); ++c)
+        all.setColumnWidth(c, m_view->columnWidth(c));
+    all.resizeColumnToContents(ModelTableModel::NameColumn); // whole names: an image has no tooltip
+    int width = 2 * all.frameWidth();
+    for (int c = 0; c < m_view->model()->columnCount(); ++c)
+        width += all.columnWidth(c);
     all.resize(width, height);
     return all.grab().save(path);
 }

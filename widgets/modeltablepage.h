@@ -16,8 +16,11 @@ class ModelTablePage : public QWidget {
 public:
     explicit ModelTablePage(QWidget* parent = nullptr);
     void setRows(std::vector<ModelRow> rows);
+    /// No rows, and `message` where the summary goes (a model just opened, before any run).
+    void clear(const QString& message);
     ModelTableModel* model() const { return m_model; }
     QTableView* view() const { return m_view; }
+    QString summaryText() const;
     bool exportTo(const QString& path) const;
 
 signals:

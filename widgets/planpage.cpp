@@ -102,7 +102,6 @@ PlanPage::PlanPage(QWidget* parent)
                           "red point is the plan for the budget"));
 
     m_view->setModel(m_model);
-    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     styleResultTable(m_view);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
@@ -173,6 +172,7 @@ void PlanPage::choose() {
         return;
     }
     m_model->setPlan(m_measurements, *m_result);
+    fitResultColumns(m_view, {PlanTableModel::NameColumn});
     const QString objective =
         m.importance.empty() ? tr("squared error") : tr("importance-weighted squared error");
     QString text =

@@ -1,11 +1,18 @@
 #pragma once
 // How every result table looks (whole model, plan, diff): one line per row with the reason in a
 // tooltip rather than a tall row, no row numbers, alternating rows, whole rows selected, the last
-// column taking the rest of the width.
+// column taking the rest of the width, long names losing their middle rather than their end.
+#include <initializer_list>
+
 class QTableView;
 
 namespace ql {
 
 void styleResultTable(QTableView* view);
+
+/// Columns sized to their contents, then the name columns capped at a third of the view (at least
+/// 160 pixels), so a long tensor name never pushes the figures out of sight; the tooltip and a
+/// dragged column edge show the rest. Call after the rows change.
+void fitResultColumns(QTableView* view, std::initializer_list<int> nameColumns);
 
 } // namespace ql

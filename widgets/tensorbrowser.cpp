@@ -66,6 +66,8 @@ TensorBrowser::TensorBrowser(QWidget* parent)
     m_view->setSortingEnabled(true);
     m_view->sortByColumn(TensorTreeModel::NameColumn, Qt::AscendingOrder);
     m_view->setAlternatingRowColors(true);
+    // A long name loses its middle, not its end: down_proj.weight and down_proj.bias stay apart.
+    m_view->setTextElideMode(Qt::ElideMiddle);
     // The name keeps a readable width however narrow the dock: the other columns scroll into view
     // (and the tooltip repeats them) rather than squeezing names to a few letters.
     QHeaderView* header = m_view->header();

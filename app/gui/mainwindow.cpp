@@ -205,7 +205,8 @@ bool MainWindow::openFile(const QString& path) {
     m_model.reset();
     m_report.reset();
     m_browser->setSource(m_source.get());
-    m_modelTable->setRows({});
+    m_modelTable->clear(tr("Run ▸ Quantize all (Ctrl+Shift+R) fills this table with every tensor of %1.")
+                            .arg(QFileInfo(path).fileName()));
     m_planPage->clear(
         tr("Measure formats to plan a mixed-precision checkpoint of %1.").arg(QFileInfo(path).fileName()));
     m_diffPage->clear(tr("Diff %1 against another checkpoint of it: File ▸ Diff against… (Ctrl+Shift+D).")
