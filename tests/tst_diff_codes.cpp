@@ -18,6 +18,7 @@
 #include <QtTest>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 using namespace ql;
@@ -108,6 +109,9 @@ void TestDiffCodes::llamaPermutation() {
     QCOMPARE(llamaRowPermutation(8, 2), (std::vector<std::int64_t>{0, 2, 1, 3, 4, 6, 5, 7}));
     QCOMPARE(llamaRowPermutation(4, 1), (std::vector<std::int64_t>{0, 2, 1, 3}));
     QVERIFY_THROWS_EXCEPTION(QuantError, llamaRowPermutation(6, 2));
+    // A crafted head count: 2 · heads would overflow (and pass the check as −2), looping for ever.
+    QVERIFY_THROWS_EXCEPTION(QuantError, llamaRowPermutation(8, std::numeric_limits<std::int64_t>::max()));
+    QVERIFY_THROWS_EXCEPTION(QuantError, llamaRowPermutation(8, std::int64_t{1} << 62));
     QVERIFY_THROWS_EXCEPTION(QuantError, llamaRowPermutation(8, 0));
 }
 

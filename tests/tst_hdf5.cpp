@@ -101,7 +101,7 @@ private slots:
         if (m_expected.is_null()) QSKIP("python3 with h5py is not available");
         const auto src = Hdf5Source::open(m_file);
         QCOMPARE(src->tensors().size(), m_expected.size()); // the soft link is not listed twice
-        QCOMPARE(src->skipped().size(), std::size_t(3));
+        QCOMPARE(src->skipped().size(), std::size_t(6));
     }
 
     void explainsUnsupportedTypes_data() {
@@ -113,6 +113,12 @@ private slots:
                                   << QStringLiteral("unsupported type: compound");
         QTest::addRow("uint64") << QStringLiteral("unsupported/uint64") << QStringLiteral("uint64");
         QTest::addRow("missing") << QStringLiteral("no/such/dataset") << QStringLiteral("no dataset named");
+        QTest::addRow("unwritten chunks") << QStringLiteral("unwritten/chunked")
+                                          << QStringLiteral("only 0 of its 4000 chunks were written");
+        QTest::addRow("unwritten block")
+            << QStringLiteral("unwritten/contiguous") << QStringLiteral("its data was never written");
+        QTest::addRow("partly written")
+            << QStringLiteral("unwritten/partly") << QStringLiteral("only 1 of its 4 chunks were written");
     }
     void explainsUnsupportedTypes() {
         QFETCH(QString, dataset);

@@ -153,6 +153,44 @@ std::optional<std::string> outsideStorage(hid_t dataset) {
     return std::nullopt;
 }
 
+// Storage never written reads back as the fill value: a few bytes of file could stand for gigabytes
+// of a tensor no one stored. Refused, with the reason: every chunk (or the contiguous block) must be
+// in the file.
+std::optional<std::string> unwrittenStorage(hid_t dataset, hid_t type, const std::vector<hsize_t>& dims) {
+    hsize_t elements = 1;
+    for (hsize_t d : dims)
+        elements *= d; // checked against overflow by the caller
+    if (elements == 0) return std::nullopt;
+    h5::Id plist(H5Dget_create_plist(dataset), H5Pclose);
+    if (!plist.valid()) return std::string("cannot read its storage properties");
+    switch (H5Pget_layout(plist.get())) {
+    case H5D_CHUNKED: {
+        std::vector<hsize_t> chunk(dims.size(), 1);
+        if (H5Pget_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data()) < 0)
+            return std::string("cannot read its chunk shape");
+        hsize_t expected = 1;
+        for (std::size_t i = 0; i < dims.size(); ++i) {
+            if (chunk[i] == 0) return std::string("its chunk shape has a zero dimension");
+            expected *= (dims[i] + chunk[i] - 1) / chunk[i]; // at most the element count
+        }
+        hsize_t written = 0;
+        h5::Id space(H5Dget_space(dataset), H5Sclose);
+        if (!space.valid() || H5Dget_num_chunks(dataset, space.get(), &written) < 0)
+            return std::string("cannot count its chunks");
+        if (written < expected)
+            return "only " + std::to_string(written) + " of its " + std::to_string(expected) +
+                   " chunks were written (the rest would read as the fill value): refused";
+        return std::nullopt;
+    }
+    case H5D_CONTIGUOUS:
+        if (H5Dget_storage_size(dataset) < elements * H5Tget_size(type))
+            return std::string("its data was never written (it would read as the fill value): refused");
+        return std::nullopt;
+    default:
+        return std::nullopt; // compact: the data is in the object header itself
+    }
+}
+
 struct Visit {
     std::vector<TensorInfo>* infos;
     std::vector<Hdf5Source::Skipped>* skipped;
@@ -193,6 +231,11 @@ herr_t visitLink(hid_t group, const char* name, const H5L_info_t* info, void* da
         t.shape.push_back(static_cast<std::int64_t>(d));
     }
     if (auto why = outsideStorage(obj.get())) {
+        v->skipped->push_back({name, *why});
+        return 0;
+    }
+    if (auto why = unwrittenStorage(obj.get(), type.get(), dims)) {
+        H5Eclear2(H5E_DEFAULT);
         v->skipped->push_back({name, *why});
         return 0;
     }

@@ -4,6 +4,7 @@
 #include "tensor/error.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <regex>
 
@@ -18,7 +19,8 @@ constexpr const char* kPermutingArchs[] = {"llama", "granite", "granitemoe", "de
 } // namespace
 
 std::vector<std::int64_t> llamaRowPermutation(std::int64_t rows, std::int64_t heads) {
-    if (heads <= 0 || rows % (2 * heads) != 0)
+    // 2 · heads must not overflow first: a GGUF may claim any head count.
+    if (heads <= 0 || heads > std::numeric_limits<std::int64_t>::max() / 2 || rows % (2 * heads) != 0)
         throw QuantError(std::to_string(rows) + " rows do not split into " + std::to_string(heads) +
                          " heads of two halves");
     const std::int64_t half = rows / heads / 2;

@@ -71,6 +71,11 @@ def make(out, expected):
         f.create_dataset("unsupported/strings", data=np.array([b"a", b"bc"]))
         f.create_dataset("unsupported/compound", data=np.zeros(3, dtype=[("a", "<i4"), ("b", "<f4")]))
         f.create_dataset("unsupported/uint64", data=np.arange(4, dtype="<u8"))
+        # Storage never written reads as the fill value: a few bytes standing for any size. Refused.
+        f.create_dataset("unwritten/chunked", shape=(4000, 1024), dtype="f4", chunks=(1, 1024))
+        f.create_dataset("unwritten/contiguous", shape=(64, 64), dtype="f4")
+        partly = f.create_dataset("unwritten/partly", shape=(8, 16), dtype="f4", chunks=(2, 16))
+        partly[0:2] = values("f4", (2, 16), 99)
         f["soft_link"] = h5py.SoftLink("/scalar")
     with open(expected, "w") as fh:
         json.dump(exp, fh)
