@@ -11,6 +11,7 @@
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
+#include <sys/stat.h>
 
 using namespace ql;
 using nlohmann::json;
@@ -237,6 +238,40 @@ void TestCheck::cliExitCodes() {
              2);
     QVERIFY(out.contains("unknown metric 'snr'"));
     QCOMPARE(run({QStringLiteral("check"), QStringLiteral("r.json")}), 2); // no rules
+    // Outputs only to their own kind of file: the model is never replaced by a slip of the flag.
+    const QByteArray modelBytes = [&] {
+        QFile f(model);
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    }();
+    QVERIFY(QFile::copy(model, dir.filePath(QStringLiteral("m.safetensors"))));
+    for (const char* flag : {"--junit", "--html"}) {
+        QCOMPARE(run({QStringLiteral("check"), QStringLiteral("r.json"), QStringLiteral("--rule"),
+                      QStringLiteral("sqnr < 3"), QString::fromLatin1(flag), QStringLiteral("m.safetensors")},
+                     &out),
+                 2);
+        QVERIFY2(out.contains("m.safetensors"), out.constData());
+        QFile copy(dir.filePath(QStringLiteral("m.safetensors")));
+        QVERIFY(copy.open(QIODevice::ReadOnly));
+        QVERIFY(copy.readAll() == modelBytes);
+    }
+    // A rules "file" that is a FIFO or a device is refused, not waited on or read for ever.
+    QVERIFY(::mkfifo(qPrintable(dir.filePath(QStringLiteral("fifo"))), 0600) == 0);
+    for (const QString& rulesPath : {dir.filePath(QStringLiteral("fifo")), QStringLiteral("/dev/zero")}) {
+        QCOMPARE(
+            run({QStringLiteral("check"), QStringLiteral("r.json"), QStringLiteral("--rules"), rulesPath},
+                &out),
+            1);
+        QVERIFY2(out.contains("not a regular file"), out.constData());
+    }
+    QFile big(dir.filePath(QStringLiteral("big-rules.txt")));
+    QVERIFY(big.open(QIODevice::WriteOnly));
+    QVERIFY(big.resize(2 << 20));
+    big.close();
+    QCOMPARE(run({QStringLiteral("check"), QStringLiteral("r.json"), QStringLiteral("--rules"),
+                  QStringLiteral("big-rules.txt")},
+                 &out),
+             1);
+    QVERIFY2(out.contains("too large for a rules file"), out.constData());
     QCOMPARE(run({QStringLiteral("check"), QStringLiteral("missing.json"), QStringLiteral("--rule"),
                   QStringLiteral("sqnr < 3")}),
              1);

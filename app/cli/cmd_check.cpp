@@ -6,6 +6,7 @@
 #include "tensor/error.h"
 
 #include <cstdio>
+#include <filesystem>
 
 namespace ql::cli {
 namespace {
@@ -36,6 +37,14 @@ CLI::App* addCheck(CLI::App& parent, CheckOptions& o) {
 }
 
 int runCheck(const CheckOptions& o) {
+    // Outputs by their kind's extension, before anything is read: a slip of the flag must not
+    // replace a model, a report or anything else that happens to be there.
+    const std::string junit = std::filesystem::path(o.junit).extension().string(),
+                      html = std::filesystem::path(o.html).extension().string();
+    if (!o.junit.empty() && junit != ".xml")
+        throw UsageError("--junit " + o.junit + ": JUnit results are written to a .xml file");
+    if (!o.html.empty() && html != ".html" && html != ".htm")
+        throw UsageError("--html " + o.html + ": the page is written to a .html file");
     std::vector<CheckRule> rules;
     if (!o.rulesFile.empty()) rules = readRules(o.rulesFile);
     for (const auto& text : o.rules) {

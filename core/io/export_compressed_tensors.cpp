@@ -15,6 +15,7 @@
 
 #include "io/atomic_file.h"
 #include "io/export_tensors.h"
+#include "io/mapped_file.h"
 #include "quant/packing.h"
 #include "tensor/error.h"
 #include "tensor/float_formats.h"
@@ -23,9 +24,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -34,6 +33,7 @@ namespace {
 
 // The compressed-tensors release whose layout this writer follows; written as "version".
 constexpr const char* kLibraryVersion = "0.12.2";
+constexpr std::uint64_t kMaxConfigBytes = 16ULL << 20; // a model's config.json is kilobytes
 
 [[noreturn]] void refuse(const std::string& file, const QuantizedTensor& q, const std::string& reason) {
     throw FileError(file + ": tensor '" + q.name + "' (" + std::string(nameOf(q.plan.spec.preset)) + " " +
@@ -164,11 +164,8 @@ std::string observerOf(const QuantSpec& spec) {
 }
 
 nlohmann::json readJson(const fs::path& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw FileError(path.string() + ": cannot be read");
-    std::stringstream s;
-    s << f.rdbuf();
-    nlohmann::json j = nlohmann::json::parse(s.str(), nullptr, false);
+    nlohmann::json j =
+        nlohmann::json::parse(readSmallFile(path.string(), kMaxConfigBytes, "a config.json"), nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw FileError(path.string() + ": is not a JSON object");
     return j;
 }

@@ -38,7 +38,33 @@ void requireRegularFile(const std::string& path) {
                          : S_ISFIFO(st.st_mode) ? "a FIFO"
                          : S_ISSOCK(st.st_mode) ? "a socket"
                                                 : "a device") +
-                        "); QuantLens reads model files only");
+                        "); QuantLens reads regular files only");
+}
+
+std::string readSmallFile(const std::string& path, std::uint64_t maxBytes, const char* what) {
+    requireRegularFile(path);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) throw FileError(path + ": cannot open: " + systemReason(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { // replaced since the check: read nothing
+        ::close(fd);
+        throw FileError(path + ": not a regular file");
+    }
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size > maxBytes) {
+        ::close(fd);
+        throw FileError(path + ": " + std::to_string(size) + " bytes is too large for " + what +
+                        " (at most " + std::to_string(maxBytes) + ")");
+    }
+    std::string text(static_cast<std::size_t>(size), '\0');
+    try {
+        readExactly(fd, text.data(), text.size(), 0, path);
+    } catch (...) {
+        ::close(fd);
+        throw;
+    }
+    ::close(fd);
+    return text;
 }
 
 std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {

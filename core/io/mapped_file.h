@@ -34,6 +34,10 @@ private:
     const std::byte* m_data = nullptr;
 };
 
+/// The whole of a small file (a report, an index, rules, a config): a regular file of at most
+/// `maxBytes`, else FileError naming `path` and saying which (`what`: "a report", ...).
+std::string readSmallFile(const std::string& path, std::uint64_t maxBytes, const char* what);
+
 /// Reads exactly `size` bytes at `offset` with pread; throws FileError (naming `path`) on a short read.
 void readExactly(int fd, void* out, std::size_t size, std::uint64_t offset, const std::string& path);
 /// errno as text, for messages.

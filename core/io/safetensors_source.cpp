@@ -1,16 +1,15 @@
 #include "io/safetensors_source.h"
 
 #include "io/json_shape.h"
+#include "io/mapped_file.h"
 #include "tensor/error.h"
 
 #include <array>
 #include <cerrno>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -65,16 +64,15 @@ std::unique_ptr<SafetensorsSource> SafetensorsSource::openFile(const std::string
     return src;
 }
 
+// A shard index lists tensor names and shard files: a few MB for the largest models.
+constexpr std::uint64_t kMaxIndexBytes = 64ULL << 20;
+
 std::unique_ptr<SafetensorsSource> SafetensorsSource::openIndex(const std::string& indexPath) {
-    requireRegularFile(indexPath);
-    std::ifstream in(indexPath, std::ios::binary);
-    if (!in) throw FileError(indexPath + ": cannot open: " + systemReason(errno));
-    std::stringstream text;
-    text << in.rdbuf();
-    checkJsonShape(text.str(), indexPath, "index", 16);
+    const std::string text = readSmallFile(indexPath, kMaxIndexBytes, "a shard index");
+    checkJsonShape(text, indexPath, "index", 16);
     nlohmann::json index;
     try {
-        index = nlohmann::json::parse(text.str());
+        index = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
         throw FileError(indexPath + ": index is not valid JSON: " + e.what());
     }

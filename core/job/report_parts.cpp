@@ -8,9 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 namespace ql {
 namespace {
@@ -84,17 +82,7 @@ json partialReport(const json& header, const std::map<std::int64_t, json>& entri
 }
 
 json readReportFile(const std::string& path) {
-    requireRegularFile(path);
-    std::error_code ec;
-    const auto size = fs::file_size(path, ec);
-    if (ec) throw FileError(path + ": " + ec.message());
-    if (size > kMaxReportBytes)
-        throw FileError(path + ": " + std::to_string(size) + " bytes is too large for a report");
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in.good() && !in.eof()) throw FileError(path + ": cannot be read");
-    const std::string s = text.str();
+    const std::string s = readSmallFile(path, kMaxReportBytes, "a report");
     checkJsonShape(s, path, "report", kMaxReportDepth);
     json j = json::parse(s, nullptr, false);
     if (j.is_discarded()) throw FileError(path + ": not valid JSON");

@@ -1,5 +1,6 @@
 #include "report/check.h"
 
+#include "io/mapped_file.h"
 #include "report/model_table.h"
 #include "tensor/error.h"
 
@@ -7,13 +8,15 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
+#include <sstream>
 
 namespace ql {
 namespace {
+
+constexpr std::uint64_t kMaxRulesBytes = 1 << 20; // a rules file is a few lines
 
 using nlohmann::json;
 
@@ -303,8 +306,7 @@ CheckRule CheckRule::parse(const std::string& text) {
 }
 
 std::vector<CheckRule> readRules(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw FileError(path + ": cannot be read");
+    std::istringstream in(readSmallFile(path, kMaxRulesBytes, "a rules file"));
     std::vector<CheckRule> rules;
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
