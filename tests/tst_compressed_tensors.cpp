@@ -450,9 +450,21 @@ private slots:
         };
         const std::string inModel = (fs::path(f32).parent_path() / "quantized.safetensors").string();
         QVERIFY(!runCli(cli(inModel), &err));
-        QVERIFY2(err.contains(QLatin1String("must not modify its input")), qPrintable(err));
+        QVERIFY2(err.contains(QLatin1String("in the input model's own folder")), qPrintable(err));
         QCOMPARE(readFile(modelConfig), before);
         QVERIFY(!fs::exists(inModel));
+        // Nor into a model's folder that has no config.json: one there would make the model itself
+        // read as a compressed checkpoint (and loaders take every .safetensors of a folder).
+        const std::string bareDir = path(QStringLiteral("bare"));
+        fs::create_directories(bareDir);
+        fs::copy_file(f32, bareDir + "/model.safetensors");
+        QVERIFY(!runCli(QStringList{QStringLiteral("quantize"),
+                                    QString::fromStdString(bareDir + "/model.safetensors"),
+                                    QStringLiteral("--all"), QStringLiteral("--out"),
+                                    QString::fromStdString(bareDir + "/q.safetensors"), QStringLiteral("-q")},
+                        &err));
+        QVERIFY2(err.contains(QLatin1String("in the input model's own folder")), qPrintable(err));
+        QVERIFY(!fs::exists(bareDir + "/config.json") && !fs::exists(bareDir + "/q.safetensors"));
 
         const std::string foreignDir = path(QStringLiteral("foreign"));
         fs::create_directories(foreignDir);
@@ -507,8 +519,9 @@ private slots:
         ExportExtras extras;
         extras.kept.push_back({"lm_head.weight", Tensor::fromFloats({2, 2}, std::vector<float>(4, 1.0f))});
         extras.kept.push_back({"d.bias", Tensor::fromFloats({2}, std::vector<float>(2, 1.0f))});
-        const auto config = compressedTensorsConfig(dir + "/m.safetensors", tensors, extras,
-                                                    dir + "/no-such-model.safetensors");
+        const auto config =
+            compressedTensorsConfig(dir + "/m.safetensors", tensors, extras,
+                                    path(QStringLiteral("elsewhere")) + "/no-such-model.safetensors");
         const auto j = nlohmann::json::parse(config.text);
         QCOMPARE(j.size(), std::size_t{2}); // quantization_config and quantlens_export only
         const auto& qc = j["quantization_config"];

@@ -159,7 +159,8 @@ private slots:
     // A float model against its compressed-tensors export written by the CLI: the export's codes are
     // compared with A re-quantized under the window's spec (the same: none differ) and under another.
     void requantizedCodesAgainstAnExport() {
-        const QString out = path("export.safetensors");
+        QVERIFY(QDir().mkpath(path("export"))); // an export goes to a folder of its own
+        const QString out = path("export/export.safetensors");
         const qltest::CliRun cli = qltest::runCli({QStringLiteral("quantize"), QString::fromStdString(m_a),
                                                    QStringLiteral("--all"), QStringLiteral("--preset"),
                                                    QStringLiteral("torch"), QStringLiteral("--out"), out},

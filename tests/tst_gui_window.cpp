@@ -17,6 +17,7 @@
 #include "widgets/tensortreemodel.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QLabel>
@@ -569,8 +570,12 @@ private slots:
         QVERIFY(svg.open(QIODevice::ReadOnly));
         const QByteArray svgText = svg.readAll();
         QVERIFY(svgText.contains("<svg") && svgText.contains("<path")); // vector paths, not one bitmap
-        QVERIFY(w.exportWeights(path("quantized.safetensors")));
-        const auto out = openTensorSource(path("quantized.safetensors").toStdString());
+        QVERIFY(!w.exportWeights(path("quantized.safetensors")));       // beside the model: refused
+        QVERIFY2(w.errorText().contains(QStringLiteral("own folder")), qPrintable(w.errorText()));
+        QVERIFY(!QFile::exists(path("quantized.safetensors")) && !QFile::exists(path("config.json")));
+        QVERIFY(QDir().mkpath(path("export")));
+        QVERIFY(w.exportWeights(path("export/quantized.safetensors")));
+        const auto out = openTensorSource(path("export/quantized.safetensors").toStdString());
         QVERIFY(out->find("layers.0.mlp.weight"));
         QVERIFY(out->find("layers.0.mlp.weight_scale"));
         QVERIFY(!w.exportWeights(m_file)); // never over the input

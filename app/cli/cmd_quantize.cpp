@@ -38,7 +38,10 @@ void checkOutputs(const QuantizeOptions& o) {
         std::error_code ec;
         if (!std::filesystem::is_directory(folder, ec))
             throw UsageError(path + ": the folder " + folder.string() + " does not exist");
+        if (std::filesystem::is_directory(path, ec)) throw UsageError(path + ": is a folder");
     }
+    if (out == ".safetensors" && o.exportLayout != "native" && o.shard.empty())
+        (void)checkConfigTarget(o.out, o.file); // its config.json: never in the model's folder
 }
 
 // The tensors that succeeded, the passed-through ones as they are, and the failed ones' names and

@@ -356,6 +356,41 @@ std::vector<NamedTensor> compressedTensorsTensors(const QuantizedTensor& q, cons
     return out;
 }
 
+nlohmann::json checkConfigTarget(const std::string& exportPath, const std::string& sourcePath) {
+    const fs::path target = fs::absolute(exportPath).parent_path() / "config.json";
+    std::error_code ec;
+    if (!sourcePath.empty() &&
+        fs::equivalent(target.parent_path(), fs::absolute(sourcePath).parent_path(), ec))
+        throw FileError(exportPath +
+                        ": is in the input model's own folder, where the export's config.json (with "
+                        "quantization_config) would make the model read as a compressed checkpoint; "
+                        "write the export to another folder");
+    // The source model's own config.json, when its folder has one.
+    nlohmann::json config = nlohmann::json::object();
+    fs::path sourceConfig;
+    if (!sourcePath.empty()) {
+        sourceConfig = fs::absolute(sourcePath).parent_path() / "config.json";
+        if (fs::is_regular_file(sourceConfig, ec))
+            config = readJson(sourceConfig);
+        else
+            sourceConfig.clear();
+    }
+    if (fs::exists(target, ec)) {
+        nlohmann::json existing = readJson(target);
+        const bool ours = existing.contains("quantlens_export");
+        nlohmann::json a = existing, b = config;
+        for (auto* j : {&a, &b}) {
+            j->erase("quantization_config");
+            j->erase("quantlens_export");
+        }
+        if (!ours && (sourceConfig.empty() || a != b))
+            throw FileError(target.string() +
+                            ": a config.json that is neither a QuantLens export's nor a copy of the "
+                            "source model's is already there; write the export to another folder");
+    }
+    return config;
+}
+
 CompressedTensorsConfig compressedTensorsConfig(const std::string& exportPath,
                                                 const std::vector<QuantizedTensor>& tensors,
                                                 const ExportExtras& extras, const std::string& sourcePath) {
@@ -400,34 +435,7 @@ CompressedTensorsConfig compressedTensorsConfig(const std::string& exportPath,
         {"transform_config", nlohmann::json::object()},
         {"version", kLibraryVersion}};
 
-    // The source model's own config.json, when its folder has one.
-    nlohmann::json config = nlohmann::json::object();
-    std::error_code ec;
-    fs::path sourceConfig;
-    if (!sourcePath.empty()) {
-        sourceConfig = fs::absolute(sourcePath).parent_path() / "config.json";
-        if (fs::is_regular_file(sourceConfig, ec))
-            config = readJson(sourceConfig);
-        else
-            sourceConfig.clear();
-    }
-    if (fs::exists(target, ec)) {
-        if (!sourceConfig.empty() && fs::equivalent(target, sourceConfig, ec))
-            throw FileError(target.string() +
-                            ": is the input model's own config.json; the export must not modify "
-                            "its input: write the export to another folder");
-        nlohmann::json existing = readJson(target);
-        const bool ours = existing.contains("quantlens_export");
-        nlohmann::json a = existing, b = config;
-        for (auto* j : {&a, &b}) {
-            j->erase("quantization_config");
-            j->erase("quantlens_export");
-        }
-        if (!ours && (sourceConfig.empty() || a != b))
-            throw FileError(target.string() +
-                            ": a config.json that is neither a QuantLens export's nor a copy of the "
-                            "source model's is already there; write the export to another folder");
-    }
+    nlohmann::json config = checkConfigTarget(exportPath, sourcePath);
     config["quantization_config"] = quantizationConfig;
     config["quantlens_export"] = {{"file", fs::path(exportPath).filename().string()},
                                   {"format", "quantlens-export"}};

@@ -35,6 +35,11 @@ struct CompressedTensorsConfig {
     std::string path; // <export's folder>/config.json
     std::string text;
 };
+/// Whether a config.json may be written beside an export at `exportPath`: never in the input model's
+/// own folder (`sourcePath`'s), nor over a config.json that is neither a QuantLens export's nor a
+/// copy of the source's. Throws FileError naming the reason; else returns the source's config.json
+/// (empty when it has none). Cheap: callers check it before any work starts.
+nlohmann::json checkConfigTarget(const std::string& exportPath, const std::string& sourcePath);
 /// Builds config.json for an export at `exportPath`: the source model's config.json (the file beside
 /// `sourcePath`) when it has one, else a minimal one, with "quantization_config" added or replaced.
 /// Checks everything before anything is written: every tensor's format, module names ending in

@@ -233,6 +233,7 @@ int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanR
                const std::string& path, const ModelEvents& events) {
     const TensorSource& source = *request.source;
     refuseOverwritingInputs(path, source);
+    (void)checkConfigTarget(path, source.path()); // before any tensor is quantized
     const Backend& backend = request.registry->require(request.backend);
     std::map<std::string, std::size_t> planned;
     for (std::size_t t = 0; t < m.tensors.size(); ++t)
