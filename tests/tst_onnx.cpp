@@ -165,6 +165,28 @@ private slots:
         QCOMPARE(d.maxUlp, std::int64_t{0}); // the float model holds exactly what DequantizeLinear computes
     }
 
+    // A tensor at an odd byte of its external file quantizes as the aligned one does (the job copies
+    // it to aligned storage: the kernels read whole elements).
+    void misalignedExternalDataQuantizes() {
+#ifndef QUANTLENS_CLI
+        QSKIP("quantlens-cli is not built");
+#else
+        if (m_manifest.is_null()) QSKIP("no fixtures");
+        std::vector<nlohmann::json> reports;
+        for (const char* model : {"ext_ok/model.onnx", "ext_odd/model.onnx"}) {
+            QProcess p;
+            p.start(QStringLiteral(QUANTLENS_CLI),
+                    {QStringLiteral("quantize"), m_dir.filePath(QString::fromLatin1(model)),
+                     QStringLiteral("--all"), QStringLiteral("-q"), QStringLiteral("--report"),
+                     m_dir.filePath(QStringLiteral("r.json"))});
+            QVERIFY(p.waitForFinished(60000));
+            QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+            reports.push_back(nlohmann::json::parse(readFile(file("r.json")))["tensors"][0]["stats"]);
+        }
+        QCOMPARE(reports[1].dump(), reports[0].dump());
+#endif
+    }
+
     void inspectShowsQdq() {
 #ifndef QUANTLENS_CLI
         QSKIP("quantlens-cli is not built");

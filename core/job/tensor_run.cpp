@@ -5,12 +5,21 @@
 #include "tensor/error.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace ql {
 
 LoadedTensor::LoadedTensor(const TensorSource& source, const TensorInfo& info)
     : m_info(info)
     , m_tensor(source.load(info.name)) {
+    // A file may place a tensor at any byte (ONNX external data, say): the kernels read whole
+    // elements, so a misaligned one is copied to owned, aligned storage once.
+    if (const int width = storageBytes(m_tensor.dtype());
+        width > 1 && reinterpret_cast<std::uintptr_t>(m_tensor.data()) % static_cast<unsigned>(width) != 0) {
+        Tensor aligned(m_tensor.dtype(), m_tensor.shape());
+        std::memcpy(aligned.mutableData(), m_tensor.data(), m_tensor.byteSize());
+        m_tensor = std::move(aligned);
+    }
     if (auto view = ValuesView::of(m_tensor)) {
         m_view = *view;
         return;

@@ -13,7 +13,8 @@
 namespace ql {
 
 /// A tensor's values as the backend and the analysis take them: the file's bytes in place for f32,
-/// bf16 and f16 (a memory mapping: no copy), converted to f32 once for every other dtype.
+/// bf16 and f16 (a memory mapping: no copy; copied once only where the file misaligns them),
+/// converted to f32 once for every other dtype.
 class LoadedTensor {
 public:
     LoadedTensor(const TensorSource& source, const TensorInfo& info);

@@ -158,7 +158,10 @@ def external(out):
     model("ext_ok", "sub/../weights.bin", 64, None)  # stays inside: same file, path normalised
     os.rename(os.path.join(out, "ext_ok", "model.onnx"), os.path.join(out, "ext_ok", "normalised.onnx"))
     ok = model("ext_ok", "weights.bin", 64, w.nbytes)
-    manifest["external"] = {"ok": [ok, os.path.join("ext_ok", "normalised.onnx")], "hex": w.tobytes().hex()}
+    # At an odd byte: the format allows any offset, and the values must still come out whole.
+    odd = model("ext_odd", "weights.bin", 1, w.nbytes, b"\0" + w.tobytes())
+    manifest["external"] = {"ok": [ok, os.path.join("ext_ok", "normalised.onnx"), odd],
+                            "hex": w.tobytes().hex()}
 
     def bad(folder, tensor, reason, **kw):
         manifest["bad"].append({"file": model(folder, **kw), "tensor": tensor, "reason": reason})
