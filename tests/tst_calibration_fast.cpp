@@ -333,6 +333,15 @@ void TestCalibrationFast::notesFlagWreckingRanges() {
     QCOMPARE(p.scales, calibrate(planQuantization(absmax, {1, 32}), tiny).scales);
     QVERIFY2(p.calibrationNote.find("at least 4096 values") != std::string::npos, p.calibrationNote.c_str());
     QVERIFY(calibrate(planQuantization(absmax, {1, 32}), tiny).calibrationNote.empty());
+    // int32's 2^30 + 1 levels: twice that does not fit an int, and the fallback must still be taken.
+    auto wide = s;
+    wide.preset = Preset::Torch;
+    wide.target = Target::Int32;
+    const auto pw = calibrate(planQuantization(wide, {1, 32}), tiny);
+    auto wideAbsmax = wide;
+    wideAbsmax.calibration.method = CalibMethod::AbsMax;
+    QCOMPARE(pw.scales, calibrate(planQuantization(wideAbsmax, {1, 32}), tiny).scales);
+    QVERIFY2(!pw.calibrationNote.empty(), "no note for int32's fallback");
 }
 
 void TestCalibrationFast::halfWidening() {

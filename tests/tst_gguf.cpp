@@ -363,6 +363,12 @@ private slots:
             "element count overflows");
         row("dimension-too-large", gguf(0, {}, 1, info("huge", {1ull << 63}, 0, 0), 64), "huge",
             "element count overflows");
+        // A zero dimension makes no elements, but strides still multiply the others.
+        row("zero-beside-overflow", gguf(0, {}, 1, info("z", {0, 1ull << 40, 1ull << 40}, 0, 0), 64), "z",
+            "element count overflows");
+        row("empty-name", gguf(0, {}, 1, info("", {16}, 0, 0), 64), "", "tensor 0 has an empty name");
+        row("name-not-utf8", gguf(0, {}, 1, info("\xff\xfe.weight", {16}, 0, 0), 64), "",
+            "the name of tensor 0 is not valid UTF-8");
         row("not-a-block-multiple", gguf(0, {}, 1, info("q", {48, 2}, 2, 0), 128), "q",
             "first dimension 48 is not a multiple of Q4_0's block size 32");
         row("k-quant-not-a-block-multiple", gguf(0, {}, 1, info("k", {128}, 12, 0), 256), "k",

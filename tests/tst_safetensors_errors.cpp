@@ -1,10 +1,12 @@
 // Bad safetensors input: every malformed file gives a FileError that names the file, the tensor
 // when there is one, and the reason — never a crash, a hang or a silently wrong tensor.
 #include "io/safetensors_header.h"
+#include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
 #include "tensor/error.h"
 
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -70,6 +72,10 @@ private slots:
         row("shape-overflow",
             st(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", 8), "w",
             "overflow");
+        // A zero dimension makes no elements, but strides still multiply the others.
+        row("shape-overflow-beside-zero",
+            st(R"({"w":{"dtype":"F32","shape":[0,1099511627776,1099511627776],"data_offsets":[0,0]}})"), "w",
+            "overflow");
         row("overlapping",
             st(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
                12),
@@ -112,6 +118,21 @@ private slots:
         const auto* p = reinterpret_cast<const std::byte*>(bytes.constData());
         QVERIFY_THROWS_EXCEPTION(FileError,
                                  parseSafetensors({p, static_cast<std::size_t>(bytes.size())}, "mem"));
+    }
+
+    // A name from another format (HDF5 allows any bytes) that is not UTF-8 cannot go into a
+    // safetensors header: the writer says so, naming the file, and writes nothing.
+    void writerRefusesNamesThatAreNotUtf8() {
+        const std::string file = m_dir.filePath(QStringLiteral("not-utf8.safetensors")).toStdString();
+        try {
+            writeSafetensors(file, {{"w\xff\xfe.weight", Tensor::fromFloats({2}, std::vector<float>{1, 2})}});
+            QFAIL("wrote a name that is not UTF-8");
+        } catch (const FileError& e) {
+            const std::string msg = e.what();
+            QVERIFY2(msg.starts_with(file + ": ") && msg.find("not valid UTF-8") != std::string::npos,
+                     msg.c_str());
+        }
+        QVERIFY(!QFile::exists(QString::fromStdString(file)));
     }
 
     void acceptsEdgeCases_data() {

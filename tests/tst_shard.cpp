@@ -314,6 +314,23 @@ void TestShard::resumeAfterKillRedoesNoFinishedTensor() {
     ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
     p.waitForFinished();
     QVERIFY(!QFile::exists(dir + QStringLiteral("/part.json")));
+    // An entry that is not one of the shard's tensors (an edited or damaged journal) is refused, not
+    // reported as if it had run; likewise one whose name is not its position's tensor.
+    for (const char* injected : {"{\"position\": 99999, \"entry\": {\"name\": \"injected.weight\"}}\n",
+                                 "{\"position\": 0, \"entry\": {\"name\": \"injected.weight\"}}\n"}) {
+        const QString edited = m_dir.filePath(QStringLiteral("resume-edited"));
+        QDir(edited).removeRecursively();
+        QVERIFY(QDir().mkpath(edited));
+        QVERIFY(QFile::copy(journal, edited + QStringLiteral("/part.json.journal")));
+        QFile f(edited + QStringLiteral("/part.json.journal"));
+        QVERIFY(f.open(QIODevice::Append));
+        f.write(injected);
+        f.close();
+        const Run refused = runCli(args, edited);
+        QCOMPARE(refused.code, 1);
+        QVERIFY2(refused.err.contains("is not one of this shard's tensors"), refused.err.constData());
+        QVERIFY(!QFile::exists(edited + QStringLiteral("/part.json")));
+    }
     // A torn last line, as a kill in the middle of a write leaves.
     QFile torn(journal);
     QVERIFY(torn.open(QIODevice::Append));

@@ -40,7 +40,10 @@ int runInspect(const InspectOptions& o) {
                                       {"zero_point", q->zeroPoint}};
             }
         }
-        std::puts(nlohmann::json{{"file", o.file}, {"tensors", list}}.dump(1).c_str());
+        // Names from a file may hold bytes that are not UTF-8 (HDF5 allows any): shown as U+FFFD.
+        std::puts(nlohmann::json{{"file", o.file}, {"tensors", list}}
+                      .dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
+                      .c_str());
         return 0;
     }
     std::size_t width = 6;

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 namespace ql::cli {
 namespace {
@@ -61,6 +62,18 @@ ShardRun::ShardRun(const QuantizeOptions& o, const JobRequest& request,
         {"spec", toJson(request.spec)}, {"backend", request.backend}, {"named", !o.tensors.empty()}};
     m_header = shardHeader(o.file, m_shard, selected, run);
     m_journal = std::make_unique<ReportJournal>(o.report + ".journal", m_header, o.resume);
+    // A journal kept for --resume holds this shard's tensors only, each at its own position: any
+    // other entry (a damaged or edited file) would land in the part report as if it had run.
+    std::map<std::int64_t, std::string> ours;
+    for (std::size_t i = 0; i < m_part.names.size(); ++i)
+        ours[m_part.positions[i]] = m_part.names[i];
+    for (const auto& [position, entry] : m_journal->entries()) {
+        const auto it = ours.find(position);
+        if (it == ours.end() || !entry.contains("name") || entry["name"] != it->second)
+            throw FileError(
+                o.report + ".journal: its entry at position " + std::to_string(position) +
+                " is not one of this shard's tensors; remove the journal or run without --resume");
+    }
     // An export needs every tensor's codes, and the journal keeps only reports: with --out the
     // finished tensors are run again.
     const bool reuse = o.out.empty();

@@ -1,6 +1,7 @@
 #include "io/gguf_source.h"
 
 #include "io/gguf_blocks.h"
+#include "io/json_shape.h"
 #include "tensor/error.h"
 
 #include <algorithm>
@@ -292,6 +293,8 @@ void GgufSource::parse() {
     for (std::uint64_t k = 0; k < nTensors; ++k) {
         GgufTensorEntry e;
         e.name = r.string("name of tensor " + std::to_string(k));
+        if (e.name.empty()) r.fail("tensor " + std::to_string(k) + " has an empty name");
+        if (!isValidUtf8(e.name)) r.fail("the name of tensor " + std::to_string(k) + " is not valid UTF-8");
         const std::string at = "tensor '" + e.name + "': ";
         const auto nDims = r.read<std::uint32_t>(at + "dimension count");
         if (nDims > kMaxDims) r.fail(at + std::to_string(nDims) + " dimensions (GGUF allows at most 4)");
@@ -307,7 +310,7 @@ void GgufSource::parse() {
             else
                 elements *= n;
         }
-        if (overflow) r.fail(at + "element count overflows");
+        if (overflow || !dimensionsFit(e.ne)) r.fail(at + "element count overflows");
         e.type = r.read<std::uint32_t>(at + "type");
         e.offset = r.read<std::uint64_t>(at + "offset");
         const auto traits = ggmlTypeTraits(e.type);

@@ -230,6 +230,10 @@ herr_t visitLink(hid_t group, const char* name, const H5L_info_t* info, void* da
         }
         t.shape.push_back(static_cast<std::int64_t>(d));
     }
+    if (!dimensionsFit(t.shape, static_cast<std::uint64_t>(storageBytes(m.dtype)))) {
+        v->skipped->push_back({name, "its size overflows (dimensions from the file are too large)"});
+        return 0;
+    }
     if (auto why = outsideStorage(obj.get())) {
         v->skipped->push_back({name, *why});
         return 0;

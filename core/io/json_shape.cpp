@@ -66,6 +66,15 @@ private:
 
 } // namespace
 
+bool isValidUtf8(std::string_view text) {
+    try {
+        (void)nlohmann::json(std::string(text)).dump();
+        return true;
+    } catch (const nlohmann::json::type_error&) {
+        return false;
+    }
+}
+
 void checkJsonShape(std::string_view text, const std::string& file, const std::string& what, int maxDepth) {
     ShapeCheck check(maxDepth);
     try {

@@ -13,4 +13,8 @@ namespace ql {
 void checkJsonShape(std::string_view text, const std::string& file, const std::string& what,
                     int maxDepth = 32);
 
+/// Whether `text` is well-formed UTF-8, as a JSON document (a safetensors header, a report) needs
+/// its strings to be.
+bool isValidUtf8(std::string_view text);
+
 } // namespace ql

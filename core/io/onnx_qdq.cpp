@@ -98,8 +98,7 @@ QdqWeight describeQdq(const onnx::NodeProto& node, const std::string& output, co
         needAxis();
         bool fits = ss.size() == xs.size();
         for (std::size_t d = 0; fits && d < xs.size(); ++d) {
-            const std::int64_t want =
-                static_cast<int>(d) == q.axis ? (xs[d] + q.blockSize - 1) / q.blockSize : xs[d];
+            const std::int64_t want = static_cast<int>(d) == q.axis ? ceilDiv(xs[d], q.blockSize) : xs[d];
             fits = ss[d] == want;
         }
         if (!fits)
@@ -119,7 +118,7 @@ void dequantizeRange(const QdqWeight& q, const Shape& shape, const Tensor& codes
         for (std::size_t d = static_cast<std::size_t>(q.axis) + 1; d < shape.size(); ++d)
             inner *= shape[d];
         dimA = shape[static_cast<std::size_t>(q.axis)];
-        if (q.blockSize > 0) blocks = (dimA + q.blockSize - 1) / q.blockSize;
+        if (q.blockSize > 0) blocks = ceilDiv(dimA, q.blockSize);
     }
     const auto scaleIndex = [&](std::int64_t i) -> std::int64_t {
         switch (q.scheme) {

@@ -49,6 +49,7 @@ private:
 
     void add(OnnxEntry e, Scope* scope, const std::string& localName) {
         const std::string name = e.info.name;
+        if (name.empty()) throw FileError(model() + ": a tensor (" + e.info.location + ") has an empty name");
         if (m_source.m_index.count(name))
             throw FileError(model() + ": " + name + ": two tensors have this name");
         m_source.m_index[name] = m_source.m_entries.size();

@@ -230,6 +230,7 @@ std::optional<OnnxEntry> decodeTensor(onnx::TensorProto& t, const std::string& n
             fail(model, name, "the dimensions' product overflows");
         e.info.shape.push_back(d);
     }
+    if (!dimensionsFit(e.info.shape, 16)) fail(model, name, "the dimensions' product overflows");
     const std::uint64_t want = storedBytes(et, n);
     e.info.byteSize = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(storageBytes(et.dtype));
     const std::string typeNote = et.packed4 ? std::string(" (") + et.name + ", unpacked)" : std::string();

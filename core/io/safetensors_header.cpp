@@ -55,7 +55,7 @@ SafetensorsEntry parseEntry(const std::string& name, const json& v, std::uint64_
         overflow = overflow || __builtin_mul_overflow(elements, n, &elements);
     }
     std::uint64_t bytes = 0;
-    overflow = overflow ||
+    overflow = overflow || !dimensionsFit(e.shape, static_cast<std::uint64_t>(storageBytes(e.dtype))) ||
                __builtin_mul_overflow(elements, static_cast<std::uint64_t>(storageBytes(e.dtype)), &bytes);
 
     const json& off = v["data_offsets"];

@@ -1,6 +1,7 @@
 #include "io/safetensors_writer.h"
 
 #include "io/atomic_file.h"
+#include "io/json_shape.h"
 #include "tensor/error.h"
 
 #include <algorithm>
@@ -18,6 +19,11 @@ void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& t
     std::uint64_t offset = 0;
     for (const auto& [name, t] : tensors) {
         if (name.empty()) throw FileError(path + ": cannot write a tensor with an empty name");
+        if (!isValidUtf8(name))
+            throw FileError(
+                path + ": tensor " +
+                nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                ": its name is not valid UTF-8, which a safetensors header must be");
         if (name == "__metadata__") throw FileError(path + ": '__metadata__' is reserved, not a tensor name");
         if (!names.insert(name).second) throw FileError(path + ": tensor '" + name + "' is given twice");
         const auto dtype = safetensorsName(t.dtype());

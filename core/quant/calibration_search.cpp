@@ -223,7 +223,7 @@ HistogramGeometry entropyGeometry(const GroupRange& g, int levels) {
     if (!(amax > 0.0)) return {};
     const auto bins = static_cast<int>(
         std::min<std::uint64_t>(2048, std::bit_floor(static_cast<std::uint64_t>(g.finite / 16))));
-    if (bins < 2 * levels) return {};
+    if (bins / 2 < levels) return {}; // (bins < 2 · levels, without 2 · levels overflowing for int32)
     return {0.0f, static_cast<float>(bins / amax), bins};
 }
 
@@ -232,7 +232,7 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
     const double amax = g.absMax();
     if (!(amax > 0.0)) return out;
     const int bins = static_cast<int>(hist.size());
-    if (bins < 2 * levels) { // too few values for a histogram: absmax (see entropyGeometry)
+    if (bins / 2 < levels) { // too few values for a histogram: absmax (see entropyGeometry)
         out.range = {-amax, amax};
         out.fellBack = true;
         return out;

@@ -268,6 +268,10 @@ def bad_files(out):
     bad("negative_dim.onnx", "w", "negative", inits=[proto("w", TensorProto.FLOAT, [-1, 2], b"")])
     bad("overflow_dims.onnx", "w", "overflows",
         inits=[proto("w", TensorProto.FLOAT, [1 << 40, 1 << 40], b"")])
+    # A zero dimension makes no elements, but strides still multiply the others.
+    bad("zero_beside_overflow.onnx", "w", "overflows",
+        inits=[proto("w", TensorProto.FLOAT, [0, 1 << 40, 1 << 40], b"")])
+    bad("empty_name.onnx", "", "has an empty name", inits=[proto("", TensorProto.FLOAT, [1], b"\0" * 4)])
     bad("both_fields.onnx", "w", "both raw_data and a typed", inits=[proto("w", TensorProto.FLOAT, [1], b"\0" * 4,
                                                                          float_data=[1.0])])
     bad("duplicate.onnx", "w", "two tensors have this name",
