@@ -111,6 +111,29 @@ private slots:
         QVERIFY2(e.contains(QLatin1String("not a regular file (a FIFO)")), qPrintable(e));
     }
 
+    // A name carrying a terminal escape sequence (or any control character) would be printed as it is
+    // by every table and message: refused when the file is opened, the bytes shown escaped.
+    void controlCharactersInNamesAreRefused_data() {
+        QTest::addColumn<QByteArray>("name");
+        QTest::addRow("escape") << QByteArray("w\x1b]0;pwned\x07.weight");
+        QTest::addRow("newline") << QByteArray("w\n.weight");
+        QTest::addRow("delete") << QByteArray("w\x7f.weight");
+        QTest::addRow("c1-csi") << QByteArray("w\xc2\x9b"
+                                              "2J.weight");
+    }
+    void controlCharactersInNamesAreRefused() {
+        QFETCH(QByteArray, name);
+        const std::string file = path("control.safetensors");
+        writeSafetensors(file, {{name.toStdString(), Tensor::fromFloats({2}, std::vector<float>{1, 2})}});
+        const QString e = fileErrorOf([&] { openTensorSource(file); });
+        QVERIFY2(e.contains(QLatin1String("holds a control character")) && e.contains(QLatin1String("\\x")),
+                 qPrintable(e));
+        QVERIFY2(!e.contains(QLatin1Char('\x1b')) && !e.contains(QLatin1Char('\n')), qPrintable(e));
+        // Ordinary non-ASCII names stay welcome.
+        writeSafetensors(file, {{"слой.0.вес", Tensor::fromFloats({2}, std::vector<float>{1, 2})}});
+        QCOMPARE(openTensorSource(file)->tensors().size(), std::size_t{1});
+    }
+
     // What runs contained in a child: a crash or a hang there is an error here, not the end.
     void crashInChildIsAnError() {
         const QString crash = fileErrorOf([] {
