@@ -153,6 +153,18 @@ void TestDiff::statisticsAndUlps() {
     QVERIFY(std::isinf(embed.stats.sqnrDb())); // identical
     QVERIFY(embed.note.empty());
 
+    // Integer tensors of one dtype: ULPs in f32, and the note says why without claiming the dtypes differ.
+    const std::string ints = m_dir.filePath(QStringLiteral("ints.safetensors")).toStdString();
+    Tensor codes(DType::I8, {4, 4});
+    for (std::size_t i = 0; i < 16; ++i)
+        codes.mutableData()[i] = static_cast<std::byte>(i * 7);
+    writeSafetensors(ints, {{"codes", codes}});
+    const auto intSource = openTensorSource(ints);
+    const TensorDiff same = diffTensors(*intSource, *intSource, {"codes", "codes", "exact"});
+    QVERIFY2(same.failure.empty(), same.failure.c_str());
+    QVERIFY2(same.note.find("int8 values have no ULP of their own") != std::string::npos, same.note.c_str());
+    QVERIFY2(same.note.find("dtypes differ") == std::string::npos, same.note.c_str());
+
     const TensorDiff norm = diffTensors(*hf, *gguf, {"model.norm.weight", "output_norm.weight", "gguf"});
     QVERIFY(QString::fromStdString(norm.failure).contains(QStringLiteral("shapes differ")));
 

@@ -283,7 +283,11 @@ TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const Tenso
             const std::uint32_t by = sameFormat ? rawBits(vb, at(i)) : f32Bits(y);
             d.maxUlp = std::max(d.maxUlp, std::abs(orderedBits(bx, width) - orderedBits(by, width)));
         }
-        if (!sameFormat) addNote(d.note, "ULPs counted in f32 (the dtypes differ)");
+        if (!sameFormat)
+            addNote(d.note, "ULPs counted in f32 (" +
+                                (ea == eb ? std::string(nameOf(ea)) + " values have no ULP of their own"
+                                          : std::string("the dtypes differ")) +
+                                ")");
         std::string whyRequantized;
         const auto qa = requantize ? requantized(a, pair, *requantize, whyRequantized) : sa;
         compareStoredCodes(qa, requantize ? whyRequantized : whyA, sb, whyB, pair, bRows,
