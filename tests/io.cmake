@@ -7,6 +7,10 @@ ql_add_test(tst_real_model)
 set_tests_properties(tst_real_model PROPERTIES TIMEOUT 600)
 if(QUANTLENS_HDF5)
     ql_add_test(tst_hdf5)
+    if(TARGET quantlens-cli) # inspect says what it leaves out, and why
+        target_compile_definitions(tst_hdf5 PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
+        add_dependencies(tst_hdf5 quantlens-cli)
+    endif()
 endif()
 include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz.cmake)
 # Crafted files, odd options and interruptions: one regression row per class.

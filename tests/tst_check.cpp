@@ -75,6 +75,7 @@ private slots:
     void comparisonRules();
     void junitParsesAndHtmlIsSelfContained();
     void cliExitCodes();
+    void unreadableReportsNeverPass();
 };
 
 void TestCheck::parsesRules_data() {
@@ -275,6 +276,24 @@ void TestCheck::cliExitCodes() {
     QCOMPARE(run({QStringLiteral("check"), QStringLiteral("missing.json"), QStringLiteral("--rule"),
                   QStringLiteral("sqnr < 3")}),
              1);
+}
+
+// A gate never passes what it could not read: a metric of the wrong kind is an error, not an
+// undefined value, and a report of no tensor has nothing to pass.
+void TestCheck::unreadableReportsNeverPass() {
+    json report = sampleReport();
+    report["comparison"] = {{"a", "cpu"}, {"b", "cuda"}, {"mismatched", "12345"}};
+    QVERIFY_THROWS_EXCEPTION(FileError, runChecks(report, rules({"mismatched > 0"})));
+    report["comparison"]["mismatched"] = nullptr; // undefined: satisfies nothing, as documented
+    (void)runChecks(report, rules({"mismatched > 0"}));
+    json empty = sampleReport();
+    empty["tensors"] = json::array();
+    try {
+        (void)runChecks(empty, rules({"sqnr < 30"}));
+        QFAIL("an empty report passed");
+    } catch (const FileError& e) {
+        QVERIFY2(std::string(e.what()).find("lists no tensor") != std::string::npos, e.what());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCheck)

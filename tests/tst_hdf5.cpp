@@ -6,6 +6,7 @@
 #include "io_test_util.h"
 #include "tensor/error.h"
 
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cstdio>
@@ -102,6 +103,30 @@ private slots:
         const auto src = Hdf5Source::open(m_file);
         QCOMPARE(src->tensors().size(), m_expected.size()); // the soft link is not listed twice
         QCOMPARE(src->skipped().size(), std::size_t(6));
+    }
+
+    // inspect lists what it leaves out of the inventory, with the reason, so "0 tensors" is never
+    // all a user learns about a file.
+    void inspectSaysWhatIsNotListed() {
+#ifndef QUANTLENS_CLI
+        QSKIP("quantlens-cli is not built");
+#else
+        if (m_expected.is_null()) QSKIP("python3 with h5py is not available");
+        QProcess p;
+        p.start(QStringLiteral(QUANTLENS_CLI), {QStringLiteral("inspect"), QString::fromStdString(m_file)});
+        QVERIFY(p.waitForFinished(60000));
+        const QString out = QString::fromUtf8(p.readAllStandardOutput());
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY2(out.contains(QStringLiteral("not listed: unsupported/strings: unsupported type: string")),
+                 qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("not listed: unwritten/chunked: only 0 of its 4000 chunks")),
+                 qPrintable(out));
+        p.start(QStringLiteral(QUANTLENS_CLI),
+                {QStringLiteral("inspect"), QStringLiteral("--json"), QString::fromStdString(m_file)});
+        QVERIFY(p.waitForFinished(60000));
+        const auto j = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
+        QCOMPARE(j["not_listed"].size(), std::size_t(6));
+#endif
     }
 
     void explainsUnsupportedTypes_data() {

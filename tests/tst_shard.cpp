@@ -226,6 +226,7 @@ void TestShard::mergeRefusesWhatDoesNotBelong() {
     part(QStringLiteral("0/3"), QStringLiteral("a0.json"), QStringLiteral("int8"));
     part(QStringLiteral("1/3"), QStringLiteral("a1.json"), QStringLiteral("int8"));
     part(QStringLiteral("2/3"), QStringLiteral("b2.json"), QStringLiteral("int4")); // another spec
+    part(QStringLiteral("2/3"), QStringLiteral("a2.json"), QStringLiteral("int8"));
     QFile::copy(m_dir.filePath(QStringLiteral("single.json")), dir + QStringLiteral("/plain.json"));
     QFile deep(dir + QStringLiteral("/deep.json"));
     QVERIFY(deep.open(QIODevice::WriteOnly));
@@ -264,6 +265,20 @@ void TestShard::mergeRefusesWhatDoesNotBelong() {
     lying.write(
         readAll(dir + QStringLiteral("/a0.json")).replace("\"positions\": [", "\"positions\": [999999,"));
     lying.close();
+    // Parts whose content is not a report's: a number written as a string, a NUL byte with text
+    // after it, a name carrying a terminal escape sequence. Each refused, naming its own part.
+    auto edited = [&](const char* name, const std::function<void(nlohmann::json&)>& edit,
+                      QByteArray tail = {}) {
+        nlohmann::json j = nlohmann::json::parse(readAll(dir + QStringLiteral("/a0.json")).toStdString());
+        edit(j);
+        QFile f(dir + QLatin1Char('/') + QLatin1String(name));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray::fromStdString(j.dump()) + tail);
+    };
+    edited("string-sqnr.json", [](nlohmann::json& j) { j["tensors"][0]["stats"]["sqnr_db"] = "43"; });
+    edited(
+        "nul.json", [](nlohmann::json&) {}, QByteArray("\0{{{{ garbage", 14));
+    edited("escape.json", [](nlohmann::json& j) { j["tensors"][0]["name"] = "x\x1b]0;pwned\x07"; });
 
     const struct {
         QStringList parts;
@@ -277,6 +292,10 @@ void TestShard::mergeRefusesWhatDoesNotBelong() {
         {{QStringLiteral("deep.json")}, "deep"},
         {{QStringLiteral("lying.json"), QStringLiteral("a1.json")}, "not a partial report"},
         {{QStringLiteral("nothing.json")}, "nothing.json"},
+        {{QStringLiteral("string-sqnr.json"), QStringLiteral("a1.json"), QStringLiteral("a2.json")},
+         "string-sqnr.json: tensor '"},
+        {{QStringLiteral("nul.json"), QStringLiteral("a1.json")}, "nul.json: holds a NUL byte"},
+        {{QStringLiteral("escape.json"), QStringLiteral("a1.json")}, "holds a control character"},
     };
     for (const auto& c : cases) {
         const Run r = runCli(QStringList{QStringLiteral("merge")} + c.parts +

@@ -63,6 +63,8 @@ int runCheck(const CheckOptions& o) {
         result = runChecks(report, rules);
     } catch (const FileError& e) {
         throw FileError(o.report + ": " + e.what());
+    } catch (const nlohmann::json::exception& e) { // a field of the wrong kind
+        throw FileError(o.report + ": not a well-formed QuantLens report: " + e.what());
     }
     if (!o.junit.empty()) writeText(o.junit, junitXml(result, rules), o.report);
     if (!o.html.empty()) writeText(o.html, checkHtml(report, result, rules), o.report);

@@ -1,6 +1,10 @@
 #include "cli/commands.h"
 #include "io/onnx_source.h"
 #include "io/tensor_source.h"
+#include "quantlens/config.h"
+#if QUANTLENS_HAVE_HDF5
+#include "io/hdf5_source.h"
+#endif
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -18,9 +22,28 @@ CLI::App* addInspect(CLI::App& parent, InspectOptions& o) {
     return cmd;
 }
 
+namespace {
+
+// What the file holds that the listing leaves out, and why (an HDF5 dataset of a type QuantLens
+// cannot read, or whose chunks were never written): {name, reason}.
+std::vector<std::pair<std::string, std::string>> unlisted(const TensorSource& source) {
+    std::vector<std::pair<std::string, std::string>> out;
+#if QUANTLENS_HAVE_HDF5
+    if (const auto* h5 = dynamic_cast<const Hdf5Source*>(&source))
+        for (const auto& s : h5->skipped())
+            out.emplace_back(s.name, s.reason);
+#else
+    (void)source;
+#endif
+    return out;
+}
+
+} // namespace
+
 int runInspect(const InspectOptions& o) {
     const auto source = openTensorSource(o.file);
     const auto& tensors = source->tensors();
+    const auto left = unlisted(*source);
     if (o.json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& t : tensors) {
@@ -41,7 +64,10 @@ int runInspect(const InspectOptions& o) {
             }
         }
         // Names from a file may hold bytes that are not UTF-8 (HDF5 allows any): shown as U+FFFD.
-        std::puts(nlohmann::json{{"file", o.file}, {"tensors", list}}
+        nlohmann::json notListed = nlohmann::json::array();
+        for (const auto& [name, reason] : left)
+            notListed.push_back({{"name", name}, {"reason", reason}});
+        std::puts(nlohmann::json{{"file", o.file}, {"tensors", list}, {"not_listed", notListed}}
                       .dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
                       .c_str());
         return 0;
@@ -57,6 +83,8 @@ int runInspect(const InspectOptions& o) {
                     std::string(nameOf(t.dtype)).c_str(), toString(t.shape).c_str(),
                     static_cast<unsigned long long>(t.byteSize), t.location.c_str());
     std::printf("%zu tensors, %llu bytes\n", tensors.size(), static_cast<unsigned long long>(bytes));
+    for (const auto& [name, reason] : left)
+        std::printf("not listed: %s: %s\n", name.c_str(), reason.c_str());
     return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "io/atomic_file.h"
 #include "job/report_parts.h"
 #include "report/model_table.h"
+#include "tensor/error.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -32,7 +33,17 @@ int runMerge(const MergeOptions& o) {
             throw UsageError("--out " + o.out + " is one of the parts");
         parts.push_back(readReportFile(path));
     }
-    const MergedReport merged = mergeReports(o.parts, parts);
+    // Everything read and checked before anything is written, each fault named in its own part.
+    std::vector<ModelRow> rows;
+    MergedReport merged;
+    try {
+        merged = mergeReports(o.parts, parts);
+        for (std::size_t p = 0; p < parts.size(); ++p)
+            (void)modelRows(parts[p].value("tensors", nlohmann::json::array()), o.parts[p]);
+        rows = modelRows(merged.report["tensors"], o.out);
+    } catch (const nlohmann::json::exception& e) {
+        throw FileError("merge: a part is not a well-formed QuantLens report: " + std::string(e.what()));
+    }
     writeExportIndex(merged.exports);
     const std::string text =
         merged.report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -40,7 +51,6 @@ int runMerge(const MergeOptions& o) {
     out.write(text.data(), text.size());
     out.commit();
 
-    auto rows = modelRows(merged.report["tensors"], o.out);
     sortWorstFirst(rows);
     if (!o.quiet) std::fputs(formatModelTable(rows).c_str(), stdout);
     int failed = 0;

@@ -26,7 +26,8 @@ public:
         std::string name;
         std::string reason; // "unsupported type: string", ...
     };
-    /// Datasets left out of the inventory because QuantLens cannot read their type.
+    /// Datasets left out of the inventory, with why: a type QuantLens cannot read, storage outside
+    /// the file or never written.
     const std::vector<Skipped>& skipped() const { return m_skipped; }
 
 private:

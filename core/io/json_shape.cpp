@@ -2,6 +2,7 @@
 
 #include "tensor/error.h"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 #include <vector>
@@ -65,6 +66,29 @@ private:
 };
 
 } // namespace
+
+bool hasControlCharacter(std::string_view n) {
+    for (std::size_t i = 0; i < n.size(); ++i) {
+        const auto c = static_cast<unsigned char>(n[i]);
+        const auto next = i + 1 < n.size() ? static_cast<unsigned char>(n[i + 1]) : 0;
+        if (c < 0x20 || c == 0x7F || (c == 0xC2 && next >= 0x80 && next <= 0x9F)) return true;
+    }
+    return false;
+}
+
+std::string escapedName(std::string_view name) {
+    std::string out;
+    for (const unsigned char k : name) {
+        if (k >= 0x20 && k < 0x7F) {
+            out += static_cast<char>(k);
+            continue;
+        }
+        char hex[5];
+        std::snprintf(hex, sizeof hex, "\\x%02X", k);
+        out += hex;
+    }
+    return out;
+}
 
 bool isValidUtf8(std::string_view text) {
     try {

@@ -2,6 +2,7 @@
 
 #include "io/atomic_file.h"
 #include "io/gguf_source.h"
+#include "io/json_shape.h"
 #include "io/mapped_file.h"
 #include "io/onnx_source.h"
 #include "io/safetensors_source.h"
@@ -68,28 +69,13 @@ std::unique_ptr<TensorSource> openHdf5(const std::string& path) {
 #endif
 }
 
-// A name with a control character (C0, DEL or C1: U+0080 to U+009F) would reach terminals and
-// tables as it is, and an escape sequence in it could rewrite the screen. No real model has one.
+// Names are printed as they are: one with a control character is refused (hasControlCharacter).
 void refuseControlCharacters(const TensorSource& source, const std::string& path) {
-    for (const TensorInfo& t : source.tensors()) {
-        const auto& n = t.name;
-        for (std::size_t i = 0; i < n.size(); ++i) {
-            const auto c = static_cast<unsigned char>(n[i]);
-            const bool c1 = c == 0xC2 && i + 1 < n.size() && static_cast<unsigned char>(n[i + 1]) >= 0x80 &&
-                            static_cast<unsigned char>(n[i + 1]) <= 0x9F;
-            if (c < 0x20 || c == 0x7F || c1) {
-                std::string shown;
-                for (unsigned char k : n) {
-                    char hex[5];
-                    std::snprintf(hex, sizeof hex, "\\x%02X", k);
-                    shown += k < 0x20 || k >= 0x7F ? std::string(hex) : std::string(1, static_cast<char>(k));
-                }
-                throw FileError(
-                    path + ": tensor \"" + shown +
-                    "\": its name holds a control character; refused (names are printed as they are)");
-            }
-        }
-    }
+    for (const TensorInfo& t : source.tensors())
+        if (hasControlCharacter(t.name))
+            throw FileError(
+                path + ": tensor \"" + escapedName(t.name) +
+                "\": its name holds a control character; refused (names are printed as they are)");
 }
 
 std::unique_ptr<TensorSource> openByKind(const std::string& path);

@@ -83,9 +83,17 @@ json partialReport(const json& header, const std::map<std::int64_t, json>& entri
 
 json readReportFile(const std::string& path) {
     const std::string s = readSmallFile(path, kMaxReportBytes, "a report");
+    if (s.find('\0') != std::string::npos) throw FileError(path + ": holds a NUL byte: not a JSON text");
     checkJsonShape(s, path, "report", kMaxReportDepth);
     json j = json::parse(s, nullptr, false);
     if (j.is_discarded()) throw FileError(path + ": not valid JSON");
+    // Names are printed as they are: a crafted report must not carry an escape sequence to a terminal.
+    if (j.is_object() && j.contains("tensors") && j["tensors"].is_array())
+        for (const json& t : j["tensors"])
+            if (t.is_object() && t.contains("name") && t["name"].is_string() &&
+                hasControlCharacter(t["name"].get<std::string>()))
+                throw FileError(path + ": tensor \"" + escapedName(t["name"].get<std::string>()) +
+                                "\": its name holds a control character; refused");
     return j;
 }
 

@@ -447,9 +447,9 @@ std::string calibrationNote(const QuantPlan& plan, const std::vector<GroupClip>&
     if (fellBack > 0) {
         std::snprintf(
             buf, sizeof buf,
-            "%s calibration needs at least %d values per scale group for %s; %lld of %zu groups have "
+            "%s calibration needs at least %lld values per scale group for %s; %lld of %zu groups have "
             "fewer (smallest %lld) and use their absmax range instead.",
-            method.c_str(), 32 * entropyLevels(plan), std::string(nameOf(plan.codeTarget)).c_str(),
+            method.c_str(), 32LL * entropyLevels(plan), std::string(nameOf(plan.codeTarget)).c_str(),
             static_cast<long long>(fellBack), clips.size(), static_cast<long long>(smallest));
         note += note.empty() ? std::string(buf) : " " + std::string(buf);
     }

@@ -146,14 +146,23 @@ std::string number(double v) {
 // The values of one subject (a tensor's stats, or a comparison), by canonical metric name.
 using Values = std::map<std::string, double>;
 
+// A metric of an object: absent or null is undefined (NaN); anything but a number is an error, so a
+// gate never passes a value it could not read.
+double numberOrNull(const json& object, const std::string& key) {
+    const auto it = object.find(key);
+    if (it == object.end() || it->is_null()) return std::nan("");
+    if (!it->is_number()) throw FileError("\"" + key + "\" is not a number");
+    return it->get<double>();
+}
+
 // A tensor entry's values: its "stats", and a diff's "codes" (metrics named code_* / max_code_diff).
 Values tensorValues(const json& t) {
     Values v;
     const auto codes = t.find("codes");
     for (const Metric& m : kMetrics) {
         if (m.comparison) continue;
-        if (codes != t.end() && codes->is_object() && codes->contains(m.name) && (*codes)[m.name].is_number())
-            v[m.name] = (*codes)[m.name].get<double>();
+        if (codes != t.end() && codes->is_object() && codes->contains(m.name))
+            v[m.name] = numberOrNull(*codes, m.name);
         else
             v[m.name] = reportStat(t["stats"], m.name);
     }
@@ -164,8 +173,7 @@ Values comparisonValues(const json& c) {
     Values v;
     for (const Metric& m : kMetrics)
         if (m.comparison) {
-            const auto it = c.find(m.name);
-            v[m.name] = it != c.end() && it->is_number() ? it->get<double>() : std::nan("");
+            v[m.name] = numberOrNull(c, m.name);
         }
     return v;
 }
@@ -337,8 +345,10 @@ int CheckResult::failed() const {
 CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
     if (!report.is_object() || !report.contains("tensors") || !report["tensors"].is_array())
         throw FileError("not a QuantLens report (no \"tensors\" list)");
+    if (report["tensors"].empty()) throw FileError("the report lists no tensor: nothing to check");
     CheckResult result;
-    result.file = report.value("file", std::string());
+    result.file =
+        report.contains("file") && report["file"].is_string() ? report["file"].get<std::string>() : "";
     // A compare report lists the tensor twice, A then B: their labels tell them apart.
     const json* comparison =
         report.contains("comparison") && report["comparison"].is_object() ? &report["comparison"] : nullptr;

@@ -143,10 +143,16 @@ std::vector<ModelRow> modelRows(const nlohmann::json& tensors, const std::string
     if (!tensors.is_array()) throw FileError(file + ": no \"tensors\" list");
     std::vector<ModelRow> rows;
     for (const auto& t : tensors) {
+        // Each fault named with the file and, where it has one, the tensor.
+        const std::string where = file + (t.is_object() && t.contains("name") && t["name"].is_string()
+                                              ? ": tensor '" + t["name"].get<std::string>() + "'"
+                                              : std::string());
         try {
             rows.push_back(rowOf(t));
         } catch (const FileError& e) {
-            throw FileError(file + ": " + e.what());
+            throw FileError(where + ": " + e.what());
+        } catch (const nlohmann::json::exception& e) { // a field of the wrong kind
+            throw FileError(where + ": not a well-formed report entry: " + e.what());
         }
     }
     return rows;
