@@ -304,6 +304,23 @@ void TestCli::sweepAndInspect() {
                          m_dir.path());
     QVERIFY2(s.code == 0, s.err.constData());
     QVERIFY(s.out.contains("group 4") && s.out.contains("group 8") && s.out.contains("group 16"));
+    // A size given twice runs once; a list past what a sweep keeps is refused up front.
+    const Run twice =
+        runCli({QStringLiteral("sweep"), QStringLiteral("random.safetensors"), QStringLiteral("--tensor"),
+                QStringLiteral("w"), QStringLiteral("--preset"), QStringLiteral("tensorrt"),
+                QStringLiteral("--group-size"), QStringLiteral("8,8,8")},
+               m_dir.path());
+    QVERIFY2(twice.code == 0, twice.err.constData());
+    QCOMPARE(twice.out.count("group 8"), 1);
+    QStringList many;
+    for (int g = 1; g <= 65; ++g)
+        many << QString::number(g);
+    const Run tooMany =
+        runCli({QStringLiteral("sweep"), QStringLiteral("random.safetensors"), QStringLiteral("--tensor"),
+                QStringLiteral("w"), QStringLiteral("--group-size"), many.join(QLatin1Char(','))},
+               m_dir.path());
+    QCOMPARE(tooMany.code, 2);
+    QVERIFY2(tooMany.err.contains("at most 64 sizes"), tooMany.err.constData());
     const Run i =
         runCli({QStringLiteral("inspect"), QStringLiteral("random.safetensors"), QStringLiteral("--json")},
                m_dir.path());

@@ -5,11 +5,16 @@
 #include "report/model_table.h"
 #include "tensor/error.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace ql::cli {
 namespace {
 
+// A sweep keeps every size's whole result (per-group rows included) to rank them: a bounded few.
+constexpr std::size_t kMaxSizes = 64;
+
+// The sizes of --group-size, each once, in the order given.
 std::vector<std::int64_t> parseSizes(const std::string& text) {
     std::vector<std::int64_t> sizes;
     std::size_t pos = 0;
@@ -25,7 +30,10 @@ std::vector<std::int64_t> parseSizes(const std::string& text) {
         }
         if (used == 0 || used != item.size() || v <= 0)
             throw UsageError("--group-size expects positive sizes separated by commas, got '" + text + "'");
-        sizes.push_back(v);
+        if (std::find(sizes.begin(), sizes.end(), v) == sizes.end()) sizes.push_back(v); // each once
+        if (sizes.size() > kMaxSizes)
+            throw UsageError("--group-size: at most " + std::to_string(kMaxSizes) +
+                             " sizes in one sweep (each keeps its whole result)");
         pos = comma + 1;
     }
     return sizes;
