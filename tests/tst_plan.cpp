@@ -348,6 +348,13 @@ private slots:
                 qPrintable(QStringLiteral("%1 bpw: %2 vs %3").arg(bpw).arg(r.solution.error).arg(expected)));
         }
         QVERIFY_THROWS_EXCEPTION(QuantError, choosePlan(m, {2.0, 0}));
+        // A budget past any model's size is no limit (the widest plan), never a wrapped count; NaN is no
+        // budget at all.
+        const auto widest = choosePlan(m, {64.0, 0}).solution.choice;
+        QCOMPARE(choosePlan(m, {1e14, 0}).solution.choice, widest);
+        QCOMPARE(choosePlan(m, {1e308, 0}).solution.choice, widest);
+        QCOMPARE(choosePlan(m, {0, std::int64_t{1} << 60}).solution.choice, widest);
+        QVERIFY_THROWS_EXCEPTION(QuantError, choosePlan(m, {std::nan(""), 0}));
         // The same plan read back from its file, without measuring.
         const PlanResult r = choosePlan(m, {4.5, 0});
         const PlanMeasurements back =

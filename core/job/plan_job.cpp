@@ -230,11 +230,15 @@ PlanResult choosePlan(const PlanMeasurements& m, const PlanBudget& budget,
     const auto options = optionsOf(m);
     PlanResult r;
     const double n = static_cast<double>(m.elements());
-    if (budget.bitsPerWeight > 0)
-        r.budgetBits = static_cast<std::int64_t>(std::floor(budget.bitsPerWeight * n));
-    else if (budget.bytes > 0)
-        r.budgetBits = budget.bytes * 8;
-    else
+    // A budget beyond any model's size is no limit at all: held at the largest bit count, not wrapped.
+    constexpr std::int64_t kNoLimit = std::numeric_limits<std::int64_t>::max();
+    if (std::isnan(budget.bitsPerWeight)) throw QuantError("the budget's bits per weight is not a number");
+    if (budget.bitsPerWeight > 0) {
+        const double bits = std::floor(budget.bitsPerWeight * n);
+        r.budgetBits = bits >= 0x1p62 ? kNoLimit : static_cast<std::int64_t>(bits);
+    } else if (budget.bytes > 0) {
+        r.budgetBits = budget.bytes > kNoLimit / 8 ? kNoLimit : budget.bytes * 8;
+    } else
         throw QuantError("the plan needs a budget: bits per weight or bytes");
     r.solution = solvePlan(options, r.budgetBits);
     r.front = front ? std::move(*front) : planFront(options);
