@@ -590,6 +590,19 @@ private slots:
                       QStringLiteral("--candidates"), QStringLiteral("int4-g32,keep"), QStringLiteral("-q")},
                      dir);
         QVERIFY2(run.code == 1 && run.err.contains("no plan fits the budget"), run.err.constData());
+        // The only candidate fits no weight: said so, not "stores nan bits per weight".
+        run = runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("5"),
+                      QStringLiteral("--candidate"),
+                      QStringLiteral("odd: --preset tensorrt --dtype int4 --block 7"), QStringLiteral("-q")},
+                     dir);
+        QVERIFY2(run.code == 1 && run.err.contains("no format that fits it") && !run.err.contains("nan"),
+                 run.err.constData());
+        // --help inside a candidate is not one of the spec's flags (not CLI11's internal message).
+        run = runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("5"),
+                      QStringLiteral("--candidate"), QStringLiteral("h: --preset torch --help")},
+                     dir);
+        QVERIFY2(run.code == 2 && run.err.contains("--help") && !run.err.contains("main function"),
+                 run.err.constData());
         // A custom candidate joins the defaults named.
         // (blocks of 256 fit five of the seven weights; the other two stay 16-bit: 8.04 bits at least)
         run = runCli({QStringLiteral("plan"), model, QStringLiteral("--bits-per-weight"), QStringLiteral("9"),

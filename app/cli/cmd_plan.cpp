@@ -27,6 +27,7 @@ PlanCandidate parseCandidate(const std::string& text) {
             "--block 256'), got '" +
             text + "'");
     CLI::App parser{"candidate"};
+    parser.set_help_flag(); // a spec's flags only: --help there is not a flag of the spec
     SpecOptions spec;
     addSpecOptions(parser, spec);
     try {

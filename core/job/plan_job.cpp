@@ -242,8 +242,11 @@ PlanResult choosePlan(const PlanMeasurements& m, const PlanBudget& budget,
         throw QuantError("the plan needs a budget: bits per weight or bytes");
     r.solution = solvePlan(options, r.budgetBits);
     r.front = front ? std::move(*front) : planFront(options);
+    if (!r.solution.feasible && r.front.empty())
+        throw QuantError("no plan: these candidates leave a weight with no format that fits it (add keep, "
+                         "or a candidate whose groups or blocks fit)");
     if (!r.solution.feasible) {
-        const double smallest = r.front.empty() ? NAN : static_cast<double>(r.front.front().bits) / n;
+        const double smallest = static_cast<double>(r.front.front().bits) / n;
         char text[64];
         std::snprintf(text, sizeof text, "%.4g", smallest);
         throw QuantError("no plan fits the budget: the smallest choice of these candidates stores " +
