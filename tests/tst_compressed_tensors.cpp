@@ -465,6 +465,13 @@ private slots:
                         &err));
         QVERIFY2(err.contains(QLatin1String("in the input model's own folder")), qPrintable(err));
         QVERIFY(!fs::exists(bareDir + "/config.json") && !fs::exists(bareDir + "/q.safetensors"));
+        // The same model opened as its folder (the Hugging Face layout): still its own folder.
+        QVERIFY(!runCli(QStringList{QStringLiteral("quantize"), QString::fromStdString(bareDir),
+                                    QStringLiteral("--all"), QStringLiteral("--out"),
+                                    QString::fromStdString(bareDir + "/q.safetensors"), QStringLiteral("-q")},
+                        &err));
+        QVERIFY2(err.contains(QLatin1String("in the input model's own folder")), qPrintable(err));
+        QVERIFY(!fs::exists(bareDir + "/config.json") && !fs::exists(bareDir + "/q.safetensors"));
 
         const std::string foreignDir = path(QStringLiteral("foreign"));
         fs::create_directories(foreignDir);

@@ -359,8 +359,11 @@ std::vector<NamedTensor> compressedTensorsTensors(const QuantizedTensor& q, cons
 nlohmann::json checkConfigTarget(const std::string& exportPath, const std::string& sourcePath) {
     const fs::path target = fs::absolute(exportPath).parent_path() / "config.json";
     std::error_code ec;
-    if (!sourcePath.empty() &&
-        fs::equivalent(target.parent_path(), fs::absolute(sourcePath).parent_path(), ec))
+    // The model's folder: the source itself when it was opened as a folder (a Hugging Face layout).
+    const fs::path modelFolder = sourcePath.empty()                 ? fs::path()
+                                 : fs::is_directory(sourcePath, ec) ? fs::absolute(sourcePath)
+                                                                    : fs::absolute(sourcePath).parent_path();
+    if (!sourcePath.empty() && fs::equivalent(target.parent_path(), modelFolder, ec))
         throw FileError(exportPath +
                         ": is in the input model's own folder, where the export's config.json (with "
                         "quantization_config) would make the model read as a compressed checkpoint; "
@@ -369,7 +372,7 @@ nlohmann::json checkConfigTarget(const std::string& exportPath, const std::strin
     nlohmann::json config = nlohmann::json::object();
     fs::path sourceConfig;
     if (!sourcePath.empty()) {
-        sourceConfig = fs::absolute(sourcePath).parent_path() / "config.json";
+        sourceConfig = modelFolder / "config.json";
         if (fs::is_regular_file(sourceConfig, ec))
             config = readJson(sourceConfig);
         else
