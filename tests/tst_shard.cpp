@@ -279,6 +279,7 @@ void TestShard::mergeRefusesWhatDoesNotBelong() {
     edited(
         "nul.json", [](nlohmann::json&) {}, QByteArray("\0{{{{ garbage", 14));
     edited("escape.json", [](nlohmann::json& j) { j["tensors"][0]["name"] = "x\x1b]0;pwned\x07"; });
+    edited("escape-error.json", [](nlohmann::json& j) { j["tensors"][0]["error"] = "failed\x1b[2J"; });
 
     const struct {
         QStringList parts;
@@ -296,6 +297,7 @@ void TestShard::mergeRefusesWhatDoesNotBelong() {
          "string-sqnr.json: tensor '"},
         {{QStringLiteral("nul.json"), QStringLiteral("a1.json")}, "nul.json: holds a NUL byte"},
         {{QStringLiteral("escape.json"), QStringLiteral("a1.json")}, "holds a control character"},
+        {{QStringLiteral("escape-error.json"), QStringLiteral("a1.json")}, "holds a control character"},
     };
     for (const auto& c : cases) {
         const Run r = runCli(QStringList{QStringLiteral("merge")} + c.parts +

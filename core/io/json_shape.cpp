@@ -67,10 +67,11 @@ private:
 
 } // namespace
 
-bool hasControlCharacter(std::string_view n) {
+bool hasControlCharacter(std::string_view n, bool allowLineBreaks) {
     for (std::size_t i = 0; i < n.size(); ++i) {
         const auto c = static_cast<unsigned char>(n[i]);
         const auto next = i + 1 < n.size() ? static_cast<unsigned char>(n[i + 1]) : 0;
+        if (allowLineBreaks && (c == '\n' || c == '\t')) continue;
         if (c < 0x20 || c == 0x7F || (c == 0xC2 && next >= 0x80 && next <= 0x9F)) return true;
     }
     return false;

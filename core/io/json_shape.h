@@ -13,10 +13,10 @@ namespace ql {
 void checkJsonShape(std::string_view text, const std::string& file, const std::string& what,
                     int maxDepth = 32);
 
-/// Whether a name from a file holds a control character (C0, DEL, or C1 as UTF-8: U+0080 to
-/// U+009F): such a name would reach terminals and tables as it is, and an escape sequence in it
-/// could rewrite the screen. No real model, report or plan has one.
-bool hasControlCharacter(std::string_view name);
+/// Whether text from a file holds a control character (C0, DEL, or C1 as UTF-8: U+0080 to U+009F):
+/// it would reach terminals and tables as it is, and an escape sequence in it could rewrite the
+/// screen. No real name has one; `allowLineBreaks` lets a message's newlines and tabs through.
+bool hasControlCharacter(std::string_view text, bool allowLineBreaks = false);
 /// `name` with every control byte and every byte from 0x7F up written as \xNN: safe to print.
 std::string escapedName(std::string_view name);
 

@@ -1,7 +1,6 @@
 #include "job/plan_output.h"
 
 #include "io/export_compressed_tensors.h"
-#include "io/json_shape.h"
 #include "job/diff_job.h"
 #include "job/tensor_run.h"
 #include "quant/spec_json.h"
@@ -120,8 +119,6 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
         for (const auto& t : j.at("tensors")) {
             PlanTensor pt;
             pt.name = t.at("name").get<std::string>();
-            if (hasControlCharacter(pt.name))
-                throw bad("tensor \"" + escapedName(pt.name) + "\": its name holds a control character");
             pt.shape = t.at("shape").get<Shape>();
             const auto dtype = dtypeFromName(t.at("dtype").get<std::string>());
             if (!dtype) throw bad("tensor '" + pt.name + "' has an unknown dtype");

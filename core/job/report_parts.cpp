@@ -81,19 +81,37 @@ json partialReport(const json& header, const std::map<std::int64_t, json>& entri
     return part;
 }
 
+namespace {
+
+// Every string a report or plan file holds is printed somewhere (names, errors, labels, notes): one
+// carrying a control character (a message's newlines and tabs aside) could drive the terminal, so the
+// file is refused, the string shown escaped. Depth is bounded by checkJsonShape before this runs.
+void refuseControlText(const json& j, const std::string& path) {
+    if (j.is_string()) {
+        const auto& text = j.get_ref<const std::string&>();
+        if (hasControlCharacter(text, true))
+            throw FileError(path + ": \"" + escapedName(text) + "\" holds a control character; refused");
+    } else if (j.is_array()) {
+        for (const json& value : j)
+            refuseControlText(value, path);
+    } else if (j.is_object()) {
+        for (const auto& [key, value] : j.items()) {
+            if (hasControlCharacter(key))
+                throw FileError(path + ": a key holds a control character; refused");
+            refuseControlText(value, path);
+        }
+    }
+}
+
+} // namespace
+
 json readReportFile(const std::string& path) {
     const std::string s = readSmallFile(path, kMaxReportBytes, "a report");
     if (s.find('\0') != std::string::npos) throw FileError(path + ": holds a NUL byte: not a JSON text");
     checkJsonShape(s, path, "report", kMaxReportDepth);
     json j = json::parse(s, nullptr, false);
     if (j.is_discarded()) throw FileError(path + ": not valid JSON");
-    // Names are printed as they are: a crafted report must not carry an escape sequence to a terminal.
-    if (j.is_object() && j.contains("tensors") && j["tensors"].is_array())
-        for (const json& t : j["tensors"])
-            if (t.is_object() && t.contains("name") && t["name"].is_string() &&
-                hasControlCharacter(t["name"].get<std::string>()))
-                throw FileError(path + ": tensor \"" + escapedName(t["name"].get<std::string>()) +
-                                "\": its name holds a control character; refused");
+    refuseControlText(j, path);
     return j;
 }
 
