@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "io/json_shape.h"
 #include "io/onnx_source.h"
 #include "io/tensor_source.h"
 #include "quantlens/config.h"
@@ -83,8 +84,8 @@ int runInspect(const InspectOptions& o) {
                     std::string(nameOf(t.dtype)).c_str(), toString(t.shape).c_str(),
                     static_cast<unsigned long long>(t.byteSize), t.location.c_str());
     std::printf("%zu tensors, %llu bytes\n", tensors.size(), static_cast<unsigned long long>(bytes));
-    for (const auto& [name, reason] : left)
-        std::printf("not listed: %s: %s\n", name.c_str(), reason.c_str());
+    for (const auto& [name, reason] : left) // never opened, so never checked: printed escaped
+        std::printf("not listed: %s: %s\n", escapedName(name).c_str(), reason.c_str());
     return 0;
 }
 

@@ -69,6 +69,8 @@ def make(out, expected):
         exp["empty"] = {"dtype": "F32", "shape": [0, 3], "hex": ""}
         # Unsupported: skipped from the listing, with a reason on load.
         f.create_dataset("unsupported/strings", data=np.array([b"a", b"bc"]))
+        # Not listed, so never checked by the readers: printed escaped when inspect says why.
+        f.create_dataset("unsupported/esc\x1b[2J", data=np.array([b"a"]))
         f.create_dataset("unsupported/compound", data=np.zeros(3, dtype=[("a", "<i4"), ("b", "<f4")]))
         f.create_dataset("unsupported/uint64", data=np.arange(4, dtype="<u8"))
         # Storage never written reads as the fill value: a few bytes standing for any size. Refused.
