@@ -120,6 +120,7 @@ private slots:
     void fillerCountsAsAddDoes();
     void rowTablesStartZeroed();
     void widestGroupAsScanFinds();
+    void progressStepsThroughTheSlices();
 };
 
 void TestFastAnalysis::initTestCase() {
@@ -293,6 +294,33 @@ void TestFastAnalysis::fillerCountsAsAddDoes() {
 // The per-group tables are made without writing zeros (ZeroedHugePageAllocator): both of its paths
 // must still give zeroed rows, a small block reused from the heap (cleared on allocation) and a mapped
 // one (fresh pages), and a type whose default is not zero bytes must still be constructed.
+// The pass reports its progress slice by slice from the calling thread, at any thread count: the
+// values never go backwards, the first pass ends at 0.5 and the second at 1; one thread shows every
+// slice of both passes, two threads (each seeing the other's finishes) several. With more threads
+// than cores, finishes that land together may show as one step; the end points still come.
+void TestFastAnalysis::progressStepsThroughTheSlices() {
+    const Shape sh{1024, 1024}; // 16 slices
+    const QuantPlan plan = planQuantization(conformanceSpecs().front().spec, sh);
+    const Tensor tensor = tensorOf(conformanceValues(elementCount(sh), 3), sh, DType::F32);
+    const std::vector<float> x = tensor.toFloatVector();
+    Job job;
+    job.plan = plan;
+    job.values = x;
+    const Result ref = CpuReferenceBackend().run(job);
+    for (unsigned threads : {1u, 2u, 16u}) {
+        std::vector<double> seen;
+        AnalysisOptions opt;
+        opt.threads = threads;
+        opt.progress = [&](double d) { seen.push_back(d); };
+        analyze(plan, ref.params, ref.codes, *ValuesView::of(tensor), opt);
+        QVERIFY(std::is_sorted(seen.begin(), seen.end()));
+        QVERIFY(std::find(seen.begin(), seen.end(), 0.5) != seen.end());
+        QCOMPARE(seen.back(), 1.0);
+        const auto steps = std::count_if(seen.begin(), seen.end(), [](double d) { return d > 0 && d < 1; });
+        if (threads <= 2) QVERIFY2(steps >= (threads == 1 ? 32 : 4), qPrintable(QString::number(steps)));
+    }
+}
+
 void TestFastAnalysis::rowTablesStartZeroed() {
     constexpr std::size_t kSmall = 1000, kMapped = (std::size_t{8} << 20) / sizeof(GroupClipping) + 1;
     for (std::size_t n : {kSmall, kMapped}) {

@@ -281,8 +281,8 @@ void TestJob::cancelStopsTheModelJob() {
     QCOMPARE(finished, 0);
 }
 
-// A tensor large enough for many slices: the bar moves through the statistics pass (the second half)
-// slice by slice, never backwards, and a cancel there stops the job with the same figures untouched.
+// A tensor large enough for many slices: the bar moves through the statistics pass (the second half),
+// never backwards, and a cancel there stops the job with the same figures untouched.
 void TestJob::progressCoversTheStatisticsPass() {
     QTemporaryDir dir;
     const std::string model = dir.filePath(QStringLiteral("large.safetensors")).toStdString();
@@ -295,8 +295,9 @@ void TestJob::progressCoversTheStatisticsPass() {
     });
     QVERIFY(std::is_sorted(seen.begin(), seen.end()));
     QCOMPARE(seen.back(), 1.0);
-    const auto inPass = std::count_if(seen.begin(), seen.end(), [](double d) { return d > 0.5 && d < 1.0; });
-    QVERIFY2(inPass >= 4, qPrintable(QString::number(inPass)));
+    // Its step count depends on the thread count (tst_fast_analysis pins it); the middle of the pass
+    // (its first half done) is always reported.
+    QVERIFY(std::find(seen.begin(), seen.end(), 0.75) != seen.end());
     // The same figures as a run without a progress callback.
     const TensorOutcome plain = runTensorJob(request, "big.weight");
     QCOMPARE(out.a.report.analysis.stats.sqnrDb(), plain.a.report.analysis.stats.sqnrDb());

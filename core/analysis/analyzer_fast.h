@@ -218,28 +218,57 @@ std::int64_t sliceCount(std::int64_t n) {
     return std::clamp<std::int64_t>(n / kMinSlice, 1, kMaxSlices);
 }
 
-// Runs fn(slice) for every slice on up to `threads` threads. After each slice it ran, and once all
-// are done, the calling thread reports first + span × (slices done / slices) through `progress`. If
-// that or any slice throws, no further slice starts, the others finish theirs, and the exception
-// propagates.
+// Runs fn(slice) for every slice on up to `threads` threads. The calling thread reports first +
+// span × (slices done / slices) through `progress` after each slice it ran, then, once it finds no
+// slice left to take, each time another worker finishes one, until all have stopped; so the steps
+// are the slices whatever the thread count. If `progress` or any slice throws, no further slice
+// starts, the others finish theirs, and the exception propagates.
 template <typename Fn>
 void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn,
                   const std::function<void(double)>& progress = {}, double first = 0, double span = 1) {
     const auto workers = static_cast<std::int64_t>(std::min<std::int64_t>(
         slices, threads ? threads : std::max(1u, std::thread::hardware_concurrency())));
-    std::atomic<std::int64_t> next{0}, done{0};
+    std::atomic<std::int64_t> next{0};
+    std::mutex m;
+    std::condition_variable changed;
+    std::int64_t done = 0, running = workers; // guarded by m
+    auto report = [&](std::int64_t finished) {
+        progress(first + span * static_cast<double>(finished) / static_cast<double>(slices));
+    };
     runOnWorkers(static_cast<unsigned>(workers), [&](unsigned w) {
+        auto stopped = [&] {
+            const std::lock_guard lock(m);
+            --running;
+            changed.notify_all();
+        };
         try {
             for (std::int64_t s; (s = next.fetch_add(1)) < slices;) {
                 fn(s);
-                const auto finished = done.fetch_add(1) + 1;
-                if (w == 0 && progress)
-                    progress(first + span * static_cast<double>(finished) / static_cast<double>(slices));
+                std::int64_t finished;
+                {
+                    const std::lock_guard lock(m);
+                    finished = ++done;
+                }
+                changed.notify_all();
+                if (w == 0 && progress) report(finished);
+            }
+            if (w == 0 && progress) {
+                std::unique_lock lock(m);
+                for (std::int64_t shown = done; running > 1;) {
+                    changed.wait(lock, [&] { return done != shown || running <= 1; });
+                    if (done == shown) continue;
+                    shown = done;
+                    lock.unlock();
+                    report(shown);
+                    lock.lock();
+                }
             }
         } catch (...) {
             next.store(slices); // no further slice starts; the others finish theirs
+            stopped();
             throw;
         }
+        stopped();
     });
     if (progress) progress(first + span); // the last slice may have been a worker's
 }

@@ -16,10 +16,12 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <thread>
 #if defined(__x86_64__) || defined(__i386__)
