@@ -3,6 +3,7 @@
 // write over an input.
 #include "io/atomic_file.h"
 #include "io/child_process.h"
+#include "io/json_shape.h"
 #include "io/safetensors_header.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
@@ -62,6 +63,29 @@ private slots:
         const QString i = fileErrorOf([&] { openTensorSource(path("model.safetensors.index.json")); });
         QVERIFY2(i.contains(QLatin1String("index nests deeper")), qPrintable(i));
         fs::remove(path("model.safetensors.index.json"));
+    }
+
+    // A few bytes of text can cost a hundred once parsed ("{}," is a map): the tree's size is
+    // estimated on the way through, before the parse, and a text that would take more than its
+    // reader allows is refused, naming the file. A real header of 200,000 tensors stays far inside
+    // (manyTensorsListInLinearTime).
+    void parsedTreeSizeIsBounded() {
+        std::string maps = "{\"a\":[";
+        for (int i = 0; i < 7'000'000; ++i)
+            maps += i ? ",{}" : "{}";
+        maps += "]}";
+        writeFile(path("maps.safetensors"), safetensorsBytes(maps));
+        const QString e = fileErrorOf([&] { openTensorSource(path("maps.safetensors")); });
+        QVERIFY2(e.contains(QLatin1String("maps.safetensors: header would take more than 512 MiB")),
+                 qPrintable(e));
+        // A reader's own budget: 1000 numbers in an array fit 64 KiB, 1000 empty maps do not.
+        std::string numbers = "[0", empties = "[{}";
+        for (int i = 1; i < 1000; ++i)
+            numbers += ",1", empties += ",{}";
+        numbers += "]", empties += "]";
+        QVERIFY(fileErrorOf([&] { checkJsonShape(numbers, "n.json", "report", 8, 64 << 10); }).isEmpty());
+        const QString m = fileErrorOf([&] { checkJsonShape(empties, "m.json", "report", 8, 64 << 10); });
+        QVERIFY2(m.startsWith(QLatin1String("m.json: report would take more than 64 KiB")), qPrintable(m));
     }
 
     // The reference reader refuses a key named twice; nlohmann would keep the last silently.

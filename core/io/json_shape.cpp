@@ -2,6 +2,7 @@
 
 #include "tensor/error.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
@@ -12,21 +13,36 @@ namespace {
 
 using json = nlohmann::json;
 
+// What the parsed tree costs, in bytes, as nlohmann's json lays it out with the standard library's
+// containers, measured with glibc's allocator: a value's own slot (16 bytes, half as much again
+// in an array for the vector's growth), an object's map or an array's vector, a member's
+// map node with its key, and a string's heap copy past the small-string buffer.
+namespace tree_bytes {
+constexpr std::uint64_t kArraySlot = 24, kObject = 64, kArray = 40, kMember = 96, kString = 48,
+                        kShortString = 15;
+constexpr std::uint64_t heapText(std::size_t length) {
+    return length > kShortString ? length + 17 : 0;
+}
+} // namespace tree_bytes
+
 // SAX events only: nlohmann's SAX parser keeps its own stack, so nothing here recurses.
 class ShapeCheck : public json::json_sax_t {
 public:
-    explicit ShapeCheck(int maxDepth)
-        : m_max(maxDepth) {}
+    ShapeCheck(int maxDepth, std::uint64_t maxTreeBytes)
+        : m_max(maxDepth)
+        , m_maxTree(maxTreeBytes) {}
 
-    bool null() override { return true; }
-    bool boolean(bool) override { return true; }
-    bool number_integer(number_integer_t) override { return true; }
-    bool number_unsigned(number_unsigned_t) override { return true; }
-    bool number_float(number_float_t, const string_t&) override { return true; }
-    bool string(string_t&) override { return true; }
-    bool binary(binary_t&) override { return true; }
+    bool null() override { return value(0); }
+    bool boolean(bool) override { return value(0); }
+    bool number_integer(number_integer_t) override { return value(0); }
+    bool number_unsigned(number_unsigned_t) override { return value(0); }
+    bool number_float(number_float_t, const string_t&) override { return value(0); }
+    bool string(string_t& s) override { return value(tree_bytes::kString + tree_bytes::heapText(s.size())); }
+    bool binary(binary_t&) override { return value(0); }
     bool start_object(std::size_t) override {
+        if (!value(tree_bytes::kObject)) return false;
         m_keys.emplace_back();
+        m_inArray.push_back(false);
         return enter();
     }
     bool key(string_t& k) override {
@@ -34,15 +50,18 @@ public:
             problem = "names '" + shortened(k) + "' twice" + (m_keys.size() == 2 ? " inside one entry" : "");
             return false;
         }
-        return true;
+        return grow(tree_bytes::kMember + tree_bytes::heapText(k.size()));
     }
     bool end_object() override {
         m_keys.pop_back();
+        m_inArray.pop_back();
         --m_depth;
         return true;
     }
     bool start_array(std::size_t) override {
+        if (!value(tree_bytes::kArray)) return false;
         m_keys.emplace_back(); // keeps m_keys.size() equal to the depth
+        m_inArray.push_back(true);
         return enter();
     }
     bool end_array() override { return end_object(); }
@@ -56,13 +75,29 @@ private:
         problem = "nests deeper than " + std::to_string(m_max) + " levels";
         return false;
     }
+    // A value met: its slot (an object member's is in its node), and `extra` for what it holds.
+    bool value(std::uint64_t extra) {
+        return grow(extra + (m_inArray.empty() || m_inArray.back() ? tree_bytes::kArraySlot : 0));
+    }
+    bool grow(std::uint64_t bytes) {
+        m_tree += bytes;
+        if (m_tree <= m_maxTree) return true;
+        problem = "would take more than " +
+                  (m_maxTree >= (1u << 20) ? std::to_string(m_maxTree >> 20) + " MiB"
+                                           : std::to_string(m_maxTree >> 10) + " KiB") +
+                  " of memory once parsed (that many values); refused";
+        return false;
+    }
     static std::string shortened(const std::string& k) {
         return k.size() > 200 ? k.substr(0, 200) + "..." : k;
     }
 
     int m_max;
     int m_depth = 0;
+    std::uint64_t m_maxTree;
+    std::uint64_t m_tree = 0;
     std::vector<std::unordered_set<std::string>> m_keys;
+    std::vector<bool> m_inArray; // per open container: an array (else an object)
 };
 
 } // namespace
@@ -100,8 +135,9 @@ bool isValidUtf8(std::string_view text) {
     }
 }
 
-void checkJsonShape(std::string_view text, const std::string& file, const std::string& what, int maxDepth) {
-    ShapeCheck check(maxDepth);
+void checkJsonShape(std::string_view text, const std::string& file, const std::string& what, int maxDepth,
+                    std::uint64_t maxTreeBytes) {
+    ShapeCheck check(maxDepth, maxTreeBytes);
     try {
         json::sax_parse(text.begin(), text.end(), &check);
     } catch (const json::exception&) { // malformed: the real parse says how

@@ -1,17 +1,24 @@
 #pragma once
 // A linear, non-recursive look at untrusted JSON before it is parsed into a tree: nesting depth
 // (a tree that deep would overflow the stack when printed or destroyed) and duplicate keys (which
-// nlohmann's parser would silently resolve to the last one, where the reference readers refuse).
+// nlohmann's parser would silently resolve to the last one, where the reference readers refuse), and
+// the memory the tree would take.
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace ql {
 
-/// Throws FileError "<file>: <what> ..." when the text nests deeper than `maxDepth` or an object at
-/// depth 1 or 2 (the top level and the objects it holds) names a key twice. Malformed JSON passes:
-/// the real parse reports it.
+/// The memory a parsed JSON text (a header, an index, a journal line) may take unless its reader
+/// says otherwise.
+inline constexpr std::uint64_t kMaxJsonTreeBytes = 512ULL << 20;
+
+/// Throws FileError "<file>: <what> ..." when the text nests deeper than `maxDepth`, when an object
+/// at depth 1 or 2 (the top level and the objects it holds) names a key twice, or when its tree
+/// would take more than `maxTreeBytes` of memory (a few bytes of text can cost a hundred: "{}," is a
+/// map). Malformed JSON passes: the real parse reports it.
 void checkJsonShape(std::string_view text, const std::string& file, const std::string& what,
-                    int maxDepth = 32);
+                    int maxDepth = 32, std::uint64_t maxTreeBytes = kMaxJsonTreeBytes);
 
 /// Whether text from a file holds a control character (C0, DEL, or C1 as UTF-8: U+0080 to U+009F):
 /// it would reach terminals and tables as it is, and an escape sequence in it could rewrite the

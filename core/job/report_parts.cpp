@@ -20,6 +20,9 @@ constexpr std::uint64_t kMaxReportBytes = 4ULL << 30;
 // A report nests {tensors: [{histograms: {values: {grid: [..]}}}]}: six levels; anything far deeper
 // is not one of ours.
 constexpr int kMaxReportDepth = 12;
+// A report's tree in memory: a report of numbers takes about twice its text, so this covers every
+// report up to 2 GB of text; a few bytes of crafted text ("{},") would otherwise cost a hundred.
+constexpr std::uint64_t kMaxReportTreeBytes = 4ULL << 30;
 
 std::string listOf(const std::vector<int>& v) {
     std::string s;
@@ -108,7 +111,7 @@ void refuseControlText(const json& j, const std::string& path) {
 json readReportFile(const std::string& path) {
     const std::string s = readSmallFile(path, kMaxReportBytes, "a report");
     if (s.find('\0') != std::string::npos) throw FileError(path + ": holds a NUL byte: not a JSON text");
-    checkJsonShape(s, path, "report", kMaxReportDepth);
+    checkJsonShape(s, path, "report", kMaxReportDepth, kMaxReportTreeBytes);
     json j = json::parse(s, nullptr, false);
     if (j.is_discarded()) throw FileError(path + ": not valid JSON");
     refuseControlText(j, path);

@@ -29,7 +29,8 @@ nlohmann::json partialReport(const nlohmann::json& header,
                              const std::map<std::int64_t, nlohmann::json>& entries,
                              const nlohmann::json& exported, const nlohmann::json& extra = nullptr);
 
-/// Reads a report written by QuantLens (at most 4 GiB, nesting checked before parsing). Throws
+/// Reads a report written by QuantLens (at most 4 GiB of text and 4 GiB once parsed, nesting and
+/// size checked before parsing). Throws
 /// FileError naming the file and the reason.
 nlohmann::json readReportFile(const std::string& path);
 
