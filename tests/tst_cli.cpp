@@ -455,6 +455,16 @@ void TestCli::mistakesGiveOneLine_data() {
                                                     QStringLiteral("--tensor"),     QStringLiteral("w"),
                                                     QStringLiteral("--group-size"), QStringLiteral("32,x")}
                                      << 2 << "32,x";
+    // An empty value (a shell variable left unset) is a mistake, not "no export".
+    QTest::addRow("empty-out") << (w + QStringList{QStringLiteral("--out"), QString()}) << 2
+                               << "--out: empty";
+    QTest::addRow("empty-file") << QStringList{QStringLiteral("quantize"), QString(), QStringLiteral("--all")}
+                                << 2 << "FILE: empty";
+    QTest::addRow("empty-report-on-check")
+        << QStringList{QStringLiteral("check"),   QStringLiteral("r.json"),
+                       QStringLiteral("--junit"), QString(),
+                       QStringLiteral("--rule"),  QStringLiteral("sqnr_db > 1")}
+        << 2 << "--junit: empty";
     QTest::addRow("calib-unknown") << (w + QStringList{QStringLiteral("--calib"), QStringLiteral("magic")})
                                    << 2 << "magic";
 }

@@ -20,6 +20,19 @@ int fail(int code, const std::string& message) {
     return code;
 }
 
+// No option or argument takes an empty value: `--out "$OUT"` with the variable unset would otherwise
+// run the whole job and silently skip the export.
+void refuseEmptyValues(CLI::App& app) {
+    const CLI::Validator nonEmpty(
+        [](std::string& v) {
+            return v.empty() ? std::string("empty; give a value or leave it out") : std::string();
+        },
+        "");
+    for (CLI::App* sub : app.get_subcommands({}))
+        for (CLI::Option* option : sub->get_options({}))
+            if (option->get_type_size() != 0) option->check(nonEmpty);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -47,6 +60,7 @@ int main(int argc, char** argv) {
     CLI::App* diffCmd = addDiff(app, diff);
     CLI::App* planCmd = addPlan(app, plan);
     CLI::App* backendsCmd = addBackends(app);
+    refuseEmptyValues(app);
 
     try {
         app.parse(argc, argv);
