@@ -475,6 +475,23 @@ private slots:
         QCOMPARE(parseJson(summary).size(), quantized);
     }
 
+    // An entry that is zero on every input channel gives no weighted error, with the reason, rather
+    // than 0/0 read as an infinite SQNR (which ranked the tensor best of all).
+    void zeroImportanceGivesNoWeightedError() {
+        ImportanceFile file;
+        file.path = "stats.safetensors";
+        file.entries["a.weight"].sqMean = {0.0f, 0.0f, 0.0f};
+        file.entries["b.weight"].sqMean = {0.0f, 2.0f, 0.0f};
+        const Importance importance(std::move(file));
+        std::string why;
+        QVERIFY(!importance.forTensor({"a.weight", DType::F32, {4, 3}, 48, ""}, why));
+        QCOMPARE(why, std::string("importance entry 'a.weight' is zero on every input channel"));
+        why.clear();
+        const auto b = importance.forTensor({"b.weight", DType::F32, {4, 3}, 48, ""}, why);
+        QVERIFY(b && why.empty());
+        QCOMPARE(b->channels, std::int64_t{3});
+    }
+
     // quantize --importance: the report carries the weighted error, reads back, ranks the table and
     // is gated by check.
     void quantizeReportsTheWeightedError() {

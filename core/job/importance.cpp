@@ -4,6 +4,8 @@
 #include "quant/reference.h"
 #include "tensor/error.h"
 
+#include <algorithm>
+
 namespace ql {
 
 Importance::Importance(ImportanceFile file)
@@ -42,6 +44,11 @@ std::optional<Importance::Weights> Importance::forTensor(const TensorInfo& info,
         why = "importance entry '" + found->first + "' has " + std::to_string(values) + " values in " +
               std::to_string(e.matrices) + " matrices; the weight " + toString(info.shape) + " has " +
               std::to_string(channels) + " input channels";
+        return std::nullopt;
+    }
+    // No weight at all: the layer's output would not see the error, and 0/0 is no SQNR (it read inf).
+    if (std::all_of(e.sqMean.begin(), e.sqMean.end(), [](float s) { return s == 0.0f; })) {
+        why = "importance entry '" + found->first + "' is zero on every input channel";
         return std::nullopt;
     }
     return Weights{e.sqMean, channels, matrices, m_file.path + ": " + found->first};
