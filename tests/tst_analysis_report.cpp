@@ -10,6 +10,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+#include <limits>
 
 using namespace ql;
 
@@ -156,16 +157,33 @@ void TestAnalysisReport::modelTableWorstFirst() {
     reports.push_back(failed);
     TensorReport empty = reportOf("empty", perTensorPlan(Preset::Torch, Target::Int8, 0), fine, {});
     reports.push_back(empty);
+    // FP8 E4M3 without saturation turns what overflows its 448 into NaN: worse than any figure.
+    QuantSpec overflowing = plan.spec;
+    overflowing.preset = Preset::Custom;
+    overflowing.target = Target::Fp8E4M3;
+    overflowing.custom = Convention{};
+    overflowing.custom->overflow = Overflow::NonSaturating;
+    QuantParams tiny;
+    tiny.scales = {1.0f / 1024};
+    reports.push_back(reportOf("nan-out", planQuantization(overflowing, {4}), tiny, x));
     auto rows = modelRows(reports);
     sortWorstFirst(rows);
     QCOMPARE(rows[0].name, std::string("broken"));
-    QCOMPARE(rows[1].name, std::string("coarse"));
-    QCOMPARE(rows[2].name, std::string("fine"));
-    QCOMPARE(rows[3].name, std::string("empty"));
+    QCOMPARE(rows[1].name, std::string("nan-out"));
+    QCOMPARE(rows[2].name, std::string("coarse"));
+    QCOMPARE(rows[3].name, std::string("fine"));
+    QCOMPARE(rows[4].name, std::string("empty"));
+    QCOMPARE(rows[1].nonFiniteOutputs, std::int64_t{2}); // 1.1 and -0.7; 0.3 and 0.05 fit
     sortRows(rows, ModelColumn::Name, true);
     QCOMPARE(rows[1].name, std::string("coarse"));
     const std::string table = formatModelTable(rows);
     QVERIFY(table.find("FAILED: axis 3 out of range") != std::string::npos);
+    QVERIFY(table.find("\n  ! 2 values reconstructed as NaN/Inf, left out of the figures\n") !=
+            std::string::npos);
+    // NaN/Inf in the file are counted, and said, too.
+    const auto withNan = modelRows({reportOf("nan-in", plan, fine, {0.3f, std::nanf(""), 1.1f, 0.05f})});
+    QCOMPARE(nonFiniteNote(withNan[0].nonFinite, withNan[0].nonFiniteOutputs),
+             std::string("1 value NaN/Inf in the file, left out of the figures"));
 }
 
 void TestAnalysisReport::jsonSchema() {

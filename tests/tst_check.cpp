@@ -1,7 +1,7 @@
 // The CI gate: rules parsed or refused with the reason, evaluated on a report's numbers exactly as
-// documented (undefined values satisfy nothing, exact tensors have +inf SQNR, failed tensors always
-// fail, kept ones are not checked), model-wide aggregates, comparisons, JUnit XML that parses, and
-// the CLI's exit codes.
+// documented (undefined values satisfy nothing, exact tensors have +inf SQNR, failed tensors and
+// tensors that reconstruct finite weights as NaN/Inf always fail, kept ones are not checked), model-wide
+// aggregates, comparisons, JUnit XML that parses, and the CLI's exit codes.
 #include "cli_test_util.h"
 #include "report/check.h"
 #include "tensor/error.h"
@@ -37,6 +37,8 @@ json sampleReport() {
     json exact = tensor("exact<&\">", 0, 1, 0);
     exact["stats"]["sqnr_db"] = nullptr; // exact: +inf
     exact["stats"]["mse"] = 0.0;
+    json nanOut = tensor("nan-out", 50, 0.99999, 0.0001); // fine figures, from its finite outputs only
+    nanOut["stats"]["non_finite_output_count"] = 3;
     json empty = tensor("empty", 0, 0, 0);
     empty["stats"]["count"] = 0;
     empty["stats"]["sqnr_db"] = nullptr; // nothing to measure: undefined
@@ -44,7 +46,7 @@ json sampleReport() {
     return {{"file", "model.safetensors"},
             {"tensors",
              {tensor("good", 40, 0.9999, 0.0005), tensor("noisy", 25, 0.995, 0.002),
-              tensor("bent", 35, 0.98, 0.01), exact, empty,
+              tensor("bent", 35, 0.98, 0.01), exact, empty, nanOut,
               json{{"name", "broken"}, {"shape", {2}}, {"dtype", "f32"}, {"error", "scales do not fit"}},
               json{{"name", "ids"}, {"shape", {3}}, {"dtype", "i64"}, {"passed_through", "not floating"}}}}};
 }
@@ -124,6 +126,7 @@ void TestCheck::tensorRules() {
     QCOMPARE(s["exact<&\">"], std::string("pass")); // +inf
     QCOMPARE(s["empty"], std::string("pass"));      // undefined satisfies nothing
     QCOMPARE(s["broken"], std::string("fail"));     // did not quantize
+    QCOMPARE(s["nan-out"], std::string("fail"));    // finite weights came back NaN/Inf
     QCOMPARE(s["ids"], std::string("kept"));
 
     s = statuses(runChecks(report, rules({"cosine < 0.99 and max_abs > 0.001"})));
@@ -135,12 +138,16 @@ void TestCheck::tensorRules() {
     QCOMPARE(s["good"], std::string("pass"));
 
     const CheckResult r = runChecks(report, rules({"sqnr < 30", "max_abs > 0.001"}));
-    QCOMPARE(r.failed(), 3); // noisy, bent, broken
-    for (const auto& subject : r.subjects)
+    QCOMPARE(r.failed(), 4); // noisy, bent, broken, nan-out
+    for (const auto& subject : r.subjects) {
+        if (subject.name == "nan-out")
+            QCOMPARE(subject.failures,
+                     std::vector<std::string>{"reconstructs 3 finite values as NaN or infinity"});
         if (subject.name == "noisy") {
             QCOMPARE(subject.failures.size(), std::size_t{2});
             QVERIFY(QString::fromStdString(subject.failures[0]).contains(QStringLiteral("sqnr_db = 25")));
         }
+    }
 }
 
 void TestCheck::modelWideRules() {
@@ -191,7 +198,7 @@ void TestCheck::junitParsesAndHtmlIsSelfContained() {
         if (xml.name() == QLatin1String("failure")) ++failures;
     }
     QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
-    QCOMPARE(cases, 7); // six tensors (the kept one is not a case) and the model
+    QCOMPARE(cases, 8); // seven tensors (the kept one is not a case) and the model
     QCOMPARE(failures, result.failed());
     QCOMPARE(declaredFailures.toInt(), result.failed());
     QVERIFY(names.contains(QStringLiteral("exact<&\">"))); // escaped and read back

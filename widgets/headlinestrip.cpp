@@ -1,6 +1,7 @@
 #include "widgets/headlinestrip.h"
 
 #include "job/job.h"
+#include "report/model_table.h"
 #include "widgets/qtutil.h"
 
 #include <QHBoxLayout>
@@ -50,6 +51,12 @@ HeadlineStrip::HeadlineStrip(QWidget* parent)
     m_stale->setStyleSheet(QStringLiteral("background: #fff4ce; color: #5c4400;"));
     m_stale->setVisible(false);
     rows->addWidget(m_stale);
+    m_nonFinite = new QLabel(this);
+    m_nonFinite->setWordWrap(true);
+    m_nonFinite->setMargin(2);
+    m_nonFinite->setStyleSheet(QStringLiteral("background: #fde7e9; color: #8a0018;"));
+    m_nonFinite->setVisible(false);
+    rows->addWidget(m_nonFinite);
     clear();
 }
 
@@ -70,6 +77,8 @@ bool HeadlineStrip::isStale() const {
 void HeadlineStrip::clear() {
     for (QLabel* l : {m_sqnr, m_maxError, m_clipped, m_codes, m_cosine})
         l->setText(QStringLiteral("—"));
+    m_nonFinite->clear();
+    m_nonFinite->setVisible(false);
     setStale({});
 }
 
@@ -108,6 +117,16 @@ void HeadlineStrip::setOutcome(const TensorOutcome& o) {
          }));
     show(m_cosine, tr("cosine"),
          field([](const TensorAnalysis& a) -> QString { return fmtNumber(a.stats.cosine(), 6); }));
+    auto note = [](const SideOutcome& run, const QString& side) {
+        const ErrorStats& s = run.report.analysis.stats;
+        const std::string n = nonFiniteNote(s.nanCount() + s.infCount(), s.nonFiniteOutputCount());
+        return n.empty() ? QString() : side + qs(n) + QStringLiteral(".");
+    };
+    QStringList notes{note(o.a, o.b ? QStringLiteral("A: ") : QString())};
+    if (o.b) notes << note(*o.b, QStringLiteral("B: "));
+    notes.removeAll(QString());
+    m_nonFinite->setText(notes.join(QLatin1Char(' ')));
+    m_nonFinite->setVisible(!notes.isEmpty());
 }
 
 } // namespace ql

@@ -27,6 +27,7 @@ private:
     QLabel* m_codes;
     QLabel* m_cosine;
     QLabel* m_stale;
+    QLabel* m_nonFinite; // what the figures leave out: NaN/Inf in the file or in x̂
 };
 
 } // namespace ql

@@ -32,12 +32,13 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
     const bool kept = !r.kept.empty(); // passed through unquantized
     const QString problem = failed ? qs(r.error)
                             : kept ? tr("kept unquantized: %1").arg(qs(r.kept))
-                                   : QString();
+                                   : qs(nonFiniteNote(r.nonFinite, r.nonFiniteOutputs));
     if (role == TensorNameRole) return qs(r.name);
     if (role == Qt::ToolTipRole)
         return problem.isEmpty() ? qs(r.name) : qs(r.name) + QStringLiteral("\n") + problem;
     if (role == Qt::ForegroundRole && failed) return QColor(176, 0, 32);
     if (role == Qt::ForegroundRole && kept) return QColor(110, 110, 110);
+    if (role == Qt::ForegroundRole && r.nonFiniteOutputs > 0) return QColor(176, 0, 32);
     if (role == Qt::TextAlignmentRole && index.column() >= SqnrColumn && index.column() <= TimeColumn)
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole) return {};

@@ -10,21 +10,24 @@
 namespace ql {
 namespace {
 
-// Key where larger = worse; NaN (not measurable) sorts after everything else.
+// Key where larger = worse; NaN (not measurable) sorts after everything else. A tensor that turns
+// finite values into NaN/Inf is worse than any figure its finite values give.
 double badness(const ModelRow& r, ModelColumn c) {
+    constexpr double kBroken = std::numeric_limits<double>::infinity();
+    const bool broken = r.nonFiniteOutputs > 0;
     switch (c) {
     case ModelColumn::Name:
         return 0;
     case ModelColumn::Sqnr:
-        return -r.sqnrDb;
+        return broken ? kBroken : -r.sqnrDb;
     case ModelColumn::WeightedSqnr:
-        return -r.weightedSqnrDb;
+        return broken ? kBroken : -r.weightedSqnrDb;
     case ModelColumn::MaxAbsError:
-        return r.maxAbsError;
+        return broken ? kBroken : r.maxAbsError;
     case ModelColumn::RelError:
-        return r.relError;
+        return broken ? kBroken : r.relError;
     case ModelColumn::Cosine:
-        return -r.cosine;
+        return broken ? kBroken : -r.cosine;
     case ModelColumn::Clipped:
         return r.clippedFraction;
     case ModelColumn::TotalMs:
@@ -63,6 +66,7 @@ std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports) {
         row.cosine = s.cosine();
         row.clippedFraction = s.finiteCount() ? r.analysis.clipping.total().clippedFraction() : std::nan("");
         row.nonFinite = s.nanCount() + s.infCount();
+        row.nonFiniteOutputs = s.nonFiniteOutputCount();
         row.codesUsed = r.analysis.codes.codesUsed();
         row.totalMs = r.timing.median.totalMs;
         rows.push_back(std::move(row));
@@ -132,6 +136,7 @@ ModelRow rowOf(const nlohmann::json& t) {
     row.cosine = reportStat(s, "cosine");
     row.clippedFraction = reportStat(s, "clipped_fraction");
     row.nonFinite = static_cast<std::int64_t>(statOf(s, "nan_count", 0) + statOf(s, "inf_count", 0));
+    row.nonFiniteOutputs = static_cast<std::int64_t>(statOf(s, "non_finite_output_count", 0));
     row.codesUsed = static_cast<std::int64_t>(statOf(s, "codes_used", 0));
     if (t.contains("timing") && t["timing"].is_object()) row.totalMs = statOf(t["timing"], "total_ms", nan);
     return row;
@@ -179,6 +184,17 @@ void sortWorstFirst(std::vector<ModelRow>& rows) {
     sortRows(rows, anyWeighted(rows) ? ModelColumn::WeightedSqnr : ModelColumn::Sqnr, true);
 }
 
+std::string nonFiniteNote(std::int64_t inFile, std::int64_t reconstructed) {
+    auto values = [](std::int64_t n, const char* what) {
+        return std::to_string(n) + (n == 1 ? " value " : " values ") + what;
+    };
+    std::string note;
+    if (inFile > 0) note = values(inFile, "NaN/Inf in the file");
+    if (reconstructed > 0)
+        note += (note.empty() ? "" : " and ") + values(reconstructed, "reconstructed as NaN/Inf");
+    return note.empty() ? note : note + ", left out of the figures";
+}
+
 std::string formatModelTable(const std::vector<ModelRow>& rows) {
     // Names wider than kWide get a line of their own, so the columns stay aligned.
     constexpr std::size_t kWide = 60;
@@ -210,6 +226,8 @@ std::string formatModelTable(const std::vector<ModelRow>& rows) {
             tableNumber(r.cosine, "%.6f").c_str(), tableNumber(100.0 * r.clippedFraction, "%.3f").c_str(),
             static_cast<long long>(r.codesUsed), tableNumber(r.totalMs, "%.2f").c_str());
         out += line;
+        if (const std::string note = nonFiniteNote(r.nonFinite, r.nonFiniteOutputs); !note.empty())
+            out += "  ! " + note + "\n";
     }
     return out;
 }

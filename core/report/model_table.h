@@ -17,7 +17,8 @@ struct ModelRow {
     double relError = 0;
     double cosine = 0;
     double clippedFraction = 0;
-    std::int64_t nonFinite = 0; // NaN/Inf inputs
+    std::int64_t nonFinite = 0;        // NaN/Inf inputs
+    std::int64_t nonFiniteOutputs = 0; // finite inputs reconstructed as NaN/Inf
     std::int64_t codesUsed = 0;
     double totalMs = 0;
     std::string error; // failed tensors keep their reason
@@ -41,6 +42,9 @@ double reportStat(const nlohmann::json& stats, const std::string& key);
 void sortWorstFirst(std::vector<ModelRow>& rows);
 /// Sort by any column; `worstFirst` puts the bad end first (low SQNR/cosine, high errors).
 void sortRows(std::vector<ModelRow>& rows, ModelColumn column, bool worstFirst = true);
+/// What a tensor's figures leave out, in words ("3 values NaN/Inf in the file and 7 values
+/// reconstructed as NaN/Inf, left out of the figures"); empty when both counts are 0.
+std::string nonFiniteNote(std::int64_t inFile, std::int64_t reconstructed);
 /// A number for a terminal table: printf `fmt`, "-" for NaN, "inf" / "-inf".
 std::string tableNumber(double v, const char* fmt);
 /// Whether any row has an importance-weighted figure.
