@@ -3,9 +3,12 @@
 // combinations explained inline; Quantize all and the model table; cancel a long run; stale
 // results dropped; malformed files; exports and sessions.
 #include "gui/mainwindow.h"
+#include "io/json_shape.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
+#include "io_test_util.h"
 #include "quant/reference.h"
+#include "quantlens/config.h"
 #include "widgets/configpanel.h"
 #include "widgets/headlinestrip.h"
 #include "widgets/histogrampages.h"
@@ -154,6 +157,32 @@ private slots:
             QVERIFY2(w.modelTable()->summaryText().contains(QStringLiteral("quantized")),
                      qPrintable(w.modelTable()->summaryText()));
         }
+    }
+
+    // A file holding datasets the app cannot read says which and why as it opens, where the list
+    // alone would leave them out silently; their names are shown escaped, as plain text.
+    void openingSaysWhatIsNotListed() {
+#if !QUANTLENS_HAVE_HDF5
+        QSKIP("built without HDF5");
+#else
+        using namespace qltest;
+        if (!pythonHas(QStringLiteral("h5py, numpy"))) QSKIP("python3 with h5py is not available");
+        const QString h5 = path("h5py.h5");
+        QString err;
+        runPython({pythonScript("io_hdf5.py"), QStringLiteral("make"), h5, path("h5py.json")}, &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        MainWindow w;
+        QVERIFY2(w.openFile(h5), qPrintable(w.errorText()));
+        const std::vector<UnlistedEntry> left = w.source()->unlisted();
+        QVERIFY(left.size() > 3);
+        const QString message = w.messageText();
+        const QString first = QString::fromStdString(escapedName(left[0].name) + " (" + left[0].reason + ")");
+        QVERIFY2(message.contains(QStringLiteral("\nNot listed: ") + first), qPrintable(message));
+        QVERIFY2(message.endsWith(
+                     QStringLiteral("and %1 more (quantlens-cli inspect lists them)").arg(left.size() - 3)),
+                 qPrintable(message));
+        QVERIFY(w.errorText().isEmpty());
+#endif
     }
 
     // A narrow window never cuts the configuration's controls off out of reach: the panel keeps its

@@ -102,7 +102,7 @@ private slots:
         if (m_expected.is_null()) QSKIP("python3 with h5py is not available");
         const auto src = Hdf5Source::open(m_file);
         QCOMPARE(src->tensors().size(), m_expected.size()); // the soft link is not listed twice
-        QCOMPARE(src->skipped().size(), std::size_t(7));
+        QCOMPARE(src->unlisted().size(), std::size_t(7));
     }
 
     // inspect lists what it leaves out of the inventory, with the reason, so "0 tensors" is never

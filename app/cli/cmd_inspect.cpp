@@ -3,9 +3,6 @@
 #include "io/onnx_source.h"
 #include "io/tensor_source.h"
 #include "quantlens/config.h"
-#if QUANTLENS_HAVE_HDF5
-#include "io/hdf5_source.h"
-#endif
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -23,28 +20,10 @@ CLI::App* addInspect(CLI::App& parent, InspectOptions& o) {
     return cmd;
 }
 
-namespace {
-
-// What the file holds that the listing leaves out, and why (an HDF5 dataset of a type QuantLens
-// cannot read, or whose chunks were never written): {name, reason}.
-std::vector<std::pair<std::string, std::string>> unlisted(const TensorSource& source) {
-    std::vector<std::pair<std::string, std::string>> out;
-#if QUANTLENS_HAVE_HDF5
-    if (const auto* h5 = dynamic_cast<const Hdf5Source*>(&source))
-        for (const auto& s : h5->skipped())
-            out.emplace_back(s.name, s.reason);
-#else
-    (void)source;
-#endif
-    return out;
-}
-
-} // namespace
-
 int runInspect(const InspectOptions& o) {
     const auto source = openTensorSource(o.file);
     const auto& tensors = source->tensors();
-    const auto left = unlisted(*source);
+    const auto left = source->unlisted();
     if (o.json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& t : tensors) {

@@ -1,6 +1,7 @@
 #include "gui/mainwindow.h"
 
 #include "builtin_backends.h"
+#include "io/json_shape.h"
 #include "widgets/clippingpage.h"
 #include "widgets/comparisonpage.h"
 #include "widgets/configpanel.h"
@@ -120,6 +121,7 @@ void MainWindow::buildPages() {
     });
 
     m_message = new QLabel(this);
+    m_message->setTextFormat(Qt::PlainText); // messages quote names from files: never read as HTML
     m_message->setWordWrap(true);
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_message->setVisible(false);
@@ -190,6 +192,10 @@ QString MainWindow::errorText() const {
     return m_errorText;
 }
 
+QString MainWindow::messageText() const {
+    return m_message->text();
+}
+
 bool MainWindow::openFile(const QString& path) {
     if (isReportPath(path)) return openReport(path);
     std::shared_ptr<const TensorSource> source;
@@ -215,7 +221,16 @@ bool MainWindow::openFile(const QString& path) {
     for (PlotPage* p : m_pages)
         p->clear(tr("Select a tensor and run (Ctrl+R)."));
     setWindowTitle(tr("%1 — QuantLens").arg(QFileInfo(path).fileName()));
-    showMessage(tr("%1: %2 tensors.").arg(path).arg(m_source->tensors().size()), false);
+    // What the file holds beyond the list (an HDF5 dataset of a type QuantLens cannot read), and why.
+    QString opened = tr("%1: %2 tensors.").arg(path).arg(m_source->tensors().size());
+    const std::vector<UnlistedEntry> left = m_source->unlisted();
+    constexpr std::size_t kNamed = 3;
+    for (std::size_t i = 0; i < std::min(left.size(), kNamed); ++i)
+        opened += (i == 0 ? tr("\nNot listed: ") : QStringLiteral("; ")) + qs(escapedName(left[i].name)) +
+                  QStringLiteral(" (") + qs(left[i].reason) + QStringLiteral(")");
+    if (left.size() > kNamed)
+        opened += tr("; and %1 more (quantlens-cli inspect lists them)").arg(left.size() - kNamed);
+    showMessage(opened, false);
 
     QSettings settings;
     QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();

@@ -80,6 +80,8 @@ public:
     const std::vector<PlotPage*>& pages() const { return m_pages; }
     /// The error the message bar shows; empty when it shows none.
     QString errorText() const;
+    /// The message line's text (an error, or what the last action did).
+    QString messageText() const;
     std::shared_ptr<const TensorOutcome> lastOutcome() const { return m_outcome; }
     const TensorSource* source() const { return m_source.get(); }
 

@@ -193,7 +193,7 @@ std::optional<std::string> unwrittenStorage(hid_t dataset, hid_t type, const std
 
 struct Visit {
     std::vector<TensorInfo>* infos;
-    std::vector<Hdf5Source::Skipped>* skipped;
+    std::vector<UnlistedEntry>* skipped;
 };
 
 herr_t visitLink(hid_t group, const char* name, const H5L_info_t* info, void* data) {

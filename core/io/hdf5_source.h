@@ -22,13 +22,9 @@ public:
     Tensor load(const std::string& name) const override;
     Tensor loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const override;
 
-    struct Skipped {
-        std::string name;
-        std::string reason; // "unsupported type: string", ...
-    };
     /// Datasets left out of the inventory, with why: a type QuantLens cannot read, storage outside
     /// the file or never written.
-    const std::vector<Skipped>& skipped() const { return m_skipped; }
+    std::vector<UnlistedEntry> unlisted() const override { return m_skipped; }
 
 private:
     Tensor read(const std::string& name, std::int64_t begin, std::int64_t count, bool rows) const;
@@ -37,7 +33,7 @@ private:
     long long m_file = -1; // hid_t, kept out of this header so users need no HDF5 include path
     std::vector<TensorInfo> m_infos;
     std::unordered_map<std::string, std::size_t> m_index;
-    std::vector<Skipped> m_skipped;
+    std::vector<UnlistedEntry> m_skipped;
 };
 
 std::unique_ptr<TensorSource> openHdf5Source(const std::string& path);

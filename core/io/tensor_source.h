@@ -18,6 +18,13 @@ struct TensorInfo {
     std::string location; // file (shard) and offset or dataset path, for display
 };
 
+/// Something the file holds that the source leaves out of its tensor list, and why ("unsupported
+/// type: string", "its chunks were never written").
+struct UnlistedEntry {
+    std::string name;
+    std::string reason;
+};
+
 /// Whole-model runs quantize these: floating tensors of rank 1 or more with elements. Integer
 /// buffers (position ids, masks) and scalar constants are not weights.
 bool isWeightTensor(const TensorInfo& info);
@@ -32,6 +39,9 @@ public:
     virtual std::vector<std::string> files() const { return {path()}; }
     /// Every tensor, in file order. Listing reads headers only.
     virtual const std::vector<TensorInfo>& tensors() const = 0;
+    /// What the file holds that tensors() leaves out, with why (so "0 tensors" is never all a user
+    /// learns about a file); empty where the format lists everything it can hold.
+    virtual std::vector<UnlistedEntry> unlisted() const { return {}; }
     /// Loads one tensor; safetensors tensors borrow the memory mapping (no copy).
     /// Throws FileError naming the file, the tensor and the reason.
     virtual Tensor load(const std::string& name) const = 0;
