@@ -10,6 +10,7 @@
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
 #include <QTest>
+#include <QTextDocument>
 
 using namespace ql;
 
@@ -93,6 +94,26 @@ private slots:
         QVERIFY(leaf.isValid());
         QCOMPARE(leaf.data().toString(), QStringLiteral("kernel:0"));
         QCOMPARE(leaf.parent().data().toString(), QStringLiteral("dense"));
+    }
+
+    // A name that looks like markup is shown as text in tooltips (Qt would read it as HTML, and an
+    // <img> in it would load a file).
+    void tooltipsShowNamesAsText() {
+        const std::string markup = "layers.0.<img src='/etc/hostname'>.weight";
+        TensorTreeModel tree;
+        tree.setTensors({TensorInfo{markup, DType::F32, {4, 4}, 64, "fixture"}});
+        const QString tip = tree.indexOfTensor(markup).data(Qt::ToolTipRole).toString();
+        QVERIFY2(!tip.contains(QStringLiteral("<img")) && tip.contains(QStringLiteral("&lt;img")),
+                 qPrintable(tip));
+        QTextDocument shown;
+        shown.setHtml(tip);
+        QVERIFY2(shown.toPlainText().startsWith(QString::fromStdString(markup) + QLatin1Char('\n')),
+                 qPrintable(shown.toPlainText())); // the name as it is, then its own line
+        ModelTableModel table;
+        table.setRows({row(markup.c_str(), 30, 0.01, "<b>failed</b>")});
+        const QString rowTip = table.index(0, 0).data(Qt::ToolTipRole).toString();
+        QVERIFY2(!rowTip.contains(QStringLiteral("<b>")) && !rowTip.contains(QStringLiteral("<img")),
+                 qPrintable(rowTip));
     }
 
     void browserFilterKeepsParents() {

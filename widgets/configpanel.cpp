@@ -132,11 +132,13 @@ void ConfigPanel::buildControls() {
                            QString(QStringLiteral("preset:") + qs(p.name)));
 
     m_details = new QLabel(this);
+    m_details->setTextFormat(Qt::PlainText); // plan notes and reasons quote names: never read as HTML
     m_details->setWordWrap(true);
     m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_details->setToolTip(
         tr("What the plan resolved: scale shape, code type, packing and the operator's notes"));
     m_status = new QLabel(this);
+    m_status->setTextFormat(Qt::PlainText);
     m_status->setWordWrap(true);
     m_status->setToolTip(tr("Whether this combination can run on the selected tensor, and why not"));
 

@@ -78,6 +78,7 @@ DiffPage::DiffPage(QWidget* parent)
     controls->addWidget(m_save);
     controls->addStretch(1);
 
+    m_summary->setTextFormat(Qt::PlainText); // it quotes names from files: never read as HTML
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_view->setModel(m_model);
@@ -99,6 +100,7 @@ DiffPage::DiffPage(QWidget* parent)
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     PlotPage::fitTicksOnReplot(m_plot);
     m_plot->setToolTip(tr("The selected pair's differences A − B (B as a reconstruction of A)"));
+    m_note->setTextFormat(Qt::PlainText);
     m_note->setWordWrap(true);
     m_note->setTextInteractionFlags(Qt::TextSelectableByMouse);
 

@@ -110,7 +110,7 @@ QVariant DiffTableModel::data(const QModelIndex& index, int role) const {
                        .arg(d.codes->scaleMismatches)
                        .arg(d.codes->scales);
         const QString note = text(d, NoteColumn);
-        return note.isEmpty() ? tip : tip + QLatin1Char('\n') + note;
+        return plainToolTip(note.isEmpty() ? tip : tip + QLatin1Char('\n') + note);
     }
     case Qt::TextAlignmentRole:
         if (index.column() >= SqnrColumn && index.column() <= CodesColumn)

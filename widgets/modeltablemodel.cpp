@@ -35,7 +35,7 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
                                    : qs(nonFiniteNote(r.nonFinite, r.nonFiniteOutputs));
     if (role == TensorNameRole) return qs(r.name);
     if (role == Qt::ToolTipRole)
-        return problem.isEmpty() ? qs(r.name) : qs(r.name) + QStringLiteral("\n") + problem;
+        return plainToolTip(problem.isEmpty() ? qs(r.name) : qs(r.name) + QStringLiteral("\n") + problem);
     if (role == Qt::ForegroundRole && failed) return QColor(176, 0, 32);
     if (role == Qt::ForegroundRole && kept) return QColor(110, 110, 110);
     if (role == Qt::ForegroundRole && r.nonFiniteOutputs > 0) return QColor(176, 0, 32);

@@ -90,6 +90,7 @@ PlanPage::PlanPage(QWidget* parent)
         m_exports.push_back(b);
     }
 
+    m_summary->setTextFormat(Qt::RichText);
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_plot->setMinimumHeight(160);
@@ -146,7 +147,7 @@ void PlanPage::clear(const QString& message) {
     m_plot->clearGraphs();
     m_plot->clearItems();
     m_plot->replot();
-    m_summary->setText(message);
+    m_summary->setText(message.toHtmlEscaped()); // rich text (the plan's figures in bold): names escaped
     for (auto* b : m_exports)
         b->setEnabled(false);
 }
@@ -165,7 +166,8 @@ void PlanPage::choose() {
     } catch (const std::exception& e) {
         m_result.reset();
         m_model->setPlan(nullptr, {});
-        m_summary->setText(tr("%1 weights measured. %2").arg(m.tensors.size()).arg(qs(e.what())));
+        m_summary->setText(
+            tr("%1 weights measured. %2").arg(m.tensors.size()).arg(qs(e.what()).toHtmlEscaped()));
         for (auto* b : m_exports)
             b->setEnabled(false);
         drawFront();

@@ -39,7 +39,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
                               .arg(fmtNumber(static_cast<double>(o.bits) / static_cast<double>(t.elements)),
                                    fmtNumber(o.sqnrDb)));
         }
-        return tip;
+        return plainToolTip(tip);
     }
     if (role == Qt::TextAlignmentRole && index.column() >= BitsColumn && index.column() <= ErrorColumn)
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);

@@ -21,6 +21,13 @@ inline QString fmtNumber(double v, int digits = 4) {
     return QString::number(v, 'g', digits);
 }
 
+/// Text that quotes a file (a tensor name, a reason naming one) as a tooltip. Qt reads a tooltip that
+/// looks like markup as HTML, where an <img> in a name would load a file: so it is escaped, and
+/// marked as rich text that keeps its line breaks.
+inline QString plainToolTip(const QString& text) {
+    return QStringLiteral("<p style='white-space:pre-wrap'>") + text.toHtmlEscaped() + QStringLiteral("</p>");
+}
+
 /// "1.5 MB" style byte counts.
 inline QString fmtBytes(double bytes) {
     const char* units[] = {"B", "KB", "MB", "GB", "TB"};

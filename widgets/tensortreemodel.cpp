@@ -142,10 +142,11 @@ QVariant TensorTreeModel::data(const QModelIndex& index, int role) const {
         break;
     case Qt::ToolTipRole:
         if (t)
-            return QString(qs(t->name) + QStringLiteral("\n") + qs(toString(t->shape)) + QLatin1Char(' ') +
-                           qs(nameOf(t->dtype)) + QStringLiteral(", ") +
-                           fmtBytes(static_cast<double>(n->bytes)) + QStringLiteral("\n") + qs(t->location));
-        return QString(n->path + tr(": %1 entries below").arg(n->children.size()));
+            return plainToolTip(qs(t->name) + QStringLiteral("\n") + qs(toString(t->shape)) +
+                                QLatin1Char(' ') + qs(nameOf(t->dtype)) + QStringLiteral(", ") +
+                                fmtBytes(static_cast<double>(n->bytes)) + QStringLiteral("\n") +
+                                qs(t->location));
+        return plainToolTip(n->path + tr(": %1 entries below").arg(n->children.size()));
     case Qt::TextAlignmentRole:
         if (index.column() == SizeColumn) return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
         break;

@@ -165,7 +165,7 @@ void MainWindow::updateRecentMenu() {
     const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
     for (const QString& path : recent) {
         QAction* a = m_recentMenu->addAction(QFileInfo(path).fileName());
-        a->setToolTip(path);
+        a->setToolTip(plainToolTip(path));
         connect(a, &QAction::triggered, this, [this, path] { openFile(path); });
     }
     m_recentMenu->setEnabled(!recent.isEmpty());
