@@ -24,6 +24,17 @@ QLabel* tile(QWidget* parent, QHBoxLayout* layout, const QString& tip) {
     return l;
 }
 
+// A line of text under the tiles, hidden until there is something to say.
+QLabel* banner(QWidget* parent, QVBoxLayout* rows, const QString& style) {
+    auto* l = new QLabel(parent);
+    l->setWordWrap(true);
+    l->setMargin(2);
+    l->setStyleSheet(style);
+    l->setVisible(false);
+    rows->addWidget(l);
+    return l;
+}
+
 QString both(const QString& a, const std::optional<QString>& b) {
     return b ? a + QStringLiteral(" | ") + *b : a;
 }
@@ -45,18 +56,8 @@ HeadlineStrip::HeadlineStrip(QWidget* parent)
     m_codes =
         tile(this, layout, tr("How many of the target's codes occur, and their entropy (effective bits)"));
     m_cosine = tile(this, layout, tr("Cosine similarity between x and x̂"));
-    m_stale = new QLabel(this);
-    m_stale->setWordWrap(true);
-    m_stale->setMargin(2);
-    m_stale->setStyleSheet(QStringLiteral("background: #fff4ce; color: #5c4400;"));
-    m_stale->setVisible(false);
-    rows->addWidget(m_stale);
-    m_nonFinite = new QLabel(this);
-    m_nonFinite->setWordWrap(true);
-    m_nonFinite->setMargin(2);
-    m_nonFinite->setStyleSheet(QStringLiteral("background: #fde7e9; color: #8a0018;"));
-    m_nonFinite->setVisible(false);
-    rows->addWidget(m_nonFinite);
+    m_stale = banner(this, rows, QStringLiteral("background: #fff4ce; color: #5c4400;"));
+    m_nonFinite = banner(this, rows, QStringLiteral("background: #fde7e9; color: #8a0018;"));
     clear();
 }
 
