@@ -144,7 +144,8 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
                                            .importance = request.importance.get(),
                                            .groupRows = ReportOptions{}.maxGroups});
                 report = std::move(run.report);
-                QuantizedTensor q{info.name, run.result.plan, run.result.params, std::move(run.result.codes)};
+                QuantizedTensor q{info.name, run.result.plan, std::move(run.result.params),
+                                  std::move(run.result.codes)};
                 if (options.unstorable) unstorable = options.unstorable(q);
                 if (options.keepCodes && unstorable.empty()) out.quantized.push_back(std::move(q));
             } catch (const Cancelled&) {

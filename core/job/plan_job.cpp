@@ -94,7 +94,8 @@ PlanCell measureCell(const JobRequest& request, const Backend& backend, const Lo
         const ErrorStats& stats = run.report.analysis.stats;
         if (const auto bad = stats.nonFiniteOutputCount())
             throw QuantError("it reconstructs " + std::to_string(bad) + " finite values as NaN or infinity");
-        const QuantizedTensor q{info.name, run.result.plan, run.result.params, std::move(run.result.codes)};
+        const QuantizedTensor q{info.name, run.result.plan, std::move(run.result.params),
+                                std::move(run.result.codes)};
         const std::string& file = request.source->path();
         const CompressedTensorsArgs args = compressedTensorsArgs(q, file);
         nlohmann::json described;

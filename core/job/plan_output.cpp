@@ -259,7 +259,8 @@ int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanR
             // (codes are what it keeps: no clipping rows)
             TensorRun run = runTensor(tensor, planQuantization(*c->spec, info.shape), backend,
                                       {.progress = events.progress, .groupRows = 0});
-            quantized.push_back({info.name, run.result.plan, run.result.params, std::move(run.result.codes)});
+            quantized.push_back(
+                {info.name, run.result.plan, std::move(run.result.params), std::move(run.result.codes)});
         } catch (const QuantError& e) {
             throw QuantError(whereIn(source, info.name, c->name + ": " + e.what()));
         }

@@ -71,16 +71,20 @@ TensorRun runTensor(const LoadedTensor& tensor, const QuantPlan& plan, const Bac
     r.dtype = tensor.info().dtype;
     r.plan = run.result.plan;
     r.backend = backend.name();
-    r.params = run.result.params;
+    // A run that keeps a report's rows only keeps a report's parameters: NVFP4's million scales and
+    // their codes (5 MB) are the result's, not copied.
+    r.params = o.groupRows == ClippingStats::kAllRows ? run.result.params
+                                                      : reportedParams(run.result.params, o.groupRows);
     r.timing = run.result.timing;
     if (!o.statistics) return run;
     AnalysisOptions options;
     options.groupRows = o.groupRows;
     if (progress) options.progress = [&progress](double done) { reportProgress(progress, 0.5 + 0.5 * done); };
-    r.analysis = analyze(r.plan, r.params, run.result.codes, tensor.view(), options);
+    r.analysis = analyze(r.plan, run.result.params, run.result.codes, tensor.view(), options);
     if (o.importance) {
         if (const auto weights = o.importance->forTensor(tensor.info(), r.importanceNote))
-            r.weighted = weightedErrorOf(r.plan, r.params, run.result.codes, tensor.floats(), *weights);
+            r.weighted =
+                weightedErrorOf(r.plan, run.result.params, run.result.codes, tensor.floats(), *weights);
     }
     return run;
 }

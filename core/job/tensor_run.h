@@ -51,7 +51,8 @@ struct TensorRunOptions {
     ProgressFn progress = {};
     const Importance* importance = nullptr; // with it, the weighted error too
     /// Clipping rows the report keeps (AnalysisOptions::groupRows): a run that keeps only what a
-    /// report lists, or only totals, need not hold a row per group.
+    /// report lists, or only totals, need not hold a row per group. Its report's parameters are
+    /// those rows' too (reportedParams); the result keeps them all.
     std::size_t groupRows = ClippingStats::kAllRows;
     /// Without it, no statistics pass: the report's analysis is left empty (a run wanting codes only).
     bool statistics = true;

@@ -4,6 +4,7 @@
 #include "quant/spec_json.h"
 #include "tensor/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -115,13 +116,22 @@ std::string csvNumber(double v) {
 
 void keepReportedGroups(TensorReport& r, const ReportOptions& opt) {
     r.analysis.clipping.keepFirstGroups(opt.maxGroups);
-    for (auto* v : {&r.params.scales, &r.params.zeroPoints})
-        if (v->size() > opt.maxGroups) {
-            v->resize(opt.maxGroups);
-            v->shrink_to_fit();
-        }
-    r.params.scaleCodes.clear();
-    r.params.scaleCodes.shrink_to_fit();
+    if (r.params.scales.size() > opt.maxGroups || r.params.zeroPoints.size() > opt.maxGroups ||
+        !r.params.scaleCodes.empty())
+        r.params = reportedParams(r.params, opt.maxGroups);
+}
+
+QuantParams reportedParams(const QuantParams& p, std::size_t maxGroups) {
+    auto firstOf = [maxGroups](const std::vector<float>& v) {
+        return std::vector<float>(v.begin(),
+                                  v.begin() + static_cast<std::ptrdiff_t>(std::min(v.size(), maxGroups)));
+    };
+    QuantParams kept;
+    kept.scales = firstOf(p.scales);
+    kept.zeroPoints = firstOf(p.zeroPoints);
+    kept.tensorScale = p.tensorScale;
+    kept.calibrationNote = p.calibrationNote;
+    return kept;
 }
 
 json jsonNumber(double v) {

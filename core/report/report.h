@@ -46,6 +46,9 @@ struct ReportOptions {
 /// keeping every total: a whole-model run holds each finished tensor's report in bounded memory.
 /// The JSON and CSV of the report are the same before and after.
 void keepReportedGroups(TensorReport& r, const ReportOptions& options = {});
+/// What a report keeps of a run's parameters: the first `maxGroups` scales and zero points, the
+/// tensor scale and the calibration note, no block-scale codes.
+QuantParams reportedParams(const QuantParams& p, std::size_t maxGroups);
 
 nlohmann::json toJson(const TensorReport& r, const ReportOptions& options = {});
 nlohmann::json toJson(const Comparison& c);
