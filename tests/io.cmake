@@ -2,6 +2,10 @@
 ql_add_test(tst_safetensors)
 ql_add_test(tst_safetensors_errors)
 ql_add_test(tst_gguf)
+if(TARGET quantlens-cli) # a whole-model run says what it does not read
+    target_compile_definitions(tst_gguf PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
+    add_dependencies(tst_gguf quantlens-cli)
+endif()
 ql_add_test(tst_export)
 ql_add_test(tst_real_model)
 set_tests_properties(tst_real_model PROPERTIES TIMEOUT 600)

@@ -1,6 +1,7 @@
 // GGUF input: files written by ggml itself (tests/data/gguf, made by make_gguf_fixtures.c) decode
 // bit for bit to what ggml's own dequantizers give, for every supported type; crafted files of
 // every bad-input class are refused with a FileError naming the file, the tensor and the reason.
+#include "cli_test_util.h"
 #include "io/gguf_blocks.h"
 #include "io/gguf_source.h"
 #include "io/tensor_source.h"
@@ -373,10 +374,12 @@ private slots:
             "first dimension 48 is not a multiple of Q4_0's block size 32");
         row("k-quant-not-a-block-multiple", gguf(0, {}, 1, info("k", {128}, 12, 0), 256), "k",
             "first dimension 128 is not a multiple of Q4_K's block size 256");
-        row("unknown-type", gguf(0, {}, 1, info("u", {16}, 99, 0), 64), "u",
-            "unknown or unsupported ggml type id 99");
-        row("removed-type", gguf(0, {}, 1, info("r", {32}, 4, 0), 64), "r",
-            "unknown or unsupported ggml type id 4");
+        // A tensor of a type QuantLens does not decode is left out (unsupportedTypesAreNotListed), but
+        // its name still counts.
+        row("duplicate-name-unlisted-first",
+            gguf(0, {}, 2, info("w", {256}, 23, 0) + info("w", {16}, 0, 0), 64), "w", "name appears twice");
+        row("duplicate-name-unlisted-second",
+            gguf(0, {}, 2, info("w", {16}, 0, 0) + info("w", {256}, 23, 0), 64), "w", "name appears twice");
         row("misaligned-offset", gguf(0, {}, 1, info("m", {16}, 0, 16), 128), "m",
             "data offset 16 is not a multiple of the alignment 32");
         row("offset-past-end", gguf(0, {}, 1, info("p", {16}, 0, 1024), 64), "p",
@@ -405,6 +408,50 @@ private slots:
             QVERIFY2(msg.find(reason.toStdString()) != std::string::npos, msg.c_str());
             if (!tensor.isEmpty())
                 QVERIFY2(msg.find("tensor '" + tensor.toStdString() + "'") != std::string::npos, msg.c_str());
+        }
+    }
+
+    // A model quantized to types QuantLens does not decode (IQ4_XS, I32, a removed or unknown id)
+    // opens: those tensors are left out of the list and said, with their type; the rest are read.
+    void unsupportedTypesAreNotListed() {
+        const std::string file = path("mixed.gguf");
+        writeFile(file, gguf(0, {}, 4,
+                             info("iq.weight", {256, 2}, 23, 0) + info("w", {16}, 0, 0) +
+                                 info("gone", {32}, 4, 64) + info("odd", {16}, 99, 96),
+                             64));
+        const auto source = openTensorSource(file);
+        QCOMPARE(source->tensors().size(), std::size_t{1});
+        QCOMPARE(source->tensors()[0].name, std::string("w"));
+        QCOMPARE(source->load("w").toFloatVector().size(), std::size_t{16});
+        const std::vector<UnlistedEntry> left = source->unlisted();
+        QCOMPARE(left.size(), std::size_t{3});
+        QCOMPARE(left[0].name, std::string("iq.weight"));
+        QCOMPARE(left[0].reason, std::string("ggml type IQ4_XS is not one QuantLens decodes"));
+        QCOMPARE(left[1].reason, std::string("ggml type id 4 is not one QuantLens decodes"));
+        QCOMPARE(left[2].reason, std::string("ggml type id 99 is not one QuantLens decodes"));
+#ifdef QUANTLENS_CLI
+        // A whole-model run says what it does not read, and --strict (all or nothing) fails on it.
+        const qltest::CliRun run = qltest::runCli({QStringLiteral("quantize"), QString::fromStdString(file),
+                                                   QStringLiteral("--all"), QStringLiteral("-q")},
+                                                  m_dir.path());
+        QVERIFY2(run.code == 0, run.err.constData());
+        QVERIFY2(
+            run.err.contains("tensor 'iq.weight': ggml type IQ4_XS is not one QuantLens decodes; not read"),
+            run.err.constData());
+        const qltest::CliRun strict =
+            qltest::runCli({QStringLiteral("quantize"), QString::fromStdString(file), QStringLiteral("--all"),
+                            QStringLiteral("--strict")},
+                           m_dir.path());
+        QCOMPARE(strict.code, 1);
+        QVERIFY2(strict.err.contains("--strict: 3 tensor(s) in the file are not read"),
+                 strict.err.constData());
+#endif
+        try {
+            source->load("iq.weight");
+            QFAIL("a tensor of an undecoded type loaded");
+        } catch (const FileError& e) {
+            QCOMPARE(std::string(e.what()),
+                     file + ": tensor 'iq.weight': ggml type IQ4_XS is not one QuantLens decodes");
         }
     }
 

@@ -5,6 +5,7 @@
 #include "cli/shard_run.h"
 #include "io/export.h"
 #include "io/export_compressed_tensors.h"
+#include "io/json_shape.h"
 #include "report/model_table.h"
 #include "tensor/error.h"
 
@@ -168,6 +169,16 @@ int runQuantize(const QuantizeOptions& o) {
     progress.finish();
     printFailures(o.file, outcome.reports);
     noteMissingImportance(o.file, outcome.reports);
+    // What the file holds that QuantLens does not read (a GGUF tensor of an undecoded type, an HDF5
+    // dataset of an unreadable one) is said: a whole-model run, and its export, go without it.
+    const std::vector<UnlistedEntry> unread =
+        o.all ? request.source->unlisted() : std::vector<UnlistedEntry>{};
+    for (const UnlistedEntry& u : unread)
+        std::fprintf(
+            stderr, "quantlens-cli: note: %s\n",
+            oneLine(where(o.file, escapedName(u.name),
+                          u.reason + (o.out.empty() ? "; not read" : "; not read, so not in " + o.out)))
+                .c_str());
 
     for (const auto& r : outcome.reports) // a calibration far worse than absmax is said, not hidden
         if (!r.params.calibrationNote.empty())
@@ -184,11 +195,15 @@ int runQuantize(const QuantizeOptions& o) {
     std::fputs(formatModelTable(rows).c_str(), stdout);
     if (!o.report.empty()) writeReport(o.report, o.file, outcome.reports);
     const int quantized = static_cast<int>(outcome.reports.size()) - outcome.failed - outcome.passedThrough;
-    if (o.strict && (outcome.failed || outcome.passedThrough)) {
+    if (o.strict && (outcome.failed || outcome.passedThrough || !unread.empty())) {
         if (outcome.passedThrough)
             std::fprintf(stderr,
                          "quantlens-cli: error: %s: --strict: %d tensor(s) would be kept unquantized\n",
                          o.file.c_str(), outcome.passedThrough);
+        if (!unread.empty())
+            std::fprintf(stderr,
+                         "quantlens-cli: error: %s: --strict: %zu tensor(s) in the file are not read\n",
+                         o.file.c_str(), unread.size());
         if (!o.out.empty())
             std::fprintf(stderr, "quantlens-cli: error: %s: not written (--strict)\n", o.out.c_str());
         return 1;

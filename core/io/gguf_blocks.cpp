@@ -159,6 +159,19 @@ std::optional<GgmlTypeTraits> ggmlTypeTraits(std::uint32_t id) {
     return std::nullopt;
 }
 
+std::string ggmlTypeName(std::uint32_t id) {
+    if (const auto traits = ggmlTypeTraits(id)) return std::string(traits->name);
+    // ggml.h's other types, which QuantLens does not decode (4, 5 and 31-33, 36-38 were removed).
+    static constexpr std::pair<std::uint32_t, const char*> kOthers[] = {
+        {9, "Q8_1"},   {15, "Q8_K"},   {16, "IQ2_XXS"}, {17, "IQ2_XS"}, {18, "IQ3_XXS"},
+        {19, "IQ1_S"}, {20, "IQ4_NL"}, {21, "IQ3_S"},   {22, "IQ2_S"},  {23, "IQ4_XS"},
+        {24, "I8"},    {25, "I16"},    {26, "I32"},     {27, "I64"},    {28, "F64"},
+        {29, "IQ1_M"}, {34, "TQ1_0"},  {35, "TQ2_0"},   {39, "MXFP4"}};
+    for (const auto& [known, name] : kOthers)
+        if (known == id) return name;
+    return "id " + std::to_string(id);
+}
+
 bool isQuantized(GgmlType t) {
     return t != GgmlType::F32 && t != GgmlType::F16 && t != GgmlType::BF16;
 }

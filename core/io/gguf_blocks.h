@@ -40,6 +40,9 @@ struct GgmlTypeTraits {
 
 /// Traits of the types QuantLens decodes; nullopt for ids it does not know (or ggml removed).
 std::optional<GgmlTypeTraits> ggmlTypeTraits(std::uint32_t id);
+/// How ggml spells a type id ("IQ4_XS"), decoded here or not; "id N" for one ggml.h does not
+/// name.
+std::string ggmlTypeName(std::uint32_t id);
 bool isQuantized(GgmlType t);
 
 /// Decodes one block of a quantized type: blockElems codes, blockElems / subBlockElems scales and

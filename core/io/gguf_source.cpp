@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <unordered_set>
 
 namespace ql {
 
@@ -290,6 +291,7 @@ void GgufSource::parse() {
     }
 
     m_entries.reserve(static_cast<std::size_t>(nTensors));
+    std::unordered_set<std::string> unlistedNames;
     for (std::uint64_t k = 0; k < nTensors; ++k) {
         GgufTensorEntry e;
         e.name = r.string("name of tensor " + std::to_string(k));
@@ -314,7 +316,13 @@ void GgufSource::parse() {
         e.type = r.read<std::uint32_t>(at + "type");
         e.offset = r.read<std::uint64_t>(at + "offset");
         const auto traits = ggmlTypeTraits(e.type);
-        if (!traits) r.fail(at + "unknown or unsupported ggml type id " + std::to_string(e.type));
+        if (!traits) { // left out, said why; its bytes are never read, so their range is not checked
+            if (!unlistedNames.insert(e.name).second || m_index.count(e.name))
+                r.fail(at + "name appears twice");
+            m_unlisted.push_back(
+                {e.name, "ggml type " + ggmlTypeName(e.type) + " is not one QuantLens decodes"});
+            continue;
+        }
         const std::uint64_t ne0 = e.ne.empty() ? 1 : e.ne[0];
         if (ne0 % static_cast<std::uint64_t>(traits->blockElems) != 0)
             r.fail(at + "first dimension " + std::to_string(ne0) + " is not a multiple of " +
@@ -326,7 +334,8 @@ void GgufSource::parse() {
             r.fail(at + "byte size overflows");
         e.bytes = blocks * static_cast<std::uint64_t>(traits->blockBytes);
         e.shape.assign(e.ne.rbegin(), e.ne.rend());
-        if (!m_index.emplace(e.name, m_entries.size()).second) r.fail(at + "name appears twice");
+        if (unlistedNames.count(e.name) || !m_index.emplace(e.name, m_entries.size()).second)
+            r.fail(at + "name appears twice");
         m_entries.push_back(std::move(e));
     }
 
@@ -396,7 +405,11 @@ std::string GgufSource::stringValue(const std::string& key) const {
 
 const GgufTensorEntry& GgufSource::entry(const std::string& name) const {
     const auto it = m_index.find(name);
-    if (it == m_index.end()) throw FileError(m_path + ": no tensor named '" + name + "'");
+    if (it == m_index.end()) {
+        for (const UnlistedEntry& u : m_unlisted)
+            if (u.name == name) throw FileError(m_path + ": tensor '" + name + "': " + u.reason);
+        throw FileError(m_path + ": no tensor named '" + name + "'");
+    }
     return m_entries[it->second];
 }
 

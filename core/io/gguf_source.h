@@ -54,6 +54,9 @@ public:
 
     const std::string& path() const override { return m_path; }
     const std::vector<TensorInfo>& tensors() const override { return m_infos; }
+    /// Tensors of ggml types QuantLens does not decode (IQ4_XS, I32, ...), with their type: the rest
+    /// of the file is listed and read as usual.
+    std::vector<UnlistedEntry> unlisted() const override { return m_unlisted; }
     Tensor load(const std::string& name) const override;
     /// Decodes only the blocks of the rows asked for.
     Tensor loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const override;
@@ -85,6 +88,7 @@ private:
     std::vector<GgufTensorEntry> m_entries;
     std::vector<TensorInfo> m_infos;
     std::unordered_map<std::string, std::size_t> m_index;
+    std::vector<UnlistedEntry> m_unlisted; // tensors of ggml types QuantLens does not decode
 };
 
 /// True when the first bytes are GGUF's magic.
