@@ -62,7 +62,8 @@ int runInspect(const InspectOptions& o) {
         std::printf("%-*s %-8s %-20s %14llu  %s\n", static_cast<int>(width), t.name.c_str(),
                     std::string(nameOf(t.dtype)).c_str(), toString(t.shape).c_str(),
                     static_cast<unsigned long long>(t.byteSize), t.location.c_str());
-    std::printf("%zu tensors, %llu bytes\n", tensors.size(), static_cast<unsigned long long>(bytes));
+    std::printf("%zu %s, %llu bytes\n", tensors.size(), tensors.size() == 1 ? "tensor" : "tensors",
+                static_cast<unsigned long long>(bytes));
     for (const auto& [name, reason] : left) // never opened, so never checked: printed escaped
         std::printf("not listed: %s: %s\n", escapedName(name).c_str(), reason.c_str());
     return 0;

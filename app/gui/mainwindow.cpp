@@ -221,8 +221,12 @@ bool MainWindow::openFile(const QString& path) {
     for (PlotPage* p : m_pages)
         p->clear(tr("Select a tensor and run (Ctrl+R)."));
     setWindowTitle(tr("%1 — QuantLens").arg(QFileInfo(path).fileName()));
-    // What the file holds beyond the list (an HDF5 dataset of a type QuantLens cannot read), and why.
-    QString opened = tr("%1: %2 tensors.").arg(path).arg(m_source->tensors().size());
+    // (path and count at once: a path holding "%2" must not take the count)
+    const std::size_t listed = m_source->tensors().size();
+    QString opened = listed == 1 ? tr("%1: 1 tensor.").arg(path)
+                                 : tr("%1: %2 tensors.").arg(path, QString::number(listed));
+    // What the file holds beyond the list (a GGUF tensor of an undecoded type, an HDF5 dataset of an
+    // unreadable one), and why.
     const std::vector<UnlistedEntry> left = m_source->unlisted();
     constexpr std::size_t kNamed = 3;
     for (std::size_t i = 0; i < std::min(left.size(), kNamed); ++i)
