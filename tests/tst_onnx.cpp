@@ -70,6 +70,16 @@ private slots:
         }
     }
 
+    // What the listing leaves out (a STRING initializer) is said, with its type.
+    void unreadTypesAreSaid() {
+        if (m_manifest.is_null()) QSKIP("no fixtures");
+        const auto src = open("plain.onnx");
+        const std::vector<UnlistedEntry> left = src->unlisted();
+        QCOMPARE(left.size(), std::size_t{1});
+        QCOMPARE(left[0].name, std::string("text"));
+        QCOMPARE(left[0].reason, std::string("ONNX data type STRING is not one QuantLens reads"));
+    }
+
     void rowsAreSlicesOfTheWhole() {
         if (m_manifest.is_null()) QSKIP("no fixtures");
         const auto src = open("plain.onnx");

@@ -58,11 +58,21 @@ private:
         m_source.m_entries.push_back(std::move(e));
     }
 
+    // A tensor of an element type QuantLens does not read: said, not listed.
+    void notRead(const std::string& name, int type) {
+        const std::string typeName =
+            onnx::TensorProto_DataType_IsValid(type)
+                ? onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(type))
+                : std::to_string(type);
+        m_source.m_unlisted.push_back({name, "ONNX data type " + typeName + " is not one QuantLens reads"});
+    }
+
     void constant(onnx::NodeProto& node, const std::string& name, Scope& scope) {
         for (auto& a : *node.mutable_attribute()) {
             std::optional<OnnxEntry> e;
             if (a.name() == "value") {
                 e = onnxio::decodeTensor(*a.mutable_t(), name, "Constant node", model(), m_external);
+                if (!e) return notRead(name, a.t().data_type());
             } else if (a.name() == "value_float") {
                 e = onnxio::floatsEntry(name, {a.f()}, true);
             } else if (a.name() == "value_floats") {
@@ -103,9 +113,12 @@ private:
             throw FileError(model() + ": " + prefix + ": subgraphs nested deeper than " +
                             std::to_string(kMaxGraphDepth) + " levels");
         Scope scope{parent, {}};
-        for (auto& init : *graph.mutable_initializer())
+        for (auto& init : *graph.mutable_initializer()) {
             if (auto e = onnxio::decodeTensor(init, prefix + init.name(), "initializer", model(), m_external))
                 add(std::move(*e), &scope, init.name());
+            else
+                notRead(prefix + init.name(), init.data_type());
+        }
         for (int i = 0; i < graph.node_size(); ++i) {
             onnx::NodeProto& node = *graph.mutable_node(i);
             if (node.op_type() == "Constant" && isDefaultDomain(node.domain()) && node.output_size() > 0)

@@ -74,6 +74,9 @@ public:
     const std::string& path() const override { return m_path; }
     std::vector<std::string> files() const override;
     const std::vector<TensorInfo>& tensors() const override { return m_infos; }
+    /// Initializers and Constant values of element types QuantLens does not read (strings, complex),
+    /// with their type.
+    std::vector<UnlistedEntry> unlisted() const override { return m_unlisted; }
     Tensor load(const std::string& name) const override;
     Tensor loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const override;
     void release(const std::string& name) const override;
@@ -103,6 +106,7 @@ private:
     std::unordered_map<std::string, std::size_t> m_index;
     std::vector<QdqWeight> m_qdq;
     std::vector<std::string> m_externalFiles;
+    std::vector<UnlistedEntry> m_unlisted;
 };
 
 } // namespace ql
