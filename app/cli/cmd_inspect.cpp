@@ -23,7 +23,7 @@ CLI::App* addInspect(CLI::App& parent, InspectOptions& o) {
 int runInspect(const InspectOptions& o) {
     const auto source = openTensorSource(o.file);
     const auto& tensors = source->tensors();
-    const auto left = source->unlisted();
+    const auto& left = source->unlisted();
     if (o.json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& t : tensors) {

@@ -227,7 +227,7 @@ bool MainWindow::openFile(const QString& path) {
                                  : tr("%1: %2 tensors.").arg(path, QString::number(listed));
     // What the file holds beyond the list (a GGUF tensor of an undecoded type, an HDF5 dataset of an
     // unreadable one), and why.
-    const std::vector<UnlistedEntry> left = m_source->unlisted();
+    const std::vector<UnlistedEntry>& left = m_source->unlisted();
     constexpr std::size_t kNamed = 3;
     for (std::size_t i = 0; i < std::min(left.size(), kNamed); ++i)
         opened += (i == 0 ? tr("\nNot listed: ") : QStringLiteral("; ")) + qs(escapedName(left[i].name)) +

@@ -406,8 +406,8 @@ std::string GgufSource::stringValue(const std::string& key) const {
 const GgufTensorEntry& GgufSource::entry(const std::string& name) const {
     const auto it = m_index.find(name);
     if (it == m_index.end()) {
-        for (const UnlistedEntry& u : m_unlisted)
-            if (u.name == name) throw FileError(m_path + ": tensor '" + name + "': " + u.reason);
+        if (const UnlistedEntry* u = findUnlisted(name))
+            throw FileError(m_path + ": tensor '" + name + "': " + u->reason);
         throw FileError(m_path + ": no tensor named '" + name + "'");
     }
     return m_entries[it->second];

@@ -56,7 +56,7 @@ public:
     const std::vector<TensorInfo>& tensors() const override { return m_infos; }
     /// Tensors of ggml types QuantLens does not decode (IQ4_XS, I32, ...), with their type: the rest
     /// of the file is listed and read as usual.
-    std::vector<UnlistedEntry> unlisted() const override { return m_unlisted; }
+    const std::vector<UnlistedEntry>& unlisted() const override { return m_unlisted; }
     Tensor load(const std::string& name) const override;
     /// Decodes only the blocks of the rows asked for.
     Tensor loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const override;

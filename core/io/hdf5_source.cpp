@@ -291,8 +291,8 @@ Tensor Hdf5Source::loadRows(const std::string& name, std::int64_t begin, std::in
 Tensor Hdf5Source::read(const std::string& name, std::int64_t begin, std::int64_t count, bool rows) const {
     const auto it = m_index.find(name);
     if (it == m_index.end()) {
-        for (const auto& s : m_skipped)
-            if (s.name == name) throw FileError(m_path + ": dataset '" + name + "': " + s.reason);
+        if (const UnlistedEntry* u = findUnlisted(name))
+            throw FileError(m_path + ": dataset '" + name + "': " + u->reason);
         throw FileError(m_path + ": no dataset named '" + name + "'");
     }
     const TensorInfo& info = m_infos[it->second];

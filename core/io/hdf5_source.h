@@ -24,7 +24,7 @@ public:
 
     /// Datasets left out of the inventory, with why: a type QuantLens cannot read, storage outside
     /// the file or never written.
-    std::vector<UnlistedEntry> unlisted() const override { return m_skipped; }
+    const std::vector<UnlistedEntry>& unlisted() const override { return m_skipped; }
 
 private:
     Tensor read(const std::string& name, std::int64_t begin, std::int64_t count, bool rows) const;

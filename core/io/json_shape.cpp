@@ -39,45 +39,37 @@ public:
     bool number_float(number_float_t, const string_t&) override { return value(0); }
     bool string(string_t& s) override { return value(tree_bytes::kString + tree_bytes::heapText(s.size())); }
     bool binary(binary_t&) override { return value(0); }
-    bool start_object(std::size_t) override {
-        if (!value(tree_bytes::kObject)) return false;
-        m_keys.emplace_back();
-        m_inArray.push_back(false);
-        return enter();
-    }
+    bool start_object(std::size_t) override { return open(false, tree_bytes::kObject); }
     bool key(string_t& k) override {
-        if (m_keys.size() <= 2 && !m_keys.back().insert(k).second) {
-            problem = "names '" + shortened(k) + "' twice" + (m_keys.size() == 2 ? " inside one entry" : "");
+        if (m_levels.size() <= 2 && !m_levels.back().keys.insert(k).second) {
+            problem =
+                "names '" + shortened(k) + "' twice" + (m_levels.size() == 2 ? " inside one entry" : "");
             return false;
         }
         return grow(tree_bytes::kMember + tree_bytes::heapText(k.size()));
     }
     bool end_object() override {
-        m_keys.pop_back();
-        m_inArray.pop_back();
-        --m_depth;
+        m_levels.pop_back();
         return true;
     }
-    bool start_array(std::size_t) override {
-        if (!value(tree_bytes::kArray)) return false;
-        m_keys.emplace_back(); // keeps m_keys.size() equal to the depth
-        m_inArray.push_back(true);
-        return enter();
-    }
+    bool start_array(std::size_t) override { return open(true, tree_bytes::kArray); }
     bool end_array() override { return end_object(); }
     bool parse_error(std::size_t, const std::string&, const json::exception&) override { return false; }
 
     std::string problem;
 
 private:
-    bool enter() {
-        if (++m_depth <= m_max) return true;
+    // A container opens one level deeper: its own cost, and the depth bound.
+    bool open(bool array, std::uint64_t bytes) {
+        if (!value(bytes)) return false;
+        m_levels.push_back({array, {}});
+        if (static_cast<int>(m_levels.size()) <= m_max) return true;
         problem = "nests deeper than " + std::to_string(m_max) + " levels";
         return false;
     }
     // A value met: its slot (an object member's is in its node), and `extra` for what it holds.
     bool value(std::uint64_t extra) {
-        return grow(extra + (m_inArray.empty() || m_inArray.back() ? tree_bytes::kArraySlot : 0));
+        return grow(extra + (m_levels.empty() || m_levels.back().array ? tree_bytes::kArraySlot : 0));
     }
     bool grow(std::uint64_t bytes) {
         m_tree += bytes;
@@ -92,12 +84,15 @@ private:
         return k.size() > 200 ? k.substr(0, 200) + "..." : k;
     }
 
+    // One per open container: whether it is an array, and (the top two levels) the keys seen.
+    struct Level {
+        bool array;
+        std::unordered_set<std::string> keys;
+    };
     int m_max;
-    int m_depth = 0;
     std::uint64_t m_maxTree;
     std::uint64_t m_tree = 0;
-    std::vector<std::unordered_set<std::string>> m_keys;
-    std::vector<bool> m_inArray; // per open container: an array (else an object)
+    std::vector<Level> m_levels;
 };
 
 } // namespace

@@ -177,7 +177,11 @@ std::vector<std::string> OnnxSource::files() const {
 
 const OnnxEntry& OnnxSource::entry(const std::string& name) const {
     const auto it = m_index.find(name);
-    if (it == m_index.end()) throw FileError(m_path + ": " + name + ": no such tensor");
+    if (it == m_index.end()) {
+        if (const UnlistedEntry* u = findUnlisted(name))
+            throw FileError(m_path + ": " + name + ": " + u->reason);
+        throw FileError(m_path + ": " + name + ": no such tensor");
+    }
     return m_entries[it->second];
 }
 

@@ -76,7 +76,7 @@ public:
     const std::vector<TensorInfo>& tensors() const override { return m_infos; }
     /// Initializers and Constant values of element types QuantLens does not read (strings, complex),
     /// with their type.
-    std::vector<UnlistedEntry> unlisted() const override { return m_unlisted; }
+    const std::vector<UnlistedEntry>& unlisted() const override { return m_unlisted; }
     Tensor load(const std::string& name) const override;
     Tensor loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const override;
     void release(const std::string& name) const override;

@@ -32,6 +32,17 @@ const TensorInfo* TensorSource::find(const std::string& name) const {
     return nullptr;
 }
 
+const std::vector<UnlistedEntry>& TensorSource::unlisted() const {
+    static const std::vector<UnlistedEntry> none;
+    return none;
+}
+
+const UnlistedEntry* TensorSource::findUnlisted(const std::string& name) const {
+    for (const auto& u : unlisted())
+        if (u.name == name) return &u;
+    return nullptr;
+}
+
 namespace {
 
 bool endsWith(const std::string& s, std::string_view suffix) {

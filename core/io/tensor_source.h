@@ -41,7 +41,7 @@ public:
     virtual const std::vector<TensorInfo>& tensors() const = 0;
     /// What the file holds that tensors() leaves out, with why (so "0 tensors" is never all a user
     /// learns about a file); empty where the format lists everything it can hold.
-    virtual std::vector<UnlistedEntry> unlisted() const { return {}; }
+    virtual const std::vector<UnlistedEntry>& unlisted() const;
     /// Loads one tensor; safetensors tensors borrow the memory mapping (no copy).
     /// Throws FileError naming the file, the tensor and the reason.
     virtual Tensor load(const std::string& name) const = 0;
@@ -55,6 +55,8 @@ public:
 
     /// nullptr when absent.
     const TensorInfo* find(const std::string& name) const;
+    /// Why a name the file holds is not listed; nullptr when it is listed, or not in the file.
+    const UnlistedEntry* findUnlisted(const std::string& name) const;
 };
 
 /// A tensor named on a command line or in a form as FILE:TENSOR.

@@ -136,7 +136,7 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
             try {
                 const LoadedTensor tensor(source, info);
                 const auto params = explicitParams.forTensor(info.name);
-                // Only the rows its report keeps (keepReportedGroups below).
+                // Only the rows and parameters its report keeps: memory bounded per tensor.
                 TensorRun run = runTensor(tensor, std::get<QuantPlan>(plan), backend,
                                           {.params = params,
                                            .repeat = request.repeat,
@@ -162,7 +162,6 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
         }
         if (events.finished) events.finished(report);
         source.release(info.name); // memory follows the largest tensor, not the model
-        keepReportedGroups(report);
         out.reports.push_back(std::move(report));
     }
     return out;

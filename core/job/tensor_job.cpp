@@ -52,8 +52,8 @@ const TensorInfo& requireTensor(const TensorSource& source, const std::string& n
     // HDF5 paths are often written absolute ("/dense/kernel:0"); the inventory names them relative.
     if (name.size() > 1 && name.front() == '/')
         if (const TensorInfo* info = source.find(name.substr(1))) return *info;
-    for (const UnlistedEntry& u : source.unlisted()) // in the file, but not one QuantLens reads
-        if (u.name == name) throw FileError(whereIn(source, name, u.reason));
+    if (const UnlistedEntry* u = source.findUnlisted(name)) // in the file, but not one QuantLens reads
+        throw FileError(whereIn(source, name, u->reason));
     std::vector<std::string> names;
     for (const auto& t : source.tensors())
         names.push_back(t.name);

@@ -384,7 +384,7 @@ CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
             const Values v = tensorValues(t);
             quantized.push_back(v);
             // Finite weights that come back NaN/Inf did not quantize, whatever the finite rest gives.
-            const double broken = numberOrNull(t["stats"], "non_finite_output_count");
+            const double broken = v.at("non_finite_output_count");
             if (broken > 0)
                 s.failures.push_back("reconstructs " + number(broken) + " finite values as NaN or infinity");
             for (const auto& rule : rules) {

@@ -13,21 +13,21 @@ namespace {
 // Key where larger = worse; NaN (not measurable) sorts after everything else. A tensor that turns
 // finite values into NaN/Inf is worse than any figure its finite values give.
 double badness(const ModelRow& r, ModelColumn c) {
-    constexpr double kBroken = std::numeric_limits<double>::infinity();
-    const bool broken = r.nonFiniteOutputs > 0;
+    const bool errorColumn = c != ModelColumn::Name && c != ModelColumn::Clipped && c != ModelColumn::TotalMs;
+    if (r.nonFiniteOutputs > 0 && errorColumn) return std::numeric_limits<double>::infinity();
     switch (c) {
     case ModelColumn::Name:
         return 0;
     case ModelColumn::Sqnr:
-        return broken ? kBroken : -r.sqnrDb;
+        return -r.sqnrDb;
     case ModelColumn::WeightedSqnr:
-        return broken ? kBroken : -r.weightedSqnrDb;
+        return -r.weightedSqnrDb;
     case ModelColumn::MaxAbsError:
-        return broken ? kBroken : r.maxAbsError;
+        return r.maxAbsError;
     case ModelColumn::RelError:
-        return broken ? kBroken : r.relError;
+        return r.relError;
     case ModelColumn::Cosine:
-        return broken ? kBroken : -r.cosine;
+        return -r.cosine;
     case ModelColumn::Clipped:
         return r.clippedFraction;
     case ModelColumn::TotalMs:

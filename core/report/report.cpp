@@ -114,13 +114,6 @@ std::string csvNumber(double v) {
 
 } // namespace
 
-void keepReportedGroups(TensorReport& r, const ReportOptions& opt) {
-    r.analysis.clipping.keepFirstGroups(opt.maxGroups);
-    if (r.params.scales.size() > opt.maxGroups || r.params.zeroPoints.size() > opt.maxGroups ||
-        !r.params.scaleCodes.empty())
-        r.params = reportedParams(r.params, opt.maxGroups);
-}
-
 QuantParams reportedParams(const QuantParams& p, std::size_t maxGroups) {
     auto firstOf = [maxGroups](const std::vector<float>& v) {
         return std::vector<float>(v.begin(),

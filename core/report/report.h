@@ -42,12 +42,10 @@ struct ReportOptions {
     std::size_t maxGroups = 4096;
 };
 
-/// Drops what a report does not list (per-group rows past options.maxGroups, block-scale codes),
-/// keeping every total: a whole-model run holds each finished tensor's report in bounded memory.
-/// The JSON and CSV of the report are the same before and after.
-void keepReportedGroups(TensorReport& r, const ReportOptions& options = {});
 /// What a report keeps of a run's parameters: the first `maxGroups` scales and zero points, the
-/// tensor scale and the calibration note, no block-scale codes.
+/// tensor scale and the calibration note, no block-scale codes. With the analysis keeping rows for
+/// the same groups (AnalysisOptions::groupRows), a whole-model run holds each finished tensor's
+/// report in bounded memory.
 QuantParams reportedParams(const QuantParams& p, std::size_t maxGroups);
 
 nlohmann::json toJson(const TensorReport& r, const ReportOptions& options = {});
