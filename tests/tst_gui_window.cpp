@@ -173,7 +173,7 @@ private slots:
         QVERIFY2(err.isEmpty(), qPrintable(err));
         MainWindow w;
         QVERIFY2(w.openFile(h5), qPrintable(w.errorText()));
-        const std::vector<UnlistedEntry> left = w.source()->unlisted();
+        const std::vector<UnlistedEntry>& left = w.source()->unlisted();
         QVERIFY(left.size() > 3);
         const QString message = w.messageText();
         const QString first = QString::fromStdString(escapedName(left[0].name) + " (" + left[0].reason + ")");
@@ -182,6 +182,16 @@ private slots:
                      QStringLiteral("and %1 more (quantlens-cli inspect lists them)").arg(left.size() - 3)),
                  qPrintable(message));
         QVERIFY(w.errorText().isEmpty());
+        // A whole-model export says the same of them as the CLI's quantize --all: not in it.
+        QSignalSpy model(&w, &MainWindow::modelShown);
+        w.quantizeAll();
+        QVERIFY2(model.wait(120000), qPrintable(w.errorText()));
+        QVERIFY2(w.exportWeights(path("h5py-quantized.h5")), qPrintable(w.errorText()));
+        QVERIFY2(
+            w.messageText().endsWith(QStringLiteral(" %1 tensor(s) in the file are not read, so not in it "
+                                                    "(quantlens-cli inspect lists them).")
+                                         .arg(left.size())),
+            qPrintable(w.messageText()));
 #endif
     }
 

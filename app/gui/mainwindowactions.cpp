@@ -219,7 +219,12 @@ bool MainWindow::exportWeights(const QString& path) {
     if (!extras.kept.empty()) done += tr(" and %1 kept unquantized").arg(extras.kept.size());
     if (!extras.failed.empty())
         done += tr(" (%1 failed, listed in the file's metadata)").arg(extras.failed.size());
-    showMessage(done + tr(" to %1.").arg(path), false);
+    done += tr(" to %1.").arg(path);
+    // As the CLI's quantize --all says: what the file holds that QuantLens does not read is not in it.
+    if (m_model && m_source && !m_source->unlisted().empty())
+        done += tr(" %1 tensor(s) in the file are not read, so not in it (quantlens-cli inspect lists them).")
+                    .arg(m_source->unlisted().size());
+    showMessage(done, false);
     return true;
 }
 
