@@ -15,6 +15,7 @@
 
 #include "io/atomic_file.h"
 #include "io/export_tensors.h"
+#include "io/json_shape.h"
 #include "io/mapped_file.h"
 #include "quant/packing.h"
 #include "tensor/error.h"
@@ -34,6 +35,8 @@ namespace {
 // The compressed-tensors release whose layout this writer follows; written as "version".
 constexpr const char* kLibraryVersion = "0.12.2";
 constexpr std::uint64_t kMaxConfigBytes = 16ULL << 20; // a model's config.json is kilobytes
+constexpr int kMaxConfigDepth = 32;                    // quantization_config nests five levels
+constexpr std::uint64_t kMaxConfigTreeBytes = 64ULL << 20;
 
 [[noreturn]] void refuse(const std::string& file, const QuantizedTensor& q, const std::string& reason) {
     throw FileError(file + ": tensor '" + q.name + "' (" + std::string(nameOf(q.plan.spec.preset)) + " " +
@@ -164,8 +167,11 @@ std::string observerOf(const QuantSpec& spec) {
 }
 
 nlohmann::json readJson(const fs::path& path) {
-    nlohmann::json j =
-        nlohmann::json::parse(readSmallFile(path.string(), kMaxConfigBytes, "a config.json"), nullptr, false);
+    const std::string text = readSmallFile(path.string(), kMaxConfigBytes, "a config.json");
+    // Untrusted (it sits beside a downloaded model): nesting, duplicate keys and the parsed tree's size
+    // are checked before the parse, as every JSON QuantLens reads.
+    checkJsonShape(text, path.string(), "JSON", kMaxConfigDepth, kMaxConfigTreeBytes);
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw FileError(path.string() + ": is not a JSON object");
     return j;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <unordered_set>
 
 namespace ql {
@@ -15,6 +16,15 @@ namespace {
 
 constexpr std::uint32_t kMaxDims = 4; // GGML_MAX_DIMS
 constexpr int kMaxNesting = 16;       // arrays of arrays: deeper is certainly not a model
+
+// What a read is of, for its error message: a string, or a function that makes one, so that text
+// quoting a long key is built only when a read fails, never once per array element.
+template <typename What> std::string describe(const What& what) {
+    if constexpr (std::is_invocable_v<const What&>)
+        return what();
+    else
+        return std::string(what);
+}
 
 /// Bounds-checked little-endian reads over the mapped header; every failure names what was being read.
 class Reader {
@@ -28,27 +38,27 @@ public:
     std::uint64_t left() const { return m_size - m_pos; }
     [[noreturn]] void fail(const std::string& reason) const { throw FileError(m_path + ": " + reason); }
 
-    void need(std::uint64_t n, const std::string& what) const {
+    template <typename What> void need(std::uint64_t n, const What& what) const {
         if (n > left())
-            fail("truncated " + what + " at byte " + std::to_string(m_pos) + " (needs " + std::to_string(n) +
-                 " bytes, " + std::to_string(left()) + " left)");
+            fail("truncated " + describe(what) + " at byte " + std::to_string(m_pos) + " (needs " +
+                 std::to_string(n) + " bytes, " + std::to_string(left()) + " left)");
     }
-    template <typename T> T read(const std::string& what) {
+    template <typename T, typename What> T read(const What& what) {
         need(sizeof(T), what);
         T v;
         std::memcpy(&v, m_data + m_pos, sizeof(T)); // GGUF is little-endian, as is every host we build for
         m_pos += sizeof(T);
         return v;
     }
-    void copy(char* out, std::uint64_t n, const std::string& what) {
+    template <typename What> void copy(char* out, std::uint64_t n, const What& what) {
         need(n, what);
         std::memcpy(out, m_data + m_pos, static_cast<std::size_t>(n));
         m_pos += n;
     }
-    std::string string(const std::string& what) {
-        const auto n = read<std::uint64_t>(what + " length");
+    template <typename What> std::string string(const What& what) {
+        const auto n = read<std::uint64_t>([&] { return describe(what) + " length"; });
         if (n > left())
-            fail(what + " at byte " + std::to_string(m_pos) + " claims " + std::to_string(n) +
+            fail(describe(what) + " at byte " + std::to_string(m_pos) + " claims " + std::to_string(n) +
                  " bytes, but only " + std::to_string(left()) + " are left in the file");
         std::string s(reinterpret_cast<const char*>(m_data + m_pos), static_cast<std::size_t>(n));
         m_pos += n;
@@ -139,7 +149,8 @@ GgufValue scalarAt(std::uint32_t type, const char* p) {
 
 GgufValue readValue(Reader& r, std::uint32_t type, const std::string& key, int depth,
                     std::uint64_t& objects) {
-    const std::string what = "value of '" + key + "'";
+    // Built only on failure: an array's elements share its key, which may be long.
+    const auto what = [&key] { return "value of '" + key + "'"; };
     if (type != GgufValue::String && type != GgufValue::Array) {
         const std::uint64_t n = minBytes(type);
         if (n == 0) r.fail("metadata '" + key + "': unknown value type " + std::to_string(type));
@@ -160,10 +171,10 @@ GgufValue readValue(Reader& r, std::uint32_t type, const std::string& key, int d
     }
     if (depth >= kMaxNesting)
         r.fail("metadata '" + key + "': arrays nested deeper than " + std::to_string(kMaxNesting));
-    const auto et = r.read<std::uint32_t>("array type of '" + key + "'");
+    const auto et = r.read<std::uint32_t>([&key] { return "array type of '" + key + "'"; });
     if (minBytes(et) == 0) r.fail("metadata '" + key + "': unknown array element type " + std::to_string(et));
     v.elementType = static_cast<GgufValue::Type>(et);
-    const auto n = r.read<std::uint64_t>("array length of '" + key + "'");
+    const auto n = r.read<std::uint64_t>([&key] { return "array length of '" + key + "'"; });
     if (n > r.left() / minBytes(et))
         r.fail("metadata '" + key + "': array of " + std::to_string(n) + " elements is larger than the " +
                std::to_string(r.left()) + " bytes left in the file");

@@ -191,6 +191,21 @@ std::optional<std::string> unwrittenStorage(hid_t dataset, hid_t type, const std
     }
 }
 
+// A compressed dataset's values against the bytes it is stored in: deflate reaches 1032:1 on zeros, so
+// a 4 MB file could hold 4 GB of a tensor no one could have meant (real weights compress a few times
+// at most). Past this ratio (and a small allowance, for zero biases) a dataset is left out, said why,
+// and never read: neither by the probe nor by a run.
+constexpr std::uint64_t kMaxExpansion = 128;
+constexpr std::uint64_t kExpansionAllowance = 1ULL << 20;
+
+std::optional<std::string> overExpanded(hid_t dataset, std::uint64_t bytes) {
+    const std::uint64_t stored = H5Dget_storage_size(dataset);
+    if (bytes <= kExpansionAllowance || stored >= bytes / kMaxExpansion) return std::nullopt;
+    return "its " + std::to_string(bytes) + " bytes would be decompressed from " + std::to_string(stored) +
+           " stored (more than " + std::to_string(kMaxExpansion) +
+           " to 1: crafted, not weights): refused, never read";
+}
+
 struct Visit {
     std::vector<TensorInfo>* infos;
     std::vector<UnlistedEntry>* skipped;
@@ -240,6 +255,10 @@ herr_t visitLink(hid_t group, const char* name, const H5L_info_t* info, void* da
     }
     if (auto why = unwrittenStorage(obj.get(), type.get(), dims)) {
         H5Eclear2(H5E_DEFAULT);
+        v->skipped->push_back({name, *why});
+        return 0;
+    }
+    if (auto why = overExpanded(obj.get(), bytes)) {
         v->skipped->push_back({name, *why});
         return 0;
     }

@@ -3,6 +3,7 @@
 #include "io/mapped_file.h"
 #include "io/onnx_qdq.h"
 #include "io/onnx_tensor.h"
+#include "io/onnx_wire.h"
 #include "tensor/error.h"
 
 #include <climits>
@@ -15,6 +16,18 @@ namespace {
 // messages allows about 33 (graph, node and attribute are one level each); real models use a few.
 constexpr int kMaxGraphDepth = 32;
 
+// The memory the tensor list may take: a subgraph's tensors are named after the nodes around them,
+// so a 1 MB node name over 1,500 one-float initializers of a 1 MB file made 1.5 GB of names, each
+// kept three times. A few times the file, and an allowance no real model's names come near.
+constexpr std::uint64_t kListingPerFileByte = 4;
+constexpr std::uint64_t kListingAllowance = 256ULL << 20;
+// Per tensor, besides its name's three copies: the entry, its info and location, index nodes.
+constexpr std::uint64_t kListingPerTensor = 512;
+// The parsed messages likewise: raw_data is held once at its size, but a 44-byte Constant node is some
+// 600 bytes of messages and strings, so 2.4M of them took gigabytes before any check could run.
+constexpr std::uint64_t kParsePerFileByte = 4;
+constexpr std::uint64_t kParseAllowance = 256ULL << 20;
+
 bool isDefaultDomain(const std::string& d) {
     return d.empty() || d == "ai.onnx";
 }
@@ -24,9 +37,10 @@ bool isDefaultDomain(const std::string& d) {
 /// Walks the graph and its subgraphs in convert_onnx.py's order, filling the source's lists.
 class OnnxGraphReader {
 public:
-    explicit OnnxGraphReader(OnnxSource& source)
+    OnnxGraphReader(OnnxSource& source, std::uint64_t fileBytes)
         : m_source(source)
-        , m_external(source.m_path) {}
+        , m_external(source.m_path)
+        , m_budget(kListingPerFileByte * fileBytes + kListingAllowance) {}
 
     void read(onnx::GraphProto& graph) {
         walk(graph, "", nullptr, 0);
@@ -47,8 +61,20 @@ private:
 
     const std::string& model() const { return m_source.m_path; }
 
+    // Counts a tensor about to be listed (or said not read) under a name of `nameBytes`, before the
+    // name is built; refuses the file once the list would pass its budget.
+    void charge(std::size_t nameBytes) {
+        m_charged += 3 * static_cast<std::uint64_t>(nameBytes) + kListingPerTensor;
+        if (m_charged <= m_budget) return;
+        throw FileError(
+            model() + ": listing its tensors would take more than " + std::to_string(m_budget >> 20) +
+            " MiB of memory (" + std::to_string(m_source.m_entries.size() + m_source.m_unlisted.size()) +
+            " tensors so far, the next named with " + std::to_string(nameBytes) +
+            " bytes; a subgraph's tensor names repeat the names of the nodes around it); refused");
+    }
+
     void add(OnnxEntry e, Scope* scope, const std::string& localName) {
-        const std::string name = e.info.name;
+        const std::string& name = e.info.name;
         if (name.empty()) throw FileError(model() + ": a tensor (" + e.info.location + ") has an empty name");
         if (m_source.m_index.count(name))
             throw FileError(model() + ": " + name + ": two tensors have this name");
@@ -95,6 +121,9 @@ private:
         const OnnxEntry* zero = namesZero ? scope.find(node.input(2), entries) : nullptr;
         if (!x || !scale || (namesZero && !zero)) return; // an activation, computed at run time
         if (x->qdq >= 0) return;                          // a DequantizeLinear of a DequantizeLinear
+        // Its name, and those of its parts again (in the description and the location).
+        charge(prefix.size() + node.output(0).size() + x->info.name.size() + scale->info.name.size() +
+               (zero ? zero->info.name.size() : 0));
         QdqWeight q = onnxio::describeQdq(node, prefix + node.output(0), *x, *scale, zero, model());
         OnnxEntry e;
         e.info.name = q.output;
@@ -114,6 +143,7 @@ private:
                             std::to_string(kMaxGraphDepth) + " levels");
         Scope scope{parent, {}};
         for (auto& init : *graph.mutable_initializer()) {
+            charge(prefix.size() + init.name().size());
             if (auto e = onnxio::decodeTensor(init, prefix + init.name(), "initializer", model(), m_external))
                 add(std::move(*e), &scope, init.name());
             else
@@ -121,14 +151,21 @@ private:
         }
         for (int i = 0; i < graph.node_size(); ++i) {
             onnx::NodeProto& node = *graph.mutable_node(i);
-            if (node.op_type() == "Constant" && isDefaultDomain(node.domain()) && node.output_size() > 0)
+            if (node.op_type() == "Constant" && isDefaultDomain(node.domain()) && node.output_size() > 0) {
+                charge(prefix.size() + node.output(0).size());
                 constant(node, prefix + node.output(0), scope);
+            }
             if (node.op_type() == "DequantizeLinear" &&
                 (isDefaultDomain(node.domain()) || node.domain() == "com.microsoft"))
                 dequantizeLinear(node, prefix, scope);
-            const std::string owner =
-                prefix + (node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name()) + "/";
+            // Built only for a node that holds subgraphs: the prefix may be long, the nodes many.
+            std::string owner;
             for (auto& a : *node.mutable_attribute()) {
+                if (owner.empty() &&
+                    (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS))
+                    owner = prefix +
+                            (node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name()) +
+                            "/";
                 if (a.type() == onnx::AttributeProto::GRAPH)
                     walk(*a.mutable_g(), owner + a.name() + "/", &scope, depth + 1);
                 else if (a.type() == onnx::AttributeProto::GRAPHS)
@@ -141,6 +178,8 @@ private:
 
     OnnxSource& m_source;
     onnxio::ExternalFiles m_external;
+    std::uint64_t m_budget;
+    std::uint64_t m_charged = 0;
 };
 
 std::unique_ptr<OnnxSource> OnnxSource::open(const std::string& path) {
@@ -148,16 +187,24 @@ std::unique_ptr<OnnxSource> OnnxSource::open(const std::string& path) {
     std::unique_ptr<OnnxSource> source(new OnnxSource);
     source->m_path = path;
     auto model = std::make_unique<onnx::ModelProto>();
+    std::uint64_t fileBytes = 0;
     {
         // Parsed from a mapping: protobuf copies each raw_data once, at its exact size, into the
         // message; the mapping's pages (the system's file cache) are let go right after.
         const auto file = MappedFile::open(path);
+        fileBytes = file->size();
         if (file->size() == 0) throw FileError(path + ": empty file, not an ONNX model");
         if (file->size() > static_cast<std::uint64_t>(INT_MAX))
             throw FileError(
                 path + ": " + std::to_string(file->size()) +
                 " bytes, past protobuf's 2 GiB limit for one message (models this large keep their "
                 "weights in external data files)");
+        // Protobuf builds the whole model at once: what that takes is read from the wire format first.
+        const std::uint64_t budget = kParsePerFileByte * fileBytes + kParseAllowance;
+        if (const std::uint64_t need = onnxio::parsedBytes(file->data(), file->size(), budget); need > budget)
+            throw FileError(path + ": parsing it would take more than " + std::to_string(budget >> 20) +
+                            " MiB of memory for its " + std::to_string(fileBytes) +
+                            " bytes (many small messages: nodes, attributes, names); refused");
         if (!model->ParseFromArray(file->data(), static_cast<int>(file->size())))
             throw FileError(path + ": not a valid ONNX model (truncated, not protobuf, or nested deeper than "
                                    "protobuf's limit of 100 levels)");
@@ -165,7 +212,7 @@ std::unique_ptr<OnnxSource> OnnxSource::open(const std::string& path) {
     if (!model->has_graph() || model->ir_version() <= 0)
         throw FileError(path + ": not an ONNX model (no " + (model->has_graph() ? "IR version" : "graph") +
                         ")");
-    OnnxGraphReader(*source).read(*model->mutable_graph());
+    OnnxGraphReader(*source, fileBytes).read(*model->mutable_graph());
     return source;
 }
 

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #if QUANTLENS_HAVE_HDF5
 #include "io/hdf5_source.h"
 #endif
@@ -26,10 +27,23 @@ bool isWeightTensor(const TensorInfo& info) {
     return isFloating(info.dtype) && !info.shape.empty() && elementCount(info.shape) > 0;
 }
 
+void TensorSource::buildIndex() const {
+    std::call_once(m_indexed, [this] {
+        const auto& listed = tensors();
+        m_byName.reserve(listed.size());
+        for (std::size_t i = 0; i < listed.size(); ++i)
+            m_byName.emplace(listed[i].name, i); // the first of a name, as a scan in order finds
+        const auto& left = unlisted();
+        m_unlistedByName.reserve(left.size());
+        for (std::size_t i = 0; i < left.size(); ++i)
+            m_unlistedByName.emplace(left[i].name, i);
+    });
+}
+
 const TensorInfo* TensorSource::find(const std::string& name) const {
-    for (const auto& t : tensors())
-        if (t.name == name) return &t;
-    return nullptr;
+    buildIndex();
+    const auto it = m_byName.find(name);
+    return it == m_byName.end() ? nullptr : &tensors()[it->second];
 }
 
 const std::vector<UnlistedEntry>& TensorSource::unlisted() const {
@@ -38,9 +52,9 @@ const std::vector<UnlistedEntry>& TensorSource::unlisted() const {
 }
 
 const UnlistedEntry* TensorSource::findUnlisted(const std::string& name) const {
-    for (const auto& u : unlisted())
-        if (u.name == name) return &u;
-    return nullptr;
+    buildIndex();
+    const auto it = m_unlistedByName.find(name);
+    return it == m_unlistedByName.end() ? nullptr : &unlisted()[it->second];
 }
 
 namespace {
@@ -94,9 +108,13 @@ std::unique_ptr<TensorSource> openByKind(const std::string& path);
 } // namespace
 
 std::unique_ptr<TensorSource> openTensorSource(const std::string& path) {
-    auto source = openByKind(path);
-    refuseControlCharacters(*source, path);
-    return source;
+    try {
+        auto source = openByKind(path);
+        refuseControlCharacters(*source, path);
+        return source;
+    } catch (const std::bad_alloc&) { // past what the readers bound: still, say which file
+        throw FileError(path + ": out of memory reading its tensor list");
+    }
 }
 
 namespace {

@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace ql {
@@ -53,10 +56,17 @@ public:
     /// tensor, so its memory follows the largest tensor, not the model.
     virtual void release(const std::string& name) const { (void)name; }
 
-    /// nullptr when absent.
+    /// nullptr when absent. Hashed (a model run looks up every tensor it lists): the index is built
+    /// on the first call, so tensors() and unlisted() must not change after it.
     const TensorInfo* find(const std::string& name) const;
     /// Why a name the file holds is not listed; nullptr when it is listed, or not in the file.
     const UnlistedEntry* findUnlisted(const std::string& name) const;
+
+private:
+    void buildIndex() const;
+    // Names → places in tensors() / unlisted(), viewing the names those lists hold (not copies).
+    mutable std::once_flag m_indexed;
+    mutable std::unordered_map<std::string_view, std::size_t> m_byName, m_unlistedByName;
 };
 
 /// A tensor named on a command line or in a form as FILE:TENSOR.

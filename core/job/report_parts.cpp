@@ -24,11 +24,14 @@ constexpr int kMaxReportDepth = 12;
 // report up to 2 GB of text; a few bytes of crafted text ("{},") would otherwise cost a hundred.
 constexpr std::uint64_t kMaxReportTreeBytes = 4ULL << 30;
 
-std::string listOf(const std::vector<int>& v) {
+constexpr std::size_t kListedShards = 20; // missing shards named in the message; the rest counted
+
+// The first shards of `total`, "0, 1, ... (N in all)".
+std::string listOf(const std::vector<std::int64_t>& first, std::uint64_t total) {
     std::string s;
-    for (std::size_t i = 0; i < v.size() && i < 20; ++i)
-        s += (i ? ", " : "") + std::to_string(v[i]);
-    if (v.size() > 20) s += ", ... (" + std::to_string(v.size()) + " in all)";
+    for (std::size_t i = 0; i < first.size() && i < kListedShards; ++i)
+        s += (i ? ", " : "") + std::to_string(first[i]);
+    if (total > first.size()) s += ", ... (" + std::to_string(total) + " in all)";
     return s;
 }
 
@@ -156,13 +159,16 @@ MergedReport mergeReports(const std::vector<std::string>& paths, const std::vect
                                 "' is in two parts");
         }
     }
-    std::vector<int> missing;
-    for (std::int64_t i = 0; i < count; ++i)
-        if (!byShard.count(i)) missing.push_back(static_cast<int>(i));
-    if (!missing.empty())
-        throw FileError("merge: shard" + std::string(missing.size() > 1 ? "s " : " ") + listOf(missing) +
+    // The count comes from a file: the missing shards are counted, and only the first few listed, so
+    // the work follows the parts given, not the count they claim.
+    if (const auto absent = static_cast<std::uint64_t>(count) - byShard.size(); absent > 0) {
+        std::vector<std::int64_t> first;
+        for (std::int64_t i = 0; i < count && first.size() < kListedShards; ++i)
+            if (!byShard.count(i)) first.push_back(i);
+        throw FileError("merge: shard" + std::string(absent > 1 ? "s " : " ") + listOf(first, absent) +
                         " of " + std::to_string(count) +
                         " missing (not given, or the task has not finished)");
+    }
     if (static_cast<std::int64_t>(byPosition.size()) != selected)
         throw FileError("merge: the parts hold " + std::to_string(byPosition.size()) + " of the run's " +
                         std::to_string(selected) + " tensors (a part was written before its task finished?)");
