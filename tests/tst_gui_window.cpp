@@ -3,7 +3,7 @@
 // combinations explained inline; Quantize all and the model table; cancel a long run; stale
 // results dropped; malformed files; exports and sessions.
 #include "gui/mainwindow.h"
-#include "io/json_shape.h"
+#include "io/printable.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
@@ -176,7 +176,7 @@ private slots:
         const std::vector<UnlistedEntry>& left = w.source()->unlisted();
         QVERIFY(left.size() > 3);
         const QString message = w.messageText();
-        const QString first = QString::fromStdString(escapedName(left[0].name) + " (" + left[0].reason + ")");
+        const QString first = QString::fromStdString(printable(left[0].name) + " (" + left[0].reason + ")");
         QVERIFY2(message.contains(QStringLiteral("\nNot listed: ") + first), qPrintable(message));
         QVERIFY2(message.endsWith(
                      QStringLiteral("and %1 more (quantlens-cli inspect lists them)").arg(left.size() - 3)),

@@ -1,6 +1,8 @@
 #pragma once
 // The two ways a command fails: bad usage (exit 2) and a failed job (exit 1). Either way the
 // message is one line that names the file, the tensor and the reason.
+#include "io/printable.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -15,15 +17,14 @@ public:
 /// "FILE: tensor 'NAME': reason", the one shape every job error takes.
 inline std::string where(const std::string& file, const std::string& tensor, const std::string& reason) {
     std::string s = file;
-    if (!tensor.empty()) s += ": tensor '" + tensor + "'";
+    if (!tensor.empty()) s += ": tensor '" + printable(tensor) + "'";
     return s + ": " + reason;
 }
 
-/// Replaces newlines so an error stays on one line.
-inline std::string oneLine(std::string s) {
-    for (char& c : s)
-        if (c == '\n' || c == '\r') c = ' ';
-    return s;
+/// A message as printed: one line, and nothing in it (a name, a key, a path from a file) that a
+/// terminal would act on (printable()).
+inline std::string oneLine(const std::string& s) {
+    return printable(s);
 }
 
 } // namespace ql::cli

@@ -73,9 +73,11 @@ int runCheck(const CheckOptions& o) {
     for (const auto& s : result.subjects) {
         if (s.status == "kept") continue;
         ++checked;
-        if (s.status == "pass" && !o.quiet) std::printf("pass  %s\n", s.name.c_str());
+        // One line per subject and failure whatever the name holds: a newline in it would forge another.
+        const std::string name = printable(s.name);
+        if (s.status == "pass" && !o.quiet) std::printf("pass  %s\n", name.c_str());
         for (const auto& f : s.failures)
-            std::printf("FAIL  %s: %s\n", s.name.c_str(), oneLine(f).c_str());
+            std::printf("FAIL  %s: %s\n", name.c_str(), oneLine(f).c_str());
     }
     std::fprintf(stderr, "quantlens-cli: check: %d of %d failed (%zu rule%s)\n", result.failed(), checked,
                  rules.size(), rules.size() == 1 ? "" : "s");

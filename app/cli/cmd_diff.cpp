@@ -139,7 +139,7 @@ int runDiff(const DiffOptions& o) {
         std::printf("%-40s %-16s %9s %11s %9s %9s\n", "tensor", "shape", "SQNR dB", "max |A-B|", "max ULP",
                     "cosine");
         for (const TensorDiff& d : diffs) {
-            const std::string name = d.pair.a == d.pair.b ? d.pair.a : d.pair.a + " ~ " + d.pair.b;
+            const std::string name = printable(d.pair.a == d.pair.b ? d.pair.a : d.pair.a + " ~ " + d.pair.b);
             if (!d.failure.empty()) {
                 std::printf("%s  FAILED: %s\n", name.c_str(), oneLine(d.failure).c_str());
                 continue;
@@ -157,7 +157,7 @@ int runDiff(const DiffOptions& o) {
                     static_cast<long long>(d.codes->maxDelta),
                     static_cast<long long>(d.codes->scaleMismatches), static_cast<long long>(d.codes->scales),
                     d.codes->formatA.c_str(), d.codes->formatB.c_str());
-            if (!d.note.empty()) std::printf("    note: %s\n", d.note.c_str());
+            if (!d.note.empty()) std::printf("    note: %s\n", oneLine(d.note).c_str());
         }
     }
     int failedPairs = 0;
@@ -167,16 +167,16 @@ int runDiff(const DiffOptions& o) {
                  "quantlens-cli: diff: %zu pairs compared (%d could not be), %zu only in A, %zu only in B\n",
                  diffs.size(), failedPairs, match.onlyA.size(), match.onlyB.size());
     if (!match.onlyA.empty())
-        std::fprintf(stderr, "quantlens-cli: only in %s: %s%s\n", o.a.c_str(), match.onlyA.front().c_str(),
-                     match.onlyA.size() > 1 ? ", ..." : "");
+        std::fprintf(stderr, "quantlens-cli: only in %s: %s%s\n", o.a.c_str(),
+                     printable(match.onlyA.front()).c_str(), match.onlyA.size() > 1 ? ", ..." : "");
     if (!match.onlyB.empty())
-        std::fprintf(stderr, "quantlens-cli: only in %s: %s%s\n", o.b.c_str(), match.onlyB.front().c_str(),
-                     match.onlyB.size() > 1 ? ", ..." : "");
+        std::fprintf(stderr, "quantlens-cli: only in %s: %s%s\n", o.b.c_str(),
+                     printable(match.onlyB.front()).c_str(), match.onlyB.size() > 1 ? ", ..." : "");
     if (rules.empty()) return failedPairs ? 1 : 0;
     const CheckResult result = runChecks(report, rules);
     for (const auto& s : result.subjects)
         for (const auto& f : s.failures)
-            std::printf("FAIL  %s: %s\n", s.name.c_str(), oneLine(f).c_str());
+            std::printf("FAIL  %s: %s\n", printable(s.name).c_str(), oneLine(f).c_str());
     return result.failed() ? 1 : 0;
 }
 

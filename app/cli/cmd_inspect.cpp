@@ -1,6 +1,6 @@
 #include "cli/commands.h"
-#include "io/json_shape.h"
 #include "io/onnx_source.h"
+#include "io/printable.h"
 #include "io/tensor_source.h"
 #include "quantlens/config.h"
 
@@ -52,20 +52,21 @@ int runInspect(const InspectOptions& o) {
                       .c_str());
         return 0;
     }
+    // Names and locations (an ONNX external-data file name, a QDQ node's inputs) come from the file.
     std::size_t width = 6;
     std::uint64_t bytes = 0;
     for (const auto& t : tensors)
-        width = std::max(width, t.name.size()), bytes += t.byteSize;
+        width = std::max(width, printable(t.name).size()), bytes += t.byteSize;
     std::printf("%-*s %-8s %-20s %14s  %s\n", static_cast<int>(width), "tensor", "dtype", "shape", "bytes",
                 "stored");
     for (const auto& t : tensors)
-        std::printf("%-*s %-8s %-20s %14llu  %s\n", static_cast<int>(width), t.name.c_str(),
+        std::printf("%-*s %-8s %-20s %14llu  %s\n", static_cast<int>(width), printable(t.name).c_str(),
                     std::string(nameOf(t.dtype)).c_str(), toString(t.shape).c_str(),
-                    static_cast<unsigned long long>(t.byteSize), t.location.c_str());
+                    static_cast<unsigned long long>(t.byteSize), printable(t.location).c_str());
     std::printf("%zu %s, %llu bytes\n", tensors.size(), tensors.size() == 1 ? "tensor" : "tensors",
                 static_cast<unsigned long long>(bytes));
     for (const auto& [name, reason] : left) // never opened, so never checked: printed escaped
-        std::printf("not listed: %s: %s\n", escapedName(name).c_str(), reason.c_str());
+        std::printf("not listed: %s: %s\n", printable(name).c_str(), printable(reason).c_str());
     return 0;
 }
 

@@ -81,17 +81,18 @@ std::string formatted(const char* fmt, double v) {
 }
 
 void printPlan(const PlanMeasurements& m, const PlanResult& r) {
+    // Names and candidates may come from a plan file (--from): printed escaped.
     std::size_t width = 6;
     for (const auto& t : m.tensors)
-        width = std::max(width, t.name.size());
+        width = std::max(width, printable(t.name).size());
     std::printf("%-*s  %-14s %9s %10s %12s\n", static_cast<int>(width), "tensor", "format", "bits/w",
                 "SQNR dB", m.importance.empty() ? "sq. error" : "w. sq. error");
     for (std::size_t t = 0; t < m.tensors.size(); ++t) {
         const PlanTensor& pt = m.tensors[t];
         const auto k = static_cast<std::size_t>(r.solution.choice[t]);
         const PlanCell& c = pt.cells[k];
-        std::printf("%-*s  %-14s %9s %10s %12s\n", static_cast<int>(width), pt.name.c_str(),
-                    m.candidates[k].name.c_str(),
+        std::printf("%-*s  %-14s %9s %10s %12s\n", static_cast<int>(width), printable(pt.name).c_str(),
+                    printable(m.candidates[k].name).c_str(),
                     formatted("%.3f", static_cast<double>(c.bits) / static_cast<double>(pt.elements)).c_str(),
                     tableNumber(c.sqnrDb, "%.2f").c_str(), formatted("%.4g", c.error).c_str());
     }
@@ -240,17 +241,24 @@ int runPlan(const PlanOptions& o) {
                 why = t.name + ": " + t.cells[k].why;
         }
         if (!any)
-            std::fprintf(stderr, "quantlens-cli: note: %s: candidate %s fits no weight (%s)\n", file.c_str(),
-                         m.candidates[k].name.c_str(), oneLine(why).c_str());
+            std::fprintf(
+                stderr, "quantlens-cli: note: %s\n",
+                oneLine(file + ": candidate " + m.candidates[k].name + " fits no weight (" + why + ")")
+                    .c_str());
     }
     if (!o.report.empty()) writeText(o.report, planJson(m, r).dump(1) + "\n", file);
     if (!o.llamaRules.empty()) {
         const PlanText rules = llamaTensorTypeRules(m, r);
         for (const auto& note : rules.notes)
-            std::fprintf(stderr, "quantlens-cli: note: %s\n", note.c_str());
+            std::fprintf(stderr, "quantlens-cli: note: %s\n", oneLine(note).c_str());
         writeText(o.llamaRules, rules.text, file);
     }
-    if (!o.recipe.empty()) writeText(o.recipe, llmCompressorRecipe(m, r).text, file);
+    if (!o.recipe.empty()) {
+        const PlanText recipe = llmCompressorRecipe(m, r);
+        for (const auto& note : recipe.notes)
+            std::fprintf(stderr, "quantlens-cli: note: %s\n", oneLine(note).c_str());
+        writeText(o.recipe, recipe.text, file);
+    }
     if (!o.out.empty()) {
         exportPlan(request, m, r, o.out, events);
         progress.finish();

@@ -5,7 +5,7 @@
 #include "cli/shard_run.h"
 #include "io/export.h"
 #include "io/export_compressed_tensors.h"
-#include "io/json_shape.h"
+#include "io/printable.h"
 #include "report/model_table.h"
 #include "tensor/error.h"
 
@@ -176,7 +176,7 @@ int runQuantize(const QuantizeOptions& o) {
     for (const UnlistedEntry& u : unread)
         std::fprintf(
             stderr, "quantlens-cli: note: %s\n",
-            oneLine(where(o.file, escapedName(u.name),
+            oneLine(where(o.file, printable(u.name),
                           u.reason + (o.out.empty() ? "; not read" : "; not read, so not in " + o.out)))
                 .c_str());
 

@@ -1,5 +1,7 @@
 #include "cli/progress.h"
 
+#include "io/printable.h"
+
 #include <cstdio>
 #include <unistd.h>
 
@@ -13,8 +15,9 @@ ProgressPrinter::~ProgressPrinter() {
 }
 
 void ProgressPrinter::begin(int index, int total, const std::string& label) {
-    m_label = "[" + std::to_string(index + 1) + "/" + std::to_string(total) + "] " + label;
-    if (m_label.size() > 60) m_label = "..." + m_label.substr(m_label.size() - 57);
+    m_label = "[" + std::to_string(index + 1) + "/" + std::to_string(total) + "] " + printable(label);
+    // Cut by bytes, escaped again: a cut through a UTF-8 sequence shows as \xNN, never as raw bytes.
+    if (m_label.size() > 60) m_label = printable("..." + m_label.substr(m_label.size() - 57));
     m_lastPermille = -1;
     draw(0.0);
 }

@@ -1,7 +1,7 @@
 #include "gui/mainwindow.h"
 
 #include "builtin_backends.h"
-#include "io/json_shape.h"
+#include "io/printable.h"
 #include "widgets/clippingpage.h"
 #include "widgets/comparisonpage.h"
 #include "widgets/configpanel.h"
@@ -230,7 +230,7 @@ bool MainWindow::openFile(const QString& path) {
     const std::vector<UnlistedEntry>& left = m_source->unlisted();
     constexpr std::size_t kNamed = 3;
     for (std::size_t i = 0; i < std::min(left.size(), kNamed); ++i)
-        opened += (i == 0 ? tr("\nNot listed: ") : QStringLiteral("; ")) + qs(escapedName(left[i].name)) +
+        opened += (i == 0 ? tr("\nNot listed: ") : QStringLiteral("; ")) + qs(printable(left[i].name)) +
                   QStringLiteral(" (") + qs(left[i].reason) + QStringLiteral(")");
     if (left.size() > kNamed)
         opened += tr("; and %1 more (quantlens-cli inspect lists them)").arg(left.size() - kNamed);

@@ -2,6 +2,7 @@
 
 #include "io/gguf_blocks.h"
 #include "io/json_shape.h"
+#include "io/printable.h"
 #include "tensor/error.h"
 
 #include <algorithm>
@@ -147,6 +148,7 @@ GgufValue scalarAt(std::uint32_t type, const char* p) {
     return v;
 }
 
+// `key` as messages show it (printable()).
 GgufValue readValue(Reader& r, std::uint32_t type, const std::string& key, int depth,
                     std::uint64_t& objects) {
     // Built only on failure: an array's elements share its key, which may be long.
@@ -241,8 +243,8 @@ std::string GgufValue::toString() const {
         return formatFloat(f);
     case Bool:
         return u ? "true" : "false";
-    case String:
-        return '"' + s + '"';
+    case String: // shown in messages: escaped
+        return '"' + printable(s) + '"';
     case Array: {
         std::string out = "[";
         const std::uint64_t shown = std::min<std::uint64_t>(count, 8);
@@ -290,9 +292,11 @@ void GgufSource::parse() {
     std::uint64_t objects = 0;
     for (std::uint64_t k = 0; k < nKv; ++k) {
         std::string key = r.string("metadata key " + std::to_string(k));
-        const auto type = r.read<std::uint32_t>("type of metadata '" + key + "'");
-        GgufValue v = readValue(r, type, key, 0, objects);
-        if (!m_metadata.emplace(key, std::move(v)).second) r.fail("metadata key '" + key + "' appears twice");
+        const std::string shown = printable(key); // the key as messages quote it
+        const auto type = r.read<std::uint32_t>("type of metadata '" + shown + "'");
+        GgufValue v = readValue(r, type, shown, 0, objects);
+        if (!m_metadata.emplace(key, std::move(v)).second)
+            r.fail("metadata key '" + shown + "' appears twice");
     }
     if (const auto it = m_metadata.find("general.alignment"); it != m_metadata.end()) {
         if (it->second.type != GgufValue::U32) r.fail("general.alignment must be a u32");
@@ -308,7 +312,7 @@ void GgufSource::parse() {
         e.name = r.string("name of tensor " + std::to_string(k));
         if (e.name.empty()) r.fail("tensor " + std::to_string(k) + " has an empty name");
         if (!isValidUtf8(e.name)) r.fail("the name of tensor " + std::to_string(k) + " is not valid UTF-8");
-        const std::string at = "tensor '" + e.name + "': ";
+        const std::string at = "tensor '" + printable(e.name) + "': ";
         const auto nDims = r.read<std::uint32_t>(at + "dimension count");
         if (nDims > kMaxDims) r.fail(at + std::to_string(nDims) + " dimensions (GGUF allows at most 4)");
         std::uint64_t elements = 1;
@@ -356,7 +360,7 @@ void GgufSource::parse() {
     const std::uint64_t fileSize = m_mapping->size();
     const std::uint64_t dataSize = m_dataStart <= fileSize ? fileSize - m_dataStart : 0;
     for (const auto& e : m_entries) {
-        const std::string at = "tensor '" + e.name + "': ";
+        const std::string at = "tensor '" + printable(e.name) + "': ";
         if (e.offset % m_alignment != 0)
             r.fail(at + "data offset " + std::to_string(e.offset) + " is not a multiple of the alignment " +
                    std::to_string(m_alignment));
@@ -371,8 +375,8 @@ void GgufSource::parse() {
     std::sort(byOffset.begin(), byOffset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
     for (std::size_t k = 1; k < byOffset.size(); ++k)
         if (byOffset[k - 1]->offset + byOffset[k - 1]->bytes > byOffset[k]->offset)
-            r.fail("tensor '" + byOffset[k]->name + "': data overlaps tensor '" + byOffset[k - 1]->name +
-                   "'");
+            r.fail("tensor '" + printable(byOffset[k]->name) + "': data overlaps tensor '" +
+                   printable(byOffset[k - 1]->name) + "'");
 
     for (const auto& e : m_entries) {
         const GgmlType t = static_cast<GgmlType>(e.type);
@@ -418,8 +422,8 @@ const GgufTensorEntry& GgufSource::entry(const std::string& name) const {
     const auto it = m_index.find(name);
     if (it == m_index.end()) {
         if (const UnlistedEntry* u = findUnlisted(name))
-            throw FileError(m_path + ": tensor '" + name + "': " + u->reason);
-        throw FileError(m_path + ": no tensor named '" + name + "'");
+            throw FileError(m_path + ": tensor '" + printable(name) + "': " + u->reason);
+        throw FileError(m_path + ": no tensor named '" + printable(name) + "'");
     }
     return m_entries[it->second];
 }
@@ -464,9 +468,9 @@ Tensor GgufSource::load(const std::string& name) const {
 
 Tensor GgufSource::loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const {
     const GgufTensorEntry& e = entry(name);
-    if (e.shape.empty()) throw FileError(m_path + ": tensor '" + name + "': a scalar has no rows");
+    if (e.shape.empty()) throw FileError(m_path + ": tensor '" + printable(name) + "': a scalar has no rows");
     if (begin < 0 || count < 0 || begin > e.shape[0] || count > e.shape[0] - begin)
-        throw FileError(m_path + ": tensor '" + name + "': rows [" + std::to_string(begin) + ", " +
+        throw FileError(m_path + ": tensor '" + printable(name) + "': rows [" + std::to_string(begin) + ", " +
                         std::to_string(begin + count) + ") are outside " + toString(e.shape));
     return decode(e, begin, count);
 }

@@ -3,6 +3,7 @@
 #include "io/gguf_source.h"
 #include "io/importance_file_check.h"
 #include "io/mapped_file.h"
+#include "io/printable.h"
 #include "tensor/error.h"
 
 #include <cmath>
@@ -13,7 +14,7 @@ namespace ql {
 namespace importance_detail {
 
 void checkEntry(const std::string& path, const std::string& name, const ImportanceEntry& entry) {
-    const std::string where = path + ": entry '" + name + "': ";
+    const std::string where = path + ": entry '" + printable(name) + "': ";
     if (entry.sqMean.empty()) throw FileError(where + "holds no values");
     if (entry.matrices < 1 || entry.sqMean.size() % static_cast<std::size_t>(entry.matrices) != 0)
         throw FileError(where + std::to_string(entry.sqMean.size()) + " values are not " +
@@ -32,7 +33,7 @@ void checkEntry(const std::string& path, const std::string& name, const Importan
 void addEntry(ImportanceFile& file, const std::string& name, ImportanceEntry entry) {
     checkEntry(file.path, name, entry);
     if (!file.entries.emplace(name, std::move(entry)).second)
-        throw FileError(file.path + ": entry '" + name + "' appears twice");
+        throw FileError(file.path + ": entry '" + printable(name) + "' appears twice");
 }
 
 } // namespace importance_detail
@@ -105,7 +106,7 @@ ImportanceFile readLegacy(const MappedFile& mapped) {
         if (len < 1) r.fail(which + ": name length " + std::to_string(len));
         const std::string name = r.bytes(static_cast<std::uint64_t>(len), which + "'s name");
         if (name.find('\0') != std::string::npos) r.fail(which + ": the name holds a NUL byte");
-        const std::string where = "entry '" + name + "'";
+        const std::string where = "entry '" + printable(name) + "'";
         const std::int32_t ncall = r.i32(where + "'s ncall");
         if (ncall < 0) r.fail(where + ": negative ncall " + std::to_string(ncall));
         const std::int32_t nval = r.i32(where + "'s value count");

@@ -3,6 +3,7 @@
 #include "io/gguf_source.h"
 #include "io/importance_file.h"
 #include "io/importance_file_check.h"
+#include "io/printable.h"
 #include "io/safetensors_source.h"
 #include "tensor/error.h"
 
@@ -90,13 +91,13 @@ ImportanceFile readImatrixGguf(const std::string& path) {
     if (parts.empty()) fail("no <weight>.in_sum2 / <weight>.counts tensors");
 
     for (const auto& [name, p] : parts) {
-        const std::string where = "entry '" + name + "': ";
+        const std::string where = "entry '" + printable(name) + "': ";
         if (name.empty()) fail("a tensor named only by its suffix names no weight");
         if (!p.sum2) fail(where + (p.counts ? "counts without in_sum2" : "in_sum without in_sum2"));
         if (!p.counts) fail(where + "in_sum2 without counts");
         for (const GgufTensorEntry* t : {p.sum2, p.counts, p.sum})
             if (t && t->type != kGgmlF32)
-                fail(where + t->name + " has ggml type " + std::to_string(t->type) + ", not F32");
+                fail(where + printable(t->name) + " has ggml type " + std::to_string(t->type) + ", not F32");
         const std::int64_t channels = p.sum2->ne.empty() ? 0 : static_cast<std::int64_t>(p.sum2->ne[0]);
         if (channels < 1 || p.sum2->elements < 1) fail(where + "in_sum2 holds no values");
         const std::int64_t matrices = p.sum2->elements / channels;
@@ -185,7 +186,7 @@ ImportanceFile readSafetensorsStatistics(const std::string& path) {
         const bool means = removeSuffix(module, ".input_sq_mean");
         const bool samples = !means && removeSuffix(module, ".inputs");
         if (!means && !samples) continue; // other tensors may sit beside the statistics
-        const std::string where = "tensor '" + info.name + "': ";
+        const std::string where = "tensor '" + printable(info.name) + "': ";
         if (module.empty()) fail(where + "no module name before the suffix");
         if (!isStatisticsType(info.dtype))
             fail(where + "dtype " + std::string(nameOf(info.dtype)) + ", expected f64, f32, f16 or bf16");
@@ -206,8 +207,8 @@ ImportanceFile readSafetensorsStatistics(const std::string& path) {
         src->release(info.name);
         const std::string weight = module + ".weight";
         if (file.entries.count(weight))
-            fail("entry '" + weight + "' appears twice (" + module + ".input_sq_mean and " + module +
-                 ".inputs)");
+            fail("entry '" + printable(weight) + "' appears twice (" + printable(module) +
+                 ".input_sq_mean and " + printable(module) + ".inputs)");
         importance_detail::addEntry(file, weight, std::move(entry));
     }
     if (file.entries.empty()) fail("no <module>.input_sq_mean or <module>.inputs tensors");
@@ -220,7 +221,7 @@ ImportanceFile readSafetensorsStatistics(const std::string& path) {
             file.chunks = std::stoll(c->second, &used);
             if (used != c->second.size() || file.chunks < 0) throw std::invalid_argument("chunks");
         } catch (const std::exception&) {
-            fail("__metadata__ chunks is '" + c->second + "', not a count");
+            fail("__metadata__ chunks is '" + printable(c->second) + "', not a count");
         }
     }
     return file;

@@ -107,20 +107,6 @@ bool hasControlCharacter(std::string_view n, bool allowLineBreaks) {
     return false;
 }
 
-std::string escapedName(std::string_view name) {
-    std::string out;
-    for (const unsigned char k : name) {
-        if (k >= 0x20 && k < 0x7F) {
-            out += static_cast<char>(k);
-            continue;
-        }
-        char hex[5];
-        std::snprintf(hex, sizeof hex, "\\x%02X", k);
-        out += hex;
-    }
-    return out;
-}
-
 bool isValidUtf8(std::string_view text) {
     try {
         (void)nlohmann::json(std::string(text)).dump();

@@ -24,8 +24,6 @@ void checkJsonShape(std::string_view text, const std::string& file, const std::s
 /// it would reach terminals and tables as it is, and an escape sequence in it could rewrite the
 /// screen. No real name has one; `allowLineBreaks` lets a message's newlines and tabs through.
 bool hasControlCharacter(std::string_view text, bool allowLineBreaks = false);
-/// `name` with every control byte and every byte from 0x7F up written as \xNN: safe to print.
-std::string escapedName(std::string_view name);
 
 /// Whether `text` is well-formed UTF-8, as a JSON document (a safetensors header, a report) needs
 /// its strings to be.

@@ -1,6 +1,7 @@
 #include "io/onnx_qdq.h"
 
 #include "io/onnx_tensor.h"
+#include "io/printable.h"
 #include "tensor/error.h"
 
 #include <cstring>
@@ -9,7 +10,7 @@ namespace ql::onnxio {
 namespace {
 
 [[noreturn]] void fail(const std::string& model, const std::string& name, const std::string& reason) {
-    throw FileError(model + ": " + name + ": " + reason);
+    throw FileError(model + ": " + printable(name + ": " + reason)); // names and locations from the file
 }
 
 std::int64_t intAttribute(const onnx::NodeProto& node, const char* name, std::int64_t fallback) {

@@ -4,6 +4,7 @@
 #include "io/onnx_qdq.h"
 #include "io/onnx_tensor.h"
 #include "io/onnx_wire.h"
+#include "io/printable.h"
 #include "tensor/error.h"
 
 #include <climits>
@@ -77,7 +78,7 @@ private:
         const std::string& name = e.info.name;
         if (name.empty()) throw FileError(model() + ": a tensor (" + e.info.location + ") has an empty name");
         if (m_source.m_index.count(name))
-            throw FileError(model() + ": " + name + ": two tensors have this name");
+            throw FileError(model() + ": " + printable(name) + ": two tensors have this name");
         m_source.m_index[name] = m_source.m_entries.size();
         if (scope) scope->names[localName] = m_source.m_entries.size();
         m_source.m_infos.push_back(e.info);
@@ -130,8 +131,9 @@ private:
         e.info.dtype = DType::F32;
         e.info.shape = x->info.shape;
         e.info.byteSize = 4 * static_cast<std::uint64_t>(elementCount(e.info.shape));
-        e.info.location = "QDQ " + q.schemeText() + ": DequantizeLinear(" + q.codes + " " + q.codeType +
-                          ", " + q.scale + (q.zeroPoint.empty() ? "" : ", " + q.zeroPoint) + ")";
+        e.info.location = "QDQ " + q.schemeText() + ": DequantizeLinear(" + printable(q.codes) + " " +
+                          q.codeType + ", " + printable(q.scale) +
+                          (q.zeroPoint.empty() ? "" : ", " + printable(q.zeroPoint)) + ")";
         e.qdq = static_cast<int>(m_source.m_qdq.size());
         m_source.m_qdq.push_back(std::move(q));
         add(std::move(e), nullptr, {});
@@ -139,7 +141,7 @@ private:
 
     void walk(onnx::GraphProto& graph, const std::string& prefix, const Scope* parent, int depth) {
         if (depth > kMaxGraphDepth)
-            throw FileError(model() + ": " + prefix + ": subgraphs nested deeper than " +
+            throw FileError(model() + ": " + printable(prefix) + ": subgraphs nested deeper than " +
                             std::to_string(kMaxGraphDepth) + " levels");
         Scope scope{parent, {}};
         for (auto& init : *graph.mutable_initializer()) {
@@ -226,8 +228,8 @@ const OnnxEntry& OnnxSource::entry(const std::string& name) const {
     const auto it = m_index.find(name);
     if (it == m_index.end()) {
         if (const UnlistedEntry* u = findUnlisted(name))
-            throw FileError(m_path + ": " + name + ": " + u->reason);
-        throw FileError(m_path + ": " + name + ": no such tensor");
+            throw FileError(m_path + ": " + printable(name) + ": " + u->reason);
+        throw FileError(m_path + ": " + printable(name) + ": no such tensor");
     }
     return m_entries[it->second];
 }
@@ -241,7 +243,7 @@ Tensor OnnxSource::loadRows(const std::string& name, std::int64_t begin, std::in
     const OnnxEntry& e = entry(name);
     const Shape& shape = e.info.shape;
     if (shape.empty() || begin < 0 || count < 0 || begin > shape[0] || count > shape[0] - begin)
-        throw FileError(m_path + ": " + name + ": rows [" + std::to_string(begin) + ", +" +
+        throw FileError(m_path + ": " + printable(name) + ": rows [" + std::to_string(begin) + ", +" +
                         std::to_string(count) + ") are outside shape " + toString(shape));
     const std::int64_t row = shape[0] ? elementCount(shape) / shape[0] : 0;
     Shape rows = shape;
@@ -297,7 +299,9 @@ const QdqWeight* OnnxSource::qdq(const std::string& name) const {
 
 const QdqWeight& OnnxSource::requireQdq(const std::string& name) const {
     const QdqWeight* q = qdq(name);
-    if (!q) throw FileError(m_path + ": " + name + ": not a DequantizeLinear output over constant inputs");
+    if (!q)
+        throw FileError(m_path + ": " + printable(name) +
+                        ": not a DequantizeLinear output over constant inputs");
     return *q;
 }
 

@@ -1,6 +1,7 @@
 #include "io/onnx_tensor.h"
 
 #include "io/mapped_file.h"
+#include "io/printable.h"
 #include "tensor/error.h"
 
 #include <charconv>
@@ -46,7 +47,7 @@ enum : int {
 constexpr int kExternal = 1; // TensorProto.DataLocation.EXTERNAL
 
 [[noreturn]] void fail(const std::string& model, const std::string& name, const std::string& reason) {
-    throw FileError(model + ": " + name + ": " + reason);
+    throw FileError(model + ": " + printable(name + ": " + reason)); // names and locations from the file
 }
 
 std::uint64_t storedBytes(const ElementType& t, std::int64_t n) {
@@ -258,7 +259,7 @@ std::optional<OnnxEntry> decodeTensor(onnx::TensorProto& t, const std::string& n
             fail(model, name,
                  "external data [" + std::to_string(e.offset) + ", +" + std::to_string(want) +
                      ") lies outside " + location + " (" + std::to_string(size) + " bytes)");
-        e.info.location = "external " + location + " @ " + std::to_string(e.offset) + typeNote;
+        e.info.location = "external " + printable(location) + " @ " + std::to_string(e.offset) + typeNote;
         return e;
     }
     if (t.has_raw_data()) {

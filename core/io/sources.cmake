@@ -9,6 +9,7 @@ target_sources(quantlens_core PRIVATE
     io/importance_file.cpp
     io/importance_file_readers.cpp
     io/mapped_file.cpp
+    io/printable.cpp
     io/safetensors_header.cpp
     io/json_shape.cpp
     io/llama_rows.cpp

@@ -5,6 +5,7 @@
 #include "io/json_shape.h"
 #include "io/mapped_file.h"
 #include "io/onnx_source.h"
+#include "io/printable.h"
 #include "io/safetensors_source.h"
 #include "quantlens/config.h"
 #include "tensor/error.h"
@@ -99,7 +100,7 @@ void refuseControlCharacters(const TensorSource& source, const std::string& path
     for (const TensorInfo& t : source.tensors())
         if (hasControlCharacter(t.name))
             throw FileError(
-                path + ": tensor \"" + escapedName(t.name) +
+                path + ": tensor \"" + printable(t.name) +
                 "\": its name holds a control character; refused (names are printed as they are)");
 }
 

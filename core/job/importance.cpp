@@ -1,5 +1,6 @@
 #include "job/importance.h"
 
+#include "io/printable.h"
 #include "job/diff_job.h"
 #include "quant/reference.h"
 #include "tensor/error.h"
@@ -41,14 +42,14 @@ std::optional<Importance::Weights> Importance::forTensor(const TensorInfo& info,
     const bool fits = channels > 0 && matrices > 0 && values == channels * matrices &&
                       (matrices == 1 || (info.shape.size() == 3 && info.shape[0] == matrices));
     if (!fits) {
-        why = "importance entry '" + found->first + "' has " + std::to_string(values) + " values in " +
-              std::to_string(e.matrices) + " matrices; the weight " + toString(info.shape) + " has " +
-              std::to_string(channels) + " input channels";
+        why = "importance entry '" + printable(found->first) + "' has " + std::to_string(values) +
+              " values in " + std::to_string(e.matrices) + " matrices; the weight " + toString(info.shape) +
+              " has " + std::to_string(channels) + " input channels";
         return std::nullopt;
     }
     // No weight at all: the layer's output would not see the error, and 0/0 is no SQNR (it read inf).
     if (std::all_of(e.sqMean.begin(), e.sqMean.end(), [](float s) { return s == 0.0f; })) {
-        why = "importance entry '" + found->first + "' is zero on every input channel";
+        why = "importance entry '" + printable(found->first) + "' is zero on every input channel";
         return std::nullopt;
     }
     return Weights{e.sqMean, channels, matrices, m_file.path + ": " + found->first};

@@ -1,7 +1,9 @@
 #include "job/plan_output.h"
 
 #include "io/export_compressed_tensors.h"
+#include "io/printable.h"
 #include "job/diff_job.h"
+#include "job/plan_names.h"
 #include "job/tensor_run.h"
 #include "quant/spec_json.h"
 #include "report/report.h"
@@ -26,15 +28,6 @@ const PlanCandidate& chosen(const PlanMeasurements& m, const PlanResult& r, std:
 
 std::string moduleOf(const std::string& weight) {
     return weight.substr(0, weight.size() - std::string(".weight").size());
-}
-
-std::string regexEscaped(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        if (std::string_view(".^$|()[]{}*+?\\").find(c) != std::string_view::npos) out += '\\';
-        out += c;
-    }
-    return out;
 }
 
 double readNumber(const json& v) {
@@ -176,13 +169,24 @@ PlanText llamaTensorTypeRules(const PlanMeasurements& m, const PlanResult& r) {
             name = pt.name;
             if (name.rfind("blk.", 0) != 0 && name.rfind("token_embd", 0) != 0 &&
                 name.rfind("output", 0) != 0)
-                out.notes.push_back("'" + pt.name +
+                out.notes.push_back("'" + printable(pt.name) +
                                     "' has no llama.cpp name: its rule uses the name as it is");
         }
-        std::transform(name.begin(), name.end(), name.begin(),
-                       [](unsigned char ch) { return std::tolower(ch); });
+        // Each rule matches its tensor and no other, and its type is one llama-quantize knows (the
+        // type may come from a plan file): otherwise no rule, and the reason.
         const std::string type = c.spec ? c.ggmlType : std::string(nameOf(pt.dtype));
-        out.text += "^" + regexEscaped(name) + "$=" + type + "\n";
+        std::string why;
+        const std::optional<std::string> pattern = llamaRulePattern(name, why);
+        if (!pattern) {
+            out.notes.push_back("'" + printable(name) + "': no rule (" + why + ")");
+            continue;
+        }
+        if (!isGgmlTypeName(type)) {
+            out.notes.push_back("'" + printable(name) + "': no rule ('" + printable(type) +
+                                "' is not a ggml type llama-quantize takes)");
+            continue;
+        }
+        out.text += *pattern + "=" + type + "\n";
         if (c.spec) approximated.insert(std::string(c.ggmlSameLayout ? "=" : "~") + c.name + " " + type);
     }
     for (const auto& a : approximated) {
@@ -214,19 +218,36 @@ PlanText llmCompressorRecipe(const PlanMeasurements& m, const PlanResult& r) {
             it = groups.insert(groups.end(), std::make_pair(weights, std::vector<std::string>{}));
         it->second.push_back(module);
     }
-    // YAML: JSON strings and flow mappings are YAML, so names and arguments are written as JSON.
-    std::string y = "# QuantLens plan for " + json(m.file).dump() + ": " +
-                    std::to_string(r.bitsPerWeight(m)) + " bits per weight.\n";
+    // YAML, all ASCII: names as double-quoted scalars with every other code point escaped (a
+    // U+2028 in a name would end a comment or a line), arguments as JSON flow mappings with \u
+    // escapes. Each module is a target that selects it alone (compressorTarget).
+    std::vector<std::string> notes;
+    const auto list = [&](const std::vector<std::string>& modules) {
+        std::string s;
+        for (const std::string& module : modules) {
+            if (const auto quoted = yamlQuoted(compressorTarget(module)))
+                s += (s.empty() ? "" : ", ") + *quoted;
+            else
+                notes.push_back(
+                    "module '" + printable(module) +
+                    "' is left out of the recipe: its name is not UTF-8, so no YAML string names it");
+        }
+        return "[" + s + "]";
+    };
+    const std::string file = yamlQuoted(m.file).value_or("\"" + printable(m.file) + "\"");
+    std::string y =
+        "# QuantLens plan for " + file + ": " + std::to_string(r.bitsPerWeight(m)) + " bits per weight.\n";
     y += "quant_stage:\n  quant_modifiers:\n    QuantizationModifier:\n";
-    y += "      ignore: " + json(ignore).dump() + "\n";
+    y += "      ignore: " + list(ignore) + "\n";
     y += "      config_groups:\n";
     if (groups.empty()) y.replace(y.size() - 1, 1, " {}\n");
     for (std::size_t g = 0; g < groups.size(); ++g) {
         y += "        group_" + std::to_string(g) + ":\n";
-        y += "          targets: " + json(groups[g].second).dump() + "\n";
-        y += "          weights: " + groups[g].first.dump() + "\n";
+        y += "          targets: " + list(groups[g].second) + "\n";
+        y += "          weights: " + groups[g].first.dump(-1, ' ', true, json::error_handler_t::replace) +
+             "\n";
     }
-    return {y, {}};
+    return {y, notes};
 }
 
 int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanResult& r,

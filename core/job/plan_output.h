@@ -17,12 +17,14 @@ struct PlanText {
     std::string text;
     std::vector<std::string> notes; // what the reader of the text should know (approximations)
 };
-/// llama-quantize's --tensor-type-file: one "pattern=type" per line, the pattern the tensor's
-/// llama.cpp name anchored as a regular expression (llama.cpp lower-cases it and regex-searches).
-/// The type is each candidate's nearest ggml type; notes list where it is not the same arithmetic.
+/// llama-quantize's --tensor-type-file: one "pattern=type" per line, the pattern matching the tensor's
+/// llama.cpp name and no other however llama-quantize reads it (llamaRulePattern). The type is each
+/// candidate's nearest ggml type; notes list where it is not the same arithmetic, and each tensor
+/// left without a rule (a name no GGUF holds, a type llama-quantize does not know) with the reason.
 PlanText llamaTensorTypeRules(const PlanMeasurements& m, const PlanResult& r);
 /// An llm-compressor recipe: a QuantizationModifier whose config_groups target each chosen format's
-/// modules by name, with the modules kept as they are in `ignore`.
+/// modules by name (compressorTarget), with the modules kept as they are in `ignore`; ASCII YAML.
+/// Notes name each module left out (a name that is not UTF-8).
 PlanText llmCompressorRecipe(const PlanMeasurements& m, const PlanResult& r);
 
 /// Quantizes each planned weight with its chosen format and writes a compressed-tensors checkpoint

@@ -3,6 +3,7 @@
 #include "io/atomic_file.h"
 #include "io/json_shape.h"
 #include "io/mapped_file.h"
+#include "io/printable.h"
 #include "io/tensor_source.h"
 #include "tensor/error.h"
 
@@ -96,7 +97,7 @@ void refuseControlText(const json& j, const std::string& path) {
     if (j.is_string()) {
         const auto& text = j.get_ref<const std::string&>();
         if (hasControlCharacter(text, true))
-            throw FileError(path + ": \"" + escapedName(text) + "\" holds a control character; refused");
+            throw FileError(path + ": \"" + printable(text) + "\" holds a control character; refused");
     } else if (j.is_array()) {
         for (const json& value : j)
             refuseControlText(value, path);

@@ -5,6 +5,7 @@ target_sources(quantlens_core PRIVATE
     job/importance.cpp
     job/model_job.cpp
     job/plan_job.cpp
+    job/plan_names.cpp
     job/plan_output.cpp
     job/plan_solver.cpp
     job/report_journal.cpp

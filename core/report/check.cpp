@@ -1,6 +1,7 @@
 #include "report/check.h"
 
 #include "io/mapped_file.h"
+#include "io/printable.h"
 #include "report/model_table.h"
 #include "tensor/error.h"
 
@@ -207,7 +208,11 @@ bool appliesTo(const CheckRule& rule, bool comparison) {
     return true;
 }
 
-std::string escapeXml(const std::string& s) {
+// Text for XML and HTML, from a file or holding what a file named: printable() first (no control
+// character, U+FFFE/U+FFFF, bidi override or byte of broken UTF-8 is left, none of which XML 1.0
+// allows or a page should act on), then the markup characters as entities.
+std::string escapeXml(const std::string& text) {
+    const std::string s = printable(text);
     std::string out;
     for (char c : s) {
         switch (c) {
@@ -227,11 +232,7 @@ std::string escapeXml(const std::string& s) {
             out += "&apos;";
             break;
         default:
-            // XML 1.0 has no place for most control characters: a name from a file may hold them.
-            if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
-                out += "&#xFFFD;";
-            else
-                out += c;
+            out += c;
         }
     }
     return out;
@@ -380,7 +381,7 @@ CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
             s.failures.push_back("not measured: " + t.value("error", std::string()));
         } else {
             if (!t.contains("stats") || !t["stats"].is_object())
-                throw FileError("tensor '" + s.name + "' has no \"stats\"");
+                throw FileError("tensor '" + printable(s.name) + "' has no \"stats\"");
             const Values v = tensorValues(t);
             quantized.push_back(v);
             // Finite weights that come back NaN/Inf did not quantize, whatever the finite rest gives.
@@ -462,11 +463,11 @@ std::string junitXml(const CheckResult& result, const std::vector<CheckRule>& ru
             xml += "/>\n";
             continue;
         }
-        std::string all;
+        std::string all; // one line per failure, each escaped on its own
         for (const auto& f : s.failures)
-            all += f + "\n";
-        xml += "><failure message=\"" + escapeXml(s.failures.front()) + "\">" + escapeXml(all) +
-               "</failure></testcase>\n";
+            all += escapeXml(f) + "\n";
+        xml +=
+            "><failure message=\"" + escapeXml(s.failures.front()) + "\">" + all + "</failure></testcase>\n";
     }
     return xml + "</testsuite>\n</testsuites>\n";
 }

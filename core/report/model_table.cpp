@@ -1,5 +1,6 @@
 #include "report/model_table.h"
 
+#include "io/printable.h"
 #include "tensor/error.h"
 
 #include <algorithm>
@@ -195,7 +196,12 @@ std::string nonFiniteNote(std::int64_t inFile, std::int64_t reconstructed) {
     return note.empty() ? note : note + ", left out of the figures";
 }
 
-std::string formatModelTable(const std::vector<ModelRow>& rows) {
+std::string formatModelTable(const std::vector<ModelRow>& rowsIn) {
+    // Rows may come from a report or a resume journal: every text shown as printable() shows it.
+    std::vector<ModelRow> rows = rowsIn;
+    for (ModelRow& r : rows)
+        for (std::string* text : {&r.name, &r.shape, &r.error, &r.kept})
+            *text = printable(*text);
     // Names wider than kWide get a line of their own, so the columns stay aligned.
     constexpr std::size_t kWide = 60;
     std::size_t nameWidth = 6;
