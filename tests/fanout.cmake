@@ -11,3 +11,7 @@ if(TARGET quantlens-cli)
                      ${PROJECT_SOURCE_DIR})
     set_tests_properties(slurm_fanout PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 RUN_SERIAL TRUE)
 endif()
+# The Slurm scripts with hostile arguments (numbers that are not numbers, command substitutions in any
+# argument), against recording stand-ins for sbatch and quantlens-cli: runs everywhere.
+add_test(NAME slurm_hostile_args
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/slurm_hostile_args.sh ${PROJECT_SOURCE_DIR})

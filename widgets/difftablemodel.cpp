@@ -10,9 +10,11 @@
 namespace ql {
 namespace {
 
-// The value a column sorts by, with the bad end low: failures first, NaN (nothing to measure) last.
+// The value a column sorts by, with the bad end low: failures first, then pairs with NaN/Inf on one
+// side only (whatever their finite rest gives), NaN (nothing to measure) last.
 double badness(const TensorDiff& d, int column) {
     if (!d.failure.empty()) return -INFINITY;
+    if (d.nonFiniteMismatches > 0) return std::nextafter(-INFINITY, 0.0);
     double v = NAN;
     switch (column) {
     case DiffTableModel::SqnrColumn:

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <sstream>
 
 namespace ql::cli {
@@ -66,12 +67,6 @@ std::vector<PlanCandidate> candidatesOf(const PlanOptions& o) {
             if (out[i].name == out[j].name)
                 throw UsageError("two candidates are named '" + out[i].name + "'");
     return out;
-}
-
-void writeText(const std::string& path, const std::string& text, const std::string& model) {
-    AtomicFile f(path, model);
-    f.write(text.data(), text.size());
-    f.commit();
 }
 
 std::string formatted(const char* fmt, double v) {
@@ -246,22 +241,45 @@ int runPlan(const PlanOptions& o) {
                 oneLine(file + ": candidate " + m.candidates[k].name + " fits no weight (" + why + ")")
                     .c_str());
     }
-    if (!o.report.empty()) writeText(o.report, planJson(m, r).dump(1) + "\n", file);
+    // Everything is checked and made before any output exists: the texts wait in their temporaries
+    // while the weights are quantized and exported, and are committed only when the export is. A
+    // failure anywhere leaves no output of this run behind.
+    if (!o.out.empty()) checkPlanFits(*request.source, m, r);
+    std::vector<std::unique_ptr<AtomicFile>> texts;
+    auto stage = [&](const std::string& path, const std::string& text) {
+        texts.push_back(std::make_unique<AtomicFile>(path, file));
+        texts.back()->write(text.data(), text.size());
+    };
+    if (!o.report.empty()) stage(o.report, planJson(m, r).dump(1) + "\n");
     if (!o.llamaRules.empty()) {
         const PlanText rules = llamaTensorTypeRules(m, r);
         for (const auto& note : rules.notes)
             std::fprintf(stderr, "quantlens-cli: note: %s\n", oneLine(note).c_str());
-        writeText(o.llamaRules, rules.text, file);
+        stage(o.llamaRules, rules.text);
     }
     if (!o.recipe.empty()) {
         const PlanText recipe = llmCompressorRecipe(m, r);
         for (const auto& note : recipe.notes)
             std::fprintf(stderr, "quantlens-cli: note: %s\n", oneLine(note).c_str());
-        writeText(o.recipe, recipe.text, file);
+        stage(o.recipe, recipe.text);
     }
+    std::vector<std::string> written;
     if (!o.out.empty()) {
         exportPlan(request, m, r, o.out, events);
         progress.finish();
+        written = {o.out, (std::filesystem::absolute(o.out).parent_path() / "config.json").string()};
+    }
+    try {
+        for (auto& text : texts) {
+            text->commit();
+            written.push_back(text->target());
+        }
+    } catch (...) { // a rename that fails after the export: what this run wrote goes again
+        for (const auto& path : written) {
+            std::error_code ec;
+            std::filesystem::remove(path, ec);
+        }
+        throw;
     }
     return 0;
 }

@@ -3,9 +3,11 @@
 #include "cli/cli_error.h"
 #include "job/suggest.h"
 #include "tensor/error.h"
+#include "tensor/whole_number.h"
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace ql::cli {
@@ -90,8 +92,15 @@ std::string joined(const std::vector<std::string>& names) {
 std::vector<std::int64_t> loadGroupEnds(const std::string& spec) {
     std::vector<std::int64_t> ends;
     for (float v : loadFileTensor(spec, "--group-index")) {
-        if (v != std::trunc(v)) throw UsageError("--group-index " + spec + ": entries must be integers");
-        ends.push_back(static_cast<std::int64_t>(v));
+        // Checked before the conversion: a float beyond int64 (1e30, inf) has no integer value at all.
+        const auto end = wholeNumber(v);
+        if (!end) {
+            char text[32];
+            std::snprintf(text, sizeof text, "%.9g", static_cast<double>(v));
+            throw UsageError("--group-index " + spec + ": entry " + std::to_string(ends.size()) + " is " +
+                             text + "; entries must be whole numbers of rows");
+        }
+        ends.push_back(*end);
     }
     return ends;
 }

@@ -3,6 +3,7 @@
 #include "job/report_parts.h"
 #include "report/model_table.h"
 #include "report/report_read.h"
+#include "tensor/whole_number.h"
 #include "widgets/headlinestrip.h"
 #include "widgets/modeltablepage.h"
 #include "widgets/plotpage.h"
@@ -46,8 +47,8 @@ bool MainWindow::openReport(const QString& path) {
                        .arg(qs(report.value("file", std::string("?"))));
     if (report.contains("shard") && report["shard"].is_object())
         what += tr(" A part: shard %1 of %2 (merge the parts with quantlens-cli merge).")
-                    .arg(report["shard"].value("index", -1))
-                    .arg(report["shard"].value("count", 0));
+                    .arg(wholeNumber(report["shard"].value("index", nlohmann::json())).value_or(-1))
+                    .arg(wholeNumber(report["shard"].value("count", nlohmann::json())).value_or(0));
     showMessage(what, false);
     emit modelShown();
     return true;

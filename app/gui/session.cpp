@@ -2,6 +2,7 @@
 
 #include "quant/spec_json.h"
 #include "tensor/error.h"
+#include "tensor/whole_number.h"
 
 #include <QFile>
 #include <QSaveFile>
@@ -52,7 +53,8 @@ Session Session::fromJson(const QByteArray& bytes) {
     }
     s.geometry = QByteArray::fromBase64(QByteArray::fromStdString(j.value("geometry", std::string())));
     s.state = QByteArray::fromBase64(QByteArray::fromStdString(j.value("state", std::string())));
-    s.page = j.value("page", 0);
+    // A session is a file: a page of 1e30 or 2.5 opens the first page, never converts.
+    s.page = j.contains("page") ? wholeNumber<int>(j["page"]).value_or(0) : 0;
     return s;
 }
 

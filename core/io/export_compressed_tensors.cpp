@@ -198,6 +198,14 @@ CompressedTensorsArgs compressedTensorsArgs(const QuantizedTensor& q, const std:
     if (!q.params.zeroPoints.empty() && !integral(q.params.zeroPoints))
         refuse(file, q,
                "its zero points are float offsets and compressed-tensors stores integer zero points");
+    // Stored as codes are (int8, or packed int4): a zero point from a file beyond the codes' range
+    // (aclnnQuantize takes any) would wrap, or be a float beyond every integer type.
+    for (const float z : q.params.zeroPoints)
+        if (!isFloatTarget(t) && (z < static_cast<float>(codeMin(t)) || z > static_cast<float>(codeMax(t))))
+            refuse(file, q,
+                   "its zero point " + std::to_string(z) + " is outside the codes' range [" +
+                       std::to_string(codeMin(t)) + ", " + std::to_string(codeMax(t)) +
+                       "], where compressed-tensors stores zero points");
 
     CompressedTensorsArgs a;
     nlohmann::json w = {{"num_bits", 8},        {"type", "int"},

@@ -7,6 +7,7 @@
 #include "quant/params.h"
 #include "quant/plan.h"
 #include "tensor/error.h"
+#include "tensor/whole_number.h"
 
 #include <algorithm>
 #include <cmath>
@@ -274,9 +275,14 @@ StoredQuantization storedQuantizationOf(const QuantPlan& plan, const QuantParams
     if (!params.zeroPoints.empty()) {
         for (std::size_t g = 0; g < q.scales.size(); ++g) {
             const float z = params.zeroPointOf(static_cast<std::int64_t>(g));
-            if (z != std::nearbyint(z))
-                throw QuantError("zero point " + std::to_string(z) + " is a float offset, not an integer");
-            q.zeroPoints.push_back(static_cast<std::int32_t>(z));
+            // Checked before the conversion: a zero point from a file may be 1e30 or infinite.
+            const auto whole = wholeNumber<std::int32_t>(z);
+            if (!whole)
+                throw QuantError("zero point " + std::to_string(z) +
+                                 (z == std::nearbyint(z)
+                                      ? " is beyond the 32-bit integers codes are compared in"
+                                      : " is a float offset, not an integer"));
+            q.zeroPoints.push_back(*whole);
         }
     }
     dropZeroZeroPoints(q);

@@ -98,6 +98,26 @@ void addNote(std::string& note, const std::string& more) {
     if (!more.empty()) note += (note.empty() ? "" : "; ") + more;
 }
 
+// Whether x and y, one of them NaN/Inf at least, are the same: the same bits when both sides share a
+// format, otherwise both NaN or the same infinity.
+bool sameNonFinite(float x, float y, std::uint32_t bx, std::uint32_t by, bool sameFormat) {
+    if (sameFormat) return bx == by;
+    return (std::isnan(x) && std::isnan(y)) || x == y;
+}
+
+// What the figures leave out, in words; empty when neither side holds NaN/Inf.
+std::string nonFiniteNote(const TensorDiff& d) {
+    if (d.nonFiniteA == 0 && d.nonFiniteB == 0) return {};
+    const std::string counts =
+        "NaN/Inf: " + std::to_string(d.nonFiniteA) + " in A, " + std::to_string(d.nonFiniteB) + " in B";
+    if (d.nonFiniteMismatches == 0)
+        return counts + ", the same on both sides and left out of SQNR, max |A-B|, cosine and ULPs";
+    return counts + ", " + std::to_string(d.nonFiniteMismatches) +
+           (d.nonFiniteMismatches == 1 ? " value" : " values") +
+           " not the same on both sides (NaN/Inf on one side only, or another NaN/Inf): not bit-identical; "
+           "SQNR, max |A-B|, cosine and ULPs leave them out";
+}
+
 // For each row of A, B's row holding the same weights: the identity (empty) except for q and k of a
 // llama-family GGUF on one side, whose converter reordered them (io/llama_rows.h).
 std::vector<std::int64_t> rowsOfB(const TensorSource& a, const TensorSource& b, const TensorPair& pair,
@@ -277,12 +297,18 @@ TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const Tenso
         const int width = sameFormat && ea != DType::F32 ? 16 : 32;
         for (std::int64_t i = 0; i < n; ++i) {
             const float x = va.at(i), y = vb.at(at(i));
-            if (!std::isfinite(x) || !std::isfinite(y)) continue;
-            d.error.add(double(x) - double(y));
             const std::uint32_t bx = sameFormat ? rawBits(va, i) : f32Bits(x);
             const std::uint32_t by = sameFormat ? rawBits(vb, at(i)) : f32Bits(y);
+            if (!std::isfinite(x) || !std::isfinite(y)) { // no difference or ULP to measure: counted
+                d.nonFiniteA += !std::isfinite(x);
+                d.nonFiniteB += !std::isfinite(y);
+                d.nonFiniteMismatches += !sameNonFinite(x, y, bx, by, sameFormat);
+                continue;
+            }
+            d.error.add(double(x) - double(y));
             d.maxUlp = std::max(d.maxUlp, std::abs(orderedBits(bx, width) - orderedBits(by, width)));
         }
+        addNote(d.note, nonFiniteNote(d));
         if (!sameFormat)
             addNote(d.note, "ULPs counted in f32 (" +
                                 (ea == eb ? std::string(nameOf(ea)) + " values have no ULP of their own"
@@ -316,6 +342,8 @@ json diffReport(const std::string& fileA, const std::string& fileB, const std::v
         } else {
             t["stats"] = errorStatsJson(d.stats);
             t["stats"]["max_ulp"] = d.maxUlp;
+            t["stats"]["non_finite_count_b"] = d.nonFiniteB; // A's are nan_count + inf_count
+            t["stats"]["non_finite_mismatches"] = d.nonFiniteMismatches;
             t["histograms"] = {{"error", toJson(d.error)}};
             if (d.codes) t["codes"] = toJson(*d.codes);
             if (!d.note.empty()) t["note"] = d.note;

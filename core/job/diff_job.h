@@ -46,9 +46,15 @@ struct TensorDiff {
     DType dtypeB = DType::F32;
     ErrorStats stats;
     Histogram error;         // x - x̂ = A - B, linear bins over ±max |A - B|
-    std::int64_t maxUlp = 0; // in the coarser of the two dtypes (bf16, f16 or f32)
-    std::string note;        // what to know when reading the figures
-    std::string failure;     // non-empty: the pair could not be compared (shapes differ, ...)
+    std::int64_t maxUlp = 0; // in the coarser of the two dtypes (bf16, f16 or f32); finite pairs only
+    // NaN/Inf, which every figure above leaves out: how many elements of A and of B are NaN/Inf, and
+    // how many of those are not matched by the same NaN/Inf on the other side (one side only, NaN
+    // against Inf, +Inf against -Inf; in one format, other bits). A pair with any is not bit-identical.
+    std::int64_t nonFiniteA = 0;
+    std::int64_t nonFiniteB = 0;
+    std::int64_t nonFiniteMismatches = 0;
+    std::string note;    // what to know when reading the figures
+    std::string failure; // non-empty: the pair could not be compared (shapes differ, ...)
     /// Both sides' stored codes compared (A's re-quantization when the diff re-quantizes); absent
     /// when either has none or the grids differ (then `note` says why).
     std::optional<CodeDiff> codes;
@@ -63,8 +69,8 @@ TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const Tenso
                        const JobRequest* requantize = nullptr);
 
 /// The diff as a report ({"file", "file_b", "tensors": [{"name", "name_b", "shape", "dtype",
-/// "dtype_b", "matched", "stats" (with "max_ulp"), "histograms": {"error"}, "codes", "note"} or
-/// {"error"}]}), so that `check` gates it like any report.
+/// "dtype_b", "matched", "stats" (with "max_ulp", "non_finite_count_b", "non_finite_mismatches"),
+/// "histograms": {"error"}, "codes", "note"} or {"error"}]}), so that `check` gates it like any report.
 nlohmann::json diffReport(const std::string& fileA, const std::string& fileB,
                           const std::vector<TensorDiff>& diffs);
 

@@ -8,6 +8,7 @@
 #include "quant/spec_json.h"
 #include "report/report.h"
 #include "tensor/error.h"
+#include "tensor/whole_number.h"
 
 #include <algorithm>
 #include <cctype>
@@ -32,6 +33,13 @@ std::string moduleOf(const std::string& weight) {
 
 double readNumber(const json& v) {
     return v.is_null() ? NAN : v.get<double>();
+}
+
+// A whole number of a plan file: 1e30 or 2.5 where a count is meant is refused, never converted.
+template <class T = std::int64_t> T readWhole(const json& v, const std::string& what) {
+    const auto n = wholeNumber<T>(v);
+    if (!n) throw QuantError(what + " is " + v.dump() + ", not a whole number");
+    return *n;
 }
 
 } // namespace
@@ -99,20 +107,27 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
     try {
         if (!j.is_object() || j.value("format", std::string()) != "quantlens-plan")
             throw bad("no \"format\": \"quantlens-plan\"");
-        if (j.at("version").get<int>() != 1) throw bad("version " + j.at("version").dump() + " is not 1");
+        if (wholeNumber<int>(j.at("version")) != 1)
+            throw bad("version " + j.at("version").dump() + " is not 1");
         m.file = j.at("file").get<std::string>();
         m.importance = j.at("importance").get<std::string>();
+        std::set<std::string> names; // each candidate, and each tensor, once: a second is ambiguous
         for (const auto& c : j.at("candidates")) {
             PlanCandidate pc{c.at("name").get<std::string>(), std::nullopt,
                              c.at("ggml_type").get<std::string>(), c.value("ggml_same_layout", false)};
+            if (!names.insert(pc.name).second) throw bad("the candidate '" + pc.name + "' is listed twice");
             if (!c.at("spec").is_null()) pc.spec = specFromJson(c.at("spec"));
             m.candidates.push_back(std::move(pc));
         }
         if (m.candidates.empty()) throw bad("no candidates");
+        names.clear();
         for (const auto& t : j.at("tensors")) {
             PlanTensor pt;
             pt.name = t.at("name").get<std::string>();
-            pt.shape = t.at("shape").get<Shape>();
+            if (!names.insert(pt.name).second) throw bad("the tensor '" + pt.name + "' is listed twice");
+            if (!t.at("shape").is_array()) throw bad("tensor '" + pt.name + "' has no shape list");
+            for (const auto& d : t.at("shape"))
+                pt.shape.push_back(readWhole(d, "tensor '" + pt.name + "': a dimension"));
             const auto dtype = dtypeFromName(t.at("dtype").get<std::string>());
             if (!dtype) throw bad("tensor '" + pt.name + "' has an unknown dtype");
             pt.dtype = *dtype;
@@ -128,9 +143,15 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
                 throw bad("tensor '" + pt.name + "': more elements than a plan holds");
             pt.weighted = t.at("weighted").get<bool>();
             pt.note = t.at("note").get<std::string>();
-            for (const auto& c : t.at("cells")) {
+            const json& cells = t.at("cells");
+            if (!cells.is_array() || cells.size() != m.candidates.size())
+                throw bad("tensor '" + pt.name + "' has " +
+                          (cells.is_array() ? std::to_string(cells.size()) : "no") + " cells for " +
+                          std::to_string(m.candidates.size()) + " candidates");
+            for (const auto& c : cells) {
+                const PlanCandidate& candidate = m.candidates[pt.cells.size()];
                 PlanCell cell;
-                cell.bits = c.at("bits").get<std::int64_t>();
+                cell.bits = readWhole(c.at("bits"), "tensor '" + pt.name + "': bits");
                 cell.error = readNumber(c.at("error"));
                 cell.sqnrDb = readNumber(c.at("sqnr_db"));
                 if (cell.bits >= 0 && cell.error == 0 && std::isnan(cell.sqnrDb)) cell.sqnrDb = INFINITY;
@@ -140,11 +161,17 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
                     throw bad("tensor '" + pt.name + "' stores " + std::to_string(cell.bits) + " bits");
                 if (cell.bits >= 0 && !(cell.error >= 0))
                     throw bad("tensor '" + pt.name + "' has an invalid error");
+                // The recipe groups a chosen format's weights by its compressed-tensors arguments: a
+                // measured cell of a quantizing candidate has them, as measurePlan writes them.
+                const json& ct = cell.compressedTensors;
+                if (cell.bits >= 0 && candidate.spec &&
+                    !(ct.is_object() && ct.contains("format") && ct["format"].is_string() &&
+                      ct.contains("weights") && ct["weights"].is_object()))
+                    throw bad("tensor '" + pt.name + "', candidate '" + candidate.name +
+                              "': no compressed-tensors arguments (\"compressed_tensors\": {\"format\", "
+                              "\"weights\"})");
                 pt.cells.push_back(std::move(cell));
             }
-            if (pt.cells.size() != m.candidates.size())
-                throw bad("tensor '" + pt.name + "' has " + std::to_string(pt.cells.size()) + " cells for " +
-                          std::to_string(m.candidates.size()) + " candidates");
             m.tensors.push_back(std::move(pt));
         }
         for (const auto& n : j.at("not_planned"))
@@ -250,11 +277,31 @@ PlanText llmCompressorRecipe(const PlanMeasurements& m, const PlanResult& r) {
     return {y, notes};
 }
 
+void checkPlanFits(const TensorSource& source, const PlanMeasurements& m, const PlanResult& r) {
+    for (std::size_t t = 0; t < m.tensors.size(); ++t) {
+        const PlanTensor& pt = m.tensors[t];
+        const TensorInfo* info = source.find(pt.name);
+        if (!info) throw FileError(whereIn(source, pt.name, "the plan names it and the file lacks it"));
+        if (info->shape != pt.shape)
+            throw FileError(
+                whereIn(source, pt.name,
+                        "its shape " + toString(info->shape) + " is not the plan's " + toString(pt.shape)));
+        const PlanCandidate& c = chosen(m, r, t);
+        if (!c.spec) continue;
+        try {
+            (void)planQuantization(*c.spec, info->shape); // the layout alone: no value is read
+        } catch (const QuantError& e) {
+            throw QuantError(whereIn(source, pt.name, c.name + ": " + e.what()));
+        }
+    }
+}
+
 int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanResult& r,
                const std::string& path, const ModelEvents& events) {
     const TensorSource& source = *request.source;
     refuseOverwritingInputs(path, source);
     (void)checkConfigTarget(path, source.path()); // before any tensor is quantized
+    checkPlanFits(source, m, r);
     const Backend& backend = request.registry->require(request.backend);
     std::map<std::string, std::size_t> planned;
     for (std::size_t t = 0; t < m.tensors.size(); ++t)
@@ -267,10 +314,6 @@ int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanR
         if (events.started) events.started(index++, total, info.name);
         const auto it = planned.find(info.name);
         const PlanCandidate* c = it == planned.end() ? nullptr : &chosen(m, r, it->second);
-        if (it != planned.end() && info.shape != m.tensors[it->second].shape)
-            throw FileError(whereIn(source, info.name,
-                                    "its shape " + toString(info.shape) + " is not the plan's " +
-                                        toString(m.tensors[it->second].shape)));
         if (!c || !c->spec) {
             extras.kept.push_back({info.name, source.load(info.name)});
             continue;
@@ -286,9 +329,6 @@ int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanR
             throw QuantError(whereIn(source, info.name, c->name + ": " + e.what()));
         }
     }
-    for (const auto& [name, t] : planned)
-        if (!source.find(name))
-            throw FileError(whereIn(source, name, "the plan names it and the file lacks it"));
     const CompressedTensorsConfig config = compressedTensorsConfig(path, quantized, extras, source.path());
     exportSafetensors(path, quantized, ExportLayout::CompressedTensors, source.path(), extras);
     writeCompressedTensorsConfig(config);

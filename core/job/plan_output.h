@@ -27,10 +27,15 @@ PlanText llamaTensorTypeRules(const PlanMeasurements& m, const PlanResult& r);
 /// Notes name each module left out (a name that is not UTF-8).
 PlanText llmCompressorRecipe(const PlanMeasurements& m, const PlanResult& r);
 
+/// Throws FileError naming the file and tensor when a planned weight is missing from `source` or has
+/// another shape than the plan's, and QuantError when its chosen format does not fit it: what the
+/// export would find only after quantizing the weights before it. Reads no tensor data.
+void checkPlanFits(const TensorSource& source, const PlanMeasurements& m, const PlanResult& r);
+
 /// Quantizes each planned weight with its chosen format and writes a compressed-tensors checkpoint
 /// at `path` (mixed-precision when the formats differ) and its config.json; every other tensor of
-/// the model is kept as it is. Throws FileError / QuantError naming the tensor; nothing is written
-/// then. Returns the number of quantized tensors.
+/// the model is kept as it is. Throws FileError / QuantError naming the tensor (checkPlanFits first);
+/// nothing is written then. Returns the number of quantized tensors.
 int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanResult& r,
                const std::string& path, const ModelEvents& events = {});
 

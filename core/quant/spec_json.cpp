@@ -1,6 +1,7 @@
 #include "quant/spec_json.h"
 
 #include "tensor/error.h"
+#include "tensor/whole_number.h"
 
 namespace ql {
 namespace {
@@ -11,6 +12,31 @@ template <typename T, typename Parse> T parseName(const nlohmann::json& j, const
     const auto v = parse(name);
     if (!v) throw QuantError(std::string("spec JSON: unknown ") + key + " \"" + name + "\"");
     return *v;
+}
+
+// An integer field, or a list of them: whole numbers within T's range only (a spec from a plan file
+// or a session may hold 1e30 or 2.5 where a size is meant).
+template <typename T> T wholeOf(const nlohmann::json& v, const char* key) {
+    const auto n = wholeNumber<T>(v);
+    if (!n)
+        throw QuantError(std::string("spec JSON: \"") + key + "\" holds " + v.dump() +
+                         ", not a whole number");
+    return *n;
+}
+
+template <typename T> T wholeField(const nlohmann::json& j, const char* key, T fallback) {
+    const auto it = j.find(key);
+    return it == j.end() ? fallback : wholeOf<T>(*it, key);
+}
+
+template <typename T> std::vector<T> wholeList(const nlohmann::json& j, const char* key) {
+    std::vector<T> out;
+    const auto it = j.find(key);
+    if (it == j.end()) return out;
+    if (!it->is_array()) throw QuantError(std::string("spec JSON: \"") + key + "\" is not a list");
+    for (const auto& v : *it)
+        out.push_back(wholeOf<T>(v, key));
+    return out;
 }
 
 std::optional<CalibMethod> calibFromName(std::string_view n) {
@@ -73,14 +99,14 @@ QuantSpec specFromJson(const nlohmann::json& j) {
         s.preset = parseName<Preset>(j, "preset", presetFromName);
         s.target = parseName<Target>(j, "target", targetFromName);
         s.scheme = parseName<Scheme>(j, "scheme", schemeFromName);
-        s.axes = j.value("axes", std::vector<int>{});
+        s.axes = wholeList<int>(j, "axes");
         s.symmetric = j.value("symmetric", true);
         s.narrowRange = j.value("narrow_range", false);
         s.calibration.method = parseName<CalibMethod>(j, "calibration", calibFromName);
         s.calibration.percentile = j.value("percentile", 99.99);
-        s.groupSize = j.value("group_size", std::int64_t{128});
-        s.block = j.value("block", std::vector<std::int64_t>{});
-        s.groupEnds = j.value("group_ends", std::vector<std::int64_t>{});
+        s.groupSize = wholeField<std::int64_t>(j, "group_size", 128);
+        s.block = wholeList<std::int64_t>(j, "block");
+        s.groupEnds = wholeList<std::int64_t>(j, "group_ends");
         s.sqrtMode = j.value("sqrt_mode", false);
         if (j.contains("rounding")) s.rounding = parseName<Rounding>(j, "rounding", roundingFromName);
         if (j.contains("convention")) {

@@ -49,8 +49,9 @@ constexpr Metric kMetrics[] = {
     {"codes_used", "", false},
     {"entropy_bits", "", false},
     {"count", "", false},
-    {"max_ulp", "", false},         // diff reports
-    {"code_mismatches", "", false}, // diff reports' "codes", when both sides' codes were compared
+    {"max_ulp", "", false},               // diff reports
+    {"non_finite_mismatches", "", false}, // diff reports: NaN/Inf not the same on both sides
+    {"code_mismatches", "", false},       // diff reports' "codes", when both sides' codes were compared
     {"max_code_diff", "", false},
     {"code_scale_mismatches", "", false},
     {"code_zero_point_mismatches", "", false},
@@ -384,9 +385,19 @@ CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
                 throw FileError("tensor '" + printable(s.name) + "' has no \"stats\"");
             const Values v = tensorValues(t);
             quantized.push_back(v);
-            // Finite weights that come back NaN/Inf did not quantize, whatever the finite rest gives.
+            // Finite weights that come back NaN/Inf did not quantize, whatever the finite rest gives. A
+            // diff's NaN/Inf on one side only (either side) are left out of every figure a rule can
+            // name, so no rule can pass the pair: it is not bit-identical, nor within any tolerance.
             const double broken = v.at("non_finite_output_count");
-            if (broken > 0)
+            const double oneSided = v.at("non_finite_mismatches");
+            if (oneSided > 0)
+                s.failures.push_back(
+                    number(oneSided) + (oneSided == 1 ? " value" : " values") +
+                    " NaN/Inf on one side only or unlike (A holds " +
+                    number(reportStat(t["stats"], "nan_count") + reportStat(t["stats"], "inf_count")) +
+                    " NaN/Inf, B " + number(reportStat(t["stats"], "non_finite_count_b")) +
+                    "): not bit-identical, and left out of every figure");
+            else if (broken > 0)
                 s.failures.push_back("reconstructs " + number(broken) + " finite values as NaN or infinity");
             for (const auto& rule : rules) {
                 std::string values;

@@ -2,6 +2,7 @@
 
 #include "io/printable.h"
 #include "tensor/error.h"
+#include "tensor/whole_number.h"
 
 #include <algorithm>
 #include <cmath>
@@ -85,6 +86,16 @@ double statOf(const nlohmann::json& stats, const char* key, double whenNull) {
     return it->get<double>();
 }
 
+// A count of a report entry (absent or null: 0). A report is a file: 1e30 or 2.5 there is refused,
+// never converted (a float beyond int64 has no integer value).
+std::int64_t countOf(const nlohmann::json& stats, const char* key) {
+    const auto it = stats.find(key);
+    if (it == stats.end() || it->is_null()) return 0;
+    const auto n = wholeNumber(*it);
+    if (!n || *n < 0) throw FileError(std::string("\"") + key + "\" is " + it->dump() + ", not a count");
+    return *n;
+}
+
 } // namespace
 
 double reportStat(const nlohmann::json& stats, const std::string& key) {
@@ -108,7 +119,7 @@ double weightedSqnrOf(const nlohmann::json& t) {
     WeightedError w;
     w.sumWeightedSqError = statOf(a, "sum_weighted_sq_err", std::nan(""));
     w.sumWeightedSqX = statOf(a, "sum_weighted_sq_x", std::nan(""));
-    w.count = static_cast<std::int64_t>(statOf(a, "count", 0));
+    w.count = countOf(a, "count");
     return w.sqnrDb();
 }
 
@@ -136,9 +147,12 @@ ModelRow rowOf(const nlohmann::json& t) {
     row.relError = reportStat(s, "rel_error");
     row.cosine = reportStat(s, "cosine");
     row.clippedFraction = reportStat(s, "clipped_fraction");
-    row.nonFinite = static_cast<std::int64_t>(statOf(s, "nan_count", 0) + statOf(s, "inf_count", 0));
-    row.nonFiniteOutputs = static_cast<std::int64_t>(statOf(s, "non_finite_output_count", 0));
-    row.codesUsed = static_cast<std::int64_t>(statOf(s, "codes_used", 0));
+    const std::int64_t nans = countOf(s, "nan_count"), infs = countOf(s, "inf_count");
+    if (nans > std::numeric_limits<std::int64_t>::max() - infs)
+        throw FileError("tensor '" + row.name + "': \"nan_count\" and \"inf_count\" are not counts");
+    row.nonFinite = nans + infs;
+    row.nonFiniteOutputs = countOf(s, "non_finite_output_count");
+    row.codesUsed = countOf(s, "codes_used");
     if (t.contains("timing") && t["timing"].is_object()) row.totalMs = statOf(t["timing"], "total_ms", nan);
     return row;
 }

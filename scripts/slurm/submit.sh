@@ -17,6 +17,13 @@ if [ $# -lt 3 ]; then
 fi
 count=$1 model=$2 workdir=$3
 shift 3
+# N is checked as text before any arithmetic: bash evaluates what an arithmetic expression names, so an
+# N like 'PWD[$(cmd)0]' would run cmd. Decimal digits within quantize --shard's 1..100000 only.
+if ! [[ $count =~ ^[0-9]{1,6}$ ]] || ((10#$count < 1 || 10#$count > 100000)); then
+    echo "submit.sh: N must be a whole number from 1 to 100000, got '$count'" >&2
+    exit 2
+fi
+count=$((10#$count)) # 08 is 8, not an octal error
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$workdir/logs"
 workdir=$(realpath "$workdir")
