@@ -1,6 +1,9 @@
 #pragma once
-// The SPEC flags shared by quantize / compare / sweep, and their translation to ql::QuantSpec.
+// The SPEC flags shared by quantize / compare / sweep, and their translation to ql::QuantSpec. The
+// flags come from core's one table of spec options (job/spec_options.h), which the Python module reads
+// too; here they become CLI11 options, and a malformed spec a usage error.
 #include "io/tensor_source.h"
+#include "job/spec_options.h"
 #include "quant/params.h"
 #include "quant/plan.h"
 
@@ -11,23 +14,7 @@
 
 namespace ql::cli {
 
-struct SpecOptions {
-    std::string preset = "torch";
-    std::string scheme; // empty: per-channel (per-group/block/ragged when their flags say so)
-    std::string axis;   // "0", "-1" or "0,1"; empty: 0 (block formats: last)
-    std::int64_t groupSize = 0;
-    std::string block;
-    std::string groupIndex; // FILE:TENSOR
-    std::string dtype;
-    bool symmetric = false;
-    bool asymmetric = false;
-    bool narrowRange = false;
-    std::string round;
-    std::string calib;
-    std::string scale;     // FILE:TENSOR
-    std::string zeroPoint; // FILE:TENSOR
-    bool sqrtMode = false;
-};
+using ql::SpecOptions;
 
 /// Adds the SPEC flags to a subcommand; `withGroupSize` false leaves --group-size to the caller (sweep).
 void addSpecOptions(CLI::App& app, SpecOptions& o, bool withGroupSize = true);

@@ -11,6 +11,7 @@ target_sources(quantlens_core PRIVATE
     job/report_journal.cpp
     job/report_parts.cpp
     job/shard.cpp
+    job/spec_options.cpp
     job/suggest.cpp
     job/sweep_job.cpp
     job/tensor_job.cpp
