@@ -4,7 +4,8 @@
 set -euo pipefail
 
 build_pkgs=(cmake g++ ninja-build pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev
-            libbenchmark-dev libhdf5-dev qt6-base-dev qt6-svg-dev libqcustomplot-dev libonnx-dev libprotobuf-dev)
+            libbenchmark-dev libhdf5-dev qt6-base-dev qt6-svg-dev libqcustomplot-dev libonnx-dev libprotobuf-dev
+            python3-dev pybind11-dev python3-pybind11)
 # clang-format: the format suite. slurm-wlm and munge: the fan-out suite starts a one-node Slurm cluster (tests/scripts/slurm_fanout.sh).
 test_pkgs=(clang-format python3 python3-numpy python3-h5py python3-torch python3-onnx xvfb xauth slurm-wlm munge)
 

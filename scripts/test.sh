@@ -21,8 +21,8 @@ while [ $# -gt 0 ]; do
 done
 
 bash scripts/setup-deps.sh --with-test-tools
-# ONNX on by name: its default follows what is installed, and the test command must not drop the
-# ONNX suites without a word if setup-deps could not install it.
-cmake --preset "$preset" -DQUANTLENS_ONNX=ON ${werror:+-DQUANTLENS_WARNINGS_AS_ERRORS="$werror"} >/dev/null
+# ONNX and the Python module on by name: their defaults follow what is installed, and the test command
+# must not drop their suites without a word if setup-deps could not install them.
+cmake --preset "$preset" -DQUANTLENS_ONNX=ON -DQUANTLENS_PYTHON=ON ${werror:+-DQUANTLENS_WARNINGS_AS_ERRORS="$werror"} >/dev/null
 cmake --build --preset "$preset" -j "$(nproc)"
 ctest --preset "$preset" -j "$(nproc)"
