@@ -7,6 +7,7 @@
 #include "io/printable.h"
 #include "tensor/error.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -44,7 +45,8 @@ public:
         , m_budget(kListingPerFileByte * fileBytes + kListingAllowance) {}
 
     void read(onnx::GraphProto& graph) {
-        walk(graph, "", nullptr, 0);
+        std::string prefix;
+        walk(graph, prefix, nullptr, 0);
         m_source.m_externalFiles = m_external.paths();
     }
 
@@ -65,13 +67,19 @@ private:
     // Counts a tensor about to be listed (or said not read) under a name of `nameBytes`, before the
     // name is built; refuses the file once the list would pass its budget.
     void charge(std::size_t nameBytes) {
-        m_charged += 3 * static_cast<std::uint64_t>(nameBytes) + kListingPerTensor;
+        hold(3 * static_cast<std::uint64_t>(nameBytes) + kListingPerTensor);
+    }
+    void hold(std::uint64_t bytes) {
+        m_charged += bytes;
         if (m_charged <= m_budget) return;
-        throw FileError(
-            model() + ": listing its tensors would take more than " + std::to_string(m_budget >> 20) +
-            " MiB of memory (" + std::to_string(m_source.m_entries.size() + m_source.m_unlisted.size()) +
-            " tensors so far, the next named with " + std::to_string(nameBytes) +
-            " bytes; a subgraph's tensor names repeat the names of the nodes around it); refused");
+        const std::string why =
+            m_longest ? "; a subgraph's tensor names repeat the names of the nodes around it, here up to " +
+                            std::to_string(m_longest) + " bytes"
+                      : "";
+        throw FileError(model() + ": listing its tensors would take more than " +
+                        std::to_string(m_budget >> 20) + " MiB of memory (" +
+                        std::to_string(m_source.m_entries.size() + m_source.m_unlisted.size()) +
+                        " tensors so far" + why + "); refused");
     }
 
     void add(OnnxEntry e, Scope* scope, const std::string& localName) {
@@ -139,10 +147,14 @@ private:
         add(std::move(e), nullptr, {});
     }
 
-    void walk(onnx::GraphProto& graph, const std::string& prefix, const Scope* parent, int depth) {
+    // `prefix` names the graph ("<node>/<attribute>/[<k>/]" per level): one buffer for the whole walk,
+    // extended for a subgraph and cut back after it, so a chain of subgraphs under long node names
+    // holds each name once, not once per level.
+    void walk(onnx::GraphProto& graph, std::string& prefix, const Scope* parent, int depth) {
         if (depth > kMaxGraphDepth)
             throw FileError(model() + ": " + printable(prefix) + ": subgraphs nested deeper than " +
                             std::to_string(kMaxGraphDepth) + " levels");
+        m_longest = std::max<std::uint64_t>(m_longest, prefix.size());
         Scope scope{parent, {}};
         for (auto& init : *graph.mutable_initializer()) {
             charge(prefix.size() + init.name().size());
@@ -160,28 +172,38 @@ private:
             if (node.op_type() == "DequantizeLinear" &&
                 (isDefaultDomain(node.domain()) || node.domain() == "com.microsoft"))
                 dequantizeLinear(node, prefix, scope);
-            // Built only for a node that holds subgraphs: the prefix may be long, the nodes many.
-            std::string owner;
             for (auto& a : *node.mutable_attribute()) {
-                if (owner.empty() &&
-                    (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS))
-                    owner = prefix +
-                            (node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name()) +
-                            "/";
-                if (a.type() == onnx::AttributeProto::GRAPH)
-                    walk(*a.mutable_g(), owner + a.name() + "/", &scope, depth + 1);
-                else if (a.type() == onnx::AttributeProto::GRAPHS)
+                if (a.type() == onnx::AttributeProto::GRAPH) {
+                    sub(*a.mutable_g(), prefix, node, i, a.name() + "/", scope, depth);
+                } else if (a.type() == onnx::AttributeProto::GRAPHS) {
                     for (int k = 0; k < a.graphs_size(); ++k)
-                        walk(*a.mutable_graphs(k), owner + a.name() + "/" + std::to_string(k) + "/", &scope,
-                             depth + 1);
+                        sub(*a.mutable_graphs(k), prefix, node, i, a.name() + "/" + std::to_string(k) + "/",
+                            scope, depth);
+                }
             }
         }
+    }
+
+    // A subgraph of node `i`: walked under "<prefix><node name or OpType_i>/<tail>".
+    void sub(onnx::GraphProto& graph, std::string& prefix, const onnx::NodeProto& node, int i,
+             const std::string& tail, const Scope& scope, int depth) {
+        const std::size_t mark = prefix.size();
+        const std::string& name = node.name();
+        const std::size_t added = (name.empty() ? node.op_type().size() + 12 : name.size()) + 1 + tail.size();
+        hold(added); // the buffer's growth, while the subgraph is walked
+        prefix += name.empty() ? node.op_type() + "_" + std::to_string(i) : name;
+        prefix += '/';
+        prefix += tail;
+        walk(graph, prefix, &scope, depth + 1);
+        prefix.resize(mark);
+        m_charged -= added;
     }
 
     OnnxSource& m_source;
     onnxio::ExternalFiles m_external;
     std::uint64_t m_budget;
     std::uint64_t m_charged = 0;
+    std::uint64_t m_longest = 0; // the longest subgraph prefix met, for the message
 };
 
 std::unique_ptr<OnnxSource> OnnxSource::open(const std::string& path) {
