@@ -67,6 +67,13 @@ nlohmann::json inspectJson(const TensorSource& source) {
     return {{"file", source.path()}, {"tensors", list}, {"not_listed", notListed}};
 }
 
+pb::list namesOf(const Model& model) {
+    pb::list out;
+    for (const auto& t : model.source().tensors())
+        out.append(toPython(t.name));
+    return out;
+}
+
 const TensorInfo& lookup(const TensorSource& source, const std::string& name) {
     if (const TensorInfo* info = source.find(name)) return *info;
     try {
@@ -275,22 +282,8 @@ pb::object check(const pb::object& report, const pb::object& rules) {
 void registerModel(pb::module_& m) {
     pb::class_<Model>(m, "Model", "A model file's tensors, loaded one at a time when asked for.")
         .def_property_readonly("path", [](const Model& mdl) { return mdl.source().path(); })
-        .def(
-            "names",
-            [](const Model& mdl) {
-                pb::list out;
-                for (const auto& t : mdl.source().tensors())
-                    out.append(toPython(t.name));
-                return out;
-            },
-            "Every tensor's name, in file order")
-        .def("keys",
-             [](const Model& mdl) {
-                 pb::list out;
-                 for (const auto& t : mdl.source().tensors())
-                     out.append(toPython(t.name));
-                 return out;
-             })
+        .def("names", &namesOf, "Every tensor's name, in file order")
+        .def("keys", &namesOf)
         .def("__len__", [](const Model& mdl) { return mdl.source().tensors().size(); })
         .def("__iter__", [](pb::object self) { return self.attr("names")().attr("__iter__")(); })
         .def("__contains__",

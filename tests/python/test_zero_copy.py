@@ -56,18 +56,24 @@ class TestZeroCopy(unittest.TestCase):
     def test_no_python_allocation_grows_with_the_tensor(self):
         # NumPy reports every array buffer it allocates to tracemalloc: a copy of x (astype,
         # ascontiguousarray) would be traced; core's buffers, which the results view, are not.
-        peaks = []
+        peaks, counts = [], []
         for rows in (256, 4096):
             x = np.random.default_rng(1).standard_normal((rows, 1024)).astype(np.float32)
             tracemalloc.start()
+            before = tracemalloc.take_snapshot()
             r = quantlens.quantize(x, preset="tensorrt", dtype="int8")
-            _ = (r.codes, r.scales, r.zero_points)
+            _ = (r.codes, r.scales, r.zero_points, r.codes)
+            after = tracemalloc.take_snapshot()
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
             peaks.append(peak)
+            grown = after.compare_to(before, "lineno")
+            counts.append(sum(max(d.count_diff, 0) for d in grown))
+            self.assertFalse([d for d in grown if d.size_diff > 64 * 1024], "an allocation of the tensor's size")
             del r
         self.assertLess(peaks[1], 64 * 1024, peaks)  # 16 MiB input: a copy would be 16 MiB
         self.assertLess(peaks[1], peaks[0] + 16 * 1024, peaks)  # does not grow with the tensor
+        self.assertLessEqual(counts[1], counts[0] + 2, counts)  # nor does the number of allocations
 
     def test_input_is_never_copied(self):
         # In a fresh process, the peak resident memory a quantize adds: its codes (1 byte per value) and
