@@ -168,7 +168,8 @@ MergedReport mergeReports(const std::vector<std::string>& paths, const std::vect
             if (!byShard.count(i)) first.push_back(i);
         throw FileError("merge: shard" + std::string(absent > 1 ? "s " : " ") + listOf(first, absent) +
                         " of " + std::to_string(count) +
-                        " missing (not given, or the task has not finished)");
+                        " missing (not given, or the task has not finished; the count is " + paths[0] +
+                        "'s)");
     }
     if (static_cast<std::int64_t>(byPosition.size()) != selected)
         throw FileError("merge: the parts hold " + std::to_string(byPosition.size()) + " of the run's " +
