@@ -121,6 +121,15 @@ std::vector<std::pair<QString, Case>> cases() {
     add("tensorrt/fp8/per-tensor", make(Preset::TensorRT, Target::Fp8E4M3, Scheme::PerTensor, {}, true),
         {48, 96});
     add("tensorrt/int8/tiny", make(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, true), {1, 32});
+    // One-element tensors (a [1]-shaped branch scale, a 1x1 weight): every search on one value.
+    add("tensorrt/int8/one-element", make(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, true), {1});
+    add("torch/int8/one-element-axis0", make(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}, true),
+        {1});
+    add("torch/uint8/one-element", make(Preset::Torch, Target::UInt8, Scheme::PerTensor, {}, false), {1});
+    add("torch/int8/one-by-one-axis1", make(Preset::Torch, Target::Int8, Scheme::PerChannel, {1}, true),
+        {1, 1});
+    add("tensorrt/fp8/one-element", make(Preset::TensorRT, Target::Fp8E4M3, Scheme::PerTensor, {}, true),
+        {1});
     add("ascend/int8/axis1", make(Preset::AscendQuant, Target::Int8, Scheme::PerChannel, {1}, true),
         {48, 96});
     auto sqrt = make(Preset::AscendQuant, Target::Int8, Scheme::PerChannel, {1}, true);

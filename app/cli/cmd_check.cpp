@@ -1,6 +1,7 @@
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "io/atomic_file.h"
+#include "io/run_files.h"
 #include "job/report_parts.h"
 #include "report/check.h"
 #include "tensor/error.h"
@@ -55,8 +56,12 @@ int runCheck(const CheckOptions& o) {
         }
     }
     if (rules.empty()) throw UsageError("give the rules with --rule RULE or --rules FILE");
-    for (const std::string& out : {o.junit, o.html})
-        if (!out.empty() && out == o.report) throw UsageError(out + " is the report being checked");
+    RunFiles files;
+    files.input(o.report, "the report being checked");
+    files.input(o.rulesFile, "the rules file");
+    files.output(o.junit, "--junit");
+    files.output(o.html, "--html");
+    files.check();
     const nlohmann::json report = readReportFile(o.report);
     CheckResult result;
     try {

@@ -71,7 +71,7 @@ int runCompare(const CompareOptions& o) {
     if (o.backendB.empty() == o.presetB.empty())
         throw UsageError("compare needs one of --backend-b NAME or --preset-b NAME");
     JobRequest request = makeRequest(o.file, o.spec, o.backend, o.repeat, o.importance);
-    if (!o.report.empty()) refuseOverwritingInputs(o.report, request);
+    refuseOutputsOverInputs(request, {{o.report, "--report"}});
     if (!o.presetB.empty()) {
         const auto p = presetFromName(o.presetB);
         if (!p)

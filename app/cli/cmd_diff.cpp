@@ -76,10 +76,12 @@ int runDiff(const DiffOptions& o) {
     const std::shared_ptr<const TensorSource> a =
         requantize ? requantize->source : std::shared_ptr<const TensorSource>(openTensorSource(o.a));
     const auto b = openTensorSource(o.b);
-    if (!o.report.empty()) {
-        refuseOverwritingInputs(o.report, *a);
-        refuseOverwritingInputs(o.report, *b);
-    }
+    RunFiles files;
+    if (requantize) addRequestInputs(files, *requantize);
+    files.input(*a, "model A");
+    files.input(*b, "model B");
+    files.output(o.report, "--report");
+    files.check();
     TensorMatch match = matchTensors(*a, *b);
     std::vector<TensorPair> pairs;
     for (const auto& p : match.pairs) {

@@ -1,6 +1,7 @@
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "io/atomic_file.h"
+#include "io/run_files.h"
 #include "job/report_parts.h"
 #include "report/model_table.h"
 #include "tensor/error.h"
@@ -27,12 +28,14 @@ int runMerge(const MergeOptions& o) {
     namespace fs = std::filesystem;
     if (fs::path(o.out).extension() != ".json")
         throw UsageError("--out " + o.out + ": use a .json file name");
+    RunFiles files; // --out over a part is refused before anything is read
+    for (const auto& path : o.parts)
+        files.input(path, "a part");
+    files.output(o.out, "--out");
+    files.check();
     std::vector<nlohmann::json> parts;
-    for (const auto& path : o.parts) {
-        if (fs::exists(o.out) && fs::equivalent(path, o.out))
-            throw UsageError("--out " + o.out + " is one of the parts");
+    for (const auto& path : o.parts)
         parts.push_back(readReportFile(path));
-    }
     // Everything read and checked before anything is written, each fault named in its own part.
     std::vector<ModelRow> rows;
     MergedReport merged;
@@ -44,7 +47,18 @@ int runMerge(const MergeOptions& o) {
     } catch (const nlohmann::json::exception& e) {
         throw FileError("merge: a part is not a well-formed QuantLens report: " + std::string(e.what()));
     }
-    writeExportIndex(merged.exports);
+    // Nothing is written over a part, the model the run read, a shard's export, or into the model's
+    // folder (the index would change what the model loads).
+    const ExportIndex index = exportIndexOf(merged.exports, parts[0]["shard"]["count"].get<std::int64_t>());
+    const std::string model = merged.report["file"].get<std::string>();
+    files.input(model, "the model the run read");
+    for (const auto& file : index.files)
+        files.input(file, "a shard's export");
+    if (!index.path.empty())
+        files.protectFolder(modelFolderOf(model), "the folder of the model the run read");
+    files.weightsOutput(index.path, "the merged weight index");
+    files.check();
+    writeExportIndex(index);
     const std::string text =
         merged.report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     AtomicFile out(o.out);

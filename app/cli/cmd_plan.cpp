@@ -192,16 +192,12 @@ int runPlan(const PlanOptions& o) {
     }
     JobRequest request = makeRequest(file, {}, o.backend, 1, o.importance);
     // Never over an input (the model, the importance file, the plan re-planned from) or another output.
-    const std::vector<std::string> outputs = {o.report, o.llamaRules, o.recipe, o.out};
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-        if (outputs[i].empty()) continue;
-        refuseOverwritingInputs(outputs[i], request);
-        if (!o.from.empty()) refuseOverwritingSource(outputs[i], o.from);
-        for (std::size_t j = 0; j < i; ++j)
-            if (!outputs[j].empty() &&
-                std::filesystem::absolute(outputs[j]) == std::filesystem::absolute(outputs[i]))
-                throw UsageError("two outputs name the same file: " + outputs[i]);
-    }
+    RunFiles files;
+    files.input(o.from, "the plan being re-planned");
+    refuseOutputsOverInputs(
+        request,
+        {{o.report, "--report"}, {o.llamaRules, "--llama-rules"}, {o.recipe, "--recipe"}, {o.out, "--out"}},
+        files);
     ProgressPrinter progress(o.quiet);
     ModelEvents events;
     events.started = [&](int index, int total, const std::string& tensor) {

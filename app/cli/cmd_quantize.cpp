@@ -131,8 +131,14 @@ int runQuantize(const QuantizeOptions& o) {
     if (!o.tensors.empty() + !o.match.empty() + o.all != 1)
         throw UsageError("choose the tensors with exactly one of --tensor NAME..., --match REGEX or --all");
     const JobRequest request = makeRequest(o.file, o.spec, o.backend, o.repeat, o.importance);
-    for (const std::string& out : {o.out, o.report}) // never over the model, a shard or the index
-        if (!out.empty()) refuseOverwritingInputs(out, request);
+    if (o.shard.empty()) { // a shard's outputs are checked with the names it derives (ShardRun)
+        const bool config = extensionOf(o.out) == ".safetensors" && o.exportLayout != "native";
+        const std::string configPath =
+            config ? (std::filesystem::absolute(o.out).parent_path() / "config.json").string()
+                   : std::string();
+        refuseOutputsOverInputs(
+            request, {{o.out, "--out"}, {o.report, "--report"}, {configPath, "the export's config.json"}});
+    }
     std::vector<std::string> names;
     try {
         names = selectTensors(*request.source, {o.tensors, o.match, o.all});

@@ -64,7 +64,7 @@ int runSweep(const SweepOptions& o) {
         throw UsageError(std::string(o.spec.block.empty() ? "--group-index" : "--block") +
                          " fixes the groups; sweep sets them from each --group-size in turn: leave it out");
     JobRequest request = makeRequest(o.file, o.spec, o.backend, 1, o.importance);
-    if (!o.report.empty()) refuseOverwritingInputs(o.report, request);
+    refuseOutputsOverInputs(request, {{o.report, "--report"}});
     QuantSpec& spec = request.spec;
     if (!o.spec.scheme.empty() && spec.scheme != Scheme::PerGroup && spec.scheme != Scheme::Block)
         throw UsageError(

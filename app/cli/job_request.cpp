@@ -29,9 +29,13 @@ void addImportanceOption(CLI::App& cmd, std::string& importance) {
         "error (the layer output's SQNR) and ranks by it");
 }
 
-void refuseOverwritingInputs(const std::string& target, const JobRequest& request) {
-    refuseOverwritingInputs(target, *request.source);
-    if (request.importance) refuseOverwritingSource(target, request.importance->file().path);
+void refuseOutputsOverInputs(const JobRequest& request,
+                             const std::vector<std::pair<std::string, std::string>>& outputs,
+                             RunFiles files) {
+    addRequestInputs(files, request);
+    for (const auto& [path, flag] : outputs)
+        files.output(path, flag);
+    files.check();
 }
 
 void noteMissingImportance(const std::string& file, const std::vector<TensorReport>& reports) {

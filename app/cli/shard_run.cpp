@@ -1,6 +1,7 @@
 #include "cli/shard_run.h"
 
 #include "cli/cli_error.h"
+#include "cli/job_request.h"
 #include "io/atomic_file.h"
 #include "quant/spec_json.h"
 #include "report/model_table.h"
@@ -45,17 +46,23 @@ ShardRun::ShardRun(const QuantizeOptions& o, const JobRequest& request,
     if (!o.out.empty() && fs::path(o.out).extension() != ".safetensors")
         throw UsageError("--shard: --out must be a .safetensors name; shards are written as "
                          "model-0000I-of-0000N.safetensors");
-    if (!o.out.empty()) {
-        std::tie(m_exportPath, m_indexPath) = shardExportNames(o.out, m_shard);
-        // Every task of an array may get here first: the folder is made by whichever does.
+    if (!o.out.empty()) std::tie(m_exportPath, m_indexPath) = shardExportNames(o.out, m_shard);
+    // The index is what merge writes later: in a folder that holds a model it would replace or shadow
+    // that model's own index, so shards never export into the input model's folder.
+    RunFiles weights;
+    weights.protectFolder(modelFolderOf(o.file), "the input model's own folder, where the shards' weight "
+                                                 "index would change what the model loads");
+    weights.weightsOutput(m_exportPath, "--out (this shard's export)");
+    weights.weightsOutput(m_indexPath, "the weight index merge writes");
+    refuseOutputsOverInputs(request, {{o.report, "--report"}, {o.report + ".journal", "the shard's journal"}},
+                            weights);
+    if (!o.out.empty()) { // every task of an array may get here first: the folder is made by whichever does
         std::error_code ec;
         const fs::path folder = fs::absolute(m_exportPath).parent_path();
         fs::create_directories(folder, ec);
         if (!fs::is_directory(folder))
             throw FileError(o.out + ": cannot make the folder " + folder.string() + ": " + ec.message());
     }
-    for (const std::string& path : {m_exportPath, o.report + ".journal"})
-        if (!path.empty()) refuseOverwritingInputs(path, *request.source);
 
     m_part = shardPart(*request.source, selected, m_shard);
     const json run = {

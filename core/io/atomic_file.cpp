@@ -1,6 +1,7 @@
 #include "io/atomic_file.h"
 
 #include "io/mapped_file.h"
+#include "io/run_files.h"
 #include "tensor/error.h"
 
 #include <atomic>
@@ -65,12 +66,7 @@ void removeTemporariesOnSignals() {
 }
 
 void refuseOverwritingSource(const std::string& target, const std::string& sourcePath) {
-    if (sourcePath.empty()) return;
-    std::error_code ec;
-    const bool same = fs::exists(target, ec) && fs::exists(sourcePath, ec)
-                          ? fs::equivalent(target, sourcePath, ec)
-                          : fs::weakly_canonical(target, ec) == fs::weakly_canonical(sourcePath, ec);
-    if (same)
+    if (sameFile(target, sourcePath))
         throw FileError(target + ": refusing to write over the file being read (" + sourcePath +
                         "); choose another output file");
 }

@@ -14,6 +14,7 @@ target_sources(quantlens_core PRIVATE
     io/json_shape.cpp
     io/llama_rows.cpp
     io/safetensors_source.cpp
+    io/run_files.cpp
     io/safetensors_writer.cpp
     io/stored_quantization.cpp
     io/tensor_source.cpp)

@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "backend/registry.h"
 #include "io/export.h"
+#include "io/run_files.h"
 #include "io/tensor_source.h"
 #include "report/report.h"
 
@@ -57,6 +58,10 @@ struct JobRequest {
     /// the reports' analyses are left empty.
     bool codesOnly = false;
 };
+
+/// Lists every file the request reads as an input of `files`: the model (each shard, its index), the
+/// importance file, and the scale and zero-point files of calibration "file".
+void addRequestInputs(RunFiles& files, const JobRequest& request);
 
 /// One side of a run: the report (analysis, timing) and the codes it produced.
 struct SideOutcome {

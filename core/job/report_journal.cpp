@@ -31,7 +31,7 @@ std::uint64_t readJournal(const std::string& path, const json& header,
         checkJsonShape(line, path, "journal line", 16);
         json j = json::parse(line, nullptr, false);
         if (first) {
-            if (j.is_discarded() || !j.is_object() || j.value("journal", std::string()) != kJournalTag)
+            if (j.is_discarded() || !j.is_object() || !j.contains("journal") || j["journal"] != kJournalTag)
                 throw FileError(path +
                                 ": not a QuantLens report journal; remove it or choose another --report");
             if (j["run"] != header)

@@ -184,33 +184,67 @@ MergedReport mergeReports(const std::vector<std::string>& paths, const std::vect
     merged.report["tensors"] = std::move(tensors);
     for (const auto& [index, p] : byShard) {
         const json& s = parts[p]["shard"];
-        if (s.contains("export")) merged.exports.push_back(s["export"]);
+        if (!s.contains("export")) continue; // a shard with nothing to write exported nothing
+        json e = s["export"];
+        if (e.is_object()) e["shard"] = index; // its file name carries the number
+        merged.exports.push_back(std::move(e));
     }
     return merged;
 }
 
-void writeExportIndex(const std::vector<json>& exports) {
-    if (exports.empty()) return;
-    std::string indexPath;
-    json weightMap = json::object();
-    std::uint64_t totalSize = 0;
+ExportIndex exportIndexOf(const std::vector<json>& exports, std::int64_t shardCount) {
+    ExportIndex out;
+    const std::string suffix = ".safetensors.index.json";
     for (const auto& e : exports) {
         if (!e.is_object() || !e.contains("file") || !e["file"].is_string() || !e.contains("index") ||
             !e["index"].is_string())
             throw FileError("merge: a part's \"export\" names no file and index");
         const std::string file = e["file"].get<std::string>();
         const std::string index = e["index"].get<std::string>();
-        if (indexPath.empty()) indexPath = index;
-        if (index != indexPath) throw FileError(file + ": exported for another index than " + indexPath);
-        // The part names where merge writes: only ever a weight index beside the shards it lists.
-        const std::string suffix = ".safetensors.index.json";
-        if (index.size() <= suffix.size() ||
-            index.compare(index.size() - suffix.size(), suffix.size(), suffix) != 0)
+        if (out.path.empty()) out.path = index;
+        if (index != out.path) throw FileError(file + ": exported for another index than " + out.path);
+        const fs::path indexName = fs::path(index).filename();
+        const std::string indexText = indexName.string();
+        if (indexText.size() <= suffix.size() ||
+            indexText.compare(indexText.size() - suffix.size(), suffix.size(), suffix) != 0)
             throw FileError(index + ": a part's export index must be a *" + suffix + " file; not written");
-        if (fs::path(file).extension() != ".safetensors")
-            throw FileError(file + ": a part's export is not a .safetensors file");
-        if (fs::absolute(file).parent_path() != fs::absolute(indexPath).parent_path())
-            throw FileError(file + ": not in the folder of " + indexPath);
+        // The names quantize --shard derives from --out: the index's stem, the shard's number, N.
+        const std::string stem = indexText.substr(0, indexText.size() - suffix.size());
+        char tail[64];
+        const std::int64_t shard = e.value("shard", std::int64_t{-1});
+        std::snprintf(tail, sizeof tail, "-%05lld-of-%05lld.safetensors", static_cast<long long>(shard) + 1,
+                      static_cast<long long>(shardCount));
+        if (fs::path(file).filename().string() != stem + tail ||
+            fs::absolute(file).parent_path() != fs::absolute(index).parent_path())
+            throw FileError(file + ": not the export quantize --shard writes beside " + index + " (" + stem +
+                            tail +
+                            "); the part was not written by this run's shards, so no index is written");
+        out.files.push_back(file);
+    }
+    return out;
+}
+
+void writeExportIndex(const ExportIndex& index) {
+    if (index.path.empty()) return;
+    std::set<std::string> ours;
+    for (const auto& file : index.files)
+        ours.insert(fs::path(file).filename().string());
+    std::error_code ec;
+    if (fs::exists(index.path, ec)) { // a merge of the same run again may replace it; nothing else
+        const json existing = readReportFile(index.path); // bounded, as every JSON QuantLens reads
+        const json* map =
+            existing.is_object() && existing.contains("weight_map") ? &existing["weight_map"] : nullptr;
+        bool same = map && map->is_object();
+        if (same)
+            for (const auto& [name, shard] : map->items())
+                same = same && shard.is_string() && ours.count(shard.get<std::string>());
+        if (!same)
+            throw FileError(index.path + ": a weight index that maps tensors to other files than this run's "
+                                         "shards is already there (another model's); not written over");
+    }
+    json weightMap = json::object();
+    std::uint64_t totalSize = 0;
+    for (const auto& file : index.files) {
         const auto source = openTensorSource(file);
         const std::string shardName = fs::path(file).filename().string();
         for (const auto& t : source->tensors()) {
@@ -221,11 +255,11 @@ void writeExportIndex(const std::vector<json>& exports) {
             totalSize += t.byteSize;
         }
     }
-    const json index = {{"metadata", {{"total_size", totalSize}}}, {"weight_map", weightMap}};
-    const std::string text = index.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
-    AtomicFile out(indexPath);
-    out.write(text.data(), text.size());
-    out.commit();
+    const json out = {{"metadata", {{"total_size", totalSize}}}, {"weight_map", weightMap}};
+    const std::string text = out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    AtomicFile file(index.path);
+    file.write(text.data(), text.size());
+    file.commit();
 }
 
 } // namespace ql

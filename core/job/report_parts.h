@@ -44,9 +44,21 @@ struct MergedReport {
 /// or a tensor, or when shards are missing (they are listed).
 MergedReport mergeReports(const std::vector<std::string>& paths, const std::vector<nlohmann::json>& parts);
 
+/// The weight index the shards' exports share: its path and the export files, in shard order.
+struct ExportIndex {
+    std::string path; // empty: no part exported weights
+    std::vector<std::string> files;
+};
+
+/// The parts' exports, checked to be what `quantize --shard I/N --out OUT` names: shard I of N's
+/// OUT-0000<I+1>-of-0000N.safetensors beside OUT.safetensors.index.json, one index for all. A part
+/// naming any other file as its index (another model's, a report) is refused with the reason.
+ExportIndex exportIndexOf(const std::vector<nlohmann::json>& exports, std::int64_t shardCount);
+
 /// Writes the merged shards' weight index (model.safetensors.index.json, as Hugging Face
 /// checkpoints have): every tensor of each shard's export mapped to that file's name. Throws
-/// FileError when an export is missing, unreadable or names a tensor another shard also holds.
-void writeExportIndex(const std::vector<nlohmann::json>& exports);
+/// FileError when an export is missing, unreadable or names a tensor another shard also holds, or
+/// when an index already there maps weights to other files than these (it is another model's).
+void writeExportIndex(const ExportIndex& index);
 
 } // namespace ql

@@ -9,6 +9,7 @@ target_sources(quantlens_core PRIVATE
     job/plan_output.cpp
     job/plan_solver.cpp
     job/report_journal.cpp
+    job/request_files.cpp
     job/report_parts.cpp
     job/shard.cpp
     job/spec_options.cpp

@@ -170,8 +170,8 @@ std::vector<GroupRange> Scan::ranges() const {
                 r[group + i].add(v[i]);
         });
     });
-    for (const auto& o : own)
-        for (std::size_t g = 0; g < groups; ++g)
+    for (const auto& o : own) // a tensor of fewer elements than threads leaves some workers unstarted
+        for (std::size_t g = 0; g < o.size(); ++g)
             total[g].merge(o[g]);
     return total;
 }
