@@ -11,6 +11,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace ql;
@@ -64,6 +65,7 @@ private slots:
     void linksAndSpellingsAreTheSameFile();
     void weightsStayOutOfProtectedFolders();
     void twoOutputsOfOneRunAreRefused();
+    void outputsMustBeRegularFiles();
     void checkNeverWritesOverItsRules();
     void shardsNeverExportIntoTheModelsFolder();
     void mergeWritesOnlyItsOwnShardsIndex();
@@ -123,6 +125,26 @@ void TestRunFiles::twoOutputsOfOneRunAreRefused() {
     files.output(m_dir.filePath(QStringLiteral("same.xml")).toStdString(), "--junit");
     files.output(m_dir.filePath(QStringLiteral("./same.xml")).toStdString(), "--html");
     QVERIFY(errorOf(files).contains(QStringLiteral("name the same file")));
+}
+
+void TestRunFiles::outputsMustBeRegularFiles() {
+    const QString fifo = m_dir.filePath(QStringLiteral("pipe.json"));
+    QVERIFY(::mkfifo(fifo.toUtf8().constData(), 0600) == 0);
+    QVERIFY(QFile::link(fifo, m_dir.filePath(QStringLiteral("to-pipe.json"))));
+    for (const QString& out : {fifo, m_dir.filePath(QStringLiteral("to-pipe.json")), m_dir.path()}) {
+        RunFiles files;
+        files.output(out.toStdString(), "--report");
+        QVERIFY2(errorOf(files).contains(QStringLiteral("not a regular file")), qPrintable(out));
+    }
+    // Through the CLI: the FIFO is left as it was (renaming over it would replace the node).
+    const CliRun r = runCli({QStringLiteral("quantize"), kModel, QStringLiteral("--all"),
+                             QStringLiteral("-q"), QStringLiteral("--report"), fifo},
+                            m_dir.path());
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("not a regular file"), r.err.constData());
+    QVERIFY(QFileInfo(fifo).isSymLink() || QFileInfo(fifo).exists());
+    struct stat st {};
+    QVERIFY(::stat(fifo.toUtf8().constData(), &st) == 0 && S_ISFIFO(st.st_mode));
 }
 
 void TestRunFiles::checkNeverWritesOverItsRules() {

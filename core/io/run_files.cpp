@@ -61,6 +61,14 @@ void RunFiles::weightsOutput(const std::string& path, const std::string& flag) {
 void RunFiles::check() const {
     for (std::size_t i = 0; i < m_outputs.size(); ++i) {
         const Entry& out = m_outputs[i];
+        // Outputs are renamed into place: over a device, FIFO or socket (/dev/stdout, a pipe) that
+        // would replace the node itself, never write to it.
+        std::error_code ec;
+        const auto status = fs::status(out.path, ec);
+        if (fs::exists(status) && !fs::is_regular_file(status))
+            throw FileError(out.path + ": " + out.label +
+                            " is not a regular file (a folder, device, FIFO or socket); QuantLens writes a "
+                            "file by renaming it into place: name a file");
         for (const Entry& in : m_inputs)
             if (sameFile(out.path, in.path))
                 throw FileError(out.path + ": " + out.label + " would write over " + in.label + " (" +
