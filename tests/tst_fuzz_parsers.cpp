@@ -272,6 +272,7 @@ private slots:
     void journals();
     void rulesFiles();
     void findingsReplay();
+    void partFewerTensorsThanItsRunNamesIt();
 
 private:
     QTemporaryDir m_dir;
@@ -395,6 +396,22 @@ void TestFuzzParsers::findingsReplay() {
     } catch (const FileError& e) {
         QVERIFY2(QString::fromUtf8(e.what()).contains(
                      QStringLiteral("finding.journal: not a QuantLens report journal")),
+                 e.what());
+    }
+}
+
+// A part whose tensors are fewer than the run it names: the refusal names the part.
+void TestFuzzParsers::partFewerTensorsThanItsRunNamesIt() {
+    nlohmann::json part = m_part;
+    part["shard"]["selected"] = part["tensors"].size() + 3;
+    const std::string p = path("finding-part.json").toStdString();
+    qltest::writeFile(p, part.dump());
+    try {
+        (void)mergeReports({p}, {readReportFile(p)});
+        QFAIL("a part holding fewer tensors than its run was merged");
+    } catch (const FileError& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).startsWith(QString::fromStdString(p) +
+                                                        QStringLiteral(": the parts hold")),
                  e.what());
     }
 }

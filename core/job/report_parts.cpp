@@ -172,8 +172,10 @@ MergedReport mergeReports(const std::vector<std::string>& paths, const std::vect
                         "'s)");
     }
     if (static_cast<std::int64_t>(byPosition.size()) != selected)
-        throw FileError("merge: the parts hold " + std::to_string(byPosition.size()) + " of the run's " +
-                        std::to_string(selected) + " tensors (a part was written before its task finished?)");
+        throw FileError(
+            paths[0] + ": the parts hold " + std::to_string(byPosition.size()) + " of the " +
+            std::to_string(selected) +
+            " tensors this part says the run selected (a part was written before its task finished?)");
 
     MergedReport merged;
     json tensors = json::array();
