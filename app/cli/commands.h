@@ -2,6 +2,7 @@
 // The subcommands. Each adds its flags to the parser and runs from the parsed options;
 // run functions return the exit code and throw UsageError / QuantError / FileError on failure.
 #include "cli/spec_options.h"
+#include "runtime/evaluate_job.h"
 
 #include <CLI/CLI.hpp>
 #include <string>
@@ -119,6 +120,21 @@ struct PlanOptions {
 };
 CLI::App* addPlan(CLI::App& parent, PlanOptions& o);
 int runPlan(const PlanOptions& o);
+
+// evaluate (issue 42): the evaluation's own options, and the CLI's.
+struct EvaluateCliOptions {
+    std::string model;
+    SpecOptions spec;
+    std::string backend = "cpu";
+    std::vector<std::string> dims; // NAME=N
+    bool noLocal = false;
+    int layers = 20;
+    std::string report;
+    std::string saveOutputs;
+    bool quiet = false;
+};
+CLI::App* addEvaluate(CLI::App& parent, ql::EvaluateOptions& o, EvaluateCliOptions& c);
+int runEvaluate(ql::EvaluateOptions o, const EvaluateCliOptions& c);
 
 CLI::App* addBackends(CLI::App& parent);
 int runBackends();

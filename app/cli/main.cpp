@@ -59,6 +59,9 @@ int main(int argc, char** argv) {
     CLI::App* checkCmd = addCheck(app, check);
     CLI::App* diffCmd = addDiff(app, diff);
     CLI::App* planCmd = addPlan(app, plan);
+    ql::EvaluateOptions evaluate;
+    EvaluateCliOptions evaluateCli;
+    CLI::App* evaluateCmd = addEvaluate(app, evaluate, evaluateCli);
     CLI::App* backendsCmd = addBackends(app);
     refuseEmptyValues(app);
 
@@ -88,6 +91,7 @@ int main(int argc, char** argv) {
         if (checkCmd->parsed()) return runCheck(check);
         if (diffCmd->parsed()) return runDiff(diff);
         if (planCmd->parsed()) return runPlan(plan);
+        if (evaluateCmd->parsed()) return runEvaluate(evaluate, evaluateCli);
         if (backendsCmd->parsed()) return runBackends();
     } catch (const UsageError& e) {
         return fail(2, e.what());

@@ -1,0 +1,10 @@
+#include "runtime/evaluate_job.h"
+#include "tensor/error.h"
+
+namespace ql {
+
+EvaluateOutcome runEvaluateJob(const JobRequest&, const EvaluateOptions&, const ProgressFn&) {
+    throw FileError("this build of QuantLens has no ONNX support (libonnx-dev), which evaluate needs");
+}
+
+} // namespace ql
