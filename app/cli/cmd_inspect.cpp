@@ -1,5 +1,5 @@
 #include "cli/commands.h"
-#include "io/onnx_source.h"
+#include "io/inspect_report.h"
 #include "io/printable.h"
 #include "io/tensor_source.h"
 #include "quantlens/config.h"
@@ -25,29 +25,8 @@ int runInspect(const InspectOptions& o) {
     const auto& tensors = source->tensors();
     const auto& left = source->unlisted();
     if (o.json) {
-        nlohmann::json list = nlohmann::json::array();
-        for (const auto& t : tensors) {
-            list.push_back({{"name", t.name},
-                            {"dtype", std::string(nameOf(t.dtype))},
-                            {"shape", t.shape},
-                            {"bytes", t.byteSize},
-                            {"location", t.location}});
-            // An ONNX DequantizeLinear output: the float tensor listed, and what it is made from.
-            if (const QdqWeight* q = findQdqWeight(*source, t.name)) {
-                const char* scheme = q->scheme == QdqWeight::Scheme::PerTensor ? "per-tensor"
-                                     : q->scheme == QdqWeight::Scheme::PerAxis ? "per-axis"
-                                                                               : "block";
-                list.back()["qdq"] = {{"scheme", scheme},           {"axis", q->axis},
-                                      {"block_size", q->blockSize}, {"codes", q->codes},
-                                      {"code_type", q->codeType},   {"scale", q->scale},
-                                      {"zero_point", q->zeroPoint}};
-            }
-        }
         // Names from a file may hold bytes that are not UTF-8 (HDF5 allows any): shown as U+FFFD.
-        nlohmann::json notListed = nlohmann::json::array();
-        for (const auto& [name, reason] : left)
-            notListed.push_back({{"name", name}, {"reason", reason}});
-        std::puts(nlohmann::json{{"file", o.file}, {"tensors", list}, {"not_listed", notListed}}
+        std::puts(inspectReport(*source, o.file)
                       .dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
                       .c_str());
         return 0;

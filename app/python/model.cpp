@@ -3,7 +3,7 @@
 #include "backends.h"
 #include "convert.h"
 #include "interrupt.h"
-#include "io/onnx_source.h"
+#include "io/inspect_report.h"
 #include "job/diff_run.h"
 #include "job/importance.h"
 #include "job/plan_output.h"
@@ -40,31 +40,6 @@ pb::dict infoDict(const TensorInfo& t) {
     d["bytes"] = t.byteSize;
     d["location"] = toPython(t.location);
     return d;
-}
-
-// `quantlens-cli inspect --json`'s document.
-nlohmann::json inspectJson(const TensorSource& source) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& t : source.tensors()) {
-        list.push_back({{"name", t.name},
-                        {"dtype", std::string(nameOf(t.dtype))},
-                        {"shape", t.shape},
-                        {"bytes", t.byteSize},
-                        {"location", t.location}});
-        if (const QdqWeight* q = findQdqWeight(source, t.name)) {
-            const char* scheme = q->scheme == QdqWeight::Scheme::PerTensor ? "per-tensor"
-                                 : q->scheme == QdqWeight::Scheme::PerAxis ? "per-axis"
-                                                                           : "block";
-            list.back()["qdq"] = {{"scheme", scheme},           {"axis", q->axis},
-                                  {"block_size", q->blockSize}, {"codes", q->codes},
-                                  {"code_type", q->codeType},   {"scale", q->scale},
-                                  {"zero_point", q->zeroPoint}};
-        }
-    }
-    nlohmann::json notListed = nlohmann::json::array();
-    for (const auto& [name, reason] : source.unlisted())
-        notListed.push_back({{"name", name}, {"reason", reason}});
-    return {{"file", source.path()}, {"tensors", list}, {"not_listed", notListed}};
 }
 
 pb::list namesOf(const Model& model) {
@@ -137,6 +112,7 @@ JobRequest requestFor(std::shared_ptr<const TensorSource> source, const pb::dict
     r.source = std::move(source);
     r.registry = registry();
     r.spec = specFromOptions(k.spec);
+    r.roleAxes = k.spec.axis.empty(); // axis=None: each tensor's role decides, as in the CLI
     requireBackend(k.backend);
     r.backend = k.backend;
     r.params = {k.spec.scale, k.spec.zeroPoint};
@@ -302,7 +278,8 @@ void registerModel(pb::module_& m) {
                                    return out;
                                })
         .def(
-            "inspect", [](const Model& mdl) { return toPython(inspectJson(mdl.source())); },
+            "inspect",
+            [](const Model& mdl) { return toPython(inspectReport(mdl.source(), mdl.source().path())); },
             "What `quantlens-cli inspect --json` prints: every tensor, ONNX QDQ weights' makeup, what is not "
             "listed")
         .def(

@@ -7,6 +7,7 @@ target_sources(quantlens_core PRIVATE
     io/gguf_blocks.cpp
     io/gguf_source.cpp
     io/importance_file.cpp
+    io/inspect_report.cpp
     io/importance_file_readers.cpp
     io/mapped_file.cpp
     io/printable.cpp
