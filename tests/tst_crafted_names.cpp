@@ -5,6 +5,7 @@
 // And what a file names (GGUF keys and tensor names, imatrix entries, ONNX external-data locations,
 // resume journals) reaches the terminal only through printable(): no raw control byte on either stream.
 #include "cli_test_util.h"
+#include "gguf_test_util.h"
 #include "io/printable.h"
 #include "io/safetensors_writer.h"
 #include "io_test_util.h"
@@ -20,6 +21,7 @@
 
 using namespace ql;
 using namespace qltest;
+using namespace qltest::gguf;
 using nlohmann::json;
 
 namespace {
@@ -48,28 +50,6 @@ bool terminalSafe(const QByteArray& out) {
     for (const QByteArray& line : out.split('\n'))
         if (needsEscaping(line.toStdString())) return false;
     return true;
-}
-
-// Little-endian pieces of a GGUF header.
-void u32(std::string& s, std::uint32_t v) {
-    for (int i = 0; i < 4; ++i)
-        s += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-void u64(std::string& s, std::uint64_t v) {
-    for (int i = 0; i < 8; ++i)
-        s += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-void str(std::string& s, const std::string& text) {
-    u64(s, text.size());
-    s += text;
-}
-std::string gguf(std::uint64_t nKv, const std::string& kvs, std::uint64_t nTensors,
-                 const std::string& infos) {
-    std::string s = "GGUF";
-    u32(s, 3);
-    u64(s, nTensors);
-    u64(s, nKv);
-    return s + kvs + infos + std::string(64, '\0');
 }
 
 } // namespace
@@ -296,14 +276,14 @@ private slots:
         str(kv, "k\x1b[31m");
         u32(kv, 4);
         u32(kv, 1);
-        writeFile(path("dupkey.gguf"), gguf(2, kv + kv, 0, {}));
+        writeFile(path("dupkey.gguf"), gguf(2, kv + kv, 0, {}, 64));
         QTest::addRow("gguf-metadata-key")
             << QStringList{QStringLiteral("inspect"), QStringLiteral("dupkey.gguf")}
             << QByteArray("metadata key 'k\\x1B[31m' appears twice");
         std::string info;
         str(info, "w\x1b]0;t\x07");
         u32(info, 5);
-        writeFile(path("dims.gguf"), gguf(0, {}, 1, info + std::string(64, '\0')));
+        writeFile(path("dims.gguf"), gguf(0, {}, 1, info, 64));
         QTest::addRow("gguf-tensor-name")
             << QStringList{QStringLiteral("inspect"), QStringLiteral("dims.gguf")}
             << QByteArray("tensor 'w\\x1B]0;t\\x07': 5 dimensions");
