@@ -1,6 +1,8 @@
 # core/analysis, core/backend and core/job suites.
 ql_add_test(tst_analysis LIBS quantlens_backends)
 ql_add_test(tst_analysis_report LIBS quantlens_backends)
+# The clipping plot's spans of groups (core/analysis/clip_spans).
+ql_add_test(tst_clip_spans)
 ql_add_test(tst_backend LIBS quantlens_backends)
 # The fast analysis against its scalar oracle over the conformance grid: the longest suite (minutes
 # under the sanitizers), so its rows run in two halves side by side.

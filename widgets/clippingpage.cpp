@@ -1,5 +1,6 @@
 #include "widgets/clippingpage.h"
 
+#include "analysis/clip_spans.h"
 #include "job/job.h"
 #include "widgets/qcp.h"
 #include "widgets/qtutil.h"
@@ -24,53 +25,13 @@ ClippingPage::ClippingPage(QWidget* parent)
     clear(tr("Run a quantization to see clipping per group."));
 }
 
-namespace {
-
-// Bars the clipping plot draws at most. More groups than this (NVFP4 has a block every 16 elements: a
-// million on a 4096×4096 tensor) are drawn in spans of consecutive groups: a bar holds a span's
-// merged counts, red when any of its groups is, and the SQNR line its worst group, so a million blocks
-// draw as fast as a few thousand channels and a damaged block still shows.
-constexpr std::size_t kMaxBars = 2048;
-
-struct Span {
-    double key = 0;                  // its middle, in group indices
-    GroupClipping merged;            // its groups' counts and sums together
-    int clippingDominates = 0;       // its groups where clipping causes more error than rounding
-    double worstSqnr = std::nan(""); // its lowest finite group SQNR (NaN: none is finite)
-};
-
-std::size_t spanSize(std::size_t groups) {
-    return groups > kMaxBars ? (groups + kMaxBars - 1) / kMaxBars : 1;
-}
-
-std::vector<Span> spansOf(const GroupRows& groups) {
-    const std::size_t size = spanSize(groups.size());
-    std::vector<Span> spans;
-    spans.reserve((groups.size() + size - 1) / size);
-    for (std::size_t g0 = 0; g0 < groups.size(); g0 += size) {
-        const std::size_t g1 = std::min(groups.size(), g0 + size);
-        Span s;
-        s.key = size == 1 ? static_cast<double>(g0) : 0.5 * static_cast<double>(g0 + g1 - 1);
-        for (std::size_t g = g0; g < g1; ++g) {
-            s.merged.merge(groups[g]);
-            s.clippingDominates += groups[g].clipErrorSq > groups[g].roundErrorSq;
-            const double q = groups[g].sqnrDb();
-            if (std::isfinite(q) && !(q >= s.worstSqnr)) s.worstSqnr = q;
-        }
-        spans.push_back(s);
-    }
-    return spans;
-}
-
-} // namespace
-
 void ClippingPage::setOutcome(const TensorOutcome& o) {
     clear({});
     const auto& groups = o.a.report.analysis.clipping.groups();
     m_highlighted = 0;
-    const std::size_t size = spanSize(groups.size());
+    const std::size_t size = clipSpanSize(groups.size());
     QVector<double> keys, low, high, dominated, sqnrA, sqnrB, keysB;
-    for (const Span& s : spansOf(groups)) {
+    for (const ClipSpan& s : clipSpans(groups)) {
         const GroupClipping& c = s.merged;
         const double n = c.count ? static_cast<double>(c.count) : 1.0;
         keys << s.key;
@@ -84,7 +45,7 @@ void ClippingPage::setOutcome(const TensorOutcome& o) {
         sqnrA << s.worstSqnr;
     }
     if (o.b) {
-        for (const Span& s : spansOf(o.b->report.analysis.clipping.groups())) {
+        for (const ClipSpan& s : clipSpans(o.b->report.analysis.clipping.groups())) {
             keysB << s.key;
             sqnrB << s.worstSqnr;
         }

@@ -4,6 +4,7 @@ target_sources(quantlens_core PRIVATE
     analysis/code_diff.cpp
     analysis/code_stats.cpp
     analysis/clipping.cpp
+    analysis/clip_spans.cpp
     analysis/analyzer.cpp
     analysis/analyzer_fast_baseline.cpp
     analysis/analyzer_fast_avx2.cpp
