@@ -12,6 +12,7 @@
 #include "widgets/difftablemodel.h"
 #include "widgets/qcp.h"
 
+#include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QDir>
 #include <QLabel>
@@ -70,6 +71,9 @@ private slots:
         MainWindow w;
         w.resize(900, 700);
         w.show();
+        // The table checked through every reset and sort below, as every model is (tst_models).
+        QAbstractItemModelTester tester(w.diffPage()->model(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(w.openFile(QString::fromStdString(m_a)));
         QVERIFY(diffIn(w, QString::fromStdString(m_b)));
         DiffPage* page = w.diffPage();
@@ -170,6 +174,8 @@ private slots:
         w.show();
         QVERIFY(w.openFile(QString::fromStdString(m_a)));
         DiffPage* page = w.diffPage();
+        QAbstractItemModelTester tester(page->model(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(diffIn(w, out)); // codes on one side only: nothing to compare code by code
         QVERIFY(page->view()->isColumnHidden(DiffTableModel::CodesColumn));
         page->setRequantize(true);

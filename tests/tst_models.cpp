@@ -1,6 +1,7 @@
 // Every item model the widgets expose passes QAbstractItemModelTester, and behaves as the pages
 // rely on: the tensor tree groups by prefix, the filter keeps parents of matches, the model table
 // sorts worst first.
+#include "widgets/difftablemodel.h"
 #include "widgets/modeltablemodel.h"
 #include "widgets/plantablemodel.h"
 #include "widgets/tensorbrowser.h"
@@ -54,6 +55,22 @@ ModelRow row(const char* name, double sqnr, double maxErr, const char* error = "
     r.cosine = 0.99;
     r.error = error;
     return r;
+}
+
+// A pair whose B is A with every element off by `off` (SQNR falls as `off` grows); `failure` makes it
+// one that could not be compared.
+TensorDiff pairDiff(const char* name, float off, const char* failure = "") {
+    TensorDiff d;
+    d.pair = {name, name, "exact"};
+    d.shape = {4};
+    const std::vector<float> a{1.0f, -2.0f, 3.0f, -4.0f};
+    std::vector<float> b = a;
+    for (float& v : b)
+        v += off;
+    d.stats.add(a, b);
+    d.maxUlp = off == 0.0f ? 0 : 1000;
+    d.failure = failure;
+    return d;
 }
 
 } // namespace
@@ -164,6 +181,42 @@ private slots:
         QCOMPARE(model.index(0, ModelTableModel::WeightedSqnrColumn).data().toString(), QStringLiteral("10"));
         model.sort(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
         QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("a"));
+    }
+
+    // The diff table under the tester, through resets and sorts; a selected pair stays selected (its
+    // persistent index follows it) when the table is sorted by another column.
+    void diffTablePassesTesterAndSelectionFollowsSort() {
+        DiffTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto outcome = std::make_shared<DiffOutcome>();
+        outcome->diffs = {pairDiff("close", 0.001f), pairDiff("far", 0.5f), pairDiff("equal", 0.0f),
+                          pairDiff("shapes", 0.0f, "shapes differ")};
+        model.setOutcome(outcome);
+        QCOMPARE(model.rowCount(), 4);
+        QCOMPARE(model.columnCount(), int(DiffTableModel::ColumnCount));
+        const auto name = [&](int row) {
+            return model.index(row, DiffTableModel::NameColumn).data().toString();
+        };
+        QCOMPARE(name(0), QStringLiteral("shapes")); // could not compare: first
+        QCOMPARE(name(1), QStringLiteral("far"));
+        QCOMPARE(name(2), QStringLiteral("close"));
+        QCOMPARE(name(3), QStringLiteral("equal"));
+        QCOMPARE(model.index(1, 0).data(DiffTableModel::DiffIndexRole).toULongLong(), 1ull);
+        const QPersistentModelIndex far = model.index(1, DiffTableModel::SqnrColumn);
+        const QPersistentModelIndex equal = model.index(3, DiffTableModel::NameColumn);
+        model.sort(DiffTableModel::NameColumn, Qt::AscendingOrder);
+        QCOMPARE(name(0), QStringLiteral("close"));
+        QCOMPARE(far.row(), 2);
+        QCOMPARE(far.column(), int(DiffTableModel::SqnrColumn));
+        QCOMPARE(model.index(far.row(), DiffTableModel::NameColumn).data().toString(), QStringLiteral("far"));
+        QCOMPARE(equal.data().toString(), QStringLiteral("equal"));
+        model.sort(DiffTableModel::SqnrColumn, Qt::DescendingOrder); // the best end first
+        QCOMPARE(name(0), QStringLiteral("equal"));
+        QCOMPARE(equal.row(), 0);
+        QCOMPARE(model.diffAt(far.row()).pair.a, std::string("far"));
+        model.setOutcome(nullptr);
+        QCOMPARE(model.rowCount(), 0);
+        QVERIFY(!far.isValid()); // a reset drops what pointed into the old rows
     }
 
     void planTablePassesTester() {

@@ -152,7 +152,13 @@ QVariant DiffTableModel::headerData(int section, Qt::Orientation orientation, in
 
 void DiffTableModel::sort(int column, Qt::SortOrder order) {
     if (!m_outcome) return;
-    emit layoutAboutToBeChanged();
+    emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
+    // Persistent indexes (the view's selection) follow their pairs, not their row numbers.
+    const QModelIndexList before = persistentIndexList();
+    std::vector<std::size_t> pairs;
+    pairs.reserve(static_cast<std::size_t>(before.size()));
+    for (const QModelIndex& i : before)
+        pairs.push_back(m_order[static_cast<std::size_t>(i.row())]);
     const auto& diffs = m_outcome->diffs;
     const bool numeric = column >= SqnrColumn && column <= CodesColumn;
     std::stable_sort(m_order.begin(), m_order.end(), [&](std::size_t i, std::size_t j) {
@@ -162,7 +168,15 @@ void DiffTableModel::sort(int column, Qt::SortOrder order) {
                                      : text(diffs[j], column) < text(diffs[i], column);
         return order == Qt::AscendingOrder ? less : greater;
     });
-    emit layoutChanged();
+    std::vector<int> rowOf(m_order.size());
+    for (std::size_t r = 0; r < m_order.size(); ++r)
+        rowOf[m_order[r]] = static_cast<int>(r);
+    QModelIndexList after;
+    after.reserve(before.size());
+    for (qsizetype k = 0; k < before.size(); ++k)
+        after.push_back(index(rowOf[pairs[static_cast<std::size_t>(k)]], before[k].column()));
+    changePersistentIndexList(before, after);
+    emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
 }
 
 } // namespace ql
