@@ -32,6 +32,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThreadPool>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -203,9 +204,10 @@ private slots:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QVERIFY2(w.openFile(m_file), qPrintable(w.errorText()));
-        QTest::qWait(50); // the docks take their widths a turn after the window is shown
         ConfigPanel* panel = w.findChild<ConfigPanel*>();
         QVERIFY(panel);
+        // The docks take their widths a turn after the window is shown.
+        QTRY_VERIFY_WITH_TIMEOUT(panel->width() >= panel->minimumSizeHint().width(), 5000);
         auto* scroll = qobject_cast<QScrollArea*>(panel->parentWidget()->parentWidget());
         QVERIFY(scroll);
         QVERIFY(panel->width() >= panel->minimumSizeHint().width());
@@ -565,7 +567,10 @@ private slots:
         QTest::keyClick(&w, Qt::Key_Escape);
         QCOMPARE(cancelled.count(), 1);
         QVERIFY(!w.runner()->isBusy());
-        QTest::qWait(1500); // the worker stops within a chunk; nothing it still delivers lands
+        // The worker stops within a chunk: once it has, whatever it handed back has been queued, and
+        // delivering the queue must land nothing.
+        QTRY_COMPARE_WITH_TIMEOUT(QThreadPool::globalInstance()->activeThreadCount(), 0, 30000);
+        QCoreApplication::sendPostedEvents();
         QCOMPARE(model.count(), 0);
         QCOMPARE(w.modelTable()->model()->rowCount(), 0);
     }
