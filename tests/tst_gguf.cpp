@@ -460,6 +460,10 @@ private slots:
         const std::string fixture = readFile(kData + "types_3x512.gguf");
         std::uint64_t state = 12345;
         const std::string file = path("fuzz.gguf");
+        // How far each mutant got: refused at open, opened but a tensor refused, or read whole. A reader
+        // that refused everything would pass "never crashes" too; mutants that still parse show the
+        // rounds reached the tensor reader and its bounds checks.
+        int refusedAtOpen = 0, tensorRefused = 0, readWhole = 0;
         for (int round = 0; round < 400; ++round) {
             std::string bytes = fixture;
             for (int k = 0; k < 3; ++k) {
@@ -469,13 +473,28 @@ private slots:
             }
             if (round % 7 == 0) bytes.resize((state >> 20) % bytes.size());
             writeFile(file, bytes);
+            std::unique_ptr<TensorSource> src;
             try {
-                const auto src = openTensorSource(file);
-                for (const auto& t : src->tensors())
-                    (void)src->load(t.name).toFloatVector();
+                src = openTensorSource(file);
             } catch (const FileError&) {
+                ++refusedAtOpen;
+                continue;
+            }
+            try {
+                for (const auto& t : src->tensors()) {
+                    const std::vector<float> v = src->load(t.name).toFloatVector();
+                    QCOMPARE(static_cast<std::int64_t>(v.size()), elementCount(t.shape));
+                }
+                ++readWhole;
+            } catch (const FileError&) {
+                ++tensorRefused;
             }
         }
+        qInfo("GGUF mutants: %d refused at open, %d opened with a tensor refused, %d read whole",
+              refusedAtOpen, tensorRefused, readWhole);
+        QVERIFY(refusedAtOpen > 0);
+        QVERIFY(readWhole > 0);
+        QCOMPARE(refusedAtOpen + tensorRefused + readWhole, 400);
     }
 
     void ggufBlocksRefusesFloatTensors() {
