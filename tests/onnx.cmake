@@ -7,3 +7,6 @@ if(QUANTLENS_ONNX)
         add_dependencies(tst_onnx quantlens-cli)
     endif()
 endif()
+# Weights in their model (issue 39): the role table, each ONNX weight's consumer, per-tensor axes.
+ql_add_test(tst_weight_roles LIBS quantlens_backends)
+set_tests_properties(tst_weight_roles PROPERTIES TIMEOUT 300)

@@ -55,6 +55,7 @@ JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const s
                        int repeat, const std::string& importance) {
     JobRequest r;
     r.spec = buildSpec(spec);
+    r.roleAxes = spec.axis.empty(); // each tensor's role decides (quant/weight_role.h)
     auto registry = std::make_shared<BackendRegistry>();
     registerBuiltinBackends(*registry);
     pickBackend(*registry, backend);

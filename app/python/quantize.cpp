@@ -107,7 +107,12 @@ Prepared prepare(const pb::dict& kw, const char* function, const std::vector<std
 
 std::shared_ptr<Quantized> runOne(const LoadedTensor& tensor, const Prepared& p, const ProgressFn& progress) {
     auto q = std::make_shared<Quantized>();
-    const QuantPlan plan = planQuantization(p.spec, tensor.info().shape);
+    // axis=None: the array's role by its shape and name (quant/weight_role.h), as the CLI's default.
+    const TensorInfo& info = tensor.info();
+    const QuantSpec spec =
+        p.keywords.spec.axis.empty() ? specForRole(p.spec, weightRole(info.name, info.shape)) : p.spec;
+    const QuantPlan plan = planQuantization(spec, info.shape);
+    if (const std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
     q->run = runTensor(tensor, plan, *p.backend,
                        {.params = p.params, .repeat = p.keywords.repeat, .progress = progress});
     if (p.keywords.packed) pack(*q);

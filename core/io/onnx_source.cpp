@@ -147,6 +147,29 @@ private:
         add(std::move(e), nullptr, {});
     }
 
+    // The first node consuming each listed tensor, with the attributes that decide the weight's layout
+    // (weight_role.h): a constant the scope holds, or a QDQ weight's DequantizeLinear output.
+    void noteUses(const onnx::NodeProto& node, const std::string& prefix, const Scope& scope) {
+        WeightUse use;
+        use.op = node.op_type();
+        for (const auto& a : node.attribute()) {
+            if (a.name() == "transB" && node.op_type() == "Gemm") use.transB = a.i() != 0;
+            if (a.name() == "group" && node.op_type() != "Gemm") use.group = a.i();
+        }
+        for (int k = 0; k < node.input_size(); ++k) {
+            const std::string& input = node.input(k);
+            if (input.empty()) continue;
+            const OnnxEntry* e = scope.find(input, m_source.m_entries);
+            if (!e)
+                if (const auto it = m_source.m_index.find(prefix + input);
+                    it != m_source.m_index.end() && m_source.m_entries[it->second].qdq >= 0)
+                    e = &m_source.m_entries[it->second];
+            if (!e) continue;
+            use.input = k;
+            m_source.m_uses.try_emplace(e->info.name, use);
+        }
+    }
+
     // `prefix` names the graph ("<node>/<attribute>/[<k>/]" per level): one buffer for the whole walk,
     // extended for a subgraph and cut back after it, so a chain of subgraphs under long node names
     // holds each name once, not once per level.
@@ -172,6 +195,7 @@ private:
             if (node.op_type() == "DequantizeLinear" &&
                 (isDefaultDomain(node.domain()) || node.domain() == "com.microsoft"))
                 dequantizeLinear(node, prefix, scope);
+            if (isDefaultDomain(node.domain())) noteUses(node, prefix, scope);
             for (auto& a : *node.mutable_attribute()) {
                 if (a.type() == onnx::AttributeProto::GRAPH) {
                     sub(*a.mutable_g(), prefix, node, i, a.name() + "/", scope, depth);
@@ -311,6 +335,11 @@ Tensor OnnxSource::dequantize(const OnnxEntry& e, std::int64_t first, const Shap
     onnxio::dequantizeRange(q, e.info.shape, codes, scales, zeros ? &*zeros : nullptr, first,
                             elementCount(shape), reinterpret_cast<float*>(out.mutableData()));
     return out;
+}
+
+std::optional<WeightUse> OnnxSource::weightUse(const std::string& name) const {
+    if (const auto it = m_uses.find(name); it != m_uses.end()) return it->second;
+    return std::nullopt;
 }
 
 const QdqWeight* OnnxSource::qdq(const std::string& name) const {

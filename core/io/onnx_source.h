@@ -80,6 +80,8 @@ public:
     Tensor load(const std::string& name) const override;
     Tensor loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const override;
     void release(const std::string& name) const override;
+    /// The first node consuming the tensor (its operator, input index, Gemm's transB, Conv's group).
+    std::optional<WeightUse> weightUse(const std::string& name) const override;
 
     /// nullptr unless `name` is a DequantizeLinear output over constant inputs.
     const QdqWeight* qdq(const std::string& name) const;
@@ -107,6 +109,7 @@ private:
     std::vector<QdqWeight> m_qdq;
     std::vector<std::string> m_externalFiles;
     std::vector<UnlistedEntry> m_unlisted;
+    std::unordered_map<std::string, WeightUse> m_uses; // listed name -> its first consumer
 };
 
 } // namespace ql

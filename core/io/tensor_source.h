@@ -1,5 +1,6 @@
 #pragma once
 // TensorSource: an inventory of a model file's tensors, loaded lazily one at a time.
+#include "quant/weight_role.h"
 #include "tensor/tensor.h"
 
 #include <cstdint>
@@ -55,6 +56,13 @@ public:
     /// mapping's pages); tensors loaded earlier stay valid. A run over a model calls it after each
     /// tensor, so its memory follows the largest tensor, not the model.
     virtual void release(const std::string& name) const { (void)name; }
+
+    /// How the model's graph uses a listed tensor, where the file records it (ONNX: the first node
+    /// consuming it, with the attributes that decide its layout); nullopt elsewhere. Feeds weightRole.
+    virtual std::optional<WeightUse> weightUse(const std::string& name) const {
+        (void)name;
+        return std::nullopt;
+    }
 
     /// nullptr when absent. Hashed (a model run looks up every tensor it lists): the index is built
     /// on the first call, so tensors() and unlisted() must not change after it.

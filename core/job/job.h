@@ -57,7 +57,19 @@ struct JobRequest {
     /// Only the codes and parameters are wanted (diff's re-quantized side): no statistics pass, and
     /// the reports' analyses are left empty.
     bool codesOnly = false;
+    /// No axis was named (the CLI without --axis, Python's axis=None): each tensor
+    /// takes its own role's axes (quant/weight_role.h) in place of spec.axes, never another's.
+    bool roleAxes = false;
 };
+
+/// The role of one listed tensor: its shape and name, and for ONNX the node consuming it.
+RoleAxes roleOf(const TensorSource& source, const TensorInfo& info);
+/// The spec `spec` (A's, or B's) runs on `info` with: as given, or with request.roleAxes the axes of
+/// the tensor's role.
+QuantSpec specForTensor(const JobRequest& request, const QuantSpec& spec, const TensorInfo& info);
+/// Plans `spec` for `info` as every job does: planQuantization, then refusing a layout whose every
+/// block holds one element (degenerateLayout). Throws QuantError with the reason.
+QuantPlan planForTensor(const JobRequest& request, const QuantSpec& spec, const TensorInfo& info);
 
 /// Lists every file the request reads as an input of `files`: the model (each shard, its index), the
 /// importance file, and the scale and zero-point files of calibration "file".

@@ -27,13 +27,13 @@ TensorReport reportOf(const TensorInfo& info, const std::string& backend) {
 }
 
 // The tensor's plan, or why the spec does not apply to it (planned once: the run uses this plan).
-std::variant<QuantPlan, std::string> planOrReason(const TensorInfo& info, const QuantSpec& spec) {
+std::variant<QuantPlan, std::string> planOrReason(const JobRequest& request, const TensorInfo& info) {
     if (!isFloating(info.dtype))
         return "not a floating-point tensor (" + std::string(nameOf(info.dtype)) + ")";
     if (info.shape.empty()) return std::string("a 0-d scalar");
     if (elementCount(info.shape) == 0) return std::string("no elements");
     try {
-        return planQuantization(spec, info.shape);
+        return planForTensor(request, request.spec, info); // the role's axes unless one was named
     } catch (const QuantError& e) {
         return std::string(e.what());
     }
@@ -128,7 +128,7 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
                 ++out.failed;
             }
         };
-        auto plan = planOrReason(info, request.spec);
+        auto plan = planOrReason(request, info);
         if (const auto* why = std::get_if<std::string>(&plan)) {
             passThrough(*why);
         } else {

@@ -16,4 +16,5 @@ target_sources(quantlens_core PRIVATE
     job/suggest.cpp
     job/sweep_job.cpp
     job/tensor_job.cpp
-    job/tensor_run.cpp)
+    job/tensor_run.cpp
+    job/weight_spec.cpp)

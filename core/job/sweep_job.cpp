@@ -11,7 +11,7 @@ SweepOutcome runSweepJob(const JobRequest& request, const std::string& name,
     const TensorInfo& info = requireTensor(source, name);
     const Backend& backend = request.registry->require(request.backend);
     const LoadedTensor tensor(source, info);
-    QuantSpec spec = request.spec;
+    QuantSpec spec = specForTensor(request, request.spec, info); // the role's reduction axis unless named
     SweepOutcome out;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
         if (started) started(static_cast<int>(i), static_cast<int>(sizes.size()));
@@ -19,7 +19,7 @@ SweepOutcome runSweepJob(const JobRequest& request, const std::string& name,
         spec.block = {sizes[i]};
         QuantPlan plan;
         try {
-            plan = planQuantization(spec, info.shape);
+            plan = planForTensor(request, spec, info);
         } catch (const QuantError& e) { // a size the tensor cannot take: the others still run
             out.skipped.emplace_back(sizes[i], e.what());
             continue;

@@ -21,7 +21,7 @@ ProgressFn subProgress(const ProgressFn& progress, int index, int steps) {
 SideOutcome runSide(const LoadedTensor& tensor, const QuantSpec& spec,
                     const std::optional<QuantParams>& params, const Backend& backend,
                     const JobRequest& request, const ProgressFn& progress) {
-    TensorRun run = runTensor(tensor, planQuantization(spec, tensor.info().shape), backend,
+    TensorRun run = runTensor(tensor, planForTensor(request, spec, tensor.info()), backend,
                               {.params = params,
                                .repeat = request.repeat,
                                .progress = progress,
