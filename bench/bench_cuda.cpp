@@ -96,7 +96,7 @@ Peer runPeer(const std::string& python, std::int64_t rows, std::int64_t cols, co
 Peer torchPeer(std::int64_t rows, std::int64_t cols, const char* dtype, int repeat) {
     std::string skipped;
     for (const std::string& python : pythons()) {
-        const Peer peer = runPeer(python, rows, cols, dtype, repeat);
+        Peer peer = runPeer(python, rows, cols, dtype, repeat);
         if (peer.ms > 0) return peer;
         skipped += (skipped.empty() ? "" : "; ") + peer.skip;
     }

@@ -123,6 +123,7 @@ inline void writeModel(const std::string& path, std::int64_t rows, std::int64_t 
 /// Wall time of one quantlens-cli run, stdout and stderr discarded.
 inline double cliMs(const std::vector<std::string>& args) {
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (const auto& a : args)
         argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

@@ -70,10 +70,10 @@ inline std::vector<double> bestMsInTurn(int repeat, const std::vector<InTurn>& f
 // widest ISA the CPU has, so the loop is bound by memory and not by baseline SSE2 conversions.
 #define QL_LIMIT_LOOP(NAME, TARGET, LANES)                                                                   \
     TARGET inline void NAME(const float* x, std::int8_t* out, std::size_t b, std::size_t e) {                \
-        using vf = float __attribute__((vector_size(4 * LANES)));                                            \
-        using vi = std::int32_t __attribute__((vector_size(4 * LANES)));                                     \
-        using vb = std::int8_t __attribute__((vector_size(LANES)));                                          \
-        for (std::size_t i = b; i + LANES <= e; i += LANES) {                                                \
+        using vf = float __attribute__((vector_size(4 * (LANES))));                                          \
+        using vi = std::int32_t __attribute__((vector_size(4 * (LANES))));                                   \
+        using vb = std::int8_t __attribute__((vector_size((LANES))));                                        \
+        for (std::size_t i = b; i + (LANES) <= e; i += (LANES)) {                                            \
             vf v;                                                                                            \
             std::memcpy(&v, x + i, sizeof v);                                                                \
             const vb c = __builtin_convertvector(__builtin_convertvector(v, vi), vb);                        \

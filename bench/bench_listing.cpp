@@ -49,7 +49,7 @@ std::string writeCheckpoint(const std::filesystem::path& dir) {
             {"dtype", "BF16"}, {"shape", {rows, 1024}}, {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;
     }
-    const std::string path = (dir / "bench_listing_4gb.safetensors").string();
+    std::string path = (dir / "bench_listing_4gb.safetensors").string();
     writeSparse(path, header.dump(), offset);
     return path;
 }
@@ -62,7 +62,7 @@ std::string writeManyTensors(const std::filesystem::path& dir, int n) {
                 "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" + std::to_string(4ull * i) + "," +
                 std::to_string(4ull * i + 4) + "]}";
     text += "}";
-    const std::string path = (dir / ("bench_listing_" + std::to_string(n) + ".safetensors")).string();
+    std::string path = (dir / ("bench_listing_" + std::to_string(n) + ".safetensors")).string();
     writeSparse(path, text, 4ull * static_cast<unsigned>(n));
     return path;
 }

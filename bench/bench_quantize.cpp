@@ -76,7 +76,7 @@ std::map<std::string, std::map<std::string, double>> peers(std::int64_t rows, st
             const auto v0 = body.find(':', k1) + 1;
             const std::string val = body.substr(v0, body.find_first_of(",}", v0) - v0);
             if (val.find("null") == std::string::npos) out[peer][key] = std::stod(val);
-            p = body.find_first_of(",", v0);
+            p = body.find_first_of(',', v0);
             if (p == std::string::npos) break;
             ++p;
         }

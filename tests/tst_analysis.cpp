@@ -29,10 +29,11 @@ bool havePythonNumpy() {
 }
 
 QString writeF32(const QTemporaryDir& dir, const char* name, const std::vector<float>& v) {
-    const QString path = dir.filePath(QString::fromLatin1(name));
+    QString path = dir.filePath(QString::fromLatin1(name));
     QFile f(path);
     if (!f.open(QIODevice::WriteOnly)) qFatal("cannot write %s", qPrintable(path));
-    f.write(reinterpret_cast<const char*>(v.data()), static_cast<qint64>(v.size() * sizeof(float)));
+    f.write(reinterpret_cast<const char*>(v.data()),
+            static_cast<qint64>(v.size()) * static_cast<qint64>(sizeof(float)));
     return path;
 }
 

@@ -7,15 +7,15 @@
 
 extern "C" {
 
-typedef int aclError;             // RT: ACL_SUCCESS = 0
-typedef std::int32_t aclnnStatus; // OB: 0 = success
-typedef void* aclrtStream;
-typedef struct aclTensor aclTensor;         // opaque (OB)
-typedef struct aclOpExecutor aclOpExecutor; // opaque (OB)
-typedef int aclDataType;
-typedef int aclFormat;
-typedef int aclrtMemcpyKind;
-typedef int aclrtMemMallocPolicy;
+using aclError = int;             // RT: ACL_SUCCESS = 0
+using aclnnStatus = std::int32_t; // OB: 0 = success
+using aclrtStream = void*;
+struct aclTensor;     // opaque (OB)
+struct aclOpExecutor; // opaque (OB)
+using aclDataType = int;
+using aclFormat = int;
+using aclrtMemcpyKind = int;
+using aclrtMemMallocPolicy = int;
 
 } // extern "C"
 

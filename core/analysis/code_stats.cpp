@@ -22,7 +22,7 @@ void CodeStats::add(std::int32_t code, std::int64_t n) {
     if (isWide(m_target))
         m_wide[code] += n;
     else
-        m_small[static_cast<std::size_t>(code + kOffset)] += n;
+        m_small[static_cast<std::size_t>(std::int64_t{code} + kOffset)] += n;
 }
 
 void CodeStats::add(const Codes& codes, std::int64_t begin, std::int64_t end) {

@@ -130,7 +130,7 @@ public:
             bins[pad] = m_bins;
         // kTables count tables taken in turn: neighbouring values often share a bin (most of a log
         // histogram's are in its top few), and fewer tables would chain increments on each other.
-        const auto stride = static_cast<std::ptrdiff_t>(m_bins + 2);
+        const auto stride = static_cast<std::ptrdiff_t>(m_bins) + 2;
         if (m_pending > kFlushAt) flush();
         m_pending += n;
         std::uint32_t* const tables = m_tables.data();
@@ -176,7 +176,7 @@ private:
     static constexpr std::int64_t kFlushAt = (std::int64_t{1} << 31) - kBlock;
 
     void flush() {
-        const auto stride = static_cast<std::size_t>(m_bins + 2);
+        const auto stride = static_cast<std::size_t>(m_bins) + 2;
         for (std::size_t t = 0; t < static_cast<std::size_t>(kTables); ++t) {
             for (std::size_t i = 0; i < static_cast<std::size_t>(m_bins); ++i)
                 m_h.m_counts[i] += m_tables[t * stride + i];

@@ -45,6 +45,7 @@ ShardPart shardPart(const TensorSource& source, const std::vector<std::string>& 
     // a heap keyed by (load, index) keeps it O(n log N).
     using Slot = std::pair<std::uint64_t, int>;
     std::vector<Slot> heap;
+    heap.reserve(static_cast<std::size_t>(std::max(shard.count, 0)));
     for (int s = 0; s < shard.count; ++s)
         heap.emplace_back(0, s);
     const auto later = [](const Slot& a, const Slot& b) { return a > b; };

@@ -86,6 +86,7 @@ std::optional<Preset> presetFromName(std::string_view name) {
 }
 std::vector<std::string> presetNames() {
     std::vector<std::string> names;
+    names.reserve(kPresets.size());
     for (const auto& info : kPresets)
         names.emplace_back(info.name);
     return names;

@@ -8,6 +8,8 @@
 
 extern "C" {
 
+// NOLINTBEGIN(modernize-use-using,modernize-redundant-void-arg): onnxruntime_c_api.h's declarations,
+// spelled as that C header spells them.
 typedef struct OrtApi OrtApi; // opaque: a table of function pointers (spec §1)
 typedef struct OrtStatus OrtStatus;
 typedef struct OrtEnv OrtEnv;
@@ -26,6 +28,7 @@ typedef struct OrtApiBase { // 16 bytes (spec §5)
 } OrtApiBase;
 
 typedef const OrtApiBase* (*OrtGetApiBaseFn)(void);
+// NOLINTEND(modernize-use-using,modernize-redundant-void-arg)
 
 } // extern "C"
 
