@@ -69,7 +69,10 @@ void ComparisonPage::setOutcome(const TensorOutcome& o) {
         map->data()->setRange(QCPRange(0, static_cast<double>(cols)), QCPRange(0, static_cast<double>(rows)));
         for (int r0 = 0; r0 < mm.rows; ++r0)
             for (int c0 = 0; c0 < mm.cols; ++c0)
-                map->data()->setCell(c0, r0, mm.counts[static_cast<std::size_t>(r0 * mm.cols + c0)]);
+                map->data()->setCell(
+                    c0, r0,
+                    mm.counts[static_cast<std::size_t>(r0) * static_cast<std::size_t>(mm.cols) +
+                              static_cast<std::size_t>(c0)]);
         // White where every code agrees, so a handful of mismatches stands out in red.
         QCPColorGradient gradient;
         gradient.setColorStopAt(0.0, Qt::white);

@@ -94,7 +94,7 @@ void HeadlineStrip::setOutcome(const TensorOutcome& o) {
         if (o.b) b = get(o.b->report.analysis);
         return {get(o.a.report.analysis), b};
     };
-    auto show = [](QLabel* l, const QString& name, std::pair<QString, std::optional<QString>> v) {
+    auto show = [](QLabel* l, const QString& name, const std::pair<QString, std::optional<QString>>& v) {
         l->setText(QStringLiteral("<small>%1</small><br><b>%2</b>").arg(name, both(v.first, v.second)));
     };
     show(m_sqnr, tr("SQNR"), field([](const TensorAnalysis& a) -> QString {

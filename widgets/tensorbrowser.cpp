@@ -28,7 +28,7 @@ protected:
 
 private:
     QCollator m_collator = [] {
-        QCollator c(QLocale(QLocale::English)); // the C locale would ignore numeric mode
+        QCollator c{QLocale(QLocale::English)}; // the C locale would ignore numeric mode
         c.setNumericMode(true);
         return c;
     }();

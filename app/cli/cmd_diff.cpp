@@ -108,12 +108,14 @@ int runDiff(const DiffOptions& o) {
         if (o.report.empty())
             throw UsageError("--shard: give --report PART.json; the shard's part is what merge joins");
         std::vector<std::string> names;
+        names.reserve(pairs.size());
         for (const auto& p : pairs)
             names.push_back(p.a);
         const ShardPart part = shardPart(*a, names, *shard);
         header = shardHeader(o.a, *shard, names,
                              {{"diff", o.b}, {"rules", o.rules}, {"requantize", o.requantize}});
         std::vector<TensorPair> mine;
+        mine.reserve(part.positions.size());
         for (std::int64_t position : part.positions)
             mine.push_back(pairs[static_cast<std::size_t>(position)]);
         pairs = std::move(mine);
@@ -121,6 +123,7 @@ int runDiff(const DiffOptions& o) {
     }
 
     std::vector<TensorDiff> diffs;
+    diffs.reserve(pairs.size());
     for (const auto& p : pairs)
         diffs.push_back(diffTensors(*a, *b, p, requantize ? &*requantize : nullptr));
     nlohmann::json report = diffReport(o.a, o.b, diffs);

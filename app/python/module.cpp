@@ -16,19 +16,20 @@ namespace pb = pybind11;
 PYBIND11_MODULE(_quantlens, m) {
     m.doc() = "QuantLens: see what quantization does to model weights (core's jobs from Python).";
     m.attr("__version__") = QUANTLENS_VERSION;
-    pb::register_exception_translator([](std::exception_ptr p) {
-        try {
-            if (p) std::rethrow_exception(p);
-        } catch (const ql::FileError& e) {
-            PyErr_SetString(PyExc_OSError, e.what());
-        } catch (const ql::QuantError& e) { // SpecError, UnknownBackend and impossible jobs alike
-            PyErr_SetString(PyExc_ValueError, e.what());
-        } catch (const ql::Cancelled& e) {
-            PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
-        } catch (const nlohmann::json::exception& e) {
-            PyErr_SetString(PyExc_ValueError, e.what());
-        }
-    });
+    pb::register_exception_translator(
+        [](std::exception_ptr p) { // NOLINT(performance-unnecessary-value-param): pybind11 takes it so
+            try {
+                if (p) std::rethrow_exception(p);
+            } catch (const ql::FileError& e) {
+                PyErr_SetString(PyExc_OSError, e.what());
+            } catch (const ql::QuantError& e) { // SpecError, UnknownBackend and impossible jobs alike
+                PyErr_SetString(PyExc_ValueError, e.what());
+            } catch (const ql::Cancelled& e) {
+                PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+            } catch (const nlohmann::json::exception& e) {
+                PyErr_SetString(PyExc_ValueError, e.what());
+            }
+        });
     ql::py::registerQuantize(m);
     ql::py::registerModel(m);
     m.def("spec_keywords", &ql::py::specKeywords,
