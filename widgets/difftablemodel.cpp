@@ -131,6 +131,8 @@ QVariant DiffTableModel::headerData(int section, Qt::Orientation orientation, in
         QT_TR_NOOP("Tensor (A)"),   QT_TR_NOOP("In B"),      QT_TR_NOOP("Matched"), QT_TR_NOOP("Shape"),
         QT_TR_NOOP("SQNR dB"),      QT_TR_NOOP("max |A−B|"), QT_TR_NOOP("max ULP"), QT_TR_NOOP("Cosine"),
         QT_TR_NOOP("Codes differ"), QT_TR_NOOP("Note")};
+    // A tip written over two lines is one literal, not a missing comma.
+    // NOLINTBEGIN(bugprone-suspicious-missing-comma)
     static const char* const tips[ColumnCount] = {
         QT_TR_NOOP("The tensor's name in A, the reference"),
         QT_TR_NOOP("Its counterpart's name in B"),
@@ -144,6 +146,7 @@ QVariant DiffTableModel::headerData(int section, Qt::Orientation orientation, in
         QT_TR_NOOP("When both sides store codes on one grid (or A is re-quantized): how many codes differ, "
                    "and by how many steps at most"),
         QT_TR_NOOP("What to know when reading the row, or why the pair could not be compared")};
+    // NOLINTEND(bugprone-suspicious-missing-comma)
     if (section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) return tr(titles[section]);
     if (role == Qt::ToolTipRole) return tr(tips[section]);
