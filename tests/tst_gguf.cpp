@@ -2,6 +2,7 @@
 // bit for bit to what ggml's own dequantizers give, for every supported type; crafted files of
 // every bad-input class are refused with a FileError naming the file, the tensor and the reason.
 #include "cli_test_util.h"
+#include "gguf_test_util.h"
 #include "io/gguf_blocks.h"
 #include "io/gguf_source.h"
 #include "io/tensor_source.h"
@@ -15,6 +16,7 @@
 
 using namespace ql;
 using namespace qltest;
+using namespace qltest::gguf;
 
 namespace {
 
@@ -33,53 +35,6 @@ bool sameBits(const std::vector<float>& a, const std::vector<float>& b, std::str
             return false;
         }
     return true;
-}
-
-// Little-endian pieces of a GGUF header, for crafting files.
-void u32(std::string& s, std::uint32_t v) {
-    for (int i = 0; i < 4; ++i)
-        s += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-void u64(std::string& s, std::uint64_t v) {
-    for (int i = 0; i < 8; ++i)
-        s += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-void str(std::string& s, const std::string& text) {
-    u64(s, text.size());
-    s += text;
-}
-std::string kvU32(const std::string& key, std::uint32_t type, std::uint32_t v) {
-    std::string s;
-    str(s, key);
-    u32(s, type);
-    if (type == 10)
-        u64(s, v);
-    else
-        u32(s, v);
-    return s;
-}
-std::string info(const std::string& name, std::vector<std::uint64_t> ne, std::uint32_t type,
-                 std::uint64_t offset) {
-    std::string s;
-    str(s, name);
-    u32(s, static_cast<std::uint32_t>(ne.size()));
-    for (auto n : ne)
-        u64(s, n);
-    u32(s, type);
-    u64(s, offset);
-    return s;
-}
-/// A whole file: header, kvs, infos, padding to `align`, then `data`.
-std::string gguf(std::uint64_t nKv, const std::string& kvs, std::uint64_t nTensors, const std::string& infos,
-                 std::size_t dataBytes = 0, std::uint32_t version = 3, std::size_t align = 32) {
-    std::string s = "GGUF";
-    u32(s, version);
-    u64(s, nTensors);
-    u64(s, nKv);
-    s += kvs + infos;
-    while (s.size() % align)
-        s += '\0';
-    return s + std::string(dataBytes, '\x01');
 }
 
 } // namespace
