@@ -175,7 +175,7 @@ samplesFromFile(const std::string& path, const std::vector<TensorDecl>& decls, E
         }
     }
     if (count <= 0) throw QuantError(path + ": no samples");
-    outcome.inputNotes.push_back(std::to_string(count) + " samples from " + path);
+    outcome.inputNotes.push_back("from " + path);
     return samples;
 }
 

