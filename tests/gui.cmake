@@ -6,9 +6,11 @@ if(QUANTLENS_GUI)
     ql_add_test(tst_gui_screenshot LIBS quantlens_gui_app)
     ql_add_test(tst_gui_plan LIBS quantlens_gui_app)
     ql_add_test(tst_gui_diff LIBS quantlens_gui_app)
-    set_tests_properties(tst_gui_window tst_gui_screenshot tst_gui_plan tst_gui_diff PROPERTIES TIMEOUT 300)
+    ql_add_test(tst_gui_export LIBS quantlens_gui_app)
+    set_tests_properties(tst_gui_window tst_gui_screenshot tst_gui_plan tst_gui_diff tst_gui_export
+                         PROPERTIES TIMEOUT 300)
     if(TARGET quantlens-cli) # the window's whole-model report and diff against the CLI's
-        foreach(suite tst_gui_window tst_gui_diff)
+        foreach(suite tst_gui_window tst_gui_diff tst_gui_export)
             target_compile_definitions(${suite} PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
             add_dependencies(${suite} quantlens-cli)
         endforeach()

@@ -187,7 +187,9 @@ private slots:
         QSignalSpy model(&w, &MainWindow::modelShown);
         w.quantizeAll();
         QVERIFY2(model.wait(120000), qPrintable(w.errorText()));
+        QSignalSpy exported(&w, &MainWindow::jobEnded);
         QVERIFY2(w.exportWeights(path("h5py-quantized.h5")), qPrintable(w.errorText()));
+        QVERIFY2(exported.wait(120000) && w.errorText().isEmpty(), qPrintable(w.errorText()));
         QVERIFY2(
             w.messageText().endsWith(QStringLiteral(" %1 tensor(s) in the file are not read, so not in it "
                                                     "(quantlens-cli inspect lists them).")
@@ -618,7 +620,9 @@ private slots:
         QVERIFY2(w.errorText().contains(QStringLiteral("own folder")), qPrintable(w.errorText()));
         QVERIFY(!QFile::exists(path("quantized.safetensors")) && !QFile::exists(path("config.json")));
         QVERIFY(QDir().mkpath(path("export")));
+        QSignalSpy exported(&w, &MainWindow::jobEnded);
         QVERIFY(w.exportWeights(path("export/quantized.safetensors")));
+        QVERIFY2(exported.wait(60000) && w.errorText().isEmpty(), qPrintable(w.errorText()));
         const auto out = openTensorSource(path("export/quantized.safetensors").toStdString());
         QVERIFY(out->find("layers.0.mlp.weight"));
         QVERIFY(out->find("layers.0.mlp.weight_scale"));

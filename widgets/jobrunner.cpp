@@ -148,6 +148,30 @@ void JobRunner::startPlanExport(const JobRequest& request, std::shared_ptr<const
                 [this, path](std::shared_ptr<const int> n) { emit planExported(qs(path), *n); });
 }
 
+void JobRunner::startExport(const JobRequest& request, const std::string& tensor,
+                            const ExportTarget& target) {
+    const Flag cancel = beginJob();
+    setBusy(true);
+    emit progress(0);
+    const ModelEvents events = modelEvents(progressFn(m_generation, cancel));
+    auto work = [request, tensor, target, events] {
+        const bool all = tensor.empty();
+        const auto names = all ? selectTensors(*request.source, {{}, {}, true}) : std::vector{tensor};
+        ModelOutcome outcome = runModelJob(request, names, exportJobOptions(target, all), events);
+        if (!all && outcome.quantized.empty() && !outcome.reports.empty() &&
+            !outcome.reports[0].error.empty())
+            throw FileError(target.path + ": not written: " + outcome.reports[0].error);
+        exportOutcome(outcome, target);
+        outcome.quantized.clear(); // written: the window keeps the reports only
+        outcome.kept.clear();
+        return outcome;
+    };
+    launch<ModelOutcome>(&m_generation, work,
+                         [this, path = target.path](std::shared_ptr<const ModelOutcome> o) {
+                             emit exported(qs(path), std::move(o));
+                         });
+}
+
 void JobRunner::startDiff(std::shared_ptr<const TensorSource> a, const std::string& pathB,
                           std::optional<JobRequest> requantize) {
     const Flag cancel = beginJob();

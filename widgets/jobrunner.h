@@ -3,6 +3,7 @@
 // with a generation counter, so a superseded job's late result is dropped, and a std::atomic<bool>
 // cancel flag the core ProgressFn reads. No processEvents loops.
 #include "job/diff_run.h"
+#include "job/export_outcome.h"
 #include "job/job.h"
 #include "job/plan_job.h"
 
@@ -31,6 +32,11 @@ public:
     /// Writes the plan's compressed-tensors checkpoint to `path`.
     void startPlanExport(const JobRequest& request, std::shared_ptr<const PlanMeasurements> m,
                          const PlanResult& r, const std::string& path);
+    /// Runs the request for an export to `target` and writes it (job/export_outcome.h): every tensor
+    /// of the file (those the target cannot store passed through), or the one named `tensor` (which
+    /// then fails instead). Delivers the run's outcome without its codes, so the table and report
+    /// show what the export holds.
+    void startExport(const JobRequest& request, const std::string& tensor, const ExportTarget& target);
     /// Diffs the model `a` against the checkpoint at `pathB` (job/diff_run.h).
     void startDiff(std::shared_ptr<const TensorSource> a, const std::string& pathB,
                    std::optional<JobRequest> requantize = {});
@@ -49,6 +55,7 @@ signals:
     void previewReady(std::shared_ptr<const ql::ValuePreview> preview);
     void planMeasured(std::shared_ptr<const ql::PlanMeasurements> measurements);
     void planExported(const QString& path, int quantized);
+    void exported(const QString& path, std::shared_ptr<const ql::ModelOutcome> outcome);
     void diffFinished(std::shared_ptr<const ql::DiffOutcome> outcome);
     void failed(const QString& message);
     void cancelled();

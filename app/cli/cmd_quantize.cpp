@@ -3,9 +3,9 @@
 #include "cli/job_request.h"
 #include "cli/progress.h"
 #include "cli/shard_run.h"
-#include "io/export.h"
 #include "io/export_compressed_tensors.h"
 #include "io/printable.h"
+#include "job/export_outcome.h"
 #include "report/model_table.h"
 #include "tensor/error.h"
 
@@ -45,22 +45,10 @@ void checkOutputs(const QuantizeOptions& o) {
         (void)checkConfigTarget(o.out, o.file); // its config.json: never in the model's folder
 }
 
-// The tensors that succeeded, the passed-through ones as they are, and the failed ones' names and
-// reasons in the metadata. A compressed-tensors export gets a config.json beside it (not a shard's:
-// each would hold only its own part), checked before the tensors are written.
-void exportResults(const QuantizeOptions& o, const std::string& out, const ModelOutcome& outcome) {
-    const ExportExtras extras = exportExtras(outcome);
-    if (extensionOf(out) == ".safetensors") {
-        const ExportLayout layout =
-            o.exportLayout == "native" ? ExportLayout::Native : ExportLayout::CompressedTensors;
-        std::optional<CompressedTensorsConfig> config;
-        if (layout == ExportLayout::CompressedTensors && o.shard.empty())
-            config = compressedTensorsConfig(out, outcome.quantized, extras, o.file);
-        exportSafetensors(out, outcome.quantized, layout, o.file, extras);
-        if (config) writeCompressedTensorsConfig(*config);
-    } else {
-        exportHdf5(out, outcome.quantized, o.file, extras);
-    }
+// Where --out writes (a shard: its part, named by ShardRun).
+ExportTarget exportTarget(const QuantizeOptions& o, const std::string& out) {
+    return {out, o.exportLayout == "native" ? ExportLayout::Native : ExportLayout::CompressedTensors, o.file,
+            !o.shard.empty()};
 }
 
 // One line per distinct reason, so an impossible spec on a whole model reads as one error.
@@ -168,9 +156,8 @@ int runQuantize(const QuantizeOptions& o) {
     if (shard) events.finished = [&](const TensorReport& r) { shard->finished(current, r); };
     // Tensors the user named are quantized or fail; a whole-model run passes the rest through, and
     // with them, for a compressed-tensors export, the tensors that format cannot store.
-    ModelJobOptions options{!o.out.empty(), o.tensors.empty()};
-    if (!o.out.empty() && extensionOf(o.out) == ".safetensors" && o.exportLayout != "native")
-        options.unstorable = [&](const QuantizedTensor& q) { return compressedTensorsRefusal(q, o.out); };
+    ModelJobOptions options{false, o.tensors.empty()};
+    if (!o.out.empty()) options = exportJobOptions(exportTarget(o, o.out), o.tensors.empty());
     const ModelOutcome outcome = runModelJob(request, names, options, events);
     progress.finish();
     printFailures(o.file, outcome.reports);
@@ -193,7 +180,7 @@ int runQuantize(const QuantizeOptions& o) {
     if (shard) {
         // A shard with nothing to write (every tensor failed, or none fell to it) writes no file.
         const bool exported = !o.out.empty() && (!outcome.quantized.empty() || !outcome.kept.empty());
-        if (exported) exportResults(o, shard->exportPath(), outcome);
+        if (exported) exportOutcome(outcome, exportTarget(o, shard->exportPath()));
         return shard->finish(exported);
     }
     auto rows = modelRows(outcome.reports);
@@ -225,10 +212,7 @@ int runQuantize(const QuantizeOptions& o) {
             }
         throw FileError(o.file + ": " + why + (o.out.empty() ? "" : "; " + o.out + " not written"));
     }
-    if (!o.out.empty()) {
-        if (quantized == 0) throw FileError(o.out + ": not written: no tensor was quantized");
-        exportResults(o, o.out, outcome);
-    }
+    if (!o.out.empty()) exportOutcome(outcome, exportTarget(o, o.out));
     return outcome.failed ? 1 : 0;
 }
 

@@ -29,15 +29,6 @@ void addImportanceOption(CLI::App& cmd, std::string& importance) {
         "error (the layer output's SQNR) and ranks by it");
 }
 
-void refuseOutputsOverInputs(const JobRequest& request,
-                             const std::vector<std::pair<std::string, std::string>>& outputs,
-                             RunFiles files) {
-    addRequestInputs(files, request);
-    for (const auto& [path, flag] : outputs)
-        files.output(path, flag);
-    files.check();
-}
-
 void noteMissingImportance(const std::string& file, const std::vector<TensorReport>& reports) {
     std::map<std::string, std::vector<std::string>> byReason;
     for (const auto& r : reports)

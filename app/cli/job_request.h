@@ -14,13 +14,6 @@ namespace ql::cli {
 JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const std::string& backend,
                        int repeat = 1, const std::string& importance = {});
 
-/// Throws FileError, before any work, when an output (path, flag) is or would replace a file the
-/// request reads (the model, a shard, the index, the importance or scale file) or another output.
-/// `files` may already list more inputs and outputs of the run.
-void refuseOutputsOverInputs(const JobRequest& request,
-                             const std::vector<std::pair<std::string, std::string>>& outputs,
-                             RunFiles files = {});
-
 /// --importance FILE, the same words on every command that takes it.
 void addImportanceOption(CLI::App& cmd, std::string& importance);
 /// One note on stderr for the quantized tensors the importance file had nothing for (or nothing

@@ -80,6 +80,7 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(m_runner, &JobRunner::tensorFinished, this, &MainWindow::showOutcome);
     connect(m_runner, &JobRunner::modelFinished, this, &MainWindow::showModel);
+    connect(m_runner, &JobRunner::exported, this, &MainWindow::showExport);
     connect(m_runner, &JobRunner::previewReady, this,
             [this](std::shared_ptr<const ValuePreview> p) { m_valuesPage->setPreview(*p); });
     connect(m_runner, &JobRunner::failed, this, [this](const QString& why) {
@@ -209,6 +210,8 @@ bool MainWindow::openFile(const QString& path) {
     m_source = std::move(source);
     m_outcome.reset();
     m_model.reset();
+    m_tensorRequest.reset();
+    m_modelRequest.reset();
     m_report.reset();
     m_browser->setSource(m_source.get());
     m_modelTable->clear(tr("Run ▸ Quantize all (Ctrl+Shift+R) fills this table with every tensor of %1.")
@@ -285,13 +288,15 @@ void MainWindow::quantizeSelected() {
     if (!m_config->plan() || !m_config->problem().isEmpty()) // side B's problems too, before any work
         return showMessage(tr("Cannot quantize %1: %2").arg(qs(tensor), m_config->problem()), true);
     showMessage({}, false);
-    m_runner->startTensor(request(), tensor);
+    m_tensorRequest = request();
+    m_runner->startTensor(*m_tensorRequest, tensor);
 }
 
 void MainWindow::quantizeAll() {
     if (!m_source) return showMessage(tr("Open a model file first (Ctrl+O)."), true);
     showMessage({}, false);
-    m_runner->startModel(request());
+    m_modelRequest = request();
+    m_runner->startModel(*m_modelRequest);
 }
 
 void MainWindow::cancel() {

@@ -7,6 +7,7 @@
 #include <QMainWindow>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 class QAction;
@@ -48,7 +49,10 @@ public:
     void cancel();
 
     // Exports without dialogs (the menu actions ask for the path, then call these). False + message on
-    // failure.
+    // failure. Every file written is refused over any input of the run (model, importance, scale file).
+    /// Starts the export of the last result through the runner: the run is repeated for the target,
+    /// so what it cannot store is kept unquantized and the table (and its report) says so. Ends with
+    /// jobEnded (empty on success); false + message when refused before any work.
     bool exportWeights(const QString& path);
     bool exportReport(const QString& path);
     bool exportPlot(const QString& path);
@@ -113,6 +117,11 @@ private:
     void onTensorSelected(const QString& name);
     void showOutcome(std::shared_ptr<const TensorOutcome> outcome);
     void showModel(std::shared_ptr<const ModelOutcome> outcome);
+    void showExport(const QString& path,
+                    std::shared_ptr<const ModelOutcome> outcome); // mainwindowactions.cpp
+    /// Refuses (message, false) when any of `outputs` (path, what) is or would replace an input of `r`.
+    bool refuseOverInputs(const JobRequest& r,
+                          const std::vector<std::pair<std::string, std::string>>& outputs);
     void showReportedTensor(const QString& name); // mainwindowreport.cpp
     static bool isReportPath(const QString& path);
     static QString modelFileFilter(); // the open dialogs' filter: every format a source reads
@@ -122,6 +131,9 @@ private:
     std::shared_ptr<const TensorSource> m_source;
     std::shared_ptr<const TensorOutcome> m_outcome;
     std::shared_ptr<const ModelOutcome> m_model;
+    std::optional<JobRequest> m_tensorRequest; // what made m_outcome and m_model: an export repeats it
+    std::optional<JobRequest> m_modelRequest;
+    bool m_exportingModel = false;
     std::shared_ptr<const nlohmann::json> m_report; // the opened report's "tensors", while its table shows
     QString m_reportPath;
     JobRunner* m_runner;

@@ -1,6 +1,7 @@
 // MainWindow's menus and the file-level actions behind them: open, recent files, exports, sessions.
 #include "gui/mainwindow.h"
 #include "io/export_compressed_tensors.h"
+#include "job/export_outcome.h"
 #include "quantlens/config.h"
 #include "report/report.h"
 #include "tensor/error.h"
@@ -20,6 +21,7 @@
 #include <QStyle>
 #include <QTabWidget>
 #include <QToolBar>
+#include <filesystem>
 
 namespace ql {
 namespace {
@@ -171,61 +173,63 @@ void MainWindow::updateRecentMenu() {
     m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
+bool MainWindow::refuseOverInputs(const JobRequest& r,
+                                  const std::vector<std::pair<std::string, std::string>>& outputs) {
+    try {
+        refuseOutputsOverInputs(r, outputs);
+    } catch (const std::exception& e) {
+        showMessage(qs(e.what()), true);
+        return true;
+    }
+    return false;
+}
+
 bool MainWindow::exportWeights(const QString& path) {
-    std::vector<QuantizedTensor> tensors;
-    ExportExtras extras; // a whole-model export also carries the kept tensors and the failures
-    if (m_model && m_tabs->currentWidget() == m_modelTable) {
-        tensors = m_model->quantized;
-        extras = exportExtras(*m_model);
-    } else if (m_outcome)
-        tensors.push_back({m_outcome->a.report.name, m_outcome->a.report.plan, m_outcome->a.report.params,
-                           m_outcome->a.codes});
-    if (tensors.empty()) {
+    // The table's run, or the tensor's (side A); repeated for the target, so that what it cannot store
+    // is decided during the run, as the CLI's quantize --out does, and the table says what it holds.
+    const bool whole = m_model && m_modelRequest && m_tabs->currentWidget() == m_modelTable;
+    const std::optional<JobRequest>& ran = whole ? m_modelRequest : m_tensorRequest;
+    if (!ran || (!whole && !m_outcome)) {
         showMessage(tr("Nothing to export yet: run Quantize selected or Quantize all first."), true);
         return false;
     }
+    const ExportTarget target{ss(path), ExportLayout::CompressedTensors, ran->source->path()};
+    std::vector<std::pair<std::string, std::string>> outputs{{target.path, "the export"}};
     try {
-        const std::string source = m_source ? m_source->path() : std::string();
-        if (m_source) refuseOverwritingInputs(ss(path), *m_source);
-        if (path.endsWith(QStringLiteral(".h5"), Qt::CaseInsensitive) ||
-            path.endsWith(QStringLiteral(".hdf5"), Qt::CaseInsensitive)) {
-            exportHdf5(ss(path), tensors, source, extras);
-        } else {
-            // A whole model keeps what compressed-tensors cannot store (1-D norms, 4-D convolutions,
-            // inverse steps) as it is, as the CLI does; one tensor asked for alone is refused instead.
-            if (m_model && m_tabs->currentWidget() == m_modelTable && m_source) {
-                std::vector<QuantizedTensor> storable;
-                for (auto& q : tensors) {
-                    if (compressedTensorsRefusal(q, ss(path)).empty())
-                        storable.push_back(std::move(q));
-                    else
-                        extras.kept.push_back({q.name, m_source->load(q.name)});
-                }
-                tensors = std::move(storable);
-                if (tensors.empty())
-                    throw FileError(ss(path) +
-                                    ": compressed-tensors can store none of the quantized tensors; "
-                                    "export as HDF5, or run the CLI with --export-layout native");
-            }
-            const auto config = compressedTensorsConfig(ss(path), tensors, extras, source);
-            exportSafetensors(ss(path), tensors, ExportLayout::CompressedTensors, source, extras);
-            writeCompressedTensorsConfig(config);
+        if (!isHdf5Export(target.path)) {
+            (void)checkConfigTarget(target.path, target.model); // never the model's own config.json
+            outputs.emplace_back(
+                (std::filesystem::absolute(target.path).parent_path() / "config.json").string(),
+                "the export's config.json");
         }
     } catch (const std::exception& e) {
         showMessage(tr("Export failed: %1").arg(qs(e.what())), true);
         return false;
     }
-    QString done = tr("Wrote %1 quantized tensor(s)").arg(tensors.size());
-    if (!extras.kept.empty()) done += tr(" and %1 kept unquantized").arg(extras.kept.size());
-    if (!extras.failed.empty())
-        done += tr(" (%1 failed, listed in the file's metadata)").arg(extras.failed.size());
+    if (refuseOverInputs(*ran, outputs)) return false;
+    showMessage({}, false);
+    m_exportingModel = whole;
+    m_runner->startExport(*ran, whole ? std::string() : m_outcome->a.report.name, target);
+    return true;
+}
+
+void MainWindow::showExport(const QString& path, std::shared_ptr<const ModelOutcome> outcome) {
+    if (m_exportingModel) { // the table shows what the export holds: its report agrees with it
+        m_model = outcome;
+        m_modelTable->setRows(modelRows(m_model->reports));
+    }
+    const auto quantized =
+        static_cast<int>(outcome->reports.size()) - outcome->failed - outcome->passedThrough;
+    QString done = tr("Wrote %1 quantized tensor(s)").arg(quantized);
+    if (outcome->passedThrough) done += tr(" and %1 kept unquantized").arg(outcome->passedThrough);
+    if (outcome->failed) done += tr(" (%1 failed, listed in the file's metadata)").arg(outcome->failed);
     done += tr(" to %1.").arg(path);
     // As the CLI's quantize --all says: what the file holds that QuantLens does not read is not in it.
-    if (m_model && m_source && !m_source->unlisted().empty())
+    if (m_exportingModel && m_source && !m_source->unlisted().empty())
         done += tr(" %1 tensor(s) in the file are not read, so not in it (quantlens-cli inspect lists them).")
                     .arg(m_source->unlisted().size());
     showMessage(done, false);
-    return true;
+    emit jobEnded(QString());
 }
 
 bool MainWindow::exportReport(const QString& path) {
@@ -242,8 +246,8 @@ bool MainWindow::exportReport(const QString& path) {
         showMessage(tr("Nothing to report yet: run Quantize selected or Quantize all first."), true);
         return false;
     }
+    if (refuseOverInputs(request(), {{ss(path), "the report"}})) return false;
     try {
-        if (m_source) refuseOverwritingInputs(ss(path), *m_source);
         writeReport(ss(path), m_source ? m_source->path() : std::string(), reports, comparison);
     } catch (const std::exception& e) {
         showMessage(tr("Report failed: %1").arg(qs(e.what())), true);
@@ -254,6 +258,7 @@ bool MainWindow::exportReport(const QString& path) {
 }
 
 bool MainWindow::exportPlot(const QString& path) {
+    if (refuseOverInputs(request(), {{ss(path), "the plot"}})) return false;
     bool ok = false;
     if (auto* page = qobject_cast<PlotPage*>(m_tabs->currentWidget()))
         ok = page->exportTo(path);

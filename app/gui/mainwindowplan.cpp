@@ -10,6 +10,7 @@
 
 #include <QFileInfo>
 #include <QTabWidget>
+#include <filesystem>
 
 namespace ql {
 
@@ -49,8 +50,12 @@ bool MainWindow::exportPlanTo(const QString& path) {
         showMessage(tr("Measure formats and choose a budget that fits first."), true);
         return false;
     }
+    const JobRequest r = request();
+    const std::string config = (std::filesystem::absolute(ss(path)).parent_path() / "config.json").string();
+    if (refuseOverInputs(r, {{ss(path), "the plan's export"}, {config, "the plan export's config.json"}}))
+        return false;
     showMessage({}, false);
-    m_runner->startPlanExport(request(), m_planPage->measurements(), *m_planPage->result(), ss(path));
+    m_runner->startPlanExport(r, m_planPage->measurements(), *m_planPage->result(), ss(path));
     return true;
 }
 

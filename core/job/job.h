@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ql {
@@ -74,6 +75,13 @@ QuantPlan planForTensor(const JobRequest& request, const QuantSpec& spec, const 
 /// Lists every file the request reads as an input of `files`: the model (each shard, its index), the
 /// importance file, and the scale and zero-point files of calibration "file".
 void addRequestInputs(RunFiles& files, const JobRequest& request);
+/// Throws FileError, before any work, when an output (path, flag) is or would replace a file the
+/// request reads (the model, a shard, the index, the importance or scale file) or another output.
+/// `files` may already list more inputs and outputs of the run. Both front ends check every file they
+/// write with this.
+void refuseOutputsOverInputs(const JobRequest& request,
+                             const std::vector<std::pair<std::string, std::string>>& outputs,
+                             RunFiles files = {});
 
 /// One side of a run: the report (analysis, timing) and the codes it produced.
 struct SideOutcome {

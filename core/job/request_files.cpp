@@ -19,4 +19,13 @@ void addRequestInputs(RunFiles& files, const JobRequest& request) {
     }
 }
 
+void refuseOutputsOverInputs(const JobRequest& request,
+                             const std::vector<std::pair<std::string, std::string>>& outputs,
+                             RunFiles files) {
+    addRequestInputs(files, request);
+    for (const auto& [path, flag] : outputs)
+        files.output(path, flag);
+    files.check();
+}
+
 } // namespace ql

@@ -2,6 +2,7 @@ target_sources(quantlens_core PRIVATE
     job/diff_job.cpp
     job/diff_run.cpp
     job/explicit_params.cpp
+    job/export_outcome.cpp
     job/importance.cpp
     job/model_job.cpp
     job/plan_job.cpp
