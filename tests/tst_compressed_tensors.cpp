@@ -539,8 +539,13 @@ private slots:
         QCOMPARE(qc["config_groups"]["group_1"]["format"].get<std::string>(), std::string("float-quantized"));
         QCOMPARE(qc["ignore"], nlohmann::json({"lm_head"}));
 
-        // A name that is not a module's weight has no compressed-tensors target.
+        // A name that is not a module's weight is stored as "<name>.weight", its module the target.
         tensors[0].name = "a.kernel";
+        const auto mapped = nlohmann::json::parse(
+            compressedTensorsConfig(dir + "/m.safetensors", tensors, extras, {}).text)["quantization_config"];
+        QCOMPARE(mapped["config_groups"]["group_0"]["targets"], nlohmann::json({"a.kernel", "c"}));
+        // Two names that would meet are refused with the reason.
+        tensors[1].name = "a.kernel.weight";
         QVERIFY_THROWS_EXCEPTION(FileError,
                                  compressedTensorsConfig(dir + "/m.safetensors", tensors, extras, {}));
     }

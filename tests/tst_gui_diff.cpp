@@ -209,7 +209,7 @@ private slots:
         QSignalSpy ended(&w, &MainWindow::jobEnded);
         QVERIFY(w.diffAgainst(QString::fromStdString(m_a)));
         QVERIFY(ended.wait(60000));
-        QVERIFY2(w.errorText().contains(QStringLiteral("the open model itself")), qPrintable(w.errorText()));
+        QVERIFY2(w.errorText().contains(QStringLiteral("is model A itself")), qPrintable(w.errorText()));
         QVERIFY(w.diffAgainst(path("missing.gguf")));
         QVERIFY(ended.wait(60000));
         QVERIFY2(w.errorText().contains(QStringLiteral("missing.gguf")), qPrintable(w.errorText()));

@@ -270,6 +270,13 @@ void TestRunFiles::diffNeverWritesOverItsInputs() {
                                dir);
     QVERIFY2(diff.code != 0 && diff.err.contains("would write over model A"), diff.err.constData());
     QCOMPARE(readAll(dir + QStringLiteral("/m.safetensors")), model);
+    // A model against itself, however spelled: refused, as the app refuses it (core/job/diff_run).
+    QVERIFY(QFile::link(QStringLiteral("m.safetensors"), dir + QStringLiteral("/again.safetensors")));
+    for (const QString& b : {QStringLiteral("m.safetensors"), QStringLiteral("./m.safetensors"),
+                             QStringLiteral("again.safetensors")}) {
+        const CliRun self = runCli({QStringLiteral("diff"), QStringLiteral("m.safetensors"), b}, dir);
+        QVERIFY2(self.code == 1 && self.err.contains("is model A itself"), self.err.constData());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestRunFiles)

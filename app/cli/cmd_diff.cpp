@@ -3,6 +3,7 @@
 #include "cli/job_request.h"
 #include "io/atomic_file.h"
 #include "job/diff_job.h"
+#include "job/diff_run.h"
 #include "job/report_parts.h"
 #include "job/shard.h"
 #include "report/check.h"
@@ -75,6 +76,7 @@ int runDiff(const DiffOptions& o) {
     if (o.requantize) requantize = makeRequest(o.a, o.spec, o.backend);
     const std::shared_ptr<const TensorSource> a =
         requantize ? requantize->source : std::shared_ptr<const TensorSource>(openTensorSource(o.a));
+    refuseSelfDiff(*a, o.b);
     const auto b = openTensorSource(o.b);
     RunFiles files;
     if (requantize) addRequestInputs(files, *requantize);

@@ -22,6 +22,7 @@
 #include "tensor/float_formats.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -178,6 +179,40 @@ nlohmann::json readJson(const fs::path& path) {
 
 } // namespace
 
+std::string compressedTensorsName(const std::string& name) {
+    if (isWeightName(name)) return name;
+    std::string module = name;
+    for (char& c : module) {
+        const auto u = static_cast<unsigned char>(c);
+        if (!std::isalnum(u) && c != '_' && c != '.') c = '_';
+    }
+    return module + ".weight";
+}
+
+void checkCompressedTensorsNames(const std::vector<QuantizedTensor>& tensors, const ExportExtras& extras,
+                                 const std::string& file) {
+    // Every name the checkpoint will hold, with the source tensor it comes from.
+    std::map<std::string, std::string> taken;
+    const auto take = [&](const std::string& stored, const std::string& source) {
+        const auto [it, fresh] = taken.emplace(stored, source);
+        if (!fresh && it->second != source)
+            throw FileError(file + ": tensors '" + it->second + "' and '" + source +
+                            "' would both be stored as '" + stored +
+                            "' in compressed-tensors, which names a module's weight \"<module>.weight\"; use "
+                            "--export-layout native, which keeps every name");
+    };
+    for (const auto& k : extras.kept)
+        take(k.name, k.name);
+    for (const auto& q : tensors) {
+        const std::string stored = compressedTensorsName(q.name);
+        const bool packed = q.plan.codeTarget == Target::Int4 || q.plan.codeTarget == Target::UInt4 ||
+                            q.plan.codeTarget == Target::Fp4E2M1;
+        const ExportNames n = exportNames(stored, packed);
+        for (const std::string* part : {&n.codes, &n.shape, &n.scale, &n.zeroPoint, &n.globalScale})
+            if (!part->empty()) take(*part, q.name);
+    }
+}
+
 CompressedTensorsArgs compressedTensorsArgs(const QuantizedTensor& q, const std::string& file) {
     const QuantPlan& p = q.plan;
     const Target t = p.codeTarget;
@@ -289,8 +324,10 @@ std::vector<NamedTensor> compressedTensorsTensors(const QuantizedTensor& q, cons
     const Shape scaleShape = scaleShapeOf(p, s);
     const std::int64_t groups = elementCount(scaleShape);
     const bool packed = args.format != "int-quantized" && args.format != "float-quantized";
-    const ExportNames names = exportNames(q.name, packed);
+    const std::string stored = compressedTensorsName(q.name);
+    const ExportNames names = exportNames(stored, packed);
     std::vector<NamedTensor> out;
+    if (stored != q.name) d["stored_as"] = stored; // the module compressed-tensors sees
 
     // Codes.
     d["codes"] = names.codes;
@@ -331,6 +368,7 @@ std::vector<NamedTensor> compressedTensorsTensors(const QuantizedTensor& q, cons
             out.push_back({names.globalScale, Tensor::fromFloats(Shape{1}, std::span<const float>(&g, 1))});
             d["global_scale"] = names.globalScale;
             d["global_scale_encoding"] = "reciprocal";
+            d["tensor_scale"] = sg; // s_g exactly, for readers of the export (1 / (1 / s_g) may not be s_g)
         }
     } else {
         const DType dt = (scaleDType == DType::BF16 || scaleDType == DType::F16) ? scaleDType : DType::F32;
@@ -412,22 +450,19 @@ CompressedTensorsConfig compressedTensorsConfig(const std::string& exportPath,
                                                 const std::vector<QuantizedTensor>& tensors,
                                                 const ExportExtras& extras, const std::string& sourcePath) {
     const fs::path target = fs::absolute(exportPath).parent_path() / "config.json";
+    checkCompressedTensorsNames(tensors, extras, exportPath);
     // One config group per distinct (format, weight arguments), in the order first met.
     std::vector<std::pair<nlohmann::json, std::vector<std::string>>> groups;
     std::vector<std::string> formats;
     for (const auto& q : tensors) {
         const CompressedTensorsArgs a = compressedTensorsArgs(q, exportPath);
-        if (!isWeightName(q.name))
-            throw FileError(exportPath + ": tensor '" + q.name +
-                            "': compressed-tensors quantizes a module's "
-                            "\"weight\"; this name does not end in \".weight\"; use --export-layout native");
         const nlohmann::json key = {{"format", a.format}, {"weights", a.weights}};
         auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
         if (it == groups.end()) {
             groups.push_back({key, {}});
             it = groups.end() - 1;
         }
-        it->second.push_back(moduleOf(q.name));
+        it->second.push_back(moduleOf(compressedTensorsName(q.name)));
         if (std::find(formats.begin(), formats.end(), a.format) == formats.end()) formats.push_back(a.format);
     }
     nlohmann::json configGroups = nlohmann::json::object();

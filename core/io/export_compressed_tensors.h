@@ -30,6 +30,17 @@ std::vector<NamedTensor> compressedTensorsTensors(const QuantizedTensor& q, cons
                                                   DType scaleDType, const std::string& file,
                                                   nlohmann::json& description);
 
+/// The name a tensor is stored under in a compressed-tensors checkpoint, whose loaders quantize a
+/// module's "weight": a name ending in ".weight" is kept; any other (Paddle's "conv2d_42.w_0", ONNX's
+/// "onnx::MatMul_7") becomes "<name>.weight", characters a module path cannot hold (other than
+/// letters, digits, '_' and '.') written as '_'. The export's metadata records the source name
+/// beside it ("name" and "stored_as"), so readers match it with the original.
+std::string compressedTensorsName(const std::string& name);
+/// Throws FileError naming the file, both tensors and the reason when two of the export's tensors (the
+/// quantized ones under their stored names, the kept ones under their own) would take one name.
+void checkCompressedTensorsNames(const std::vector<QuantizedTensor>& tensors, const ExportExtras& extras,
+                                 const std::string& file);
+
 /// A config.json ready to be written beside an export.
 struct CompressedTensorsConfig {
     std::string path; // <export's folder>/config.json
@@ -42,9 +53,10 @@ struct CompressedTensorsConfig {
 nlohmann::json checkConfigTarget(const std::string& exportPath, const std::string& sourcePath);
 /// Builds config.json for an export at `exportPath`: the source model's config.json (the file beside
 /// `sourcePath`) when it has one, else a minimal one, with "quantization_config" added or replaced.
-/// Checks everything before anything is written: every tensor's format, module names ending in
-/// ".weight", and that an existing config.json there is ours (a previous export's) or a copy of the
-/// source's; never the model's own config.json. Throws FileError otherwise.
+/// Checks everything before anything is written: every tensor's format, names that stay distinct once
+/// stored, and that an existing config.json there is ours (a previous export's) or a copy of the
+/// source's; never the model's own config.json. Throws FileError otherwise. Targets and `ignore` name
+/// modules by their stored names (compressedTensorsName).
 CompressedTensorsConfig compressedTensorsConfig(const std::string& exportPath,
                                                 const std::vector<QuantizedTensor>& tensors,
                                                 const ExportExtras& extras, const std::string& sourcePath);

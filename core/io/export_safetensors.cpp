@@ -88,6 +88,7 @@ void exportSafetensors(const std::string& path, const std::vector<QuantizedTenso
             checkQuantizedTensor(q, path);
             args.push_back(compressedTensorsArgs(q, path));
         }
+        checkCompressedTensorsNames(tensors, extras, path);
         // Scales are stored in the source weight's dtype, as compressed-tensors does.
         std::unique_ptr<TensorSource> source;
         if (!sourcePath.empty()) source = openTensorSource(sourcePath);

@@ -384,4 +384,29 @@ std::unique_ptr<TensorSource> openHdf5Source(const std::string& path) {
     return Hdf5Source::open(path);
 }
 
+std::optional<std::string> Hdf5Source::textAttribute(const std::string& object,
+                                                     const std::string& key) const {
+    h5::Lock lock;
+    const hid_t file = static_cast<hid_t>(m_file);
+    const std::string path = object.empty() ? std::string(".") : object;
+    if (!object.empty() && H5Lexists(file, object.c_str(), H5P_DEFAULT) <= 0) return std::nullopt;
+    if (H5Aexists_by_name(file, path.c_str(), key.c_str(), H5P_DEFAULT) <= 0) return std::nullopt;
+    h5::Id attr(H5Aopen_by_name(file, path.c_str(), key.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    if (attr.get() < 0) return std::nullopt;
+    h5::Id type(H5Aget_type(attr.get()), H5Tclose);
+    h5::Id space(H5Aget_space(attr.get()), H5Sclose);
+    // One variable-length string (what QuantLens and h5py write); anything else is not text here.
+    if (type.get() < 0 || H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) <= 0 ||
+        space.get() < 0 || H5Sget_simple_extent_npoints(space.get()) != 1)
+        return std::nullopt;
+    h5::Id memType(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(memType.get(), H5T_VARIABLE);
+    H5Tset_cset(memType.get(), H5Tget_cset(type.get()));
+    char* text = nullptr;
+    if (H5Aread(attr.get(), memType.get(), &text) < 0 || !text) return std::nullopt;
+    std::string out(text);
+    H5free_memory(text);
+    return out;
+}
+
 } // namespace ql

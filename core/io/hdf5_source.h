@@ -25,6 +25,9 @@ public:
     /// Datasets left out of the inventory, with why: a type QuantLens cannot read, storage outside
     /// the file or never written.
     const std::vector<UnlistedEntry>& unlisted() const override { return m_skipped; }
+    /// A string attribute of the root ("") or of a group or dataset.
+    std::optional<std::string> textAttribute(const std::string& object,
+                                             const std::string& key) const override;
 
 private:
     Tensor read(const std::string& name, std::int64_t begin, std::int64_t count, bool rows) const;

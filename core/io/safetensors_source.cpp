@@ -175,4 +175,12 @@ void SafetensorsSource::release(const std::string& name) const {
     s.mapping->release(s.header.dataStart + e.begin, e.end - e.begin);
 }
 
+std::optional<std::string> SafetensorsSource::textAttribute(const std::string& object,
+                                                            const std::string& key) const {
+    if (!object.empty()) return std::nullopt;
+    const auto it = m_metadata.find(key);
+    if (it == m_metadata.end()) return std::nullopt;
+    return it->second;
+}
+
 } // namespace ql

@@ -2,6 +2,7 @@ target_sources(quantlens_core PRIVATE
     io/atomic_file.cpp
     io/child_process.cpp
     io/export_compressed_tensors.cpp
+    io/export_reader.cpp
     io/export_safetensors.cpp
     io/export_tensors.cpp
     io/gguf_blocks.cpp

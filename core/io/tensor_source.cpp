@@ -108,6 +108,12 @@ std::unique_ptr<TensorSource> openByKind(const std::string& path);
 
 } // namespace
 
+std::optional<std::string> TensorSource::textAttribute(const std::string& object, const std::string& key) const {
+    (void)object;
+    (void)key;
+    return std::nullopt;
+}
+
 std::unique_ptr<TensorSource> openTensorSource(const std::string& path) {
     try {
         auto source = openByKind(path);

@@ -1,10 +1,12 @@
 #include "job/diff_job.h"
 
+#include "io/export_reader.h"
 #include "io/gguf_source.h"
 #include "io/llama_rows.h"
 #include "io/stored_quantization.h"
 #include "job/job.h"
 #include "job/tensor_run.h"
+#include "quant/reference.h"
 #include "report/report.h"
 #include "tensor/error.h"
 
@@ -13,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <new>
+#include <set>
 #include <string_view>
 
 namespace ql {
@@ -143,17 +146,24 @@ std::vector<std::int64_t> rowsOfB(const TensorSource& a, const TensorSource& b, 
     return hfRowOf;
 }
 
-// A's tensor quantized with the request's spec through the job pipeline, in stored terms.
-std::optional<StoredQuantization> requantized(const TensorSource& a, const TensorPair& pair,
-                                              const JobRequest& requantize, std::string& why) {
+// A's tensor quantized with the request's spec through the job pipeline.
+QuantizedTensor requantizedTensor(const TensorSource& a, const TensorPair& pair,
+                                  const JobRequest& requantize) {
     JobRequest r = requantize;
     r.compare = {};         // only A's codes are wanted: no second run
     r.importance = nullptr; // nor a weighted error
     r.codesOnly = true;     // nor statistics
     if (!r.source) r.source = std::shared_ptr<const TensorSource>(std::shared_ptr<void>(), &a);
+    TensorOutcome out = runTensorJob(r, pair.a);
+    return {pair.a, out.a.report.plan, out.a.report.params, std::move(out.a.codes)};
+}
+
+// The same in stored terms.
+std::optional<StoredQuantization> requantized(const TensorSource& a, const TensorPair& pair,
+                                              const JobRequest& requantize, std::string& why) {
     try {
-        const TensorOutcome out = runTensorJob(r, pair.a);
-        return storedQuantizationOf(out.a.report.plan, out.a.report.params, out.a.codes);
+        const QuantizedTensor q = requantizedTensor(a, pair, requantize);
+        return storedQuantizationOf(q.plan, q.params, q.codes);
     } catch (const QuantError& e) {
         why = "codes not compared: re-quantizing A: " + std::string(e.what());
     } catch (const FileError& e) {
@@ -179,6 +189,67 @@ void compareStoredCodes(const std::optional<StoredQuantization>& qa, const std::
     } catch (const QuantError& e) {
         addNote(d.note, e.what());
     }
+}
+
+// A QuantLens export's entry for `name`; nullptr when it has none.
+const ExportedEntry* entryNamed(const std::vector<ExportedEntry>& entries, const std::string& name) {
+    const auto it =
+        std::find_if(entries.begin(), entries.end(), [&](const ExportedEntry& e) { return e.name == name; });
+    return it == entries.end() ? nullptr : &*it;
+}
+
+// Order-preserving integer of a float code's bits (sign-magnitude, `width` bits), so that neighbouring
+// minifloat values are one apart; integer codes are their values.
+std::int64_t orderedCode(std::int32_t code, Target t) {
+    if (!isFloatTarget(t)) return code;
+    const int width = t == Target::Fp4E2M1 ? 4 : 8;
+    const std::uint32_t sign = 1u << (width - 1);
+    const auto bits = static_cast<std::uint32_t>(code) & ((sign << 1) - 1);
+    const auto magnitude = static_cast<std::int64_t>(bits & (sign - 1));
+    return (bits & sign) ? -magnitude : magnitude;
+}
+
+bool sameBits(float x, float y) {
+    return f32Bits(x) == f32Bits(y);
+}
+
+std::string exportFormat(const QuantizedTensor& q, const ExportedEntry& e) {
+    const std::string layout =
+        e.group.empty() ? e.description.value("format", std::string("native")) : std::string("hdf5");
+    return "quantlens export " + layout + " " + std::string(nameOf(q.plan.spec.preset)) + " " +
+           std::string(nameOf(q.plan.codeTarget)) + " " + std::string(nameOf(q.plan.spec.scheme));
+}
+
+// A re-quantization's codes and parameters against an export's, whatever the grid (integer or float
+// codes, steps or inverse steps, integer or float zero points): they are one plan's, or say why not.
+CodeDiff compareExported(const QuantizedTensor& a, const QuantizedTensor& b, const std::string& formatB) {
+    if (a.plan.codeTarget != b.plan.codeTarget || a.plan.shape != b.plan.shape ||
+        a.plan.scaleShape != b.plan.scaleShape)
+        throw QuantError("codes not compared: the re-quantization's plan (" +
+                         std::string(nameOf(a.plan.codeTarget)) + " " + toString(a.plan.shape) + ", scales " +
+                         toString(a.plan.scaleShape) + ") is not the export's (" +
+                         std::string(nameOf(b.plan.codeTarget)) + " " + toString(b.plan.shape) + ", scales " +
+                         toString(b.plan.scaleShape) + ")");
+    CodeDiff d;
+    d.formatA = "quantlens " + std::string(nameOf(a.plan.spec.preset)) + " " +
+                std::string(nameOf(a.plan.codeTarget)) + " " + std::string(nameOf(a.plan.spec.scheme));
+    d.formatB = formatB;
+    d.compared = a.codes.size();
+    for (std::int64_t i = 0; i < a.codes.size(); ++i) {
+        const std::int64_t x = orderedCode(a.codes.at(i), a.plan.codeTarget);
+        const std::int64_t y = orderedCode(b.codes.at(i), b.plan.codeTarget);
+        if (x == y) continue;
+        if (d.firstMismatch < 0) d.firstMismatch = i;
+        ++d.mismatches;
+        d.maxDelta = std::max(d.maxDelta, std::abs(x - y));
+    }
+    d.scales = static_cast<std::int64_t>(a.params.scales.size());
+    for (std::size_t g = 0; g < a.params.scales.size() && g < b.params.scales.size(); ++g) {
+        d.scaleMismatches += !sameBits(a.params.scales[g], b.params.scales[g]);
+        d.zeroPointMismatches += !sameBits(a.params.zeroPointOf(static_cast<std::int64_t>(g)),
+                                           b.params.zeroPointOf(static_cast<std::int64_t>(g)));
+    }
+    return d;
 }
 
 // A compressed-tensors codes tensor is not the weight: its values are the dequantization.
@@ -211,14 +282,43 @@ std::string ggufNameOf(const std::string& hf) {
 }
 
 TensorMatch matchTensors(const TensorSource& a, const TensorSource& b) {
+    // A QuantLens export on one side (the other not one): its quantized tensors are matched by their
+    // source names, whatever names and parts the layout stores them in (export_reader.h).
+    const std::vector<ExportedEntry> exportA = exportedEntries(a);
+    const std::vector<ExportedEntry> exportB =
+        exportA.empty() ? exportedEntries(b) : std::vector<ExportedEntry>();
+    std::set<std::string> partsB;
+    for (const auto& e : exportB)
+        partsB.insert(e.parts.begin(), e.parts.end());
     std::map<std::string, std::string> bByName, bByGguf; // B's names, and B's HF names by their GGUF name
     for (const auto& t : b.tensors()) {
+        if (partsB.count(t.name)) continue;
         bByName[t.name] = t.name;
         if (const std::string g = ggufNameOf(t.name); !g.empty()) bByGguf[g] = t.name;
     }
+    std::set<std::string> partsA;
+    if (!exportA.empty() && exportedEntries(b).empty())
+        for (const auto& e : exportA)
+            partsA.insert(e.parts.begin(), e.parts.end());
     TensorMatch m;
     std::map<std::string, bool> usedB;
-    for (const auto& t : a.tensors()) {
+    std::vector<std::string> namesA;
+    for (const auto& e : partsA.empty() ? std::vector<ExportedEntry>() : exportA)
+        if (!e.parts.empty()) namesA.push_back(e.name);
+    for (const auto& t : a.tensors())
+        if (!partsA.count(t.name)) namesA.push_back(t.name);
+    for (const std::string& name : namesA) {
+        if (entryNamed(exportB, name) && !usedB[name]) { // B is A's export
+            usedB[name] = true;
+            m.pairs.push_back({name, name, "quantlens-export"});
+            continue;
+        }
+        if (!partsA.empty() && entryNamed(exportA, name) && bByName.count(name) && !usedB[name]) {
+            usedB[name] = true;
+            m.pairs.push_back({name, name, "quantlens-export"}); // A is the export
+            continue;
+        }
+        const TensorInfo t{name, DType::F32, {}, 0, {}};
         std::string other, how;
         if (bByName.count(t.name)) {
             other = t.name, how = "exact";
@@ -243,7 +343,9 @@ TensorMatch matchTensors(const TensorSource& a, const TensorSource& b) {
         m.pairs.push_back({t.name, other, how});
     }
     for (const auto& t : b.tensors())
-        if (!usedB[t.name]) m.onlyB.push_back(t.name);
+        if (!usedB[t.name] && !partsB.count(t.name)) m.onlyB.push_back(t.name);
+    for (const auto& e : exportB)
+        if (!usedB[e.name]) m.onlyB.push_back(e.name);
     return m;
 }
 
@@ -252,28 +354,54 @@ TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const Tenso
     TensorDiff d;
     d.pair = pair;
     try {
-        const TensorInfo& ia = requireTensor(a, pair.a);
-        const TensorInfo& ib = requireTensor(b, pair.b);
+        // A QuantLens export's side: its codes and parameters rebuilt from the layout it was written in.
+        std::optional<ExportedEntry> entryA, entryB;
+        std::optional<QuantizedTensor> xa, xb;
+        if (pair.how == "quantlens-export") {
+            const std::vector<ExportedEntry> entriesB = exportedEntries(b);
+            const std::vector<ExportedEntry> entriesA =
+                entryNamed(entriesB, pair.b) ? std::vector<ExportedEntry>() : exportedEntries(a);
+            if (const auto* e = entryNamed(entriesB, pair.b)) {
+                entryB = *e;
+                xb = readExported(b, *e);
+            } else if (const auto* f = entryNamed(entriesA, pair.a)) {
+                entryA = *f;
+                xa = readExported(a, *f);
+            } else {
+                throw FileError("neither file is a QuantLens export holding '" + pair.b + "'");
+            }
+        }
+        const TensorInfo& ia = requireTensor(a, entryA ? entryA->parts.front() : pair.a);
+        const TensorInfo& ib = requireTensor(b, entryB ? entryB->parts.front() : pair.b);
         d.dtypeA = ia.dtype;
         d.dtypeB = ib.dtype;
         // Stored codes, read once: for the code comparison, and as the values of a compressed-tensors side.
         std::string whyA, whyB;
-        const auto sa = requantize ? std::nullopt : storedQuantization(a, pair.a, &whyA);
-        const auto sb = storedQuantization(b, pair.b, &whyB);
-        const bool dqA = readAsDequantized(sa), dqB = readAsDequantized(sb);
-        const Shape shapeA = dqA ? sa->shape : ia.shape, shapeB = dqB ? sb->shape : ib.shape;
+        const auto sa = requantize || xa ? std::nullopt : storedQuantization(a, pair.a, &whyA);
+        const auto sb = xb ? std::nullopt : storedQuantization(b, pair.b, &whyB);
+        const bool dqA = readAsDequantized(sa) || xa, dqB = readAsDequantized(sb) || xb;
+        const Shape shapeA = xa ? xa->plan.shape : dqA ? sa->shape : ia.shape;
+        const Shape shapeB = xb ? xb->plan.shape : dqB ? sb->shape : ib.shape;
         d.shape = shapeA;
         if (shapeA != shapeB) {
             d.failure = "shapes differ: " + toString(shapeA) + " and " + toString(shapeB);
             return d;
         }
         const std::vector<std::int64_t> bRows = rowsOfB(a, b, pair, shapeA, d.note);
-        const std::vector<float> valuesA = dqA ? sa->dequantized() : std::vector<float>();
-        const std::vector<float> valuesB = dqB ? sb->dequantized() : std::vector<float>();
+        const std::vector<float> valuesA = xa    ? exportedValues(*xa)
+                                           : dqA ? sa->dequantized()
+                                                 : std::vector<float>();
+        const std::vector<float> valuesB = xb    ? exportedValues(*xb)
+                                           : dqB ? sb->dequantized()
+                                                 : std::vector<float>();
         std::optional<LoadedTensor> ta, tb;
         const ValuesView va = dqA ? ValuesView::of(valuesA) : ta.emplace(a, ia).view();
         const ValuesView vb = dqB ? ValuesView::of(valuesB) : tb.emplace(b, ib).view();
-        if (dqA || dqB)
+        if (xa || xb)
+            addNote(d.note,
+                    std::string(xa ? "A's" : "B's") +
+                        " QuantLens export read as its codes dequantized with the plan's own arithmetic");
+        else if (dqA || dqB)
             addNote(d.note, std::string(dqA && dqB ? "both sides'"
                                         : dqA      ? "A's"
                                                    : "B's") +
@@ -314,12 +442,25 @@ TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const Tenso
                                 (ea == eb ? std::string(nameOf(ea)) + " values have no ULP of their own"
                                           : std::string("the dtypes differ")) +
                                 ")");
-        std::string whyRequantized;
-        const auto qa = requantize ? requantized(a, pair, *requantize, whyRequantized) : sa;
-        compareStoredCodes(qa, requantize ? whyRequantized : whyA, sb, whyB, pair, bRows,
-                           requantize != nullptr, d);
-        a.release(pair.a);
-        b.release(pair.b);
+        if (xb && requantize) { // every grid: integer or float codes, steps or inverse steps
+            try {
+                d.codes =
+                    compareExported(requantizedTensor(a, pair, *requantize), *xb, exportFormat(*xb, *entryB));
+            } catch (const QuantError& e) {
+                addNote(d.note, e.what());
+            } catch (const FileError& e) {
+                addNote(d.note, "codes not compared: re-quantizing A: " + std::string(e.what()));
+            }
+        } else if (!xa && !xb) {
+            std::string whyRequantized;
+            const auto qa = requantize ? requantized(a, pair, *requantize, whyRequantized) : sa;
+            compareStoredCodes(qa, requantize ? whyRequantized : whyA, sb, whyB, pair, bRows,
+                               requantize != nullptr, d);
+        }
+        for (const auto& name : entryA ? entryA->parts : std::vector<std::string>{pair.a})
+            a.release(name);
+        for (const auto& name : entryB ? entryB->parts : std::vector<std::string>{pair.b})
+            b.release(name);
     } catch (const std::bad_alloc&) {
         d.failure = "out of memory";
     } catch (const std::exception& e) {

@@ -1,16 +1,24 @@
 #include "job/diff_run.h"
 
+#include "io/run_files.h"
 #include "tensor/error.h"
 
 #include <filesystem>
 
 namespace ql {
 
+void refuseSelfDiff(const TensorSource& a, const std::string& pathB) {
+    bool same = sameFile(a.path(), pathB);
+    for (const std::string& f : a.files())
+        same = same || sameFile(f, pathB);
+    if (same)
+        throw FileError(pathB + ": this is model A itself (" + a.path() +
+                        "); choose its quantized or converted version");
+}
+
 DiffOutcome runDiffJob(std::shared_ptr<const TensorSource> a, const std::string& pathB,
                        const ProgressFn& progress, std::optional<JobRequest> requantize) {
-    std::error_code ec;
-    if (std::filesystem::equivalent(a->path(), pathB, ec))
-        throw FileError(pathB + ": this is the open model itself; choose its quantized or converted version");
+    refuseSelfDiff(*a, pathB);
     DiffOutcome out;
     out.b = openTensorSource(pathB);
     out.a = std::move(a);

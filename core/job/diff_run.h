@@ -27,6 +27,10 @@ struct DiffOutcome {
 /// `progress` returns false. A pair that cannot be compared is a TensorDiff with its failure. With
 /// `requantize` (a request on A), A's tensors are quantized with its spec and their codes compared
 /// with B's stored ones, as `quantlens-cli diff --requantize` does.
+/// Throws FileError when `pathB` is model A itself (or one of its files), however it is spelled:
+/// a diff of a model against itself compares nothing.
+void refuseSelfDiff(const TensorSource& a, const std::string& pathB);
+
 DiffOutcome runDiffJob(std::shared_ptr<const TensorSource> a, const std::string& pathB,
                        const ProgressFn& progress = {}, std::optional<JobRequest> requantize = {});
 

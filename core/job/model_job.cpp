@@ -75,11 +75,7 @@ std::vector<std::string> selectTensors(const TensorSource& source, const TensorS
 }
 
 std::string compressedTensorsRefusal(const QuantizedTensor& q, const std::string& exportPath) {
-    const std::string suffix = ".weight";
-    if (q.name.size() <= suffix.size() ||
-        q.name.compare(q.name.size() - suffix.size(), suffix.size(), suffix) != 0)
-        return "compressed-tensors quantizes a module's weight, and this name does not end in \".weight\" "
-               "(--export-layout native exports it)";
+    // A name that does not end in ".weight" is stored as "<name>.weight" (compressedTensorsName).
     try {
         compressedTensorsArgs(q, exportPath);
         return {};
