@@ -108,7 +108,8 @@ std::unique_ptr<TensorSource> openByKind(const std::string& path);
 
 } // namespace
 
-std::optional<std::string> TensorSource::textAttribute(const std::string& object, const std::string& key) const {
+std::optional<std::string> TensorSource::textAttribute(const std::string& object,
+                                                       const std::string& key) const {
     (void)object;
     (void)key;
     return std::nullopt;
