@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace qltest::gguf {
+namespace qltest::gguf_bytes {
 
 // Little-endian pieces of a GGUF header.
 inline void u32(std::string& s, std::uint32_t v) {
@@ -54,4 +54,4 @@ inline std::string gguf(std::uint64_t nKv, const std::string& kvs, std::uint64_t
     return s + std::string(dataBytes, '\x01');
 }
 
-} // namespace qltest::gguf
+} // namespace qltest::gguf_bytes

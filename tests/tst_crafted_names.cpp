@@ -21,7 +21,7 @@
 
 using namespace ql;
 using namespace qltest;
-using namespace qltest::gguf;
+using namespace qltest::gguf_bytes;
 using nlohmann::json;
 
 namespace {

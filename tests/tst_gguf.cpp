@@ -16,7 +16,7 @@
 
 using namespace ql;
 using namespace qltest;
-using namespace qltest::gguf;
+using namespace qltest::gguf_bytes;
 
 namespace {
 

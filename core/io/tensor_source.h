@@ -57,17 +57,17 @@ public:
     /// tensor, so its memory follows the largest tensor, not the model.
     virtual void release(const std::string& name) const { (void)name; }
 
-    /// A text the file attaches to one of its objects: `object` empty for the file itself
-    /// (safetensors' __metadata__ entries, an HDF5 file's root attributes), else an HDF5 group or
-    /// dataset path. nullopt when absent or not text. QuantLens exports describe their tensors so.
-    virtual std::optional<std::string> textAttribute(const std::string& object, const std::string& key) const;
-
     /// How the model's graph uses a listed tensor, where the file records it (ONNX: the first node
     /// consuming it, with the attributes that decide its layout); nullopt elsewhere. Feeds weightRole.
     virtual std::optional<WeightUse> weightUse(const std::string& name) const {
         (void)name;
         return std::nullopt;
     }
+
+    /// A text the file attaches to one of its objects: `object` empty for the file itself
+    /// (safetensors' __metadata__ entries, an HDF5 file's root attributes), else an HDF5 group or
+    /// dataset path. nullopt when absent or not text. QuantLens exports describe their tensors so.
+    virtual std::optional<std::string> textAttribute(const std::string& object, const std::string& key) const;
 
     /// nullptr when absent. Hashed (a model run looks up every tensor it lists): the index is built
     /// on the first call, so tensors() and unlisted() must not change after it.
