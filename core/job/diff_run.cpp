@@ -18,7 +18,7 @@ void refuseSelfDiff(const TensorSource& a, const std::string& pathB) {
 
 DiffOutcome runDiffJob(std::shared_ptr<const TensorSource> a, const std::string& pathB,
                        const ProgressFn& progress, std::optional<JobRequest> requantize) {
-    refuseSelfDiff(*a, pathB);
+    if (!requantize) refuseSelfDiff(*a, pathB);
     DiffOutcome out;
     out.b = openTensorSource(pathB);
     out.a = std::move(a);

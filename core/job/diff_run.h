@@ -28,7 +28,8 @@ struct DiffOutcome {
 /// `requantize` (a request on A), A's tensors are quantized with its spec and their codes compared
 /// with B's stored ones, as `quantlens-cli diff --requantize` does.
 /// Throws FileError when `pathB` is model A itself (or one of its files), however it is spelled:
-/// a diff of a model against itself compares nothing.
+/// a diff of a model against itself compares nothing. (With --requantize it does: a QDQ model's
+/// dequantized weights re-quantized against its own stored codes, so callers skip it there.)
 void refuseSelfDiff(const TensorSource& a, const std::string& pathB);
 
 DiffOutcome runDiffJob(std::shared_ptr<const TensorSource> a, const std::string& pathB,
