@@ -13,5 +13,5 @@ if(QUANTLENS_ONNX AND TARGET quantlens-cli)
         QUANTLENS_ORT_CACHE="${PROJECT_SOURCE_DIR}/build/onnxruntime")
     add_dependencies(tst_evaluate quantlens-cli ql_ort_old ql_ort_none)
     set_tests_properties(tst_evaluate PROPERTIES TIMEOUT 900 ENVIRONMENT
-        "QT_QPA_PLATFORM=offscreen;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp")
+        "QT_QPA_PLATFORM=offscreen;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp:print_suppressions=0")
 endif()
