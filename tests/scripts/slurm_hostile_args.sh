@@ -34,7 +34,7 @@ chmod +x "$tmp/bin/sbatch" "$tmp/bin/quantlens-cli"
 export PATH="$tmp/bin:$PATH" QUANTLENS_CLI="$tmp/bin/quantlens-cli" QL_TEST_CALLS="$tmp/calls"
 
 reset() {
-    rm -rf "$tmp/calls" "$canary" "$tmp/work"
+    rm -rf "$tmp/calls" "$canary" "$tmp/jobs"
     mkdir -p "$tmp/calls"
 }
 
@@ -54,7 +54,7 @@ numbers=(
 
 for n in "${numbers[@]}"; do
     reset
-    out=$(cd "$tmp" && bash "$slurm/submit.sh" "$n" "$src/resources/sample/sample_model.safetensors" "$tmp/work" \
+    out=$(cd "$tmp" && bash "$slurm/submit.sh" "$n" "$src/resources/sample/sample_model.safetensors" "$tmp/jobs" \
         --all 2>&1)
     code=$?
     [ "$code" = 2 ] || fail "submit.sh N='$n': exit $code, not 2 ($out)"
@@ -62,7 +62,7 @@ for n in "${numbers[@]}"; do
         fail "submit.sh N='$n': the message is '$out'"
     [ -e "$canary" ] && fail "submit.sh N='$n' ran the command in it"
     [ -e "$tmp/calls/sbatch" ] && fail "submit.sh N='$n' called sbatch"
-    [ -e "$tmp/work" ] && fail "submit.sh N='$n' created WORKDIR before refusing"
+    [ -e "$tmp/jobs" ] && fail "submit.sh N='$n' created WORKDIR before refusing"
 
     reset
     out=$(cd "$tmp" && bash "$slurm/merge.sbatch" "$n" 2>&1)
@@ -101,7 +101,7 @@ done
 reset
 model="$tmp/m\$(touch canary).safetensors"
 cp "$src/resources/sample/sample_model.safetensors" "$model"
-work="$tmp/work/w\$(touch canary)\`touch canary\`"
+work="$tmp/jobs/w\$(touch canary)\`touch canary\`"
 option="out/\$(touch canary).safetensors"
 out=$(cd "$tmp" && bash "$slurm/submit.sh" 08 "$model" "$work" --all --out "$option" 2>&1)
 code=$?
