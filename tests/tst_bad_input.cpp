@@ -5,6 +5,7 @@
 #include "io/child_process.h"
 #include "io/json_shape.h"
 #include "io/printable.h"
+#include "io/run_files.h"
 #include "io/safetensors_header.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
@@ -228,6 +229,12 @@ private slots:
             dir + "/model.safetensors.index.json",
             R"({"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}})");
         const auto source = openTensorSource(dir);
+        const auto refuseOverwritingInputs = [](const std::string& target, const TensorSource& model) {
+            RunFiles files; // the one check of outputs against inputs (core/io/run_files.h)
+            files.input(model);
+            files.output(target, "--out");
+            files.check();
+        };
         for (const std::string& target :
              {dir + "/model-00002-of-00002.safetensors", dir + "/model.safetensors.index.json",
               dir + "/./model-00001-of-00002.safetensors"})

@@ -84,7 +84,7 @@ void TestOneElement::everyCalibrationOnOneElement() {
                             m_dir.path(), 60000);
     QVERIFY2(r.code == 0, qPrintable(QStringLiteral("exit %1: ").arg(r.code) + QString::fromUtf8(r.err)));
     QVERIFY2(r.out.contains(tensor.toUtf8()), r.out.constData());
-    // One value, symmetric int8 absmax-like: it is a grid point, so it comes back almost exactly.
+    // The report holds the tensor, quantized without an error.
     const auto report =
         nlohmann::json::parse(qltest::readFile(m_dir.filePath(QStringLiteral("r.json")).toStdString()));
     const auto& t = report["tensors"][0];

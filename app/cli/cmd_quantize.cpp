@@ -29,9 +29,6 @@ void checkOutputs(const QuantizeOptions& o) {
     const std::string report = extensionOf(o.report);
     if (!o.report.empty() && report != ".json" && report != ".csv")
         throw UsageError("--report " + o.report + ": use a .json or .csv file name");
-    if (!o.out.empty() && !o.report.empty() &&
-        std::filesystem::absolute(o.out) == std::filesystem::absolute(o.report))
-        throw UsageError("--out and --report name the same file: " + o.out);
     for (const std::string& path : {o.out, o.report}) {
         if (path.empty() || (path == o.out && !o.shard.empty()))
             continue; // a shard makes its export's folder

@@ -16,12 +16,6 @@ fs::path canonicalOf(const std::string& path) {
     return ec ? fs::absolute(path).lexically_normal() : p;
 }
 
-bool sameFolder(const fs::path& a, const fs::path& b) {
-    std::error_code ec;
-    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
-    return canonicalOf(a.string()) == canonicalOf(b.string());
-}
-
 } // namespace
 
 bool sameFile(const std::string& a, const std::string& b) {
@@ -74,7 +68,7 @@ void RunFiles::check() const {
                 throw FileError(out.path + ": " + out.label + " would write over " + in.label + " (" +
                                 in.path + "); choose another output file");
         for (const Entry& folder : m_folders)
-            if (out.weights && sameFolder(canonicalOf(out.path).parent_path(), folder.path))
+            if (out.weights && sameFile(canonicalOf(out.path).parent_path().string(), folder.path))
                 throw FileError(out.path + ": " + out.label + " would be written in " + folder.path + ", " +
                                 folder.label + "; write it to another folder");
         for (std::size_t j = 0; j < i; ++j)

@@ -160,11 +160,6 @@ std::unique_ptr<TensorSource> openByKind(const std::string& path) {
 
 } // namespace
 
-void refuseOverwritingInputs(const std::string& target, const TensorSource& source) {
-    for (const auto& f : source.files())
-        refuseOverwritingSource(target, f);
-}
-
 std::optional<TensorRef> parseTensorRef(const std::string& text) {
     const auto colon = text.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return std::nullopt;

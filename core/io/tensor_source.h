@@ -96,10 +96,6 @@ std::vector<float> loadTensorValues(const TensorRef& ref, const std::string& rol
 std::vector<float> loadTensorValues(const TensorSource& source, const std::string& tensor,
                                     const std::string& role);
 
-/// Throws FileError when `target` is, or would replace, any file `source` reads (the same file by
-/// path, symlink or hard link; a shard; the index).
-void refuseOverwritingInputs(const std::string& target, const TensorSource& source);
-
 /// Opens by content and extension: .safetensors, .safetensors.index.json (sharded), .h5/.hdf5/.keras,
 /// .gguf, .onnx.
 /// Throws FileError with the path and the reason.

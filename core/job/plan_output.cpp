@@ -299,7 +299,7 @@ void checkPlanFits(const TensorSource& source, const PlanMeasurements& m, const 
 int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanResult& r,
                const std::string& path, const ModelEvents& events) {
     const TensorSource& source = *request.source;
-    refuseOverwritingInputs(path, source);
+    refuseOutputsOverInputs(request, {{path, "--out"}});
     (void)checkConfigTarget(path, source.path()); // before any tensor is quantized
     checkPlanFits(source, m, r);
     const Backend& backend = request.registry->require(request.backend);
