@@ -100,7 +100,7 @@ void runCase(const char* label, const Shape& shape, DType dtype, unsigned thread
     volatile double sink = 0;
     const double limit = bestMs(repeat, [&] { sink = sink + streamSum(data, dtype, n, threads); });
     const auto time = [&](const QuantSpec& s) {
-        const QuantPlan plan = planQuantization(s, shape);
+        const ResolvedSpec plan = resolveSpec(s, shape);
         return bestMs(repeat, [&] { sink = sink + calibrateFast(plan, data, dtype, threads).scales[0]; });
     };
     const double absmax =

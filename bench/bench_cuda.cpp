@@ -260,8 +260,8 @@ int main(int argc, char** argv) {
                     shape.c_str(), dtype, copyMs, copyGBs);
                 emit(line);
                 for (const Bench& b : benches()) {
-                    Job job;
-                    job.plan = planQuantization(b.spec, {rows, cols});
+                    BackendTask job;
+                    job.plan = resolveSpec(b.spec, {rows, cols});
                     job.tensor = input;
                     job.params = calibrate(job.plan, bf16 ? widened : x);
                     const Codes expected = cpu.run(job).codes;

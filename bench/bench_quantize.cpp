@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
         for (const char* dtype : {"f32", "bf16"}) {
             const bool bf16 = std::strcmp(dtype, "bf16") == 0;
-            Job base;
+            BackendTask base;
             base.tensor = Tensor::fromFloats({rows, cols}, x);
             if (bf16) {
                 Tensor t(DType::BF16, {rows, cols});
@@ -151,8 +151,8 @@ int main(int argc, char** argv) {
             const auto peerTimes = withPeers ? peers(rows, cols, dtype, 5, threads)
                                              : std::map<std::string, std::map<std::string, double>>{};
             for (const Bench& b : benches()) {
-                Job job = base;
-                job.plan = planQuantization(b.spec, {rows, cols});
+                BackendTask job = base;
+                job.plan = resolveSpec(b.spec, {rows, cols});
                 if (b.given) job.params = cpuBackend.run(job).params;
                 const int passes = cpuBackend.runMeasured(job).passes; // reads of the input from memory
                 double kernel =

@@ -12,8 +12,8 @@ jobs=$(nproc)
 # Not the analysis pass's per-ISA builds: they are written in GCC's vector extensions
 # (__builtin_shuffle with run-time indices, conditional lvalues of vector lanes), which clang cannot
 # compile. The scalar oracle they must match bit for bit (analyzer_reference.cpp) is checked. Nor
-# core/tensor/cpu_isa.cpp: GCC's __builtin_cpu_supports("f16c"), a feature clang 14 does not name.
-regex="^$root/(?!core/analysis/analyzer_fast_|core/tensor/cpu_isa\\.cpp)(app|backends|bench|core|tests|widgets)/.*\\.cpp\$"
+# core/base/cpu_isa.cpp: GCC's __builtin_cpu_supports("f16c"), a feature clang 14 does not name.
+regex="^$root/(?!core/analysis/analyzer_fast_|core/base/cpu_isa\\.cpp)(app|backends|bench|core|tests|widgets)/.*\\.cpp\$"
 while [ $# -gt 0 ]; do
     case "$1" in
     -j) jobs=$2; shift ;;

@@ -1,7 +1,7 @@
 #pragma once
 // Helpers shared by the conformance suites (backends, the fast analysis): the grid of specs and
 // shapes, specs that calibrate, test values with every special, and tensors in each input dtype.
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 #include "quant_test_util.h"
 #include "tensor/float_formats.h"
 #include "tensor/tensor.h"

@@ -1,7 +1,7 @@
 #pragma once
 // Helpers shared by the engine's test suites.
+#include "base/error.h"
 #include "quant/reference.h"
-#include "tensor/error.h"
 
 #include <QMetaType>
 #include <QTest>
@@ -53,7 +53,7 @@ inline std::vector<int> toInts(const ql::Codes& codes) {
 /// Quantizes with explicit scales / zero points through the reference and returns the codes.
 inline std::vector<int> quantize(const ql::QuantSpec& s, const ql::Shape& shape, const std::vector<float>& x,
                                  const std::vector<float>& scales, const std::vector<float>& zps = {}) {
-    const auto plan = ql::planQuantization(s, shape);
+    const auto plan = ql::resolveSpec(s, shape);
     ql::QuantParams p;
     p.scales = scales;
     p.zeroPoints = zps;

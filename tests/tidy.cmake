@@ -13,6 +13,6 @@ add_test(NAME tidy COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-tidy.sh ${PR
 # It takes every core: run alone, not beside other suites.
 set_tests_properties(tidy PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 2400 RUN_SERIAL TRUE LABELS tidy)
 # Off until the last diagnostics are fixed (scripts/check-tidy.sh lists them): in core/job, app/gui,
-# app/python and widgets/jobrunner (files being reworked as this lands; parameters to take by const
+# app/python and widgets/job_runner (files being reworked as this lands; parameters to take by const
 # reference, const locals that block a move) and tests/, whose run was not finished.
 set_tests_properties(tidy PROPERTIES DISABLED TRUE)

@@ -3,8 +3,8 @@
 #include "analysis/comparison.h"
 #include "analysis/error_stats.h"
 #include "analysis/histogram.h"
+#include "base/error.h"
 #include "quant/reference.h"
-#include "tensor/error.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -260,7 +260,7 @@ void TestAnalysis::analyzeHandWorked() {
     spec.scheme = Scheme::PerTensor;
     spec.calibration.method = CalibMethod::Explicit;
     const std::vector<float> x{0.5f, 1.5f, 2.5f, -0.5f, 200.0f, -200.0f};
-    const QuantPlan plan = planQuantization(spec, {6});
+    const ResolvedSpec plan = resolveSpec(spec, {6});
     QuantParams params;
     params.scales = {1.0f};
     const Codes codes = quantizeReference(plan, params, x);
@@ -292,7 +292,7 @@ void TestAnalysis::clippingDirectedRounding() {
     spec.rounding = Rounding::Floor;
     spec.calibration.method = CalibMethod::Explicit;
     const std::vector<float> x{127.9f, 128.9f, -128.0f, -129.5f};
-    const QuantPlan plan = planQuantization(spec, {4});
+    const ResolvedSpec plan = resolveSpec(spec, {4});
     QuantParams params;
     params.scales = {1.0f};
     const TensorAnalysis a = analyze(plan, params, quantizeReference(plan, params, x), x);
@@ -309,7 +309,7 @@ void TestAnalysis::fpFlushToZero() {
     spec.calibration.method = CalibMethod::Explicit;
     // 2^-11 is below half the smallest E4M3 subnormal (2^-9 / 2): it flushes to zero; 500 saturates.
     const std::vector<float> x{std::ldexp(1.0f, -11), 1.0f, 500.0f, 0.0f};
-    const QuantPlan plan = planQuantization(spec, {4});
+    const ResolvedSpec plan = resolveSpec(spec, {4});
     QuantParams params;
     params.scales = {1.0f};
     const TensorAnalysis a = analyze(plan, params, quantizeReference(plan, params, x), x);

@@ -1,9 +1,9 @@
 // Code comparison (with the explained cause), the whole-model table and the JSON / CSV reports.
 #include "analysis/comparison.h"
+#include "base/error.h"
 #include "quant/reference.h"
 #include "report/model_table.h"
 #include "report/report.h"
-#include "tensor/error.h"
 #include "tensor/float_formats.h"
 
 #include <QFile>
@@ -16,7 +16,7 @@ using namespace ql;
 
 namespace {
 
-QuantPlan perTensorPlan(Preset preset, Target target, std::int64_t n, bool symmetric = true) {
+ResolvedSpec perTensorPlan(Preset preset, Target target, std::int64_t n, bool symmetric = true) {
     QuantSpec spec;
     spec.preset = preset;
     spec.target = target;
@@ -24,10 +24,10 @@ QuantPlan perTensorPlan(Preset preset, Target target, std::int64_t n, bool symme
     spec.axes = {};
     spec.symmetric = symmetric;
     spec.calibration.method = CalibMethod::Explicit;
-    return planQuantization(spec, {n});
+    return resolveSpec(spec, {n});
 }
 
-TensorReport reportOf(const std::string& name, const QuantPlan& plan, const QuantParams& params,
+TensorReport reportOf(const std::string& name, const ResolvedSpec& plan, const QuantParams& params,
                       const std::vector<float>& x) {
     TensorReport r;
     r.name = name;
@@ -76,8 +76,8 @@ void TestAnalysisReport::reciprocalVersusDivision() {
     // spec V-Q5 / V-A3: torch 128, aclnnQuantize 127 for the same quint8 scale.
     const float x0 = floatFromBits(0x3E8C41DB);
     const std::vector<float> x{x0, 0.1f, 0.2f};
-    const QuantPlan a = perTensorPlan(Preset::Torch, Target::UInt8, 3, false);
-    const QuantPlan b = perTensorPlan(Preset::AclnnQuantize, Target::UInt8, 3, false);
+    const ResolvedSpec a = perTensorPlan(Preset::Torch, Target::UInt8, 3, false);
+    const ResolvedSpec b = perTensorPlan(Preset::AclnnQuantize, Target::UInt8, 3, false);
     QuantParams p;
     p.scales = {floatFromBits(0x3B0CCEAA)};
     p.zeroPoints = {0.0f};
@@ -112,9 +112,9 @@ void TestAnalysisReport::zeroPointStage() {
     Convention after = before;
     after.zeroPoint = ZeroPointStage::AfterRounding;
     spec.custom = before;
-    const QuantPlan a = planQuantization(spec, {2});
+    const ResolvedSpec a = resolveSpec(spec, {2});
     spec.custom = after;
-    const QuantPlan b = planQuantization(spec, {2});
+    const ResolvedSpec b = resolveSpec(spec, {2});
     QuantParams p;
     p.scales = {1.0f};
     p.zeroPoints = {0.5f};
@@ -128,7 +128,7 @@ void TestAnalysisReport::zeroPointStage() {
 
 void TestAnalysisReport::identicalResults() {
     const std::vector<float> x{1, 2, 3};
-    const QuantPlan a = perTensorPlan(Preset::Torch, Target::Int8, 3);
+    const ResolvedSpec a = perTensorPlan(Preset::Torch, Target::Int8, 3);
     QuantParams p;
     p.scales = {0.1f};
     QuantParams q = p;
@@ -145,7 +145,7 @@ void TestAnalysisReport::identicalResults() {
 }
 
 void TestAnalysisReport::modelTableWorstFirst() {
-    const QuantPlan plan = perTensorPlan(Preset::Torch, Target::Int8, 4);
+    const ResolvedSpec plan = perTensorPlan(Preset::Torch, Target::Int8, 4);
     QuantParams coarse, fine;
     coarse.scales = {0.5f};
     fine.scales = {0.01f};
@@ -165,7 +165,7 @@ void TestAnalysisReport::modelTableWorstFirst() {
     overflowing.custom->overflow = Overflow::NonSaturating;
     QuantParams tiny;
     tiny.scales = {1.0f / 1024};
-    reports.push_back(reportOf("nan-out", planQuantization(overflowing, {4}), tiny, x));
+    reports.push_back(reportOf("nan-out", resolveSpec(overflowing, {4}), tiny, x));
     auto rows = modelRows(reports);
     sortWorstFirst(rows);
     QCOMPARE(rows[0].name, std::string("broken"));
@@ -187,7 +187,7 @@ void TestAnalysisReport::modelTableWorstFirst() {
 }
 
 void TestAnalysisReport::jsonSchema() {
-    const QuantPlan plan = perTensorPlan(Preset::Torch, Target::Int8, 3);
+    const ResolvedSpec plan = perTensorPlan(Preset::Torch, Target::Int8, 3);
     QuantParams p;
     p.scales = {0.02f};
     std::vector<TensorReport> reports{reportOf("w", plan, p, {0.5f, -1.0f, 3.0f})};
@@ -211,7 +211,7 @@ void TestAnalysisReport::jsonSchema() {
 }
 
 void TestAnalysisReport::csvOneRowPerTensor() {
-    const QuantPlan plan = perTensorPlan(Preset::Torch, Target::Int8, 2);
+    const ResolvedSpec plan = perTensorPlan(Preset::Torch, Target::Int8, 2);
     QuantParams p;
     p.scales = {0.1f};
     TensorReport failed;

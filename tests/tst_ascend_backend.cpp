@@ -113,8 +113,8 @@ void TestAscendBackend::conformance_data() {
 void TestAscendBackend::conformance() {
     QFETCH(QuantSpec, spec);
     QFETCH(Shape, shape);
-    Job job;
-    job.plan = planQuantization(spec, shape);
+    BackendTask job;
+    job.plan = resolveSpec(spec, shape);
     const auto values = sampleValues(elementCount(shape), 7u + static_cast<unsigned>(shape.size()));
     job.values = values;
     supplyGroupOffset(job, values);
@@ -205,8 +205,8 @@ void TestAscendBackend::specVectors() {
     QFETCH(std::vector<float>, scales);
     QFETCH(std::vector<float>, zps);
     QFETCH(std::vector<int>, expected);
-    Job job;
-    job.plan = planQuantization(spec, shape);
+    BackendTask job;
+    job.plan = resolveSpec(spec, shape);
     job.values = x;
     job.params = QuantParams{scales, zps, {}, 0.0f};
     const Result r = AscendBackend().run(job);
@@ -284,8 +284,8 @@ void TestAscendBackend::abiCodes() {
     QFETCH(QuantSpec, spec);
     QFETCH(Shape, shape);
     QFETCH(QStringList, expected);
-    Job job;
-    job.plan = planQuantization(spec, shape);
+    BackendTask job;
+    job.plan = resolveSpec(spec, shape);
     const auto values = sampleValues(elementCount(shape), 3);
     job.values = values;
     supplyGroupOffset(job, values);
@@ -301,8 +301,8 @@ void TestAscendBackend::abiCodes() {
 void TestAscendBackend::callSequenceAndWorkspace() {
     QuantSpec s = makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"),
                            QStringLiteral("per-tensor"), 0, true);
-    Job job;
-    job.plan = planQuantization(s, {4, 6});
+    BackendTask job;
+    job.plan = resolveSpec(s, {4, 6});
     const auto values = sampleValues(24, 5);
     job.values = values;
     const AscendBackend backend;
@@ -375,8 +375,8 @@ void TestAscendBackend::errorsReleaseEverything() {
     QFETCH(bool, executorLeft);
     QuantSpec s = makeSpec(QStringLiteral("ascend-quant"), QStringLiteral("int4"),
                            QStringLiteral("per-channel"), -1, false);
-    Job job;
-    job.plan = planQuantization(s, {3, 8});
+    BackendTask job;
+    job.plan = resolveSpec(s, {3, 8});
     const auto values = sampleValues(24, 9);
     job.values = values;
     const AscendBackend backend;
@@ -401,8 +401,8 @@ void TestAscendBackend::errorsReleaseEverything() {
 void TestAscendBackend::timingProgressAndCancel() {
     QuantSpec s = makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"),
                            QStringLiteral("per-channel"), 0, true);
-    Job job;
-    job.plan = planQuantization(s, {64, 33});
+    BackendTask job;
+    job.plan = resolveSpec(s, {64, 33});
     const auto values = sampleValues(64 * 33, 1);
     job.values = values;
     job.repeat = 3;
@@ -458,7 +458,7 @@ void TestAscendBackend::unsupportedSpecs() {
     QFETCH(QuantSpec, spec);
     QFETCH(Shape, shape);
     QFETCH(QString, reason);
-    const QuantPlan plan = planQuantization(spec, shape);
+    const ResolvedSpec plan = resolveSpec(spec, shape);
     const auto why = AscendBackend().supports(plan);
     if (reason.isEmpty()) {
         QVERIFY2(!why, why.value_or("").c_str());
@@ -466,7 +466,7 @@ void TestAscendBackend::unsupportedSpecs() {
     }
     QVERIFY(why);
     QVERIFY2(QString::fromStdString(*why).contains(reason), why->c_str());
-    Job job;
+    BackendTask job;
     job.plan = plan;
     const std::vector<float> values(static_cast<std::size_t>(elementCount(shape)), 1.0f);
     job.values = values;
@@ -485,11 +485,11 @@ void TestAscendBackend::unavailableWithoutLibraries() {
     QVERIFY2(QString::fromStdString(*why).contains(empty.path()), why->c_str());
     QCOMPARE(backend.deviceDescription(), std::string("Ascend NPU (not available)"));
     QVERIFY(backend.libraries().empty());
-    const QuantPlan plan = planQuantization(makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"),
-                                                     QStringLiteral("per-tensor"), 0, true),
-                                            {4});
+    const ResolvedSpec plan = resolveSpec(makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"),
+                                                   QStringLiteral("per-tensor"), 0, true),
+                                          {4});
     QCOMPARE(backend.supports(plan), why);
-    Job job;
+    BackendTask job;
     job.plan = plan;
     const std::vector<float> values{1, 2, 3, 4};
     job.values = values;
@@ -580,10 +580,10 @@ void TestAscendBackend::noDevice() {
     const AscendBackend second;
     QVERIFY(!second.unavailableReason());
     QVERIFY(QString::fromStdString(second.deviceDescription()).contains(QLatin1String("stand-in")));
-    Job job;
-    job.plan = planQuantization(makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"),
-                                         QStringLiteral("per-tensor"), 0, true),
-                                {4});
+    BackendTask job;
+    job.plan = resolveSpec(makeSpec(QStringLiteral("aclnn-quantize"), QStringLiteral("int8"),
+                                    QStringLiteral("per-tensor"), 0, true),
+                           {4});
     const std::vector<float> values{1, 2, 3, 4};
     job.values = values;
     second.run(job);

@@ -1,11 +1,11 @@
 // Backends: cpu must equal cpu-reference bit for bit; timing, progress, cancel and the registry.
 #include "backend/registry.h"
+#include "base/error.h"
 #include "builtin_backends.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_reference_backend.h"
 #include "cpu/parallel.h"
 #include "quant_test_util.h"
-#include "tensor/error.h"
 
 #include <QtTest>
 #include <atomic>
@@ -90,8 +90,8 @@ void TestBackend::cpuMatchesReferenceAcrossChunks() {
     }
     if (spec.preset == Preset::MX || spec.preset == Preset::NVFP4 || spec.scheme == Scheme::PerTensor)
         spec.axes = {};
-    Job job;
-    job.plan = planQuantization(spec, shape);
+    BackendTask job;
+    job.plan = resolveSpec(spec, shape);
     const auto values = randomValues(elementCount(shape), 11);
     job.values = values;
     const Result ref = CpuReferenceBackend().run(job);
@@ -111,8 +111,8 @@ void TestBackend::explicitParamsAreUsed() {
     spec.scheme = Scheme::PerTensor;
     spec.axes = {};
     spec.calibration.method = CalibMethod::Explicit;
-    Job job;
-    job.plan = planQuantization(spec, {4});
+    BackendTask job;
+    job.plan = resolveSpec(spec, {4});
     const std::vector<float> x{0.5f, 1.5f, 2.5f, 300.0f};
     job.values = x;
     job.params = QuantParams{{1.0f}, {}, {}, 0.0f};
@@ -140,8 +140,8 @@ void TestBackend::timingMedianAndSpread() {
     QCOMPARE(Timing::fromRuns({{0, 0, 1, 0, 1}, {0, 0, 2, 0, 2}}).median.kernelMs, 1.5);
     QCOMPARE(Timing::fromRuns({}).runs, 0);
     QuantSpec spec;
-    Job job;
-    job.plan = planQuantization(spec, {8, 8});
+    BackendTask job;
+    job.plan = resolveSpec(spec, {8, 8});
     const auto v = randomValues(64, 3);
     job.values = v;
     job.repeat = 5;
@@ -153,8 +153,8 @@ void TestBackend::timingMedianAndSpread() {
 
 void TestBackend::progressAndCancel() {
     QuantSpec spec;
-    Job job;
-    job.plan = planQuantization(spec, {100, 100});
+    BackendTask job;
+    job.plan = resolveSpec(spec, {100, 100});
     const auto v = randomValues(10000, 5);
     job.values = v;
     std::vector<double> seen;

@@ -5,13 +5,13 @@
 #include "analysis/error_stats.h"
 #include "backend/registry.h"
 #include "backend_test_util.h"
+#include "base/error.h"
 #include "builtin_backends.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_driver.h"
 #include "cpu/cpu_reference_backend.h"
 #include "quant/range_rule.h"
 #include "quant/reference.h"
-#include "tensor/error.h"
 #include "tensor/float_formats.h"
 
 #include <QtTest>
@@ -33,7 +33,7 @@ bool close(double a, double b, double tol) {
 
 // CpuBackend::runMeasured quantizes with the fused quantize + error kernels: its codes must be the
 // reference's, and its error sums must agree with ErrorStats over the reference's reconstruction.
-void checkMeasured(const Job& job, const Result& ref) {
+void checkMeasured(const BackendTask& job, const Result& ref) {
     const auto m = CpuBackend(2, 999).runMeasured(job);
     QCOMPARE(m.result.codes.size(), ref.codes.size());
     for (std::int64_t i = 0; i < ref.codes.size(); ++i)
@@ -96,7 +96,7 @@ void TestBackendConformance::matchesReference_data() {
         for (std::size_t s = 0; s < specs.size(); ++s)
             for (std::size_t sh = 0; sh < conformanceShapes().size(); ++sh) {
                 try {
-                    planQuantization(specs[s].spec, conformanceShapes()[sh]);
+                    resolveSpec(specs[s].spec, conformanceShapes()[sh]);
                 } catch (const std::exception&) {
                     continue; // the operator refuses this shape: nothing to compare
                 }
@@ -121,7 +121,7 @@ void TestBackendConformance::gridDoesNotShrink() {
         int shapes = 0;
         for (const auto& shape : conformanceShapes()) {
             try {
-                planQuantization(spec.spec, shape);
+                resolveSpec(spec.spec, shape);
                 ++shapes;
             } catch (const std::exception&) {
             }
@@ -143,9 +143,9 @@ void TestBackendConformance::matchesReference() {
     const Backend* b = registry.find(backend.toStdString());
     QVERIFY(b);
     if (auto why = b->unavailableReason()) QSKIP(("unavailable: " + *why).c_str());
-    Job job;
-    job.plan = planQuantization(conformanceSpecs()[static_cast<std::size_t>(spec)].spec,
-                                conformanceShapes()[static_cast<std::size_t>(shape)]);
+    BackendTask job;
+    job.plan = resolveSpec(conformanceSpecs()[static_cast<std::size_t>(spec)].spec,
+                           conformanceShapes()[static_cast<std::size_t>(shape)]);
     if (auto why = b->supports(job.plan)) QSKIP(("unsupported: " + *why).c_str());
     const auto values = conformanceValues(elementCount(job.plan.shape), 7u + static_cast<unsigned>(spec));
     job.tensor = tensorOf(values, job.plan.shape, static_cast<DType>(dtype));
@@ -207,8 +207,8 @@ void TestBackendConformance::measuredErrorsMatchErrorStats() {
         QuantSpec spec;
         spec.scheme = s;
         spec.axes = s == Scheme::PerTensor ? std::vector<int>{} : std::vector<int>{0};
-        Job job;
-        job.plan = planQuantization(spec, {37, 301});
+        BackendTask job;
+        job.plan = resolveSpec(spec, {37, 301});
         const auto v = conformanceValues(37 * 301, 5);
         job.values = v;
         const auto m = CpuBackend(2, 999).runMeasured(job);
@@ -266,8 +266,8 @@ void TestBackendConformance::floatKernelsSweep() {
             for (float q : {p, std::nextafter(p, 1e30f), std::nextafter(p, -1e30f)})
                 x.push_back(q);
     }
-    Job job;
-    job.plan = planQuantization(spec, {static_cast<std::int64_t>(x.size())});
+    BackendTask job;
+    job.plan = resolveSpec(spec, {static_cast<std::int64_t>(x.size())});
     job.values = x;
     QuantParams params;
     params.scales = {1.0f};
@@ -293,7 +293,7 @@ void TestBackendConformance::nvfp4ScalesSweep() {
     spec.preset = Preset::NVFP4;
     spec.target = Target::Fp4E2M1;
     spec.scheme = Scheme::Block;
-    const QuantPlan plan = planQuantization(spec, {16});
+    const ResolvedSpec plan = resolveSpec(spec, {16});
     const auto kernels = cpu::kernelsFor(plan, DType::F32);
     QVERIFY(kernels.nvfp4Scales);
     const RangeRule rule(plan);

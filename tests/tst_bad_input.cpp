@@ -1,19 +1,19 @@
 // Crafted files, odd options and interruptions, one row per class of attack: each ends in a clear
 // error naming the file, tensor and reason — never a crash, a hang, a read outside the model, or a
 // write over an input.
+#include "base/error.h"
 #include "io/atomic_file.h"
 #include "io/child_process.h"
-#include "io/json_shape.h"
 #include "io/printable.h"
 #include "io/run_files.h"
 #include "io/safetensors_header.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
+#include "io/untrusted_json.h"
 #include "io_test_util.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 #include "quantlens/config.h"
 #include "report/report.h"
-#include "tensor/error.h"
 
 #include <QElapsedTimer>
 #include <QTemporaryDir>
@@ -205,7 +205,7 @@ private slots:
         s.axes = {};
         s.groupSize = 3;
         s.block = block;
-        QVERIFY_THROWS_EXCEPTION(QuantError, planQuantization(s, shape));
+        QVERIFY_THROWS_EXCEPTION(QuantError, resolveSpec(s, shape));
     }
     void hugeGroupIsOneGroup() {
         QuantSpec s;
@@ -214,7 +214,7 @@ private slots:
         s.scheme = Scheme::PerGroup;
         s.axes = {-1};
         s.groupSize = INT64_MAX;
-        QCOMPARE(planQuantization(s, {4, 8}).scaleCount, std::int64_t{4});
+        QCOMPARE(resolveSpec(s, {4, 8}).scaleCount, std::int64_t{4});
     }
 
     // No output may land on an input: the model, a shard or the index, by path, symlink or hard link.

@@ -54,7 +54,7 @@ void TestBlockFormats::mx() {
     QFETCH(int, scaleCode);
     QFETCH(std::vector<int>, codes);
     QFETCH(std::vector<float>, dequantized);
-    const auto plan = planQuantization(blockSpec(Preset::MX, Target(target)), {std::int64_t(x.size())});
+    const auto plan = resolveSpec(blockSpec(Preset::MX, Target(target)), {std::int64_t(x.size())});
     const auto params = calibrate(plan, x);
     QCOMPARE(params.scaleCodes, (std::vector<std::uint8_t>{std::uint8_t(scaleCode)}));
     const auto q = quantizeReference(plan, params, x);
@@ -66,7 +66,7 @@ void TestBlockFormats::mxBlocksAreIndependentAndShortTailAllowed() {
     std::vector<float> x(70);
     for (int i = 0; i < 70; ++i)
         x[i] = i < 32 ? 1.0f : (i < 64 ? 100.0f : 0.25f);
-    const auto plan = planQuantization(blockSpec(Preset::MX, Target::Fp8E4M3), {70});
+    const auto plan = resolveSpec(blockSpec(Preset::MX, Target::Fp8E4M3), {70});
     QCOMPARE(plan.scaleShape, (Shape{3}));
     const auto p = calibrate(plan, x);
     // amax 1 -> 127-8; amax 100 (2^6.6) -> 127+6-8; amax 0.25 -> 127-2-8.
@@ -76,7 +76,7 @@ void TestBlockFormats::mxBlocksAreIndependentAndShortTailAllowed() {
 void TestBlockFormats::mxAllZeroAndNanBlocks() {
     std::vector<float> x(64, 0.0f);
     x[40] = std::nanf("");
-    const auto plan = planQuantization(blockSpec(Preset::MX, Target::Fp8E4M3), {64});
+    const auto plan = resolveSpec(blockSpec(Preset::MX, Target::Fp8E4M3), {64});
     const auto p = calibrate(plan, x);
     QCOMPARE(p.scaleCodes, (std::vector<std::uint8_t>{0x00, 0xFF}));
     const auto q = quantizeReference(plan, p, x);
@@ -88,7 +88,7 @@ void TestBlockFormats::nvfp4Recipe() {
     std::vector<float> x(32);
     for (int i = 0; i < 32; ++i)
         x[i] = std::sin(0.37f * float(i)) * (i < 16 ? 3.0f : 0.2f);
-    const auto plan = planQuantization(blockSpec(Preset::NVFP4, Target::Fp4E2M1), {2, 16});
+    const auto plan = resolveSpec(blockSpec(Preset::NVFP4, Target::Fp4E2M1), {2, 16});
     const auto p = calibrate(plan, x);
     float amax = 0;
     for (float v : x)
@@ -113,7 +113,7 @@ void TestBlockFormats::nvfp4Recipe() {
 void TestBlockFormats::nvfp4AllZeroBlock() {
     std::vector<float> x(32, 0.0f);
     x[20] = 1.5f;
-    const auto plan = planQuantization(blockSpec(Preset::NVFP4, Target::Fp4E2M1), {32});
+    const auto plan = resolveSpec(blockSpec(Preset::NVFP4, Target::Fp4E2M1), {32});
     const auto p = calibrate(plan, x);
     QCOMPARE(int(p.scaleCodes[0]), 0); // TRT-LLM: all-zero block gets scale code 0 and zero codes
     const auto q = quantizeReference(plan, p, x);
@@ -124,7 +124,7 @@ void TestBlockFormats::nvfp4AllZeroBlock() {
 
 void TestBlockFormats::nvfp4NeedsDividingBlocks() {
     try {
-        planQuantization(blockSpec(Preset::NVFP4, Target::Fp4E2M1), {4, 40});
+        resolveSpec(blockSpec(Preset::NVFP4, Target::Fp4E2M1), {4, 40});
         QFAIL("40 elements cannot be split into 16-blocks");
     } catch (const QuantError& e) {
         QVERIFY(std::string(e.what()).find("divide") != std::string::npos);
@@ -137,14 +137,14 @@ void TestBlockFormats::blockFormatsRefuseAnotherBlock() {
     for (const auto& [preset, target, own] : {std::tuple{Preset::NVFP4, Target::Fp4E2M1, std::int64_t{16}},
                                               std::tuple{Preset::MX, Target::Fp8E4M3, std::int64_t{32}}}) {
         QuantSpec s = blockSpec(preset, target);
-        QCOMPARE(planQuantization(s, {4, 64}).scaleCount, 4 * 64 / own);
+        QCOMPARE(resolveSpec(s, {4, 64}).scaleCount, 4 * 64 / own);
         s.block = {own};
-        QCOMPARE(planQuantization(s, {4, 64}).scaleCount, 4 * 64 / own);
+        QCOMPARE(resolveSpec(s, {4, 64}).scaleCount, 4 * 64 / own);
         for (const std::vector<std::int64_t>& other :
              {std::vector<std::int64_t>{64 / own == 4 ? 32 : 16}, std::vector<std::int64_t>{1, own}}) {
             s.block = other;
             try {
-                planQuantization(s, {4, 64});
+                resolveSpec(s, {4, 64});
                 QFAIL("another block than the format's was planned");
             } catch (const QuantError& e) {
                 QVERIFY2(std::string(e.what()).find("blocks are " + std::to_string(own) + " elements") !=

@@ -17,7 +17,7 @@ QuantSpec calibrated(Preset p, Target t, Scheme s, std::vector<int> axes, bool s
     return spec;
 }
 
-double mseOf(const QuantPlan& plan, const QuantParams& p, const std::vector<float>& x) {
+double mseOf(const ResolvedSpec& plan, const QuantParams& p, const std::vector<float>& x) {
     const auto back = dequantizeReference(plan, p, quantizeReference(plan, p, x));
     double e = 0;
     for (std::size_t i = 0; i < x.size(); ++i)
@@ -54,7 +54,7 @@ private slots:
 };
 
 void TestCalibration::absmaxPerChannel() {
-    const auto plan = planQuantization(
+    const auto plan = resolveSpec(
         calibrated(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}, true, CalibMethod::AbsMax), {2, 3});
     const auto p = calibrate(plan, std::vector<float>{1, -2.54f, 0.5f, 0, 0.25f, -0.125f});
     QCOMPARE(p.scales, (std::vector<float>{float(2.54f / 127.0), float(0.25 / 127.0)}));
@@ -64,17 +64,16 @@ void TestCalibration::absmaxPerChannel() {
 void TestCalibration::absmaxMultiplyConventions() {
     auto s = calibrated(Preset::AscendQuant, Target::Int8, Scheme::PerTensor, {}, true, CalibMethod::AbsMax);
     const std::vector<float> x{3.0f, -6.0f};
-    QCOMPARE(calibrate(planQuantization(s, {2}), x).scales, (std::vector<float>{float(127.0 / 6.0)}));
+    QCOMPARE(calibrate(resolveSpec(s, {2}), x).scales, (std::vector<float>{float(127.0 / 6.0)}));
     s.sqrtMode = true;
-    QCOMPARE(calibrate(planQuantization(s, {2}), x).scales,
-             (std::vector<float>{float(std::sqrt(127.0 / 6.0))}));
-    const auto plan = planQuantization(s, {2});
+    QCOMPARE(calibrate(resolveSpec(s, {2}), x).scales, (std::vector<float>{float(std::sqrt(127.0 / 6.0))}));
+    const auto plan = resolveSpec(s, {2});
     const auto codes = qltest::toInts(quantizeReference(plan, calibrate(plan, x), x));
     QCOMPARE(codes, (std::vector<int>{64, -127}));
 }
 
 void TestCalibration::minMaxAsymmetric() {
-    const auto plan = planQuantization(
+    const auto plan = resolveSpec(
         calibrated(Preset::Torch, Target::UInt8, Scheme::PerTensor, {}, false, CalibMethod::MinMax), {3});
     const auto p = calibrate(plan, std::vector<float>{-1.0f, 0.5f, 3.0f});
     QCOMPARE(p.scales, (std::vector<float>{float(4.0 / 255.0)}));
@@ -85,15 +84,15 @@ void TestCalibration::minMaxAsymmetric() {
 
 void TestCalibration::zeroRangeNeverDividesByZero() {
     for (auto m : {CalibMethod::AbsMax, CalibMethod::Percentile, CalibMethod::Mse, CalibMethod::Entropy}) {
-        const auto plan = planQuantization(
-            calibrated(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, true, m), {2, 4});
+        const auto plan =
+            resolveSpec(calibrated(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}, true, m), {2, 4});
         const std::vector<float> zeros(8, 0.0f);
         const auto p = calibrate(plan, zeros);
         for (float s : p.scales)
             QCOMPARE(s, 1.0f);
         QCOMPARE(qltest::toInts(quantizeReference(plan, p, zeros)), std::vector<int>(8, 0));
     }
-    const auto asym = planQuantization(
+    const auto asym = resolveSpec(
         calibrated(Preset::AclnnQuantize, Target::UInt8, Scheme::PerTensor, {}, false, CalibMethod::MinMax),
         {4});
     const auto p = calibrate(asym, std::vector<float>(4, 0.0f));
@@ -105,7 +104,7 @@ void TestCalibration::zeroRangeNeverDividesByZero() {
 void TestCalibration::subnormalRangeGetsANormalStep() {
     // 3e-39 / 2^31 underflows fp32; the step must stay a usable (normal) scale.
     for (auto t : {Target::Int32, Target::Int8}) {
-        const auto plan = planQuantization(
+        const auto plan = resolveSpec(
             calibrated(Preset::Torch, t, Scheme::PerChannel, {0}, true, CalibMethod::AbsMax), {2, 2});
         const std::vector<float> x{3e-39f, -1e-39f, 1.0f, 0.5f};
         const auto p = calibrate(plan, x);
@@ -116,7 +115,7 @@ void TestCalibration::subnormalRangeGetsANormalStep() {
 }
 
 void TestCalibration::nonFiniteValuesAreIgnored() {
-    const auto plan = planQuantization(
+    const auto plan = resolveSpec(
         calibrated(Preset::Torch, Target::Int8, Scheme::PerTensor, {}, true, CalibMethod::AbsMax), {4});
     const auto p = calibrate(plan, std::vector<float>{std::nanf(""), INFINITY, -2.0f, 1.0f});
     QCOMPARE(p.scales, (std::vector<float>{float(2.0 / 127.0)}));
@@ -128,17 +127,17 @@ void TestCalibration::percentile() {
         x[i] = float(i - 500);
     auto s = calibrated(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, true, CalibMethod::Percentile);
     s.calibration.percentile = 90.0;
-    const auto p = calibrate(planQuantization(s, {1001}), x);
+    const auto p = calibrate(resolveSpec(s, {1001}), x);
     QCOMPARE(p.scales, (std::vector<float>{float(450.0 / 127.0)}));
     s.calibration.percentile = 0.0;
-    QVERIFY_THROWS_EXCEPTION(QuantError, calibrate(planQuantization(s, {1001}), x));
+    QVERIFY_THROWS_EXCEPTION(QuantError, calibrate(resolveSpec(s, {1001}), x));
 }
 
 void TestCalibration::mseBeatsAbsmaxWithOutliers() {
     const auto x = gaussianWithOutliers(4096);
-    const auto mse = planQuantization(
+    const auto mse = resolveSpec(
         calibrated(Preset::TensorRT, Target::Int4, Scheme::PerTensor, {}, true, CalibMethod::Mse), {4096});
-    const auto absmax = planQuantization(
+    const auto absmax = resolveSpec(
         calibrated(Preset::TensorRT, Target::Int4, Scheme::PerTensor, {}, true, CalibMethod::AbsMax), {4096});
     const auto pm = calibrate(mse, x), pa = calibrate(absmax, x);
     QVERIFY(pm.scales[0] < pa.scales[0]);
@@ -147,7 +146,7 @@ void TestCalibration::mseBeatsAbsmaxWithOutliers() {
 
 void TestCalibration::entropyClipsOutliers() {
     const auto x = gaussianWithOutliers(20000);
-    const auto plan = planQuantization(
+    const auto plan = resolveSpec(
         calibrated(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, true, CalibMethod::Entropy),
         {20000});
     const float threshold = calibrate(plan, x).scales[0] * 127.0f;
@@ -155,16 +154,15 @@ void TestCalibration::entropyClipsOutliers() {
 }
 
 void TestCalibration::explicitAndInvalidRequests() {
-    const auto e = planQuantization(
+    const auto e = resolveSpec(
         calibrated(Preset::Torch, Target::Int8, Scheme::PerTensor, {}, true, CalibMethod::Explicit), {2});
     QVERIFY_THROWS_EXCEPTION(QuantError, calibrate(e, std::vector<float>{1, 2}));
-    const auto mm = planQuantization(
+    const auto mm = resolveSpec(
         calibrated(Preset::Torch, Target::Int8, Scheme::PerTensor, {}, true, CalibMethod::MinMax), {2});
     QVERIFY_THROWS_EXCEPTION(QuantError, calibrate(mm, std::vector<float>{1, 2}));
     auto g = calibrated(Preset::NpuGroupQuant, Target::Int8, Scheme::Ragged, {0}, false, CalibMethod::MinMax);
     g.groupEnds = {2};
-    QVERIFY_THROWS_EXCEPTION(QuantError,
-                             calibrate(planQuantization(g, {2, 2}), std::vector<float>{1, 2, 3, 4}));
+    QVERIFY_THROWS_EXCEPTION(QuantError, calibrate(resolveSpec(g, {2, 2}), std::vector<float>{1, 2, 3, 4}));
 }
 
 QTEST_GUILESS_MAIN(TestCalibration)

@@ -212,7 +212,7 @@ void TestCalibrationFast::fastEqualsOracle() {
     QFETCH(std::vector<std::int64_t>, shape);
     QFETCH(QString, data);
     QFETCH(int, dtype);
-    const QuantPlan plan = planQuantization(spec, shape);
+    const ResolvedSpec plan = resolveSpec(spec, shape);
     const auto x = makeData(data, elementCount(shape), 7);
     for (bool misalign : {false, true}) {
         const Encoded in = encode(x, static_cast<DType>(dtype), misalign);
@@ -231,7 +231,7 @@ void TestCalibrationFast::fastEqualsOracle() {
 }
 
 void TestCalibrationFast::otherDtypesAreRefused() {
-    const auto plan = planQuantization(make(Preset::Torch, Target::Int8, Scheme::PerTensor, {}, true), {4});
+    const auto plan = resolveSpec(make(Preset::Torch, Target::Int8, Scheme::PerTensor, {}, true), {4});
     const std::uint8_t bytes[4] = {1, 2, 3, 4};
     QVERIFY_THROWS_EXCEPTION(QuantError, calibrateFast(plan, bytes, DType::F8E4M3, 1));
 }
@@ -247,7 +247,7 @@ void TestCalibrationFast::percentileIsExactKthValue() {
     for (double p : {0.1, 12.5, 50.0, 99.0, 99.9, 100.0}) {
         auto s = make(Preset::Torch, Target::UInt8, Scheme::PerTensor, {}, false);
         s.calibration = {CalibMethod::Percentile, p};
-        const auto plan = planQuantization(s, {64, 1024});
+        const auto plan = resolveSpec(s, {64, 1024});
         std::vector<float> sorted = x;
         std::sort(sorted.begin(), sorted.end());
         const auto k = [&](double q) {
@@ -259,7 +259,7 @@ void TestCalibrationFast::percentileIsExactKthValue() {
         QCOMPARE(got.zeroPoints[0], step.zeroPoint);
         s.scheme = Scheme::PerChannel;
         s.axes = {0};
-        const auto perChannel = planQuantization(s, {64, 1024});
+        const auto perChannel = resolveSpec(s, {64, 1024});
         QCOMPARE(bitsOf(calibrateFast(perChannel, x.data(), DType::F32, 3).scales),
                  bitsOf(calibrate(perChannel, x).scales));
     }
@@ -328,28 +328,28 @@ void TestCalibrationFast::notesFlagWreckingRanges() {
     const auto x = makeData(QStringLiteral("gauss"), 64 * 128, 3);
     auto s = make(Preset::TensorRT, Target::Int8, Scheme::PerTensor, {}, true);
     s.calibration = {CalibMethod::Percentile, 99.9};
-    QVERIFY(calibrate(planQuantization(s, {64, 128}), x).calibrationNote.empty());
+    QVERIFY(calibrate(resolveSpec(s, {64, 128}), x).calibrationNote.empty());
     s.calibration = {CalibMethod::Percentile, 90.0};
-    const auto clipping = calibrate(planQuantization(s, {64, 128}), x).calibrationNote;
+    const auto clipping = calibrate(resolveSpec(s, {64, 128}), x).calibrationNote;
     QVERIFY2(clipping.find("clips 10.0% of the values") != std::string::npos, clipping.c_str());
     // Entropy on a [1, 32] tensor: too few values for a histogram, so absmax and a note saying why.
     s.calibration = {CalibMethod::Entropy, 99.99};
     const std::vector<float> tiny(x.begin(), x.begin() + 32);
-    const auto plan = planQuantization(s, {1, 32});
+    const auto plan = resolveSpec(s, {1, 32});
     const auto p = calibrate(plan, tiny);
     auto absmax = s;
     absmax.calibration.method = CalibMethod::AbsMax;
-    QCOMPARE(p.scales, calibrate(planQuantization(absmax, {1, 32}), tiny).scales);
+    QCOMPARE(p.scales, calibrate(resolveSpec(absmax, {1, 32}), tiny).scales);
     QVERIFY2(p.calibrationNote.find("at least 4096 values") != std::string::npos, p.calibrationNote.c_str());
-    QVERIFY(calibrate(planQuantization(absmax, {1, 32}), tiny).calibrationNote.empty());
+    QVERIFY(calibrate(resolveSpec(absmax, {1, 32}), tiny).calibrationNote.empty());
     // int32's 2^30 + 1 levels: twice that does not fit an int, and the fallback must still be taken.
     auto wide = s;
     wide.preset = Preset::Torch;
     wide.target = Target::Int32;
-    const auto pw = calibrate(planQuantization(wide, {1, 32}), tiny);
+    const auto pw = calibrate(resolveSpec(wide, {1, 32}), tiny);
     auto wideAbsmax = wide;
     wideAbsmax.calibration.method = CalibMethod::AbsMax;
-    QCOMPARE(pw.scales, calibrate(planQuantization(wideAbsmax, {1, 32}), tiny).scales);
+    QCOMPARE(pw.scales, calibrate(resolveSpec(wideAbsmax, {1, 32}), tiny).scales);
     QVERIFY2(!pw.calibrationNote.empty(), "no note for int32's fallback");
 }
 
@@ -393,9 +393,9 @@ void TestCalibrationFast::blockMseNeverLosesToTheRule() {
     const auto x = makeData(QStringLiteral("special"), 48 * 96, 9);
     for (Preset preset : {Preset::MX, Preset::NVFP4}) {
         auto s = make(preset, Target::Fp4E2M1, Scheme::Block, {}, true);
-        const auto rulePlan = planQuantization(s, {48, 96});
+        const auto rulePlan = resolveSpec(s, {48, 96});
         s.calibration.method = CalibMethod::Mse;
-        const auto msePlan = planQuantization(s, {48, 96});
+        const auto msePlan = resolveSpec(s, {48, 96});
         const auto rule = calibrate(rulePlan, x), mse = calibrate(msePlan, x);
         const auto backRule = dequantizeReference(rulePlan, rule, quantizeReference(rulePlan, rule, x));
         const auto backMse = dequantizeReference(msePlan, mse, quantizeReference(msePlan, mse, x));

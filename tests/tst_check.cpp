@@ -2,9 +2,9 @@
 // documented (undefined values satisfy nothing, exact tensors have +inf SQNR, failed tensors and
 // tensors that reconstruct finite weights as NaN/Inf always fail, kept ones are not checked), model-wide
 // aggregates, comparisons, JUnit XML that parses, and the CLI's exit codes.
+#include "base/error.h"
 #include "cli_test_util.h"
 #include "report/check.h"
-#include "tensor/error.h"
 
 #include <QFile>
 #include <QProcess>

@@ -16,6 +16,7 @@
 //    within 2^-8 (1 + 2^-16) |x̂| of QuantLens's (one bf16 rounding; the f32 quotient is off by an ulp
 //    at most).
 //  - MXFP4: scales are powers of two, so x̂ is exact in bf16: bit for bit.
+#include "base/error.h"
 #include "builtin_backends.h"
 #include "io/export.h"
 #include "io/export_compressed_tensors.h"
@@ -28,7 +29,6 @@
 #include "quant/packing.h"
 #include "quant/reference.h"
 #include "quant/spec_json.h"
-#include "tensor/error.h"
 #include "tensor/float_formats.h"
 
 #include <QProcess>
@@ -328,7 +328,7 @@ private slots:
 
         for (std::size_t k = 0; k < outcome.quantized.size(); ++k) {
             const QuantizedTensor& q = outcome.quantized[k];
-            const QuantPlan& plan = q.plan;
+            const ResolvedSpec& plan = q.plan;
             const std::vector<float> ours = dequantizeReference(plan, q.params, q.codes);
             const std::int64_t offset = meta["tensors"][k]["codes_offset"].get<std::int64_t>();
             QCOMPARE(meta["tensors"][k]["name"].get<std::string>(), q.name);
@@ -516,7 +516,7 @@ private slots:
              {std::pair{"a.weight", int8}, std::pair{"b.weight", fp8}, std::pair{"c.weight", int8}}) {
             QuantizedTensor q;
             q.name = name;
-            q.plan = planQuantization(spec, {8, 8});
+            q.plan = resolveSpec(spec, {8, 8});
             q.params.scales.assign(static_cast<std::size_t>(q.plan.scaleCount), 0.25f);
             q.codes = quantizeReference(q.plan, q.params, x);
             tensors.push_back(q);

@@ -8,16 +8,16 @@
 // - floats from files and flags become integers only when they are whole numbers within range
 //   (--group-index 1e30 was converted to INT64_MIN).
 // - plan writes nothing unless everything succeeds: a failed --out leaves no report, rules or recipe.
+#include "base/error.h"
+#include "base/whole_number.h"
 #include "cli_test_util.h"
 #include "io/safetensors_writer.h"
 #include "io/stored_quantization.h"
-#include "job/diff_job.h"
+#include "job/tensor_diff.h"
 #include "quant/spec_json.h"
 #include "quant_test_util.h"
 #include "report/model_table.h"
-#include "tensor/error.h"
 #include "tensor/float_formats.h"
-#include "tensor/whole_number.h"
 
 #include <QDir>
 #include <QTemporaryDir>
@@ -302,7 +302,7 @@ void TestCraftedInputs::zeroPointsBeyondIntegers() {
     s.scheme = Scheme::PerTensor;
     s.axes.clear();
     s.symmetric = false;
-    const QuantPlan plan = planQuantization(s, {4});
+    const ResolvedSpec plan = resolveSpec(s, {4});
     QuantParams p;
     p.scales = {0.5f};
     p.zeroPoints = {1e30f};

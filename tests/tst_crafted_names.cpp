@@ -9,7 +9,7 @@
 #include "io/printable.h"
 #include "io/safetensors_writer.h"
 #include "io_test_util.h"
-#include "job/diff_job.h"
+#include "job/tensor_diff.h"
 #include "llama_rules_reader.h"
 #include "quantlens/config.h"
 

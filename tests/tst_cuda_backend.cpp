@@ -5,10 +5,10 @@
 // with the reason when no GPU is present. (tst_backend_conformance runs the full preset grid on it too.)
 #include "backend/registry.h"
 #include "backend_test_util.h"
+#include "base/error.h"
 #include "builtin_backends.h"
 #include "cpu/cpu_reference_backend.h"
 #include "cuda/cuda_backend.h"
-#include "tensor/error.h"
 #include "tensor/float_formats.h"
 
 #include <QtTest>
@@ -44,10 +44,9 @@ private:
     QByteArray m_old;
 };
 
-Job smallJob() {
-    Job job;
-    job.plan =
-        planQuantization(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {33, 129});
+BackendTask smallJob() {
+    BackendTask job;
+    job.plan = resolveSpec(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {33, 129});
     job.tensor = tensorOf(conformanceValues(33 * 129, 3), {33, 129}, DType::F32);
     return job;
 }
@@ -216,8 +215,8 @@ void TestCudaBackend::matchesReference() {
     QFETCH(int, dtype);
     const CudaBackend backend;
     SKIP_WITHOUT_DEVICE(backend);
-    Job job;
-    job.plan = planQuantization(spec, shape);
+    BackendTask job;
+    job.plan = resolveSpec(spec, shape);
     job.tensor = tensorOf(conformanceValues(elementCount(shape), 9), shape, static_cast<DType>(dtype));
     QVERIFY(!backend.supports(job.plan));
     const Result want = CpuReferenceBackend().run(job);
@@ -244,8 +243,8 @@ void TestCudaBackend::explicitParamsAndBadParams() {
     QuantSpec spec = calibratedSpec(Preset::NpuGroupQuant, Target::Int8, Scheme::Ragged, {});
     spec.groupEnds = {3, 8};
     spec.symmetric = false;
-    Job job;
-    job.plan = planQuantization(spec, {8, 40});
+    BackendTask job;
+    job.plan = resolveSpec(spec, {8, 40});
     const auto values = conformanceValues(8 * 40, 4);
     job.values = values;
     QuantParams p;
@@ -268,9 +267,9 @@ void TestCudaBackend::explicitParamsAndBadParams() {
 void TestCudaBackend::eventTimingsAndRepeats() {
     const CudaBackend backend;
     SKIP_WITHOUT_DEVICE(backend);
-    Job job;
+    BackendTask job;
     job.plan =
-        planQuantization(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4096, 2048});
+        resolveSpec(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4096, 2048});
     job.tensor = tensorOf(conformanceValues(4096 * 2048, 5), {4096, 2048}, DType::F32);
     job.repeat = 3;
     const Result r = backend.run(job);
@@ -293,7 +292,7 @@ void TestCudaBackend::eventTimingsAndRepeats() {
 void TestCudaBackend::progressCancelAndCleanUp() {
     const CudaBackend backend;
     SKIP_WITHOUT_DEVICE(backend);
-    Job job = smallJob();
+    BackendTask job = smallJob();
     job.repeat = 2;
     std::vector<double> seen;
     backend.run(job, [&](double d) {
@@ -316,8 +315,8 @@ void TestCudaBackend::progressCancelAndCleanUp() {
 void TestCudaBackend::emptyTensor() {
     const CudaBackend backend;
     SKIP_WITHOUT_DEVICE(backend);
-    Job job;
-    job.plan = planQuantization(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4, 0});
+    BackendTask job;
+    job.plan = resolveSpec(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4, 0});
     job.tensor = Tensor(DType::F32, {4, 0});
     const Result r = backend.run(job);
     QCOMPARE(r.codes.size(), 0);
@@ -331,18 +330,18 @@ void TestCudaBackend::contextKeptAcrossJobs() {
     const CudaBackend backend;
     SKIP_WITHOUT_DEVICE(backend);
     QCOMPARE(backend.deviceBytesHeld(), std::size_t{0});
-    Job large;
+    BackendTask large;
     large.plan =
-        planQuantization(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4096, 2304});
+        resolveSpec(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {4096, 2304});
     large.tensor = tensorOf(conformanceValues(4096 * 2304, 6), {4096, 2304}, DType::F32); // staged: 36 MB
     const CpuReferenceBackend reference;
     QCOMPARE(backend.run(large).codes, reference.run(large).codes);
     const std::size_t held = backend.deviceBytesHeld();
     QVERIFY2(held >= std::size_t{4096} * 2304 * 5, qPrintable(QString::number(held)));
-    const Job small = smallJob();
+    const BackendTask small = smallJob();
     QCOMPARE(backend.run(small).codes, reference.run(small).codes);
     QCOMPARE(backend.deviceBytesHeld(), held);
-    Job refused = large;
+    BackendTask refused = large;
     QuantParams bad;
     bad.scales.assign(4095, 1.0f); // one short
     refused.params = bad;
@@ -355,13 +354,13 @@ void TestCudaBackend::contextKeptAcrossJobs() {
 void TestCudaBackend::concurrentJobsShareTheDevice() {
     const CudaBackend backend;
     SKIP_WITHOUT_DEVICE(backend);
-    std::vector<Job> jobs(4);
+    std::vector<BackendTask> jobs(4);
     std::vector<Codes> want(jobs.size()), got(jobs.size());
     std::vector<std::string> errors(jobs.size());
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         const Shape shape{static_cast<std::int64_t>(1024 + 512 * i), 4096};
         jobs[i].plan =
-            planQuantization(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), shape);
+            resolveSpec(calibratedSpec(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), shape);
         jobs[i].tensor = tensorOf(conformanceValues(elementCount(shape), 20 + static_cast<int>(i)), shape,
                                   i % 2 ? DType::BF16 : DType::F32);
         want[i] = CpuReferenceBackend().run(jobs[i]).codes;

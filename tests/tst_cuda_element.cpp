@@ -138,7 +138,7 @@ QuantSpec specOf(Preset p, Target t, Scheme s, bool symmetric = true) {
 }
 
 // Compares quantizeElement with quantizeValue over the grid; "" when all agree.
-QString firstElementMismatch(const QuantPlan& plan, const Grid& grid) {
+QString firstElementMismatch(const ResolvedSpec& plan, const Grid& grid) {
     const ElementOp op = elementOpFor(plan);
     // With a NaN on both sides of a multiplication, x86 returns the NaN of whichever operand the
     // compiler put first: the oracle's own build decides the code's sign, so only that is let go.
@@ -217,7 +217,7 @@ private slots:
     void widening16Bit();
 };
 
-// Each preset's convention as planQuantization resolves it (conventionOf), per target it takes,
+// Each preset's convention as resolveSpec resolves it (conventionOf), per target it takes,
 // with its rounding modes, zero-point stages (symmetric / asymmetric) and sqrt mode.
 void TestCudaElement::presetConventions_data() {
     QTest::addColumn<QuantSpec>("spec");
@@ -230,7 +230,7 @@ void TestCudaElement::presetConventions_data() {
         std::nullopt,    Rounding::HalfToEven, Rounding::HalfAwayFromZero,
         Rounding::Floor, Rounding::Ceil,       Rounding::Trunc};
     int rows = 0;
-    std::vector<QuantPlan> seen;
+    std::vector<ResolvedSpec> seen;
     for (Preset p : presets)
         for (Target t : targets)
             for (Scheme s : {Scheme::PerTensor, Scheme::PerChannel, Scheme::Block, Scheme::Ragged})
@@ -240,14 +240,14 @@ void TestCudaElement::presetConventions_data() {
                             QuantSpec spec = specOf(p, t, s, sym);
                             spec.rounding = rounding;
                             spec.sqrtMode = sqrt;
-                            QuantPlan plan;
+                            ResolvedSpec plan;
                             try {
-                                plan = planQuantization(spec, {16, 16});
+                                plan = resolveSpec(spec, {16, 16});
                             } catch (const std::exception&) {
                                 continue; // the operator has no such variant
                             }
                             // The element sees the convention and the code range only: one row each.
-                            const auto same = [&](const QuantPlan& q) {
+                            const auto same = [&](const ResolvedSpec& q) {
                                 return q.convention == plan.convention && q.codeTarget == plan.codeTarget &&
                                        q.qmin() == plan.qmin();
                             };
@@ -266,7 +266,7 @@ void TestCudaElement::presetConventions_data() {
 
 void TestCudaElement::presetConventions() {
     QFETCH(QuantSpec, spec);
-    const QuantPlan plan = planQuantization(spec, {16, 16});
+    const ResolvedSpec plan = resolveSpec(spec, {16, 16});
     QCOMPARE(plan.convention, conventionOf(spec));
     static const Grid grid = denseGrid();
     const QString mismatch = firstElementMismatch(plan, grid);
@@ -326,7 +326,7 @@ void TestCudaElement::everyConvention_data() {
 
 void TestCudaElement::everyConvention() {
     QFETCH(QuantSpec, spec);
-    const QuantPlan plan = planQuantization(spec, {4});
+    const ResolvedSpec plan = resolveSpec(spec, {4});
     static const Grid grid = elementGrid(20, 100, 2);
     const QString mismatch = firstElementMismatch(plan, grid);
     QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
@@ -383,7 +383,7 @@ void TestCudaElement::floatTargetsAtCodeBoundaries_data() {
 // The same boundaries through the whole element path (scale op first), with the preset's scale rules.
 void TestCudaElement::floatTargetsAtCodeBoundaries() {
     QFETCH(QuantSpec, spec);
-    const QuantPlan plan = planQuantization(spec, {16, 16});
+    const ResolvedSpec plan = resolveSpec(spec, {16, 16});
     const ElementOp op = elementOpFor(plan);
     const std::vector<float> xs = codeMidpoints(miniFloatOf(plan.codeTarget));
     for (float s : {1.0f, 0.5f, 0.1f, 3.0f, 0x1p-20f, 0.0f})
@@ -412,7 +412,7 @@ void TestCudaElement::nanCodesFollowX86() {
             c.scaleOp = scaleOp;
             QuantSpec spec = specOf(Preset::Custom, t, Scheme::PerTensor);
             spec.custom = c;
-            const QuantPlan plan = planQuantization(spec, {4});
+            const ResolvedSpec plan = resolveSpec(spec, {4});
             const MiniFloatSpec fmt = miniFloatSpec(miniFloatOf(t));
             for (float s : grid.scales)
                 for (float x : grid.xs) {

@@ -40,7 +40,7 @@ std::vector<WalkRow> walkRows() {
     std::vector<WalkRow> rows;
     auto add = [&](const char* n, QuantSpec s, Shape shape) {
         try {
-            planQuantization(s, shape);
+            resolveSpec(s, shape);
         } catch (const std::exception&) {
             // NVFP4 blocks must divide the last dimension: the one refusal the grid expects. Any
             // other row is kept, so a planner regression fails loudly instead of shrinking the grid.
@@ -125,7 +125,7 @@ template <class In> std::vector<In> storeAs(const std::vector<float>& v, std::ve
 
 // Runs the kernel body for every thread of an emulated grid and returns the codes.
 template <class In, class Code>
-Codes emulateKernel(const QuantPlan& plan, const QuantParams& params, const std::vector<In>& x,
+Codes emulateKernel(const ResolvedSpec& plan, const QuantParams& params, const std::vector<In>& x,
                     std::int64_t threads) {
     const HostScaleMap map = buildScaleMap(plan);
     QuantizeArgs a{};
@@ -147,18 +147,18 @@ Codes emulateKernel(const QuantPlan& plan, const QuantParams& params, const std:
 }
 
 // Calibrated parameters; npu_group_quant's one offset is the user's to give, so it gets one here.
-QuantParams paramsFor(const QuantPlan& plan, const std::vector<float>& x) {
+QuantParams paramsFor(const ResolvedSpec& plan, const std::vector<float>& x) {
     if (!plan.scalarZeroPoint || plan.spec.symmetric) return calibrate(plan, x);
     QuantSpec symmetric = plan.spec;
     symmetric.symmetric = true;
     symmetric.calibration.method = CalibMethod::AbsMax;
-    QuantParams p = calibrate(planQuantization(symmetric, plan.shape), x);
+    QuantParams p = calibrate(resolveSpec(symmetric, plan.shape), x);
     p.zeroPoints = {-1.5f};
     return p;
 }
 
 template <class In>
-QString walkMismatch(const QuantPlan& plan, const std::vector<float>& values, std::int64_t threads) {
+QString walkMismatch(const ResolvedSpec& plan, const std::vector<float>& values, std::int64_t threads) {
     std::vector<float> widened;
     const std::vector<In> stored = storeAs<In>(values, widened);
     const QuantParams params = paramsFor(plan, widened);
@@ -196,7 +196,7 @@ template <class Fn> auto withInputType(DType dtype, Fn&& fn) {
 // on its own here; the device's warp reduction joins the same values), turned into parameters by
 // the rule the backends share.
 template <class In>
-QuantParams emulateRanges(const QuantPlan& plan, const std::vector<In>& x, std::int64_t threads) {
+QuantParams emulateRanges(const ResolvedSpec& plan, const std::vector<In>& x, std::int64_t threads) {
     const HostScaleMap map = buildScaleMap(plan);
     QuantizeArgs a{};
     a.map = map.hostView();
@@ -226,7 +226,7 @@ QuantParams emulateRanges(const QuantPlan& plan, const std::vector<In>& x, std::
 }
 
 template <class In>
-QString rangeMismatch(const QuantPlan& plan, const std::vector<float>& values, std::int64_t threads) {
+QString rangeMismatch(const ResolvedSpec& plan, const std::vector<float>& values, std::int64_t threads) {
     std::vector<float> widened;
     const std::vector<In> stored = storeAs<In>(values, widened);
     const QuantParams want = calibrate(plan, widened);
@@ -297,7 +297,7 @@ void TestCudaWalk::cursorMatchesScaleIndexer_data() {
 void TestCudaWalk::cursorMatchesScaleIndexer() {
     QFETCH(QuantSpec, spec);
     QFETCH(Shape, shape);
-    const QuantPlan plan = planQuantization(spec, shape);
+    const ResolvedSpec plan = resolveSpec(spec, shape);
     const HostScaleMap map = buildScaleMap(plan);
     const ScaleMapView view = map.hostView();
     const ScaleIndexer indexer(plan.layout, plan.shape);
@@ -345,7 +345,7 @@ void TestCudaWalk::kernelBodyMatchesReference() {
     QFETCH(Shape, shape);
     QFETCH(int, dtype);
     QFETCH(int, threads);
-    const QuantPlan plan = planQuantization(spec, shape);
+    const ResolvedSpec plan = resolveSpec(spec, shape);
     const auto values = walkValues(elementCount(shape), 11);
     const QString mismatch = withInputType(static_cast<DType>(dtype), [&](auto in) {
         return walkMismatch<typename decltype(in)::type>(plan, values, threads);
@@ -383,7 +383,7 @@ void TestCudaWalk::vectorsShareScaleWhereTheyCan() {
         {"per-column", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {-1}), {8, 64}, 4, false},
     };
     for (const auto& c : cases) {
-        const HostScaleMap map = buildScaleMap(planQuantization(c.spec, c.shape));
+        const HostScaleMap map = buildScaleMap(resolveSpec(c.spec, c.shape));
         QuantizeArgs a{};
         a.map = map.hostView();
         configureLaunch(a, 256, c.width);
@@ -431,7 +431,7 @@ void TestCudaWalk::rangeBodyMatchesCalibrate_data() {
     rows.back().spec.calibration.method = CalibMethod::MinMax;
     int added = 0;
     for (const WalkRow& r : rows) {
-        const QuantPlan plan = planQuantization(r.spec, r.shape);
+        const ResolvedSpec plan = resolveSpec(r.spec, r.shape);
         if (!rangeCalibrated(plan) || elementCount(r.shape) == 0) continue;
         const HostScaleMap map = buildScaleMap(plan);
         for (DType dt : {DType::F32, DType::BF16, DType::F16}) {
@@ -455,7 +455,7 @@ void TestCudaWalk::rangeBodyMatchesCalibrate() {
     QFETCH(Shape, shape);
     QFETCH(int, dtype);
     QFETCH(int, threads);
-    const QuantPlan plan = planQuantization(spec, shape);
+    const ResolvedSpec plan = resolveSpec(spec, shape);
     const auto values = walkValues(elementCount(shape), 12);
     const QString mismatch = withInputType(static_cast<DType>(dtype), [&](auto in) {
         return rangeMismatch<typename decltype(in)::type>(plan, values, threads);

@@ -5,7 +5,7 @@
 #include "backend_test_util.h"
 #include "cli_test_util.h"
 #include "io/safetensors_writer.h"
-#include "job/diff_job.h"
+#include "job/tensor_diff.h"
 #include "tensor/float_formats.h"
 
 #include <QFile>
@@ -225,7 +225,7 @@ void TestDiff::shardsMergeIntoTheWholeDiff() {
         QFile f(m_dir.filePath(QLatin1String(name)));
         return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
     };
-    // B is a copy: a model against itself is refused (core/job/diff_run's refuseSelfDiff).
+    // B is a copy: a model against itself is refused (core/job/diff_job's refuseSelfDiff).
     const QString copy = m_dir.filePath(
         QStringLiteral("hf-copy") + QString::fromStdString(std::filesystem::path(m_hf).extension().string()));
     QFile::remove(copy);

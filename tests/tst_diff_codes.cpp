@@ -2,15 +2,15 @@
 // checked against the converter's permute in numpy), stored codes compared when both sides have them
 // (GGUF blocks, ONNX QDQ), and --requantize: A quantized through the job pipeline, its codes against
 // an onnxruntime-style QDQ model's, with the expected counts computed independently in numpy.
+#include "base/error.h"
 #include "cli_test_util.h"
 #include "io/gguf_source.h"
 #include "io/llama_rows.h"
 #include "io/safetensors_writer.h"
 #include "io/stored_quantization.h"
 #include "io_test_util.h"
-#include "job/diff_job.h"
+#include "job/tensor_diff.h"
 #include "quantlens/config.h"
-#include "tensor/error.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,5 +1,6 @@
 // Export: quantized tensors written as compressed-tensors / native safetensors and as HDF5 are read
 // back bit for bit by QuantLens and by Python (struct+json, h5py); failures leave no file behind.
+#include "base/error.h"
 #include "io/export.h"
 #include "io/safetensors_source.h"
 #include "io/tensor_source.h"
@@ -8,7 +9,6 @@
 #include "quant/packing.h"
 #include "quant/reference.h"
 #include "quantlens/config.h"
-#include "tensor/error.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -39,7 +39,7 @@ QuantizedTensor quantize(const std::string& name, const QuantSpec& spec, const S
         x[i] = std::sin(0.37f * float(i) + 0.1f) * (1.0f + float(i % 7));
     QuantizedTensor q;
     q.name = name;
-    q.plan = planQuantization(spec, shape);
+    q.plan = resolveSpec(spec, shape);
     q.params = calibrate(q.plan, x);
     q.codes = quantizeReference(q.plan, q.params, x);
     return q;

@@ -7,9 +7,9 @@
 #include "analysis/clip_edge_rule.h"
 #include "analysis/histogram_filler.h"
 #include "backend_test_util.h"
+#include "base/error.h"
+#include "base/huge_page_allocator.h"
 #include "cpu/cpu_reference_backend.h"
-#include "tensor/error.h"
-#include "tensor/huge_page_allocator.h"
 #include "test_parts.h"
 
 #include <QtTest>
@@ -152,16 +152,16 @@ void TestFastAnalysis::matchesOracle() {
     QFETCH(int, shape);
     QFETCH(int, dtype);
     const Shape& sh = analysisShapes()[static_cast<std::size_t>(shape)];
-    QuantPlan plan;
+    ResolvedSpec plan;
     try {
-        plan = planQuantization(conformanceSpecs()[static_cast<std::size_t>(spec)].spec, sh);
+        plan = resolveSpec(conformanceSpecs()[static_cast<std::size_t>(spec)].spec, sh);
     } catch (const QuantError& e) { // shown as a skip with its reason, never dropped silently
         QSKIP(e.what());
     }
     const Tensor tensor =
         tensorOf(conformanceValues(elementCount(sh), 11 + shape), sh, static_cast<DType>(dtype));
     const std::vector<float> x = tensor.toFloatVector();
-    Job job;
+    BackendTask job;
     job.plan = plan;
     job.values = x;
     const Result ref = CpuReferenceBackend().run(job);
@@ -300,10 +300,10 @@ void TestFastAnalysis::fillerCountsAsAddDoes() {
 // than cores, finishes that land together may show as one step; the end points still come.
 void TestFastAnalysis::progressStepsThroughTheSlices() {
     const Shape sh{1024, 1024}; // 16 slices
-    const QuantPlan plan = planQuantization(conformanceSpecs().front().spec, sh);
+    const ResolvedSpec plan = resolveSpec(conformanceSpecs().front().spec, sh);
     const Tensor tensor = tensorOf(conformanceValues(elementCount(sh), 3), sh, DType::F32);
     const std::vector<float> x = tensor.toFloatVector();
-    Job job;
+    BackendTask job;
     job.plan = plan;
     job.values = x;
     const Result ref = CpuReferenceBackend().run(job);

@@ -5,6 +5,7 @@
 // QuantError naming the file; anything else (another exception, a crash, an ASan or UBSan report in
 // the asan preset) fails, and the input is kept in the build folder to replay. Each target must also
 // accept some of its inputs, so the generators are shown to reach past the first checks.
+#include "base/error.h"
 #include "fuzz_generators.h"
 #include "io/gguf_source.h"
 #include "io/tensor_source.h"
@@ -14,7 +15,6 @@
 #include "job/report_parts.h"
 #include "report/check.h"
 #include "report/model_table.h"
-#include "tensor/error.h"
 
 #include <QElapsedTimer>
 #include <QTemporaryDir>

@@ -1,13 +1,13 @@
 // GGUF input: files written by ggml itself (tests/data/gguf, made by make_gguf_fixtures.c) decode
 // bit for bit to what ggml's own dequantizers give, for every supported type; crafted files of
 // every bad-input class are refused with a FileError naming the file, the tensor and the reason.
+#include "base/error.h"
 #include "cli_test_util.h"
 #include "gguf_test_util.h"
 #include "io/gguf_blocks.h"
 #include "io/gguf_source.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
-#include "tensor/error.h"
 
 #include <QTemporaryDir>
 #include <QTest>

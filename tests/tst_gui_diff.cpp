@@ -3,13 +3,13 @@
 // diffTensors, the report the CLI's `diff --report` writes, and no diff left over after another
 // model is opened.
 #include "cli_test_util.h"
-#include "gui/mainwindow.h"
+#include "gui/main_window.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
 #include "plot_checks.h"
 #include "quant_test_util.h"
-#include "widgets/diffpage.h"
-#include "widgets/difftablemodel.h"
+#include "widgets/diff_page.h"
+#include "widgets/diff_table_model.h"
 #include "widgets/qcp.h"
 
 #include <QAbstractItemModelTester>

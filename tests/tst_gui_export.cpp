@@ -1,12 +1,12 @@
 // The app's exports follow the rules the CLI's do (issue 38): what a compressed-tensors export cannot
 // store is decided during the run, so the window's table, its report and the export agree; and no
 // file the app writes may replace any input of the run (the model, the importance or scale file).
-#include "gui/mainwindow.h"
+#include "gui/main_window.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
-#include "widgets/configpanel.h"
-#include "widgets/jobrunner.h"
+#include "widgets/config_panel.h"
+#include "widgets/job_runner.h"
 
 #include <QComboBox>
 #include <QDir>

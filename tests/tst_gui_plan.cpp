@@ -1,15 +1,15 @@
 // The Plan tab and importance in the real main window (offscreen): measure the formats of a model,
 // move the budget and see the choice follow the solver, write the plan's three forms, export the
 // weights; open an importance file and see the whole-model table rank by the weighted SQNR.
-#include "gui/mainwindow.h"
+#include "gui/main_window.h"
 #include "job/plan_output.h"
 #include "plan_test_util.h"
 #include "plot_checks.h"
-#include "widgets/jobrunner.h"
-#include "widgets/modeltablemodel.h"
-#include "widgets/modeltablepage.h"
-#include "widgets/planpage.h"
-#include "widgets/plantablemodel.h"
+#include "widgets/job_runner.h"
+#include "widgets/model_table_model.h"
+#include "widgets/model_table_page.h"
+#include "widgets/plan_page.h"
+#include "widgets/plan_table_model.h"
 #include "widgets/qcp.h"
 
 #include <QAction>

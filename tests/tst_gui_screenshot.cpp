@@ -1,13 +1,13 @@
 // Renders the main window with results for the bundled sample model (or a fixture of our own when
 // the sample is missing) to <build>/screenshots/quantlens_sample.png, so anyone can look at it.
-#include "gui/mainwindow.h"
+#include "gui/main_window.h"
 #include "io/safetensors_writer.h"
 #include "plot_checks.h"
-#include "widgets/clippingpage.h"
-#include "widgets/configpanel.h"
-#include "widgets/plotpage.h"
+#include "widgets/clipping_page.h"
+#include "widgets/config_panel.h"
+#include "widgets/plot_page.h"
 #include "widgets/qcp.h"
-#include "widgets/tensorbrowser.h"
+#include "widgets/tensor_browser.h"
 
 #include <QApplication>
 #include <QComboBox>

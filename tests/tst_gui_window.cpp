@@ -2,22 +2,22 @@
 // change scheme and dtype, run, and check what the pages hold; compare two presets; invalid
 // combinations explained inline; Quantize all and the model table; cancel a long run; stale
 // results dropped; malformed files; exports and sessions.
-#include "gui/mainwindow.h"
+#include "gui/main_window.h"
 #include "io/printable.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
 #include "quant/reference.h"
 #include "quantlens/config.h"
-#include "widgets/configpanel.h"
-#include "widgets/headlinestrip.h"
-#include "widgets/histogrampages.h"
-#include "widgets/jobrunner.h"
-#include "widgets/modeltablemodel.h"
-#include "widgets/modeltablepage.h"
+#include "widgets/config_panel.h"
+#include "widgets/headline_strip.h"
+#include "widgets/histogram_pages.h"
+#include "widgets/job_runner.h"
+#include "widgets/model_table_model.h"
+#include "widgets/model_table_page.h"
 #include "widgets/qcp.h"
-#include "widgets/tensorbrowser.h"
-#include "widgets/tensortreemodel.h"
+#include "widgets/tensor_browser.h"
+#include "widgets/tensor_tree_model.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -337,7 +337,7 @@ private slots:
         const auto o = w.lastOutcome();
         QVERIFY(o && o->b);
         QCOMPARE(o->a.report.params.scales, scales);
-        const QuantPlan plan = planQuantization(c->spec(), {64, 128});
+        const ResolvedSpec plan = resolveSpec(c->spec(), {64, 128});
         QuantParams given;
         given.scales = scales;
         QCOMPARE(o->a.codes,

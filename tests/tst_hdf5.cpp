@@ -1,10 +1,10 @@
 // HDF5 in: files written by h5py (every integer and float type, both byte orders, contiguous, chunked
 // and gzip storage, Keras model_weights groups) are read bit for bit; bad files become FileErrors
 // and the HDF5 library prints nothing to the terminal.
+#include "base/error.h"
 #include "io/hdf5_source.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
-#include "tensor/error.h"
 
 #include <QProcess>
 #include <QTemporaryDir>

@@ -2,11 +2,11 @@
 // (tests/data/imatrix, made by make_imatrix_fixtures.c with ggml's gguf writer) read to the means
 // llama-quantize derives; QuantLens's safetensors statistics against a double computation; and one
 // row per class of malformed input, each a FileError naming the file.
+#include "base/error.h"
 #include "io/importance_file.h"
 #include "io/safetensors_source.h"
 #include "io/safetensors_writer.h"
 #include "io_test_util.h"
-#include "tensor/error.h"
 
 #include <QTemporaryDir>
 #include <QTest>

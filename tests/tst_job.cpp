@@ -3,15 +3,15 @@
 // scales from a file looked up per tensor by name).
 #include "analysis/analyzer.h"
 #include "backend_test_util.h"
+#include "base/error.h"
+#include "base/suggest.h"
 #include "builtin_backends.h"
 #include "io/safetensors_source.h"
 #include "io/safetensors_writer.h"
 #include "job/job.h"
-#include "job/suggest.h"
 #include "job_test_util.h"
 #include "quant/reference.h"
 #include "quantlens/config.h"
-#include "tensor/error.h"
 #include "tensor/float_formats.h"
 
 #include <QTemporaryDir>
@@ -94,7 +94,7 @@ void TestJob::tensorJobReadsInPlaceAndMatchesOracle() {
     QCOMPARE(out.a.report.dtype, DType::BF16);
     QCOMPARE(out.a.bytesIn, 32.0 * 64 * 2);
     const std::vector<float> x = f.request(int8PerChannel()).source->load("fc2.weight").toFloatVector();
-    const QuantPlan& plan = out.a.report.plan;
+    const ResolvedSpec& plan = out.a.report.plan;
     QCOMPARE(out.a.codes, quantizeReference(plan, out.a.report.params, x));
     const TensorAnalysis oracle = analyzeReference(plan, out.a.report.params, out.a.codes, x);
     QCOMPARE(out.a.report.analysis.stats.count(), oracle.stats.count());

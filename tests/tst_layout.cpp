@@ -1,7 +1,7 @@
 // The scale indexer: every layout maps elements to the scale an operator would use.
+#include "base/error.h"
 #include "quant/layout.h"
 #include "quant/row_walker.h"
-#include "tensor/error.h"
 
 #include <QTest>
 
@@ -81,7 +81,7 @@ void TestLayout::walkerSpansAreWholeBlocks() {
         {Layout{{DimMapping::full(), DimMapping::shared()}}, Shape{4, 5}},
     };
     for (const auto& [layout, shape] : cases) {
-        QuantPlan plan;
+        ResolvedSpec plan;
         plan.shape = shape;
         plan.layout = layout;
         const RowWalker walker(plan);

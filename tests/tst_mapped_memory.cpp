@@ -1,9 +1,9 @@
-// Large tables come from mapped memory that is kept for reuse (tensor/mapped_memory.h): a tensor's
+// Large tables come from mapped memory that is kept for reuse (base/mapped_memory.h): a tensor's
 // codes given back are handed to the next tensor's without new page faults, a zeroed table taking a
 // kept block finds it cleared, and what stays kept is bounded.
 #include "analysis/clipping.h"
+#include "base/mapped_memory.h"
 #include "quant/params.h"
-#include "tensor/mapped_memory.h"
 
 #include <QtTest>
 #include <algorithm>

@@ -1,11 +1,11 @@
 // Every item model the widgets expose passes QAbstractItemModelTester, and behaves as the pages
 // rely on: the tensor tree groups by prefix, the filter keeps parents of matches, the model table
 // sorts worst first.
-#include "widgets/difftablemodel.h"
-#include "widgets/modeltablemodel.h"
-#include "widgets/plantablemodel.h"
-#include "widgets/tensorbrowser.h"
-#include "widgets/tensortreemodel.h"
+#include "widgets/diff_table_model.h"
+#include "widgets/model_table_model.h"
+#include "widgets/plan_table_model.h"
+#include "widgets/tensor_browser.h"
+#include "widgets/tensor_tree_model.h"
 
 #include <QAbstractItemModelTester>
 #include <QLineEdit>

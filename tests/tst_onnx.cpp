@@ -3,10 +3,10 @@
 // folder (and refused outside it), QDQ weights dequantized bit for bit as numpy computes
 // DequantizeLinear, and malformed files refused with the file, the tensor and the reason. The models
 // and the expected bytes come from tests/scripts/onnx_fixtures.py (python3 with onnx and numpy).
+#include "base/error.h"
 #include "io/onnx_source.h"
 #include "io_test_util.h"
-#include "job/diff_job.h"
-#include "tensor/error.h"
+#include "job/tensor_diff.h"
 
 #include <QDir>
 #include <QProcess>

@@ -47,7 +47,7 @@ void TestPacking::ascendInt32Words() {
 
 void TestPacking::ascendInt32EndToEnd() {
     auto s = qltest::spec(Preset::AscendQuant, Target::Int32, Scheme::PerTensor);
-    const auto plan = planQuantization(s, {2, 8});
+    const auto plan = resolveSpec(s, {2, 8});
     QCOMPARE(plan.codeTarget, Target::Int4);
     QCOMPARE(plan.packedShape(), (Shape{2, 1}));
     std::vector<float> x{0, 1, 2, 3, 4, 5, 6, 7, -1, -2, -3, -4, -5, -6, -7, -8};

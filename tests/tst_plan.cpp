@@ -2,6 +2,7 @@
 // measurements), each candidate's bits against the compressed-tensors layout's own sizes, the error
 // against a direct computation, the importance weighting, the plan file read back, the llama.cpp
 // rules, the llm-compressor recipe, the export read by an independent reader, and the CLI.
+#include "base/error.h"
 #include "cli_test_util.h"
 #include "io/export_compressed_tensors.h"
 #include "io/safetensors_source.h"
@@ -14,7 +15,6 @@
 #include "quant/reference.h"
 #include "report/model_table.h"
 #include "report/report_read.h"
-#include "tensor/error.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

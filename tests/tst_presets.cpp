@@ -97,7 +97,7 @@ void TestPresets::rejected() {
     QFETCH(std::vector<std::int64_t>, shape);
     QFETCH(QString, reason);
     try {
-        planQuantization(spec, shape);
+        resolveSpec(spec, shape);
         QFAIL("the spec was accepted");
     } catch (const QuantError& e) {
         const QString message = QString::fromStdString(e.what());
@@ -137,7 +137,7 @@ void TestPresets::accepted() {
     QFETCH(std::vector<std::int64_t>, shape);
     QFETCH(std::vector<std::int64_t>, scaleShape);
     spec.calibration.method = spec.preset == Preset::MX ? CalibMethod::AbsMax : CalibMethod::Explicit;
-    QCOMPARE(planQuantization(spec, shape).scaleShape, scaleShape);
+    QCOMPARE(resolveSpec(spec, shape).scaleShape, scaleShape);
 }
 
 void TestPresets::conventions() {
@@ -217,7 +217,7 @@ void TestPresets::presetTableIsTheOneSource() {
             s.axes = {}; // the format's own axis: the last
             bool planned = true;
             try {
-                const QuantPlan plan = planQuantization(s, {4, 128});
+                const ResolvedSpec plan = resolveSpec(s, {4, 128});
                 QCOMPARE(plan.scaleShape, (Shape{4, 128 / p.formatBlock}));
             } catch (const QuantError&) {
                 planned = false;

@@ -87,7 +87,7 @@ void TestQuantProperties::grid() {
     QFETCH(std::vector<std::int64_t>, shape);
     std::mt19937 rng(static_cast<unsigned>(qHash(QString::fromLatin1(QTest::currentDataTag()))));
     std::normal_distribution<float> normal(0.0f, 2.0f);
-    const auto plan = planQuantization(spec, shape);
+    const auto plan = resolveSpec(spec, shape);
     std::vector<float> x(static_cast<std::size_t>(elementCount(shape)));
     for (auto& v : x)
         v = normal(rng);

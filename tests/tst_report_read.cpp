@@ -2,12 +2,12 @@
 // writing those again gives the same JSON (statistics exact from their accumulators, histograms,
 // per-group rows, codes, timing). And a whole-model run's bounded reports write what full ones do.
 #include "backend_test_util.h"
+#include "base/error.h"
 #include "io/safetensors_writer.h"
 #include "job/job.h"
 #include "job_test_util.h"
 #include "report/model_table.h"
 #include "report/report_read.h"
-#include "tensor/error.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

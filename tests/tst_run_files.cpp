@@ -1,10 +1,10 @@
 // What a run writes never replaces what it reads: the one check (core/io/run_files) on its own, and
 // each command that once wrote over an input, or into another model's folder, refusing before any
 // work with the output, the input and the input's role named, every input left byte for byte.
+#include "base/error.h"
 #include "cli_test_util.h"
 #include "io/run_files.h"
 #include "io/tensor_source.h"
-#include "tensor/error.h"
 
 #include <QDir>
 #include <QFile>
@@ -270,7 +270,7 @@ void TestRunFiles::diffNeverWritesOverItsInputs() {
                                dir);
     QVERIFY2(diff.code != 0 && diff.err.contains("would write over model A"), diff.err.constData());
     QCOMPARE(readAll(dir + QStringLiteral("/m.safetensors")), model);
-    // A model against itself, however spelled: refused, as the app refuses it (core/job/diff_run).
+    // A model against itself, however spelled: refused, as the app refuses it (core/job/diff_job).
     QVERIFY(QFile::link(QStringLiteral("m.safetensors"), dir + QStringLiteral("/again.safetensors")));
     for (const QString& b : {QStringLiteral("m.safetensors"), QStringLiteral("./m.safetensors"),
                              QStringLiteral("again.safetensors")}) {

@@ -1,10 +1,10 @@
 // safetensors in and out: files written by Python's struct+json are read bit for bit, files written
 // by QuantLens are read back bit for bit by Python, for every dtype; sharded indexes; atomic writes.
+#include "base/error.h"
 #include "io/safetensors_source.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
-#include "tensor/error.h"
 
 #include <QTemporaryDir>
 #include <QTest>

@@ -1,10 +1,10 @@
 // Bad safetensors input: every malformed file gives a FileError that names the file, the tensor
 // when there is one, and the reason — never a crash, a hang or a silently wrong tensor.
+#include "base/error.h"
 #include "io/safetensors_header.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
-#include "tensor/error.h"
 
 #include <QFile>
 #include <QTemporaryDir>

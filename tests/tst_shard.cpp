@@ -1,11 +1,11 @@
 // Fanning a model run out: the split (deterministic, balanced, every tensor once), partial reports
 // that merge into the one-process report byte for byte (timings aside), --resume after a kill, the
 // sharded export and its index, the Kubernetes manifest's index mapping, and every refusal.
+#include "base/error.h"
 #include "cli_test_util.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
 #include "job/shard.h"
-#include "tensor/error.h"
 
 #include <QDir>
 #include <QFile>
@@ -458,7 +458,7 @@ void TestShard::usageErrors() {
 }
 
 // The manifest's completions, its --shard argument and its report name, with each completion index
-// put in as the Job controller does: every pod gets its own shard and part, and together they
+// put in as the BackendTask controller does: every pod gets its own shard and part, and together they
 // cover the model.
 void TestShard::kubernetesIndexesMapToShards() {
     const QByteArray yaml =

@@ -245,7 +245,7 @@ void TestSpecVectors::pyptoDocumentedUint8ExampleDiffers() {
     QCOMPARE(implemented, (std::vector<int>{0, 0, 0, 0}));
     QCOMPARE(documented, (std::vector<int>{6, 3, 8, 1}));
     QVERIFY(implemented != documented);
-    QVERIFY(planQuantization(s, {1, 4}).notes.find("implementation adds") != std::string::npos);
+    QVERIFY(resolveSpec(s, {1, 4}).notes.find("implementation adds") != std::string::npos);
 }
 
 void TestSpecVectors::sqrtModeOrderDiffersFromGolden() {
@@ -263,7 +263,7 @@ void TestSpecVectors::reciprocalVersusDivision() {
 
 void TestSpecVectors::tensorRtDequantize() {
     // V-R1: -3.6 clamps to -128, so it dequantizes to -128/127 = -1.00787, not the operator page's -1.0.
-    const auto plan = planQuantization(spec(Preset::TensorRT, Target::Int8, Scheme::PerTensor), {1});
+    const auto plan = resolveSpec(spec(Preset::TensorRT, Target::Int8, Scheme::PerTensor), {1});
     QCOMPARE(dequantizeValue(-128, 1.0f / 127.0f, 0, plan), -128.0f * (1.0f / 127.0f));
     QVERIFY(std::fabs(dequantizeValue(71, 1.0f / 127.0f, 0, plan) - 0.55906f) < 1e-5f);
 }
@@ -298,7 +298,7 @@ void TestSpecVectors::fakeQuantize() {
     QFETCH(std::vector<float>, scales);
     QFETCH(std::vector<float>, zeroPoints);
     QFETCH(std::vector<float>, expected);
-    const auto plan = planQuantization(spec, shape);
+    const auto plan = resolveSpec(spec, shape);
     QuantParams p{scales, zeroPoints, {}, 0};
     QCOMPARE(dequantizeReference(plan, p, quantizeReference(plan, p, x)), expected);
 }

@@ -1,12 +1,12 @@
 // Weights in their model (issue 39): the role table (quant/weight_role.h), the ONNX reader's word on
 // each weight's consumer, and the jobs' per-tensor axes, on a model built with python3-onnx and on
 // PaddleOCR's detector (the npm model tst_real_model fetches into the build folder).
+#include "base/error.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
 #include "job_test_util.h"
 #include "quant/weight_role.h"
 #include "quantlens/config.h"
-#include "tensor/error.h"
 
 #include <QFileInfo>
 #include <QMetaType>
@@ -178,7 +178,7 @@ private slots:
         } else {
             QCOMPARE(s.axes, std::vector<int>{axis});
         }
-        const QuantPlan plan = planQuantization(s, shape);
+        const ResolvedSpec plan = resolveSpec(s, shape);
         const std::string why = degenerateLayout(plan);
         if (refusal.isEmpty())
             QVERIFY2(why.empty(), why.c_str());
@@ -190,13 +190,13 @@ private slots:
     void lastAxisOfPointwiseConvIsRefused() {
         QuantSpec s = presetSpec(Preset::MX);
         s.axes = {-1};
-        const std::string why = degenerateLayout(planQuantization(s, {96, 384, 1, 1}));
+        const std::string why = degenerateLayout(resolveSpec(s, {96, 384, 1, 1}));
         QVERIFY2(QString::fromStdString(why).contains(QStringLiteral("axis 3")), why.c_str());
         s.axes = {1};
-        QVERIFY(degenerateLayout(planQuantization(s, {96, 384, 1, 1})).empty());
+        QVERIFY(degenerateLayout(resolveSpec(s, {96, 384, 1, 1})).empty());
         // A one-element tensor is not a layout problem.
         s.axes.clear();
-        QVERIFY(degenerateLayout(planQuantization(s, {1})).empty());
+        QVERIFY(degenerateLayout(resolveSpec(s, {1})).empty());
     }
 
     // The ONNX reader names each weight's consumer.

@@ -1,10 +1,10 @@
+#include "base/error.h"
+#include "base/suggest.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/job_request.h"
 #include "cli/progress.h"
-#include "job/suggest.h"
 #include "report/model_table.h"
-#include "tensor/error.h"
 
 #include <cstdio>
 #include <string>

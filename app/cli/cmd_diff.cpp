@@ -1,14 +1,14 @@
+#include "base/error.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/job_request.h"
 #include "io/atomic_file.h"
 #include "job/diff_job.h"
-#include "job/diff_run.h"
 #include "job/report_parts.h"
 #include "job/shard.h"
+#include "job/tensor_diff.h"
 #include "report/check.h"
 #include "report/model_table.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,10 +1,10 @@
+#include "base/error.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "io/atomic_file.h"
 #include "io/run_files.h"
 #include "job/report_parts.h"
 #include "report/model_table.h"
-#include "tensor/error.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -1,3 +1,4 @@
+#include "base/error.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/job_request.h"
@@ -6,7 +7,6 @@
 #include "job/plan_output.h"
 #include "job/report_parts.h"
 #include "report/model_table.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,3 +1,4 @@
+#include "base/error.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/job_request.h"
@@ -7,7 +8,6 @@
 #include "io/printable.h"
 #include "job/export_outcome.h"
 #include "report/model_table.h"
-#include "tensor/error.h"
 
 #include <cstdio>
 #include <filesystem>

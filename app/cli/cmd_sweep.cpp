@@ -1,9 +1,9 @@
+#include "base/error.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/job_request.h"
 #include "cli/progress.h"
 #include "report/model_table.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <cstdio>

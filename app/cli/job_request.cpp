@@ -1,10 +1,10 @@
 #include "cli/job_request.h"
 
+#include "base/error.h"
 #include "builtin_backends.h"
 #include "cli/cli_error.h"
 #include "io/atomic_file.h"
 #include "job/importance.h"
-#include "tensor/error.h"
 
 #include <cstdio>
 #include <filesystem>

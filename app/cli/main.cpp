@@ -1,12 +1,12 @@
 // quantlens-cli: the QuantLens engine without a display (issue 4, spec/cli.md).
 // Exit codes: 0 success, 1 a job failed (one line naming file, tensor, reason), 2 bad usage.
 #include "backend/backend.h"
+#include "base/error.h"
+#include "base/suggest.h"
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "io/atomic_file.h"
-#include "job/suggest.h"
 #include "quantlens/config.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,11 +1,11 @@
 #include "cli/shard_run.h"
 
+#include "base/error.h"
 #include "cli/cli_error.h"
 #include "cli/job_request.h"
 #include "io/atomic_file.h"
 #include "quant/spec_json.h"
 #include "report/model_table.h"
-#include "tensor/error.h"
 
 #include <cstdio>
 #include <filesystem>

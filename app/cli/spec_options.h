@@ -5,7 +5,7 @@
 #include "io/tensor_source.h"
 #include "job/spec_options.h"
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 
 #include <CLI/CLI.hpp>
 #include <optional>

@@ -1,10 +1,10 @@
 // quantlens [FILE] [--screenshot OUT.png]
 // With --screenshot: opens FILE, selects its first 2-D tensor, runs, waits for the result, saves
 // the main window to OUT.png and exits (0 on success) — for scripts/run.sh and CI.
-#include "gui/mainwindow.h"
+#include "gui/main_window.h"
 #include "io/atomic_file.h"
 #include "quantlens/config.h"
-#include "widgets/tensorbrowser.h"
+#include "widgets/tensor_browser.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -1,8 +1,8 @@
 #include "gui/session.h"
 
+#include "base/error.h"
+#include "base/whole_number.h"
 #include "quant/spec_json.h"
-#include "tensor/error.h"
-#include "tensor/whole_number.h"
 
 #include <QFile>
 #include <QSaveFile>

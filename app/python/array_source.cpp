@@ -1,6 +1,6 @@
 #include "array_source.h"
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 namespace ql::py {
 namespace pb = pybind11;

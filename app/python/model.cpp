@@ -1,18 +1,18 @@
 #include "model.h"
 
 #include "backends.h"
+#include "base/error.h"
 #include "convert.h"
 #include "interrupt.h"
 #include "io/inspect_report.h"
-#include "job/diff_run.h"
+#include "job/diff_job.h"
 #include "job/importance.h"
 #include "job/plan_output.h"
 #include "job/report_parts.h"
-#include "job/tensor_run.h"
+#include "job/tensor_measurement.h"
 #include "quantize.h"
 #include "report/check.h"
 #include "spec_keywords.h"
-#include "tensor/error.h"
 
 #include <sstream>
 

@@ -1,13 +1,13 @@
 // The quantlens Python module: core's jobs for NumPy users (DESIGN "Python"). Errors are Python
 // exceptions carrying the CLI's one-line messages.
 #include "backends.h"
+#include "base/error.h"
 #include "convert.h"
 #include "job/spec_options.h"
 #include "model.h"
 #include "quantize.h"
 #include "quantlens/config.h"
 #include "spec_keywords.h"
-#include "tensor/error.h"
 
 #include <pybind11/pybind11.h>
 

@@ -3,6 +3,7 @@
 #include "analysis/comparison.h"
 #include "array_source.h"
 #include "backends.h"
+#include "base/error.h"
 #include "convert.h"
 #include "interrupt.h"
 #include "io/export_tensors.h"
@@ -12,7 +13,6 @@
 #include "quant/spec_json.h"
 #include "report/report.h"
 #include "spec_keywords.h"
-#include "tensor/error.h"
 
 #include <chrono>
 
@@ -75,7 +75,7 @@ pb::dict clippingDict(const ClippingStats& c) {
 
 // Operator packing, as `quantlens-cli quantize --export-layout native` writes the codes.
 void pack(Quantized& q) {
-    const QuantPlan& plan = q.run.result.plan;
+    const ResolvedSpec& plan = q.run.result.plan;
     const Codes& codes = q.run.result.codes;
     if (plan.convention.packing == Packing::Int32Words) {
         q.words = packInt32Words(codes, plan.shape);
@@ -111,10 +111,10 @@ std::shared_ptr<Quantized> runOne(const LoadedTensor& tensor, const Prepared& p,
     const TensorInfo& info = tensor.info();
     const QuantSpec spec =
         p.keywords.spec.axis.empty() ? specForRole(p.spec, weightRole(info.name, info.shape)) : p.spec;
-    const QuantPlan plan = planQuantization(spec, info.shape);
+    const ResolvedSpec plan = resolveSpec(spec, info.shape);
     if (const std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
-    q->run = runTensor(tensor, plan, *p.backend,
-                       {.params = p.params, .repeat = p.keywords.repeat, .progress = progress});
+    q->run = measureTensor(tensor, plan, *p.backend,
+                           {.params = p.params, .repeat = p.keywords.repeat, .progress = progress});
     if (p.keywords.packed) pack(*q);
     return q;
 }

@@ -1,7 +1,8 @@
 #pragma once
-// quantlens.quantize and quantlens.compare: one NumPy array through core's tensor run (job/tensor_run.h),
-// the step every job of the CLI repeats, and the results as NumPy views of what core made.
-#include "job/tensor_run.h"
+// quantlens.quantize and quantlens.compare: one NumPy array through core's tensor run
+// (job/tensor_measurement.h), the step every job of the CLI repeats, and the results as NumPy views of what
+// core made.
+#include "job/tensor_measurement.h"
 
 #include <memory>
 #include <pybind11/pybind11.h>
@@ -10,7 +11,7 @@ namespace ql::py {
 
 /// One side's outcome, kept whole: NumPy arrays of the result view its memory.
 struct Quantized {
-    TensorRun run;
+    TensorMeasurement run;
     bool packed = false;               // codes as the operator packs them
     std::vector<std::uint8_t> nibbles; // packed: two codes per byte, low nibble first
     std::vector<std::int32_t> words;   // packed: eight int4 per int32 word (Ascend dstType 3)

@@ -1,6 +1,6 @@
 #include "spec_keywords.h"
 
-#include "job/suggest.h"
+#include "base/suggest.h"
 
 #include <algorithm>
 #include <pybind11/numpy.h>

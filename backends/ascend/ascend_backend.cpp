@@ -2,9 +2,9 @@
 
 #include "ascend/ascend_guards.h"
 #include "ascend/ascend_ops.h"
+#include "base/error.h"
 #include "quant/calibration.h"
 #include "quant/reference.h"
-#include "tensor/error.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -85,7 +85,7 @@ std::optional<std::string> AscendBackend::unavailableReason() const {
     return probe().reason;
 }
 
-std::optional<std::string> AscendBackend::supports(const QuantPlan& plan) const {
+std::optional<std::string> AscendBackend::supports(const ResolvedSpec& plan) const {
     if (auto why = unavailableReason()) return why;
     return ascendPlanUnsupported(plan);
 }
@@ -98,7 +98,7 @@ bool AscendBackend::isStandIn() const {
     return m_runtime->isStandIn();
 }
 
-Result AscendBackend::run(const Job& job, const ProgressFn& progress) const {
+Result AscendBackend::run(const BackendTask& job, const ProgressFn& progress) const {
     if (auto why = supports(job.plan)) throw QuantError("ascend: " + *why);
     std::vector<float> storage;
     const std::span<const float> x = jobValues(job, storage);

@@ -24,11 +24,11 @@ public:
     /// No library, a missing entry point, aclInit failing, no device, or a bad device number.
     std::optional<std::string> unavailableReason() const override;
     /// The unavailability reason, else why this preset / target / shape has no operator here.
-    std::optional<std::string> supports(const QuantPlan& plan) const override;
+    std::optional<std::string> supports(const ResolvedSpec& plan) const override;
     /// Calibrates on the host when job.params is absent, then runs the operator `repeat` times,
     /// each with its own device scope, stream and buffers. Throws AscendError when a CANN call
     /// fails (everything acquired is released first), QuantError for a bad job, Cancelled.
-    Result run(const Job& job, const ProgressFn& progress = {}) const override;
+    Result run(const BackendTask& job, const ProgressFn& progress = {}) const override;
 
     /// The CANN files opened, in load order (empty when none loaded).
     std::vector<std::string> libraries() const;

@@ -1,8 +1,8 @@
 #include "ascend/ascend_ops.h"
 
 #include "ascend/ascend_guards.h"
+#include "base/error.h"
 #include "quant/packing.h"
-#include "tensor/error.h"
 
 #include <chrono>
 #include <cstring>
@@ -57,13 +57,13 @@ const char* roundModeName(Rounding r) {
 
 // dstType of aclnnAscendQuantV3 / aclnnGroupQuant: 2 = INT8, 29 = INT4, 3 = INT32 holding eight
 // int4 (spec §3.2); the output tensor has the same dtype code.
-aclDataType int4Family(const QuantPlan& plan) {
+aclDataType int4Family(const ResolvedSpec& plan) {
     if (plan.convention.packing == Packing::Int32Words) return acl::kInt32;
     return plan.spec.target == Target::Int4 ? acl::kInt4 : acl::kInt8;
 }
 
 // y keeps x's shape except for dstType 3, whose last dim holds eight int4 per word (spec §3.2).
-Shape deviceOutputShape(const QuantPlan& plan) {
+Shape deviceOutputShape(const ResolvedSpec& plan) {
     return plan.convention.packing == Packing::Int32Words ? plan.packedShape() : plan.shape;
 }
 
@@ -96,7 +96,7 @@ const char* nameOf(AscendOp op) {
     return "?";
 }
 
-std::optional<std::string> ascendPlanUnsupported(const QuantPlan& plan) {
+std::optional<std::string> ascendPlanUnsupported(const ResolvedSpec& plan) {
     const QuantSpec& spec = plan.spec;
     const std::string target(nameOf(spec.target));
     std::string op;
@@ -132,7 +132,7 @@ std::optional<std::string> ascendPlanUnsupported(const QuantPlan& plan) {
     return std::nullopt;
 }
 
-OpCall buildOpCall(const QuantPlan& plan, const QuantParams& params, std::span<const float> x) {
+OpCall buildOpCall(const ResolvedSpec& plan, const QuantParams& params, std::span<const float> x) {
     OpCall call;
     const int rank = static_cast<int>(plan.shape.size());
     call.x.dims = plan.shape;
@@ -264,7 +264,7 @@ void executeOpCall(const AclApi& api, aclrtStream stream, OpCall& call, PhaseTim
     times.downloadMs = msSince(start);
 }
 
-Codes unpackCodes(const QuantPlan& plan, const std::vector<std::uint8_t>& out) {
+Codes unpackCodes(const ResolvedSpec& plan, const std::vector<std::uint8_t>& out) {
     const std::int64_t n = elementCount(plan.shape);
     if (plan.convention.packing == Packing::Int32Words) {
         // Element 8j+i in bits 4i..4i+3 of word j, signed nibbles (spec §3.2).

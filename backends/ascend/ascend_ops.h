@@ -1,10 +1,10 @@
 #pragma once
-// Marshalling between a QuantPlan and one aclnn call: which operator, which tensors (shape, dtype,
+// Marshalling between a ResolvedSpec and one aclnn call: which operator, which tensors (shape, dtype,
 // bytes), which attributes, and how its output turns back into ql::Codes.
 #include "ascend/ascend_runtime.h"
 #include "backend/timing.h"
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 
 #include <cstdint>
 #include <optional>
@@ -46,10 +46,10 @@ struct OpCall {
 
 /// Why the ascend backend cannot run `plan` (preset, target, shape); nullopt when it can.
 /// Library and device availability are checked elsewhere.
-std::optional<std::string> ascendPlanUnsupported(const QuantPlan& plan);
+std::optional<std::string> ascendPlanUnsupported(const ResolvedSpec& plan);
 
 /// The call for `plan` with `params` (already checked) on `x` (viewed, not copied).
-OpCall buildOpCall(const QuantPlan& plan, const QuantParams& params, std::span<const float> x);
+OpCall buildOpCall(const ResolvedSpec& plan, const QuantParams& params, std::span<const float> x);
 
 /// Runs one call on `stream`: allocate, upload, create tensors, workspace, launch, synchronize,
 /// download into call.out.owned. Every resource is released before it returns or throws.
@@ -57,6 +57,6 @@ OpCall buildOpCall(const QuantPlan& plan, const QuantParams& params, std::span<c
 void executeOpCall(const AclApi& api, aclrtStream stream, OpCall& call, PhaseTimes& times);
 
 /// Unpacks the operator's output bytes (int8/uint8/int32, int4 nibbles, int4-in-int32 words).
-Codes unpackCodes(const QuantPlan& plan, const std::vector<std::uint8_t>& out);
+Codes unpackCodes(const ResolvedSpec& plan, const std::vector<std::uint8_t>& out);
 
 } // namespace ql

@@ -17,11 +17,12 @@ std::string CpuBackend::deviceDescription() const {
            cpu::kernelIsa() + " kernels";
 }
 
-std::optional<std::string> CpuBackend::supports(const QuantPlan&) const {
+std::optional<std::string> CpuBackend::supports(const ResolvedSpec&) const {
     return std::nullopt;
 }
 
-CpuBackend::Measured CpuBackend::runImpl(const Job& job, bool measure, const ProgressFn& progress) const {
+CpuBackend::Measured CpuBackend::runImpl(const BackendTask& job, bool measure,
+                                         const ProgressFn& progress) const {
     Measured m;
     m.result.plan = job.plan;
     std::vector<PhaseTimes> runs;
@@ -46,11 +47,11 @@ CpuBackend::Measured CpuBackend::runImpl(const Job& job, bool measure, const Pro
     return m;
 }
 
-Result CpuBackend::run(const Job& job, const ProgressFn& progress) const {
+Result CpuBackend::run(const BackendTask& job, const ProgressFn& progress) const {
     return runImpl(job, false, progress).result;
 }
 
-CpuBackend::Measured CpuBackend::runMeasured(const Job& job, const ProgressFn& progress) const {
+CpuBackend::Measured CpuBackend::runMeasured(const BackendTask& job, const ProgressFn& progress) const {
     return runImpl(job, true, progress);
 }
 

@@ -14,9 +14,9 @@ public:
 
     std::string name() const override { return "cpu"; }
     std::string deviceDescription() const override;
-    std::optional<std::string> supports(const QuantPlan& plan) const override;
+    std::optional<std::string> supports(const ResolvedSpec& plan) const override;
     /// Progress as chunks finish, always from the calling thread; cancel stops every worker within a chunk.
-    Result run(const Job& job, const ProgressFn& progress = {}) const override;
+    Result run(const BackendTask& job, const ProgressFn& progress = {}) const override;
 
     /// A run plus the error sums of the codes against the input, measured in the same pass.
     struct Measured {
@@ -24,10 +24,10 @@ public:
         cpu::ErrorSums errors;
         int passes = 0; // reads of the input from memory in the last repetition
     };
-    Measured runMeasured(const Job& job, const ProgressFn& progress = {}) const;
+    Measured runMeasured(const BackendTask& job, const ProgressFn& progress = {}) const;
 
 private:
-    Measured runImpl(const Job& job, bool measure, const ProgressFn& progress) const;
+    Measured runImpl(const BackendTask& job, bool measure, const ProgressFn& progress) const;
 
     unsigned m_threads;
     std::int64_t m_chunk;

@@ -1,12 +1,12 @@
 #include "cpu/cpu_driver.h"
 
+#include "base/error.h"
 #include "cpu/parallel.h"
 #include "quant/calibration.h"
 #include "quant/calibration_search.h"
 #include "quant/range_rule.h"
 #include "quant/reference.h"
 #include "quant/row_walker.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <chrono>
@@ -43,7 +43,7 @@ struct Source {
     }
 };
 
-void openSource(const Job& job, Source& s) {
+void openSource(const BackendTask& job, Source& s) {
     if (!job.values.empty() || !kernelReads(job.tensor.dtype())) {
         const std::span<const float> v = jobValues(job, s.converted);
         s.data = reinterpret_cast<const std::byte*>(v.data());
@@ -62,7 +62,7 @@ void openSource(const Job& job, Source& s) {
 
 class Engine {
 public:
-    Engine(const Job& job, const DriverOptions& o, bool measure)
+    Engine(const BackendTask& job, const DriverOptions& o, bool measure)
         : m_plan(job.plan)
         , m_opt(o)
         , m_measure(measure)
@@ -106,7 +106,7 @@ private:
     template <typename Run, typename One>
     void forRuns(std::int64_t from, std::int64_t to, bool batching, Run&& run, One&& one) const;
 
-    const QuantPlan& m_plan;
+    const ResolvedSpec& m_plan;
     DriverOptions m_opt;
     bool m_measure;
     RowWalker m_walk;
@@ -423,8 +423,8 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
 
 } // namespace
 
-DriverOutput runJob(const Job& job, const DriverOptions& options, bool measure, const ProgressFn& progress,
-                    double base, double span) {
+DriverOutput runJob(const BackendTask& job, const DriverOptions& options, bool measure,
+                    const ProgressFn& progress, double base, double span) {
     if (job.plan.shape.empty() || elementCount(job.plan.shape) == 0) {
         // Scalars and empty tensors: nothing to vectorise; the reference is the answer.
         std::vector<float> storage;

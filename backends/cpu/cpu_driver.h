@@ -25,8 +25,8 @@ struct DriverOutput {
 
 /// Runs one repetition of `job`. Progress goes from `base` to `base + span`; throws Cancelled when
 /// it returns false and QuantError for a bad job (the same checks as the reference).
-DriverOutput runJob(const Job& job, const DriverOptions& options, bool measure, const ProgressFn& progress,
-                    double base, double span);
+DriverOutput runJob(const BackendTask& job, const DriverOptions& options, bool measure,
+                    const ProgressFn& progress, double base, double span);
 
 /// Error metrics from the sums (definitions as ql::ErrorStats).
 double mse(const ErrorSums& s);

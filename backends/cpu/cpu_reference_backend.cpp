@@ -11,11 +11,11 @@ std::string CpuReferenceBackend::deviceDescription() const {
     return "CPU, scalar reference (1 thread)";
 }
 
-std::optional<std::string> CpuReferenceBackend::supports(const QuantPlan&) const {
+std::optional<std::string> CpuReferenceBackend::supports(const ResolvedSpec&) const {
     return std::nullopt; // the oracle implements every plan core can resolve
 }
 
-Result CpuReferenceBackend::run(const Job& job, const ProgressFn& progress) const {
+Result CpuReferenceBackend::run(const BackendTask& job, const ProgressFn& progress) const {
     std::vector<float> storage;
     const std::span<const float> x = jobValues(job, storage);
     Result result;

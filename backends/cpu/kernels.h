@@ -4,7 +4,7 @@
 // GCC vectors, compiled with -ffp-contract=off, and finishes its tail with ql::quantizeValue.
 // One source (kernels_impl.h) is built for baseline x86-64, AVX2 and AVX-512; kernelsFor() picks
 // the widest the running CPU has.
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 #include "tensor/dtype.h"
 
 #include <cstdint>
@@ -13,9 +13,9 @@ namespace ql::cpu {
 
 /// The convention of one plan, resolved once per job into what the kernels branch on.
 struct QuantArgs {
-    const QuantPlan* plan = nullptr; // for the scalar tail (ql::quantizeValue)
-    float qmin = 0, qmax = 0;        // integer code range (exact in fp32 for every 8-bit and 4-bit target)
-    bool zpBefore = false;           // zero point added before rounding
+    const ResolvedSpec* plan = nullptr; // for the scalar tail (ql::quantizeValue)
+    float qmin = 0, qmax = 0;           // integer code range (exact in fp32 for every 8-bit and 4-bit target)
+    bool zpBefore = false;              // zero point added before rounding
     bool zeroScaleMeansOne = false;
     bool zeroScaleGivesZero = false;
     bool signedCodes = false; // int8 / int4 codes are read back sign-extended
@@ -82,9 +82,9 @@ bool kernelReads(DType dtype);
 /// The arguments that encode to mini-float format `f` with overflow rule `o`.
 QuantArgs miniFloatArgs(MiniFloat f, Overflow o);
 /// Resolves the plan's convention into kernel arguments.
-QuantArgs resolveArgs(const QuantPlan& plan);
+QuantArgs resolveArgs(const ResolvedSpec& plan);
 /// The kernels for this plan and input dtype on the running CPU.
-KernelSet kernelsFor(const QuantPlan& plan, DType dtype);
+KernelSet kernelsFor(const ResolvedSpec& plan, DType dtype);
 /// The ISA the dispatcher picked ("avx512", "avx2", "sse2", "generic").
 const char* kernelIsa();
 

@@ -4,7 +4,7 @@
 #include "cpu/kernels_impl.h"
 
 namespace ql::cpu {
-KernelSet pick_avx2(const QuantPlan& plan, DType dtype) {
+KernelSet pick_avx2(const ResolvedSpec& plan, DType dtype) {
     return avx2::pick(plan, dtype);
 }
 } // namespace ql::cpu

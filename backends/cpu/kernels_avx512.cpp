@@ -4,7 +4,7 @@
 #include "cpu/kernels_impl.h"
 
 namespace ql::cpu {
-KernelSet pick_avx512(const QuantPlan& plan, DType dtype) {
+KernelSet pick_avx512(const ResolvedSpec& plan, DType dtype) {
     return avx512::pick(plan, dtype);
 }
 } // namespace ql::cpu

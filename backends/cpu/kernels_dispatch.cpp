@@ -1,6 +1,6 @@
 // Picks the kernel build for the running CPU, and resolves a plan's convention for the kernels.
+#include "base/cpu_isa.h"
 #include "cpu/kernels.h"
-#include "tensor/cpu_isa.h"
 #include "tensor/float_formats.h"
 
 #include <cmath>
@@ -8,15 +8,15 @@
 
 namespace ql::cpu {
 
-KernelSet pick_sse2(const QuantPlan& plan, DType dtype);
+KernelSet pick_sse2(const ResolvedSpec& plan, DType dtype);
 #if QL_CPU_MULTI_ISA
-KernelSet pick_avx2(const QuantPlan& plan, DType dtype);
-KernelSet pick_avx512(const QuantPlan& plan, DType dtype);
+KernelSet pick_avx2(const ResolvedSpec& plan, DType dtype);
+KernelSet pick_avx512(const ResolvedSpec& plan, DType dtype);
 #endif
 
 namespace {
 
-using PickFn = KernelSet (*)(const QuantPlan&, DType);
+using PickFn = KernelSet (*)(const ResolvedSpec&, DType);
 
 struct Choice {
     PickFn pick;
@@ -117,7 +117,7 @@ QuantArgs miniFloatArgs(MiniFloat f, Overflow o) {
     return a;
 }
 
-QuantArgs resolveArgs(const QuantPlan& plan) {
+QuantArgs resolveArgs(const ResolvedSpec& plan) {
     const Convention& c = plan.convention;
     QuantArgs a;
     if (isFloatTarget(plan.codeTarget)) {
@@ -134,7 +134,7 @@ QuantArgs resolveArgs(const QuantPlan& plan) {
     return a;
 }
 
-KernelSet kernelsFor(const QuantPlan& plan, DType dtype) {
+KernelSet kernelsFor(const ResolvedSpec& plan, DType dtype) {
     KernelSet k = choice().pick(plan, dtype);
     k.isa = choice().isa;
     return k;

@@ -552,14 +552,14 @@ template <class In, Op O, Mode M> KernelSet pickRounding(Rounding r) {
     return k;
 }
 
-template <class In, Op O> KernelSet pickMode(const QuantPlan& plan) {
+template <class In, Op O> KernelSet pickMode(const ResolvedSpec& plan) {
     const Convention& c = plan.convention;
     if (isFloatTarget(plan.codeTarget)) return pickRounding<In, O, Mode::Float>(c.rounding);
     if (c.nan == NanPolicy::X86IntCast) return pickRounding<In, O, Mode::IntTorch>(c.rounding);
     return pickRounding<In, O, Mode::IntZero>(c.rounding);
 }
 
-template <class In> KernelSet pickOp(const QuantPlan& plan) {
+template <class In> KernelSet pickOp(const ResolvedSpec& plan) {
     KernelSet k;
     if (plan.codeTarget != Target::Int32) { // 32-bit codes exceed fp32's exact integers: scalar path
         switch (plan.convention.scaleOp) {
@@ -584,7 +584,7 @@ template <class In> KernelSet pickOp(const QuantPlan& plan) {
     return k;
 }
 
-inline KernelSet pick(const QuantPlan& plan, DType dtype) {
+inline KernelSet pick(const ResolvedSpec& plan, DType dtype) {
     switch (dtype) {
     case DType::F32:
         return pickOp<F32In>(plan);

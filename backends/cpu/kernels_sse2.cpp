@@ -4,7 +4,7 @@
 #include "cpu/kernels_impl.h"
 
 namespace ql::cpu {
-KernelSet pick_sse2(const QuantPlan& plan, DType dtype) {
+KernelSet pick_sse2(const ResolvedSpec& plan, DType dtype) {
     return sse2::pick(plan, dtype);
 }
 } // namespace ql::cpu

@@ -5,7 +5,7 @@
 // that throws stops the others at their next chunk, and its exception reaches the caller
 // (runOnWorkers).
 #include "backend/backend.h"
-#include "tensor/workers.h"
+#include "base/workers.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,13 +1,13 @@
 #include "cuda/cuda_backend.h"
 
+#include "base/error.h"
+#include "base/workers.h"
 #include "cuda/cuda_context.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_job.h"
 #include "quant/calibration.h"
 #include "quant/range_rule.h"
 #include "quant/reference.h"
-#include "tensor/error.h"
-#include "tensor/workers.h"
 
 #include <algorithm>
 #include <chrono>
@@ -25,7 +25,7 @@ std::string gib(double bytes) {
 
 // The job's input as it goes to the device: 16-bit tensors keep their 2 bytes (the kernel widens
 // them exactly as Tensor::toFloat does); everything else is f32, converted by jobValues if needed.
-cuda::HostInput deviceInputOf(const Job& job, std::vector<float>& storage) {
+cuda::HostInput deviceInputOf(const BackendTask& job, std::vector<float>& storage) {
     const std::int64_t n = elementCount(job.plan.shape);
     const DType dt = job.tensor.dtype();
     if (job.values.empty() && (dt == DType::BF16 || dt == DType::F16) && job.tensor.elementCount() == n)
@@ -60,7 +60,7 @@ void faultIn(std::uint8_t* p, std::size_t bytes, unsigned threads) {
 
 // calibrate's last step for every group's range, the groups split over the host's threads when
 // there are many (int4 blocks of 128 on a large tensor: half a million).
-QuantParams paramsFromRanges(const QuantPlan& plan, const std::vector<float>& lo,
+QuantParams paramsFromRanges(const ResolvedSpec& plan, const std::vector<float>& lo,
                              const std::vector<float>& hi) {
     const RangeRule rule(plan);
     QuantParams p = rule.emptyParams();
@@ -123,7 +123,7 @@ std::string CudaBackend::deviceDescription() const {
     return cuda::probeDevice(m_device).description;
 }
 
-std::optional<std::string> CudaBackend::supports(const QuantPlan& plan) const {
+std::optional<std::string> CudaBackend::supports(const ResolvedSpec& plan) const {
     if (auto why = unavailableReason()) return why;
     const std::int64_t inner = plan.shape.empty() ? 1 : plan.shape.back();
     if (inner > 0x7FFFFFFF)
@@ -149,9 +149,9 @@ cuda::DeviceContext& CudaBackend::context() const {
     return *m_context;
 }
 
-Result CudaBackend::run(const Job& job, const ProgressFn& progress) const {
+Result CudaBackend::run(const BackendTask& job, const ProgressFn& progress) const {
     if (auto why = supports(job.plan)) throw QuantError("cuda: " + *why);
-    const QuantPlan& plan = job.plan;
+    const ResolvedSpec& plan = job.plan;
     std::vector<float> storage;
     const cuda::HostInput input = deviceInputOf(job, storage);
     const cuda::HostScaleMap map = cuda::buildScaleMap(plan);

@@ -27,14 +27,14 @@ public:
     std::optional<std::string> unavailableReason() const override;
     /// The unavailability reason, else what of the plan the kernels cannot take (a last dimension
     /// of 2^31 elements or more, a tensor larger than the device's memory).
-    std::optional<std::string> supports(const QuantPlan& plan) const override;
+    std::optional<std::string> supports(const ResolvedSpec& plan) const override;
     /// Uploads the input in its own dtype (f32, or bf16 / f16 bits) while the host calibrates from
     /// the same view when job.params is absent (calibrateFast: cpu-reference's answer, bit for bit),
     /// then runs the kernel and downloads the codes, `repeat` times. Jobs run one at a time on a
     /// device context kept across jobs (its stream, buffers and pinned chunks); timings: prepare is
     /// the calibration, which overlaps the upload. Throws QuantError for a bad job or a failing CUDA
     /// call (the context is then dropped and the next job starts a fresh one), Cancelled.
-    Result run(const Job& job, const ProgressFn& progress = {}) const override;
+    Result run(const BackendTask& job, const ProgressFn& progress = {}) const override;
 
     /// Device memory the kept context holds now (0 before the first job).
     std::size_t deviceBytesHeld() const;

@@ -2,7 +2,7 @@
 // RAII owners for every CUDA resource a run takes, so that each error path (a failed call, a
 // cancel, an exception from QuantLens itself) releases what was acquired, in reverse order.
 // Every call is checked: a failure becomes QuantError("cuda: <call> failed: <reason>").
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include <cstddef>
 #include <cuda_runtime_api.h>

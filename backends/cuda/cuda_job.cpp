@@ -19,7 +19,7 @@ void copyUp(DeviceContext& context, void* device, const void* host, std::size_t 
 
 } // namespace
 
-DeviceJob::DeviceJob(DeviceContext& context, const QuantPlan& plan, const HostScaleMap& map,
+DeviceJob::DeviceJob(DeviceContext& context, const ResolvedSpec& plan, const HostScaleMap& map,
                      const HostInput& input)
     : m_context(context)
     , m_map(map)

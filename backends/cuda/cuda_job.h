@@ -27,7 +27,8 @@ class DeviceJob {
 public:
     /// Takes the context's buffers for this job (growing them when they are too small). `map`
     /// is read again by uploadInput(): it must outlive the job.
-    DeviceJob(DeviceContext& context, const QuantPlan& plan, const HostScaleMap& map, const HostInput& input);
+    DeviceJob(DeviceContext& context, const ResolvedSpec& plan, const HostScaleMap& map,
+              const HostInput& input);
 
     /// Enqueues the scale-map tables and the input (through the pinned chunks, by `workers` copy
     /// threads, when large) while `alongside` runs on the calling thread (the calibration, say);

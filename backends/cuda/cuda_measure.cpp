@@ -62,7 +62,7 @@ double bestPinnedCopyMs(std::size_t bytes, bool toDevice, int repeat) {
     });
 }
 
-double bestKernelMs(const QuantPlan& plan, const QuantParams& params, const Tensor& input, int repeat,
+double bestKernelMs(const ResolvedSpec& plan, const QuantParams& params, const Tensor& input, int repeat,
                     const Codes& expected) {
     const int device = selectDevice();
     const DType dt = input.dtype();

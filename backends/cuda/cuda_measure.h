@@ -3,7 +3,7 @@
 // memory gives, and the quantize kernel alone on data already in device memory. Both use the
 // device the cuda backend uses (QUANTLENS_CUDA_DEVICE) and time with CUDA events.
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 #include "tensor/tensor.h"
 
 #include <cstddef>
@@ -19,7 +19,7 @@ double bestPinnedCopyMs(std::size_t bytes, bool toDevice, int repeat);
 
 /// Best of `repeat` launches of the quantize kernel over `input` (F32, BF16 or F16), in ms.
 /// The first launch's codes are checked against `expected` (pass empty Codes to skip).
-double bestKernelMs(const QuantPlan& plan, const QuantParams& params, const Tensor& input, int repeat,
+double bestKernelMs(const ResolvedSpec& plan, const QuantParams& params, const Tensor& input, int repeat,
                     const Codes& expected);
 
 } // namespace ql::cuda

@@ -1,17 +1,17 @@
 #pragma once
-// Host side of the kernel arguments: what a QuantPlan and its parameters become before upload.
+// Host side of the kernel arguments: what a ResolvedSpec and its parameters become before upload.
 // Header-only so that the host suites (tst_cuda_element, tst_cuda_walk) build it with the host
 // compiler, with or without CUDA.
 #include "cuda/cuda_walk.h"
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 
 #include <cstdint>
 #include <vector>
 
 namespace ql::cuda {
 
-inline ElementOp elementOpFor(const QuantPlan& plan) {
+inline ElementOp elementOpFor(const ResolvedSpec& plan) {
     const Convention& c = plan.convention;
     ElementOp op{};
     op.scaleOp = c.scaleOp;
@@ -53,7 +53,7 @@ struct HostScaleMap {
 };
 
 /// Throws QuantError when the layout does not fit the shape (as ScaleIndexer does).
-inline HostScaleMap buildScaleMap(const QuantPlan& plan) {
+inline HostScaleMap buildScaleMap(const ResolvedSpec& plan) {
     HostScaleMap map;
     const Shape& shape = plan.shape;
     plan.layout.check(shape);

@@ -1,6 +1,6 @@
 #include "cuda/cuda_staging.h"
 
-#include "tensor/workers.h"
+#include "base/workers.h"
 
 #include <algorithm>
 #include <atomic>

@@ -3,9 +3,9 @@
 #include "analysis/analyzer_isa.h"
 #include "analysis/analyzer_steps.h"
 #include "analysis/histogram_filler.h"
+#include "base/cpu_isa.h"
+#include "base/error.h"
 #include "quant/reference.h"
-#include "tensor/cpu_isa.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +17,7 @@ namespace ql {
 namespace {
 
 // Codes whose reconstruction spans the range: qmin/qmax, or ±max finite for floating targets.
-std::pair<std::int32_t, std::int32_t> extremeCodes(const QuantPlan& plan) {
+std::pair<std::int32_t, std::int32_t> extremeCodes(const ResolvedSpec& plan) {
     if (!isFloatTarget(plan.codeTarget))
         return {static_cast<std::int32_t>(plan.qmin()), static_cast<std::int32_t>(plan.qmax())};
     const MiniFloat fmt = miniFloatOf(plan.codeTarget);
@@ -26,7 +26,7 @@ std::pair<std::int32_t, std::int32_t> extremeCodes(const QuantPlan& plan) {
     return {pos | sign, pos};
 }
 
-double roundingSlack(const QuantPlan& plan, double step) {
+double roundingSlack(const ResolvedSpec& plan, double step) {
     if (isFloatTarget(plan.codeTarget)) return 0.0;
     const Rounding r = plan.convention.rounding;
     const bool nearest = r == Rounding::HalfToEven || r == Rounding::HalfAwayFromZero;
@@ -34,7 +34,7 @@ double roundingSlack(const QuantPlan& plan, double step) {
 }
 
 // Every reconstruction value of one group, ascending (only for targets with at most 256 codes).
-std::vector<double> gridOf(const QuantPlan& plan, const QuantParams& params, std::int64_t g) {
+std::vector<double> gridOf(const ResolvedSpec& plan, const QuantParams& params, std::int64_t g) {
     std::vector<double> grid;
     if (plan.codeTarget == Target::Int32) return grid;
     const float s = params.scales[static_cast<std::size_t>(g)];
@@ -74,7 +74,7 @@ Histogram scaleHistogram(const QuantParams& params, int bins) {
 
 } // namespace
 
-ClipEdgeRule::ClipEdgeRule(const QuantPlan& plan)
+ClipEdgeRule::ClipEdgeRule(const ResolvedSpec& plan)
     : m_float(isFloatTarget(plan.codeTarget))
     , m_op(plan.convention.scaleOp)
     , m_codeSpan(m_float ? 1.0 : static_cast<double>(plan.qmax() - plan.qmin()))
@@ -86,7 +86,7 @@ ClipEdgeRule::ClipEdgeRule(const QuantPlan& plan)
 
 namespace detail {
 
-TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+TensorAnalysis beginAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                              std::int64_t n, const AnalysisOptions& opt, std::size_t groupRows) {
     const std::int64_t want = elementCount(plan.shape);
     if (n != want || codes.size() != want)
@@ -112,7 +112,7 @@ void openHistograms(TensorAnalysis& a, const AnalysisRanges& r, const AnalysisOp
     a.values = Histogram(any ? r.xMin : 0.0, any ? r.xMax : 0.0, opt.valueBins);
 }
 
-void finishAnalysis(TensorAnalysis& a, const QuantPlan& plan, const QuantParams& params,
+void finishAnalysis(TensorAnalysis& a, const ResolvedSpec& plan, const QuantParams& params,
                     std::int64_t gridGroup) {
     if (params.scales.empty()) return;
     a.gridGroup = gridGroup;
@@ -147,7 +147,7 @@ AnalysisIsa analysisIsa(AnalysisIsa wanted) {
 #endif
 }
 
-TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                        const ValuesView& x, const AnalysisOptions& opt) {
     const std::int64_t n = x.count;
     constexpr std::int64_t kSmall = 1 << 12; // below this the oracle's single pass is as fast
@@ -169,7 +169,7 @@ TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const C
     }
 }
 
-TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                        std::span<const float> x, const AnalysisOptions& opt) {
     return analyze(plan, params, codes, ValuesView::of(x), opt);
 }

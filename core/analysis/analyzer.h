@@ -8,7 +8,7 @@
 #include "analysis/error_stats.h"
 #include "analysis/histogram.h"
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 #include "tensor/values_view.h"
 
 #include <cstdint>
@@ -61,17 +61,17 @@ struct TensorAnalysis {
 /// Throws QuantError when the sizes do not match the plan. Counts, extremes and histograms equal
 /// analyzeReference's exactly; floating sums are added in another order (slices of the tensor, merged
 /// in slice order), so they agree to within 1e-10 relative and never depend on the thread count.
-TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                        const ValuesView& x, const AnalysisOptions& options = {});
-TensorAnalysis analyze(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                        std::span<const float> x, const AnalysisOptions& options = {});
 /// The oracle: one element at a time, in order, through dequantizeValue and the accumulators' add().
-TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+TensorAnalysis analyzeReference(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                                 std::span<const float> x, const AnalysisOptions& options = {});
 
 /// The clip thresholds of the first `count` groups (all by default), by ClipEdgeRule: the scalar
 /// oracle's table (the fast pass works each group's out as it reaches the group, and results keep none).
-EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params,
+EdgeRows clipEdges(const ResolvedSpec& plan, const QuantParams& params,
                    std::size_t count = ClippingStats::kAllRows);
 
 } // namespace ql

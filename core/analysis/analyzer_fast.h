@@ -54,7 +54,7 @@ template <typename Fn> decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
 // format's codes, the scale operation (applyInverseScale) is chosen per call by a predictable branch.
 class Reconstruct {
 public:
-    explicit Reconstruct(const QuantPlan& plan)
+    explicit Reconstruct(const ResolvedSpec& plan)
         : m_op(plan.convention.scaleOp)
         , m_float(isFloatTarget(plan.codeTarget))
         , m_fp4(plan.codeTarget == Target::Fp4E2M1) {
@@ -303,7 +303,7 @@ struct alignas(64) SecondPass {
     Histogram error, absErrorLog, values;
 };
 
-TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                            const ValuesView& x, const AnalysisOptions& opt) {
     const std::int64_t n = x.count;
     TensorAnalysis a = detail::beginAnalysis(plan, params, codes, n, opt, opt.groupRows);

@@ -6,11 +6,11 @@
 #include "analysis/block_sums.h"
 #include "analysis/histogram_filler.h"
 #include "analysis/slice_groups.h"
+#include "base/error.h"
+#include "base/workers.h"
 #include "quant/inverse_scale.h"
 #include "quant/reference.h"
 #include "quant/row_walker.h"
-#include "tensor/error.h"
-#include "tensor/workers.h"
 
 #include <algorithm>
 #include <array>

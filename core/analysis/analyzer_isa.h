@@ -10,16 +10,16 @@
 namespace ql::detail {
 
 namespace baseline {
-TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                            const ValuesView& x, const AnalysisOptions& opt);
 }
 #ifdef QL_ANALYZER_X86
 namespace avx2 {
-TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                            const ValuesView& x, const AnalysisOptions& opt);
 }
 namespace avx512 {
-TensorAnalysis analyzeFast(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                            const ValuesView& x, const AnalysisOptions& opt);
 }
 #endif

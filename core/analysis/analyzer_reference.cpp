@@ -6,7 +6,7 @@
 
 namespace ql {
 
-EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params, std::size_t count) {
+EdgeRows clipEdges(const ResolvedSpec& plan, const QuantParams& params, std::size_t count) {
     const ClipEdgeRule rule(plan);
     EdgeRows edges(std::min(count, params.scales.size()));
     for (std::size_t g = 0; g < edges.size(); ++g)
@@ -14,7 +14,7 @@ EdgeRows clipEdges(const QuantPlan& plan, const QuantParams& params, std::size_t
     return edges;
 }
 
-TensorAnalysis analyzeReference(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+TensorAnalysis analyzeReference(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                                 std::span<const float> x, const AnalysisOptions& opt) {
     TensorAnalysis a = detail::beginAnalysis(plan, params, codes, static_cast<std::int64_t>(x.size()), opt,
                                              ClippingStats::kAllRows);

@@ -30,12 +30,12 @@ struct AnalysisRanges {
 
 /// Checks the sizes and sets up the code, clipping and scale statistics, with clipping rows for the
 /// first `groupRows` groups.
-TensorAnalysis beginAnalysis(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+TensorAnalysis beginAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                              std::int64_t n, const AnalysisOptions& options, std::size_t groupRows);
 /// Fixes the histograms' edges from the first pass (error over ±max |error|, values over [min, max]).
 void openHistograms(TensorAnalysis& a, const AnalysisRanges& r, const AnalysisOptions& options);
 /// Shows `gridGroup` (the group with the widest range) with the values: its grid and edges.
-void finishAnalysis(TensorAnalysis& a, const QuantPlan& plan, const QuantParams& params,
+void finishAnalysis(TensorAnalysis& a, const ResolvedSpec& plan, const QuantParams& params,
                     std::int64_t gridGroup);
 
 } // namespace ql::detail

@@ -5,7 +5,7 @@
 #include "analysis/clipping.h"
 #include "quant/inverse_scale.h"
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +16,7 @@ namespace ql {
 
 class ClipEdgeRule {
 public:
-    explicit ClipEdgeRule(const QuantPlan& plan);
+    explicit ClipEdgeRule(const ResolvedSpec& plan);
 
     /// Group g's thresholds: the reconstructions of its two extreme codes (dequantizeValue's
     /// arithmetic), and the rounding slack of one step (integer targets).

@@ -5,7 +5,7 @@
 // An element is clipped low (high) when it lies below (above) the group's lowest (highest)
 // reconstruction by more than rounding alone explains: half a step for round-to-nearest, a whole
 // step for floor/ceil/trunc, nothing for floating targets (beyond ±max·step).
-#include "tensor/huge_page_allocator.h"
+#include "base/huge_page_allocator.h"
 
 #include <algorithm>
 #include <cmath>

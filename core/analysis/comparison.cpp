@@ -1,8 +1,8 @@
 #include "analysis/comparison.h"
 
 #include "analysis/mismatch_causes.h"
+#include "base/error.h"
 #include "quant/layout.h"
-#include "tensor/error.h"
 #include "tensor/float_formats.h"
 
 #include <algorithm>
@@ -51,8 +51,8 @@ std::int64_t ulpDistance(float a, float b) {
     return std::llabs(line(a) - line(b));
 }
 
-Comparison compareResults(const std::string& labelA, const QuantPlan& planA, const QuantParams& paramsA,
-                          const Codes& codesA, const std::string& labelB, const QuantPlan& planB,
+Comparison compareResults(const std::string& labelA, const ResolvedSpec& planA, const QuantParams& paramsA,
+                          const Codes& codesA, const std::string& labelB, const ResolvedSpec& planB,
                           const QuantParams& paramsB, const Codes& codesB, std::span<const float> x) {
     if (planA.shape != planB.shape || codesA.size() != codesB.size() ||
         static_cast<std::int64_t>(x.size()) != codesA.size())

@@ -4,7 +4,7 @@
 // differing convention detail of B is applied alone to A's arithmetic, and the one that turns
 // A's code into B's code on the mismatched elements is named.
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 
 #include <cstdint>
 #include <map>
@@ -51,8 +51,8 @@ struct Comparison {
 
 /// Compares B against A. `x` are the original values (needed to explain mismatches).
 /// Throws QuantError when the two results are not of the same tensor (shape or size differ).
-Comparison compareResults(const std::string& labelA, const QuantPlan& planA, const QuantParams& paramsA,
-                          const Codes& codesA, const std::string& labelB, const QuantPlan& planB,
+Comparison compareResults(const std::string& labelA, const ResolvedSpec& planA, const QuantParams& paramsA,
+                          const Codes& codesA, const std::string& labelB, const ResolvedSpec& planB,
                           const QuantParams& paramsB, const Codes& codesB, std::span<const float> x);
 
 /// Distance in units in the last place between two floats (0 when equal, also +0 vs −0).

@@ -1,6 +1,6 @@
 #include "analysis/histogram.h"
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 #include <cmath>

@@ -55,7 +55,7 @@ struct Candidate {
     bool useScalesOfB = false;
 };
 
-std::vector<Candidate> candidates(const QuantPlan& a, const QuantPlan& b, const std::string& la,
+std::vector<Candidate> candidates(const ResolvedSpec& a, const ResolvedSpec& b, const std::string& la,
                                   const std::string& lb) {
     const Convention& ca = a.convention;
     const Convention& cb = b.convention;
@@ -96,15 +96,15 @@ std::vector<Candidate> candidates(const QuantPlan& a, const QuantPlan& b, const 
 } // namespace
 
 std::vector<MismatchCause> explainMismatches(const std::string& labelA, const std::string& labelB,
-                                             const QuantPlan& planA, const QuantParams& paramsA,
-                                             const ScaleIndexer& indexA, const QuantPlan& planB,
+                                             const ResolvedSpec& planA, const QuantParams& paramsA,
+                                             const ScaleIndexer& indexA, const ResolvedSpec& planB,
                                              const QuantParams& paramsB, const ScaleIndexer& indexB,
                                              const Codes& codesB, std::span<const float> x,
                                              const std::vector<std::int64_t>& mismatches) {
     std::vector<MismatchCause> out;
     if (planA.codeTarget != planB.codeTarget) return out; // different code types: nothing to replay
     for (auto& cand : candidates(planA, planB, labelA, labelB)) {
-        QuantPlan p = planA;
+        ResolvedSpec p = planA;
         p.convention = cand.convention;
         for (std::int64_t i : mismatches) {
             const float xi = x[static_cast<std::size_t>(i)];

@@ -14,8 +14,8 @@ namespace ql {
 /// mismatched elements with A's arithmetic changed in that one detail and counts how many then
 /// give B's code. Sorted most explanatory first; causes explaining nothing are dropped.
 std::vector<MismatchCause> explainMismatches(const std::string& labelA, const std::string& labelB,
-                                             const QuantPlan& planA, const QuantParams& paramsA,
-                                             const ScaleIndexer& indexA, const QuantPlan& planB,
+                                             const ResolvedSpec& planA, const QuantParams& paramsA,
+                                             const ScaleIndexer& indexA, const ResolvedSpec& planB,
                                              const QuantParams& paramsB, const ScaleIndexer& indexB,
                                              const Codes& codesB, std::span<const float> x,
                                              const std::vector<std::int64_t>& mismatches);

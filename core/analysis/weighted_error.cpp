@@ -1,6 +1,6 @@
 #include "analysis/weighted_error.h"
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include <limits>
 

@@ -2,7 +2,7 @@
 // The Backend interface (DESIGN "Backends and jobs"): one small contract every device implements.
 #include "backend/timing.h"
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 #include "tensor/tensor.h"
 
 #include <functional>
@@ -27,11 +27,11 @@ public:
 };
 
 /// One quantization job: the data, the resolved plan, and optionally the parameters to use.
-struct Job {
+struct BackendTask {
     /// Row-major f32 values in plan.shape. When empty, `tensor` is converted (one copy).
     std::span<const float> values;
     Tensor tensor;
-    QuantPlan plan;
+    ResolvedSpec plan;
     /// Scales / zero points to use as given; when absent the backend calibrates from the data.
     std::optional<QuantParams> params;
     /// How many times to run (timing median and spread); the result of the last run is returned.
@@ -39,7 +39,7 @@ struct Job {
 };
 
 struct Result {
-    QuantPlan plan;
+    ResolvedSpec plan;
     QuantParams params;
     Codes codes;
     Timing timing;
@@ -55,19 +55,19 @@ public:
     /// Why the backend is unusable right now (no device, library missing); nullopt when available.
     virtual std::optional<std::string> unavailableReason() const { return std::nullopt; }
     /// nullopt when this backend can run `plan`; otherwise the reason it cannot, in words.
-    virtual std::optional<std::string> supports(const QuantPlan& plan) const = 0;
+    virtual std::optional<std::string> supports(const ResolvedSpec& plan) const = 0;
     /// Runs the job. Throws QuantError for a bad job, Cancelled when progress returned false.
-    virtual Result run(const Job& job, const ProgressFn& progress = {}) const = 0;
+    virtual Result run(const BackendTask& job, const ProgressFn& progress = {}) const = 0;
 };
 
 /// The job's values as f32: `values` when set, else the tensor (in place when it is F32, else
 /// converted into `storage`). Throws QuantError when the count does not match the plan.
-std::span<const float> jobValues(const Job& job, std::vector<float>& storage);
+std::span<const float> jobValues(const BackendTask& job, std::vector<float>& storage);
 
 /// Calls `progress` (when set) and throws Cancelled when it returns false.
 bool reportProgress(const ProgressFn& progress, double done);
 
-/// The repeat loop of Job::repeat: runs `once` max(repeat, 1) times, reporting progress after each
+/// The repeat loop of BackendTask::repeat: runs `once` max(repeat, 1) times, reporting progress after each
 /// run, and returns the median and spread of the phases each run measured.
 Timing timeRepeats(int repeat, const ProgressFn& progress, const std::function<PhaseTimes()>& once);
 

@@ -1,6 +1,6 @@
 #include "backend/registry.h"
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 namespace ql {
 

@@ -2,7 +2,7 @@
 // The list of compiled-in backends. Filled in one explicit place (registerBuiltinBackends in
 // backends/), never by static initialisers; CPU backends come last as the fallback.
 #include "backend/backend.h"
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include <memory>
 #include <string>

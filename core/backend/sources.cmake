@@ -1,4 +1,4 @@
 target_sources(quantlens_core PRIVATE
-    backend/job.cpp
+    backend/backend_task.cpp
     backend/timing.cpp
     backend/registry.cpp)

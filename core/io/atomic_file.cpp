@@ -1,8 +1,8 @@
 #include "io/atomic_file.h"
 
+#include "base/error.h"
 #include "io/mapped_file.h"
 #include "io/run_files.h"
-#include "tensor/error.h"
 
 #include <atomic>
 #include <cerrno>

@@ -1,6 +1,6 @@
 #include "io/child_process.h"
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include <cerrno>
 #include <csignal>

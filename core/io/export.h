@@ -3,7 +3,7 @@
 // target folder and is renamed into place; on any error or cancel the target is left untouched.
 #include "io/safetensors_writer.h"
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 
 #include <functional>
 #include <string>
@@ -13,7 +13,7 @@ namespace ql {
 
 struct QuantizedTensor {
     std::string name; // the source tensor's name, e.g. "model.layers.0.mlp.down_proj.weight"
-    QuantPlan plan;
+    ResolvedSpec plan;
     QuantParams params;
     Codes codes;
 };

@@ -13,12 +13,12 @@
 //   1/s_g, and the FP4 values are unpacked to bf16, so x̂ is bf16 whatever the scale dtype.
 #include "io/export_compressed_tensors.h"
 
+#include "base/error.h"
 #include "io/atomic_file.h"
 #include "io/export_tensors.h"
-#include "io/json_shape.h"
 #include "io/mapped_file.h"
+#include "io/untrusted_json.h"
 #include "quant/packing.h"
-#include "tensor/error.h"
 #include "tensor/float_formats.h"
 
 #include <algorithm>
@@ -62,7 +62,7 @@ struct Strategy {
 };
 
 Strategy strategyOf(const QuantizedTensor& q, const std::string& file, bool needsRows) {
-    const QuantPlan& p = q.plan;
+    const ResolvedSpec& p = q.plan;
     const auto& dims = p.layout.dims;
     for (const auto& d : dims)
         if (d.kind == DimMapping::Kind::Ragged)
@@ -129,7 +129,7 @@ template <typename T> Tensor filled(DType dtype, const Shape& shape, const std::
     return t;
 }
 
-Shape scaleShapeOf(const QuantPlan& plan, const Strategy& s) {
+Shape scaleShapeOf(const ResolvedSpec& plan, const Strategy& s) {
     if (s.name == "tensor") return Shape{1};
     if (s.name == "channel") return Shape{plan.shape[0], 1};
     return plan.scaleShape; // [rows, groups] or [row blocks, column blocks]
@@ -214,7 +214,7 @@ void checkCompressedTensorsNames(const std::vector<QuantizedTensor>& tensors, co
 }
 
 CompressedTensorsArgs compressedTensorsArgs(const QuantizedTensor& q, const std::string& file) {
-    const QuantPlan& p = q.plan;
+    const ResolvedSpec& p = q.plan;
     const Target t = p.codeTarget;
     const Preset preset = p.spec.preset;
     switch (p.convention.scaleOp) {
@@ -317,7 +317,7 @@ CompressedTensorsArgs compressedTensorsArgs(const QuantizedTensor& q, const std:
 std::vector<NamedTensor> compressedTensorsTensors(const QuantizedTensor& q, const CompressedTensorsArgs& args,
                                                   DType scaleDType, const std::string& file,
                                                   nlohmann::json& d) {
-    const QuantPlan& p = q.plan;
+    const ResolvedSpec& p = q.plan;
     const Target t = p.codeTarget;
     const std::string strategyName = args.weights["strategy"].get<std::string>();
     Strategy s{strategyName};

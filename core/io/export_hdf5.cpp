@@ -1,10 +1,10 @@
 // exportHdf5: one group per tensor with codes, scale and zero point datasets and the plan as attributes.
+#include "base/error.h"
 #include "io/atomic_file.h"
 #include "io/export.h"
 #include "io/export_tensors.h"
 #include "io/hdf5_util.h"
 #include "quant/spec_json.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

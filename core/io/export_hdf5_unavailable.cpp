@@ -1,6 +1,6 @@
 // Builds without HDF5 (-DQUANTLENS_HDF5=OFF) still offer the call, with an explanation.
+#include "base/error.h"
 #include "io/export.h"
-#include "tensor/error.h"
 
 namespace ql {
 

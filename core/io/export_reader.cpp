@@ -4,13 +4,13 @@
 // (one group per tensor: codes, scale, zero_point, global_scale, and the plan as the "spec" attribute).
 #include "io/export_reader.h"
 
-#include "io/json_shape.h"
+#include "base/error.h"
 #include "io/stored_quantization.h"
+#include "io/untrusted_json.h"
 #include "quant/calibration_search.h"
 #include "quant/packing.h"
 #include "quant/reference.h"
 #include "quant/spec_json.h"
-#include "tensor/error.h"
 
 #include <cmath>
 #include <cstring>
@@ -81,11 +81,11 @@ Codes fp4Rows(const TensorSource& s, const std::string& name, const Tensor& t, c
     return c;
 }
 
-QuantPlan planOf(const TensorSource& s, const std::string& name, const json& j) {
+ResolvedSpec planOf(const TensorSource& s, const std::string& name, const json& j) {
     try {
         if (!j.is_object() || !j.contains("shape")) fail(s, name, "its plan has no shape");
         const Shape shape = j.at("shape").get<Shape>();
-        return planQuantization(specFromJson(j), shape);
+        return resolveSpec(specFromJson(j), shape);
     } catch (const QuantError& e) {
         fail(s, name, std::string("its plan: ") + e.what());
     } catch (const json::exception& e) {
@@ -145,7 +145,7 @@ QuantizedTensor readExported(const TensorSource& s, const ExportedEntry& e) {
     QuantizedTensor q;
     q.name = e.name;
     q.plan = planOf(s, e.name, d.contains("plan") ? d["plan"] : json());
-    const QuantPlan& p = q.plan;
+    const ResolvedSpec& p = q.plan;
     const Target target = p.codeTarget;
     const std::int64_t count = elementCount(p.shape);
     const std::int64_t offset = d.value("codes_offset", std::int64_t{0});

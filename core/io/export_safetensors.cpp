@@ -1,6 +1,7 @@
 // exportSafetensors: quantized codes, scales and zero points in compressed-tensors' exact layout
 // (export_compressed_tensors.h) or as the operator emits them (spec/cli.md "Export"), with the full
 // QuantLens plan in __metadata__ so a file can be re-analysed.
+#include "base/error.h"
 #include "io/atomic_file.h"
 #include "io/export.h"
 #include "io/export_compressed_tensors.h"
@@ -9,7 +10,6 @@
 #include "io/tensor_source.h"
 #include "quant/packing.h"
 #include "quant/spec_json.h"
-#include "tensor/error.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,6 +1,6 @@
 #include "io/export_tensors.h"
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include <cmath>
 #include <cstring>
@@ -33,7 +33,7 @@ DType unpackedCodeDType(Target t) {
 
 } // namespace
 
-Shape exportScaleShape(const QuantPlan& plan) {
+Shape exportScaleShape(const ResolvedSpec& plan) {
     if (plan.spec.scheme == Scheme::PerTensor || plan.scaleShape.empty()) return Shape{1};
     return plan.scaleShape;
 }

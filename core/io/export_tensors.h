@@ -25,6 +25,6 @@ struct ScaleTensors {
 };
 ScaleTensors scaleTensors(const QuantizedTensor& q, const std::string& file);
 /// Scale tensor shape: [1] for per-tensor (spec/cli.md), else the plan's scale shape.
-Shape exportScaleShape(const QuantPlan& plan);
+Shape exportScaleShape(const ResolvedSpec& plan);
 
 } // namespace ql

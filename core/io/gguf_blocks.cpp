@@ -1,7 +1,7 @@
 #include "io/gguf_blocks.h"
 
+#include "base/error.h"
 #include "io/gguf_source.h"
-#include "tensor/error.h"
 #include "tensor/float_formats.h"
 
 #include <array>

@@ -1,9 +1,9 @@
 #include "io/gguf_source.h"
 
+#include "base/error.h"
 #include "io/gguf_blocks.h"
-#include "io/json_shape.h"
 #include "io/printable.h"
-#include "tensor/error.h"
+#include "io/untrusted_json.h"
 
 #include <algorithm>
 #include <cstring>

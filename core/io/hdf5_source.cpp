@@ -1,8 +1,8 @@
 #include "io/hdf5_source.h"
 
+#include "base/error.h"
 #include "io/child_process.h"
 #include "io/hdf5_util.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <cstdint>

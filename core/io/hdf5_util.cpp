@@ -1,6 +1,6 @@
 #include "io/hdf5_util.h"
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include <new>
 #include <vector>

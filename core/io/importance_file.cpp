@@ -1,10 +1,10 @@
 #include "io/importance_file.h"
 
+#include "base/error.h"
 #include "io/gguf_source.h"
 #include "io/importance_file_check.h"
 #include "io/mapped_file.h"
 #include "io/printable.h"
-#include "tensor/error.h"
 
 #include <cmath>
 #include <cstring>

@@ -36,7 +36,7 @@ inline constexpr const char* kImatrixGgufFormat = "imatrix (GGUF)";
 inline constexpr const char* kSafetensorsStatsFormat = "safetensors statistics";
 
 /// Reads any of the three forms, chosen by content (GGUF magic; safetensors header; else legacy).
-/// Throws FileError (core/tensor/error.h) naming the file, the entry and the reason for anything
+/// Throws FileError (core/base/error.h) naming the file, the entry and the reason for anything
 /// malformed. Means are what llama-quantize derives from the same file:
 ///  - legacy .dat: the stored values divided by the entry's ncall (as stored when ncall is 0).
 ///    The format keeps no per-expert split, so an MoE entry reads as one matrix of

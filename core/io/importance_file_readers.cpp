@@ -1,11 +1,11 @@
 // The GGUF and safetensors forms of importance files; the legacy form and the checks are in
 // importance_file.cpp.
+#include "base/error.h"
 #include "io/gguf_source.h"
 #include "io/importance_file.h"
 #include "io/importance_file_check.h"
 #include "io/printable.h"
 #include "io/safetensors_source.h"
-#include "tensor/error.h"
 
 #include <cmath>
 #include <cstring>

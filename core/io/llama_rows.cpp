@@ -1,7 +1,7 @@
 #include "io/llama_rows.h"
 
+#include "base/error.h"
 #include "io/gguf_source.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,6 +1,6 @@
 #include "io/mapped_file.h"
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 #include <cerrno>

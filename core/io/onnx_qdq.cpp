@@ -1,8 +1,8 @@
 #include "io/onnx_qdq.h"
 
+#include "base/error.h"
 #include "io/onnx_tensor.h"
 #include "io/printable.h"
-#include "tensor/error.h"
 
 #include <cstring>
 

@@ -1,11 +1,11 @@
 #include "io/onnx_source.h"
 
+#include "base/error.h"
 #include "io/mapped_file.h"
 #include "io/onnx_qdq.h"
 #include "io/onnx_tensor.h"
 #include "io/onnx_wire.h"
 #include "io/printable.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <climits>

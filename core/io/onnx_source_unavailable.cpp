@@ -1,7 +1,7 @@
 // Built when QuantLens is configured without ONNX support (-DQUANTLENS_ONNX=OFF).
+#include "base/error.h"
 #include "io/onnx_source.h"
 #include "io/stored_quantization.h"
-#include "tensor/error.h"
 
 namespace ql {
 

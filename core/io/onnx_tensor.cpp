@@ -1,8 +1,8 @@
 #include "io/onnx_tensor.h"
 
+#include "base/error.h"
 #include "io/mapped_file.h"
 #include "io/printable.h"
-#include "tensor/error.h"
 
 #include <charconv>
 #include <cstring>

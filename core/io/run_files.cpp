@@ -1,7 +1,7 @@
 #include "io/run_files.h"
 
+#include "base/error.h"
 #include "io/tensor_source.h"
-#include "tensor/error.h"
 
 #include <filesystem>
 

@@ -1,7 +1,7 @@
 #include "io/safetensors_header.h"
 
-#include "io/json_shape.h"
-#include "tensor/error.h"
+#include "base/error.h"
+#include "io/untrusted_json.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

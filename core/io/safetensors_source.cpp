@@ -1,8 +1,8 @@
 #include "io/safetensors_source.h"
 
-#include "io/json_shape.h"
+#include "base/error.h"
 #include "io/mapped_file.h"
-#include "tensor/error.h"
+#include "io/untrusted_json.h"
 
 #include <array>
 #include <cerrno>

@@ -1,8 +1,8 @@
 #include "io/safetensors_writer.h"
 
+#include "base/error.h"
 #include "io/atomic_file.h"
-#include "io/json_shape.h"
-#include "tensor/error.h"
+#include "io/untrusted_json.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -13,7 +13,7 @@ target_sources(quantlens_core PRIVATE
     io/mapped_file.cpp
     io/printable.cpp
     io/safetensors_header.cpp
-    io/json_shape.cpp
+    io/untrusted_json.cpp
     io/llama_rows.cpp
     io/safetensors_source.cpp
     io/run_files.cpp

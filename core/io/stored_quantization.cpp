@@ -1,13 +1,13 @@
 #include "io/stored_quantization.h"
 
+#include "base/error.h"
+#include "base/whole_number.h"
 #include "io/gguf_blocks.h"
 #include "io/gguf_source.h"
 #include "quant/convention.h"
 #include "quant/packing.h"
 #include "quant/params.h"
-#include "quant/plan.h"
-#include "tensor/error.h"
-#include "tensor/whole_number.h"
+#include "quant/resolved_spec.h"
 
 #include <algorithm>
 #include <cmath>
@@ -245,7 +245,7 @@ std::optional<StoredQuantization> storedQuantization(const TensorSource& source,
     return fromCompressedTensors(source, name);
 }
 
-StoredQuantization storedQuantizationOf(const QuantPlan& plan, const QuantParams& params,
+StoredQuantization storedQuantizationOf(const ResolvedSpec& plan, const QuantParams& params,
                                         const Codes& codes) {
     StoredQuantization q;
     switch (plan.codeTarget) {

@@ -15,7 +15,7 @@ namespace ql {
 
 class Tensor;
 class TensorSource;
-struct QuantPlan;
+struct ResolvedSpec;
 struct QuantParams;
 class Codes;
 
@@ -51,7 +51,8 @@ std::optional<StoredQuantization> storedQuantization(const TensorSource& source,
 
 /// A QuantLens run's codes in the same terms (format "quantlens <preset> <dtype> <scheme>"). Throws
 /// QuantError for float targets and for scales the operator does not multiply by (inverse steps).
-StoredQuantization storedQuantizationOf(const QuantPlan& plan, const QuantParams& params, const Codes& codes);
+StoredQuantization storedQuantizationOf(const ResolvedSpec& plan, const QuantParams& params,
+                                        const Codes& codes);
 
 /// Internal to core/io: integer tensor values (int32 words bit for bit).
 std::vector<std::int32_t> storedIntegers(const Tensor& t);

@@ -1,14 +1,14 @@
 #include "io/tensor_source.h"
 
+#include "base/error.h"
 #include "io/atomic_file.h"
 #include "io/gguf_source.h"
-#include "io/json_shape.h"
 #include "io/mapped_file.h"
 #include "io/onnx_source.h"
 #include "io/printable.h"
 #include "io/safetensors_source.h"
+#include "io/untrusted_json.h"
 #include "quantlens/config.h"
-#include "tensor/error.h"
 
 #include <array>
 #include <cmath>

@@ -1,6 +1,6 @@
 #include "job/explicit_params.h"
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include <filesystem>
 

@@ -1,7 +1,7 @@
 #include "job/export_outcome.h"
 
+#include "base/error.h"
 #include "io/export_compressed_tensors.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <cctype>

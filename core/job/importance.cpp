@@ -1,9 +1,9 @@
 #include "job/importance.h"
 
+#include "base/error.h"
 #include "io/printable.h"
-#include "job/diff_job.h"
+#include "job/tensor_diff.h"
 #include "quant/reference.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 
@@ -55,7 +55,7 @@ std::optional<Importance::Weights> Importance::forTensor(const TensorInfo& info,
     return Weights{e.sqMean, channels, matrices, m_file.path + ": " + found->first};
 }
 
-WeightedError weightedErrorOf(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+WeightedError weightedErrorOf(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                               std::span<const float> x, const Importance::Weights& weights) {
     const std::vector<float> xhat = dequantizeReference(plan, params, codes);
     WeightedError w = weightedError(x, xhat, weights.sqMean, weights.channels, weights.matrices);

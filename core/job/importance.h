@@ -6,7 +6,7 @@
 #include "io/importance_file.h"
 #include "io/tensor_source.h"
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 
 #include <map>
 #include <memory>
@@ -40,7 +40,7 @@ private:
 
 /// The weighted error of `codes` against the original values `x` (dequantized with the plan's
 /// arithmetic, element by element as the reference does).
-WeightedError weightedErrorOf(const QuantPlan& plan, const QuantParams& params, const Codes& codes,
+WeightedError weightedErrorOf(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                               std::span<const float> x, const Importance::Weights& weights);
 
 } // namespace ql

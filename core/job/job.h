@@ -68,9 +68,9 @@ RoleAxes roleOf(const TensorSource& source, const TensorInfo& info);
 /// The spec `spec` (A's, or B's) runs on `info` with: as given, or with request.roleAxes the axes of
 /// the tensor's role.
 QuantSpec specForTensor(const JobRequest& request, const QuantSpec& spec, const TensorInfo& info);
-/// Plans `spec` for `info` as every job does: planQuantization, then refusing a layout whose every
+/// Plans `spec` for `info` as every job does: resolveSpec, then refusing a layout whose every
 /// block holds one element (degenerateLayout). Throws QuantError with the reason.
-QuantPlan planForTensor(const JobRequest& request, const QuantSpec& spec, const TensorInfo& info);
+ResolvedSpec planForTensor(const JobRequest& request, const QuantSpec& spec, const TensorInfo& info);
 
 /// Lists every file the request reads as an input of `files`: the model (each shard, its index), the
 /// importance file, and the scale and zero-point files of calibration "file".

@@ -1,9 +1,9 @@
+#include "base/error.h"
+#include "base/suggest.h"
 #include "io/export_compressed_tensors.h"
 #include "job/explicit_params.h"
 #include "job/job.h"
-#include "job/suggest.h"
-#include "job/tensor_run.h"
-#include "tensor/error.h"
+#include "job/tensor_measurement.h"
 
 #include <algorithm>
 #include <new>
@@ -27,7 +27,7 @@ TensorReport reportOf(const TensorInfo& info, const std::string& backend) {
 }
 
 // The tensor's plan, or why the spec does not apply to it (planned once: the run uses this plan).
-std::variant<QuantPlan, std::string> planOrReason(const JobRequest& request, const TensorInfo& info) {
+std::variant<ResolvedSpec, std::string> planOrReason(const JobRequest& request, const TensorInfo& info) {
     if (!isFloating(info.dtype))
         return "not a floating-point tensor (" + std::string(nameOf(info.dtype)) + ")";
     if (info.shape.empty()) return std::string("a 0-d scalar");
@@ -133,12 +133,12 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
                 const LoadedTensor tensor(source, info);
                 const auto params = explicitParams.forTensor(info.name);
                 // Only the rows and parameters its report keeps: memory bounded per tensor.
-                TensorRun run = runTensor(tensor, std::get<QuantPlan>(plan), backend,
-                                          {.params = params,
-                                           .repeat = request.repeat,
-                                           .progress = events.progress,
-                                           .importance = request.importance.get(),
-                                           .groupRows = ReportOptions{}.maxGroups});
+                TensorMeasurement run = measureTensor(tensor, std::get<ResolvedSpec>(plan), backend,
+                                                      {.params = params,
+                                                       .repeat = request.repeat,
+                                                       .progress = events.progress,
+                                                       .importance = request.importance.get(),
+                                                       .groupRows = ReportOptions{}.maxGroups});
                 report = std::move(run.report);
                 QuantizedTensor q{info.name, run.result.plan, std::move(run.result.params),
                                   std::move(run.result.codes)};

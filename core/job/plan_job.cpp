@@ -1,9 +1,9 @@
 #include "job/plan_job.h"
 
+#include "base/error.h"
 #include "io/export_compressed_tensors.h"
 #include "job/importance.h"
-#include "job/tensor_run.h"
-#include "tensor/error.h"
+#include "job/tensor_measurement.h"
 
 #include <algorithm>
 #include <limits>
@@ -88,9 +88,9 @@ PlanCell measureCell(const JobRequest& request, const Backend& backend, const Lo
         return c;
     }
     try {
-        const QuantPlan plan = planQuantization(*candidate.spec, info.shape);
+        const ResolvedSpec plan = resolveSpec(*candidate.spec, info.shape);
         // (a cell needs the totals and the codes: no clipping rows)
-        TensorRun run = runTensor(tensor, plan, backend, {.progress = progress, .groupRows = 0});
+        TensorMeasurement run = measureTensor(tensor, plan, backend, {.progress = progress, .groupRows = 0});
         const ErrorStats& stats = run.report.analysis.stats;
         if (const auto bad = stats.nonFiniteOutputCount())
             throw QuantError("it reconstructs " + std::to_string(bad) + " finite values as NaN or infinity");

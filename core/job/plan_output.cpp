@@ -1,14 +1,14 @@
 #include "job/plan_output.h"
 
+#include "base/error.h"
+#include "base/whole_number.h"
 #include "io/export_compressed_tensors.h"
 #include "io/printable.h"
-#include "job/diff_job.h"
 #include "job/plan_names.h"
-#include "job/tensor_run.h"
+#include "job/tensor_diff.h"
+#include "job/tensor_measurement.h"
 #include "quant/spec_json.h"
 #include "report/report.h"
-#include "tensor/error.h"
-#include "tensor/whole_number.h"
 
 #include <algorithm>
 #include <cctype>
@@ -289,7 +289,7 @@ void checkPlanFits(const TensorSource& source, const PlanMeasurements& m, const 
         const PlanCandidate& c = chosen(m, r, t);
         if (!c.spec) continue;
         try {
-            (void)planQuantization(*c.spec, info->shape); // the layout alone: no value is read
+            (void)resolveSpec(*c.spec, info->shape); // the layout alone: no value is read
         } catch (const QuantError& e) {
             throw QuantError(whereIn(source, pt.name, c.name + ": " + e.what()));
         }
@@ -321,8 +321,8 @@ int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanR
         try {
             const LoadedTensor tensor(source, info);
             // (codes are what it keeps: no clipping rows)
-            TensorRun run = runTensor(tensor, planQuantization(*c->spec, info.shape), backend,
-                                      {.progress = events.progress, .groupRows = 0});
+            TensorMeasurement run = measureTensor(tensor, resolveSpec(*c->spec, info.shape), backend,
+                                                  {.progress = events.progress, .groupRows = 0});
             quantized.push_back(
                 {info.name, run.result.plan, std::move(run.result.params), std::move(run.result.codes)});
         } catch (const QuantError& e) {

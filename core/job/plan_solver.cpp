@@ -1,6 +1,6 @@
 #include "job/plan_solver.h"
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include <cmath>
 #include <numeric>

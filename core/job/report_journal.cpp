@@ -1,8 +1,8 @@
 #include "job/report_journal.h"
 
-#include "io/json_shape.h"
+#include "base/error.h"
 #include "io/mapped_file.h"
-#include "tensor/error.h"
+#include "io/untrusted_json.h"
 
 #include <cerrno>
 #include <fcntl.h>

@@ -1,11 +1,11 @@
 #include "job/report_parts.h"
 
+#include "base/error.h"
 #include "io/atomic_file.h"
-#include "io/json_shape.h"
 #include "io/mapped_file.h"
 #include "io/printable.h"
 #include "io/tensor_source.h"
-#include "tensor/error.h"
+#include "io/untrusted_json.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,7 +1,7 @@
 #include "job/shard.h"
 
-#include "job/tensor_run.h"
-#include "tensor/error.h"
+#include "base/error.h"
+#include "job/tensor_measurement.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,6 +1,6 @@
 target_sources(quantlens_core PRIVATE
+    job/tensor_diff.cpp
     job/diff_job.cpp
-    job/diff_run.cpp
     job/explicit_params.cpp
     job/export_outcome.cpp
     job/importance.cpp
@@ -14,8 +14,7 @@ target_sources(quantlens_core PRIVATE
     job/report_parts.cpp
     job/shard.cpp
     job/spec_options.cpp
-    job/suggest.cpp
     job/sweep_job.cpp
     job/tensor_job.cpp
-    job/tensor_run.cpp
+    job/tensor_measurement.cpp
     job/weight_spec.cpp)

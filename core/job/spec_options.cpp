@@ -1,8 +1,8 @@
 #include "job/spec_options.h"
 
+#include "base/suggest.h"
+#include "base/whole_number.h"
 #include "io/tensor_source.h"
-#include "job/suggest.h"
-#include "tensor/whole_number.h"
 
 #include <algorithm>
 #include <charconv>

@@ -3,9 +3,9 @@
 // flags (--preset, --group-size, ...) and the Python module's keywords (preset=, group_size=, ...)
 // are read from specFields(), so the two cannot drift apart. specFromOptions turns the options into
 // a QuantSpec with the CLI's checks and messages.
+#include "base/error.h"
 #include "quant/params.h"
 #include "quant/spec.h"
-#include "tensor/error.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,6 +1,6 @@
+#include "base/error.h"
 #include "job/job.h"
-#include "job/tensor_run.h"
-#include "tensor/error.h"
+#include "job/tensor_measurement.h"
 
 namespace ql {
 
@@ -17,7 +17,7 @@ SweepOutcome runSweepJob(const JobRequest& request, const std::string& name,
         if (started) started(static_cast<int>(i), static_cast<int>(sizes.size()));
         spec.groupSize = sizes[i];
         spec.block = {sizes[i]};
-        QuantPlan plan;
+        ResolvedSpec plan;
         try {
             plan = planForTensor(request, spec, info);
         } catch (const QuantError& e) { // a size the tensor cannot take: the others still run
@@ -26,12 +26,12 @@ SweepOutcome runSweepJob(const JobRequest& request, const std::string& name,
         }
         try {
             out.reports.push_back(
-                runTensor(tensor, plan, backend,
-                          // the rows a report lists (the smallest sizes have the most groups)
-                          {.repeat = request.repeat,
-                           .progress = progress,
-                           .importance = request.importance.get(),
-                           .groupRows = ReportOptions{}.maxGroups})
+                measureTensor(tensor, plan, backend,
+                              // the rows a report lists (the smallest sizes have the most groups)
+                              {.repeat = request.repeat,
+                               .progress = progress,
+                               .importance = request.importance.get(),
+                               .groupRows = ReportOptions{}.maxGroups})
                     .report);
             out.sizes.push_back(sizes[i]);
         } catch (const QuantError& e) {

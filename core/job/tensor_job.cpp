@@ -1,9 +1,9 @@
+#include "base/error.h"
+#include "base/suggest.h"
 #include "job/explicit_params.h"
 #include "job/job.h"
-#include "job/suggest.h"
-#include "job/tensor_run.h"
+#include "job/tensor_measurement.h"
 #include "quant/calibration.h"
-#include "tensor/error.h"
 
 #include <cmath>
 #include <limits>
@@ -21,12 +21,12 @@ ProgressFn subProgress(const ProgressFn& progress, int index, int steps) {
 SideOutcome runSide(const LoadedTensor& tensor, const QuantSpec& spec,
                     const std::optional<QuantParams>& params, const Backend& backend,
                     const JobRequest& request, const ProgressFn& progress) {
-    TensorRun run = runTensor(tensor, planForTensor(request, spec, tensor.info()), backend,
-                              {.params = params,
-                               .repeat = request.repeat,
-                               .progress = progress,
-                               .importance = request.importance.get(),
-                               .statistics = !request.codesOnly});
+    TensorMeasurement run = measureTensor(tensor, planForTensor(request, spec, tensor.info()), backend,
+                                          {.params = params,
+                                           .repeat = request.repeat,
+                                           .progress = progress,
+                                           .importance = request.importance.get(),
+                                           .statistics = !request.codesOnly});
     SideOutcome side;
     side.label = backend.name();
     side.report = std::move(run.report);

@@ -1,6 +1,6 @@
 // Per-tensor specs: the role's axes when the user named none (DESIGN "Weights in their model").
+#include "base/error.h"
 #include "job/job.h"
-#include "tensor/error.h"
 
 namespace ql {
 
@@ -13,8 +13,8 @@ QuantSpec specForTensor(const JobRequest& request, const QuantSpec& spec, const 
     return specForRole(spec, roleOf(*request.source, info));
 }
 
-QuantPlan planForTensor(const JobRequest& request, const QuantSpec& spec, const TensorInfo& info) {
-    QuantPlan plan = planQuantization(specForTensor(request, spec, info), info.shape);
+ResolvedSpec planForTensor(const JobRequest& request, const QuantSpec& spec, const TensorInfo& info) {
+    ResolvedSpec plan = resolveSpec(specForTensor(request, spec, info), info.shape);
     if (std::string why = degenerateLayout(plan); !why.empty()) {
         if (request.roleAxes && request.source) { // the default came from the role: say which
             const RoleAxes role = roleOf(*request.source, info);

@@ -1,7 +1,7 @@
 #include "quant/calibration.h"
 
+#include "base/error.h"
 #include "quant/calibration_search.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 namespace ql {
 namespace {
 
-std::vector<GroupRange> groupRanges(const QuantPlan& plan, std::span<const float> x) {
+std::vector<GroupRange> groupRanges(const ResolvedSpec& plan, std::span<const float> x) {
     std::vector<GroupRange> r(static_cast<std::size_t>(plan.scaleCount));
     ScaleIndexer(plan.layout, plan.shape).forEach([&](std::int64_t i, std::int64_t s) {
         r[static_cast<std::size_t>(s)].add(x[static_cast<std::size_t>(i)]);
@@ -18,7 +18,7 @@ std::vector<GroupRange> groupRanges(const QuantPlan& plan, std::span<const float
 }
 
 // Each group's finite values in row-major order.
-std::vector<std::vector<float>> groupValues(const QuantPlan& plan, std::span<const float> x) {
+std::vector<std::vector<float>> groupValues(const ResolvedSpec& plan, std::span<const float> x) {
     std::vector<std::vector<float>> groups(static_cast<std::size_t>(plan.scaleCount));
     ScaleIndexer(plan.layout, plan.shape).forEach([&](std::int64_t i, std::int64_t s) {
         const float v = x[static_cast<std::size_t>(i)];
@@ -27,7 +27,7 @@ std::vector<std::vector<float>> groupValues(const QuantPlan& plan, std::span<con
     return groups;
 }
 
-QuantParams calibrateBlocks(const QuantPlan& plan, std::span<const float> x) {
+QuantParams calibrateBlocks(const ResolvedSpec& plan, std::span<const float> x) {
     const bool mx = plan.spec.preset == Preset::MX;
     const auto ranges = groupRanges(plan, x);
     QuantParams p;
@@ -80,7 +80,7 @@ double stepFromOperatorScale(float scale, const Convention& c) {
     return s;
 }
 
-QuantParams calibrate(const QuantPlan& plan, std::span<const float> x) {
+QuantParams calibrate(const ResolvedSpec& plan, std::span<const float> x) {
     if (isBlockFormat(plan.spec.preset)) return calibrateBlocks(plan, x);
     checkCalibrationRequest(plan);
 

@@ -1,7 +1,7 @@
 #pragma once
 // Calibration: how scales and zero points come from the data, per scale group.
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 #include "tensor/dtype.h"
 
 #include <span>
@@ -13,14 +13,14 @@ namespace ql {
 /// search each block's code (mse). A zero range never divides by zero: its step is 1. Sets
 /// QuantParams::calibrationNote when the ranges clip far more than absmax would.
 /// Throws QuantError for CalibMethod::Explicit (the caller supplies those) and impossible requests.
-QuantParams calibrate(const QuantPlan& plan, std::span<const float> x);
+QuantParams calibrate(const ResolvedSpec& plan, std::span<const float> x);
 
 /// The same answer, bit for bit, read from the tensor in place: `data` holds elementCount(plan.shape)
 /// row-major values of `dtype` (F32, BF16 or F16; any alignment), widened on the fly, never copied.
 /// `threads` workers (0: one per hardware thread) split rows or groups; everything they merge is
 /// an integer count or a min / max, so the result does not depend on the thread count. Throws
 /// QuantError as calibrate does, and for any other dtype.
-QuantParams calibrateFast(const QuantPlan& plan, const void* data, DType dtype, unsigned threads);
+QuantParams calibrateFast(const ResolvedSpec& plan, const void* data, DType dtype, unsigned threads);
 
 /// Converts a quantization step (x ≈ q * step) into the operator's scale value.
 float operatorScaleFromStep(double step, const Convention& c);

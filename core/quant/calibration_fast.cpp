@@ -11,12 +11,12 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/error.h"
 #include "quant/calibration.h"
 #include "quant/calibration_scan.h"
 #include "quant/calibration_search.h"
 #include "quant/range_rule.h"
 #include "quant/row_walker.h"
-#include "tensor/error.h"
 
 namespace ql {
 namespace {
@@ -337,7 +337,7 @@ void percentileStreaming(const Scan& scan, std::int64_t elements, double percent
 
 // ---- MSE and entropy: one histogram pass, then the shared search per group -------------------
 
-std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan,
+std::vector<GroupClip> histogramSearch(const Scan& scan, const ResolvedSpec& plan,
                                        const std::vector<GroupRange>& ranges) {
     const bool mse = plan.spec.calibration.method == CalibMethod::Mse;
     const int levels = entropyLevels(plan);
@@ -377,7 +377,7 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const QuantPlan& plan,
 
 // Groups that are one run each: range, histogram and search per run while it is in cache, so the
 // tensor is read from memory once and no histogram array for all groups is ever built.
-void histogramSearchRuns(const Scan& scan, const QuantPlan& plan, std::vector<GroupClip>& clips,
+void histogramSearchRuns(const Scan& scan, const ResolvedSpec& plan, std::vector<GroupClip>& clips,
                          std::vector<GroupRange>& ranges) {
     const bool mse = plan.spec.calibration.method == CalibMethod::Mse;
     const int levels = entropyLevels(plan);
@@ -401,7 +401,7 @@ void histogramSearchRuns(const Scan& scan, const QuantPlan& plan, std::vector<Gr
 
 // ---- MX / NVFP4 --------------------------------------------------------------------------------
 
-QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
+QuantParams blockParams(const Scan& scan, const ResolvedSpec& plan) {
     const RangeRule rule(plan); // mxScaleCode / nvfp4ScaleCode and blockScale, as the cpu backend
     QuantParams p = rule.emptyParams();
     if (!rule.needsTensorAmax() && scan.blocksAlongRows()) { // MX: each block's code in the same pass
@@ -438,7 +438,7 @@ QuantParams blockParams(const Scan& scan, const QuantPlan& plan) {
 
 } // namespace
 
-QuantParams calibrateFast(const QuantPlan& plan, const void* data, DType dtype, unsigned threads) {
+QuantParams calibrateFast(const ResolvedSpec& plan, const void* data, DType dtype, unsigned threads) {
     if (dtype != DType::F32 && dtype != DType::BF16 && dtype != DType::F16)
         throw QuantError("calibration reads f32, bf16 or f16 in place; widen other dtypes first");
     if (elementCount(plan.shape) == 0 || plan.shape.empty()) { // nothing to split: the oracle reads it

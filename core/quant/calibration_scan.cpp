@@ -132,7 +132,7 @@ void absMaxOfBlocks(const float* v, std::int64_t n, std::int64_t block, float* o
         out[j] = absMaxOfRun(v + j * block, std::min(block, n - j * block));
 }
 
-Scan::Scan(const QuantPlan& plan, Input in, unsigned threads)
+Scan::Scan(const ResolvedSpec& plan, Input in, unsigned threads)
     : m_plan(plan)
     , m_in(in)
     , m_threads(std::max(1u, threads))

@@ -3,11 +3,11 @@
 // split over worker threads by rows (when rows own their scale groups) or by element slices (each
 // worker with its own counts, summed afterwards). Only integer counts and min / max are merged, so
 // the split never shows in a result.
+#include "base/workers.h"
 #include "quant/calibration_search.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 #include "quant/row_walker.h"
 #include "tensor/dtype.h"
-#include "tensor/workers.h"
 
 #include <algorithm>
 #include <bit>
@@ -135,7 +135,7 @@ void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool 
 
 class Scan {
 public:
-    Scan(const QuantPlan& plan, Input in, unsigned threads);
+    Scan(const ResolvedSpec& plan, Input in, unsigned threads);
 
     /// True when each scale group is one contiguous run of one row (per-channel on axis 0, per-group
     /// and blocks along the last axis): such groups can be finished one at a time, in cache.
@@ -253,7 +253,7 @@ private:
         });
     }
 
-    const QuantPlan& m_plan;
+    const ResolvedSpec& m_plan;
     Input m_in;
     unsigned m_threads;
     RowWalker m_walk;

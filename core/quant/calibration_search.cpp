@@ -1,8 +1,8 @@
 #include "quant/calibration_search.h"
 
+#include "base/error.h"
 #include "quant/calibration.h"
 #include "quant/reference.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -76,7 +76,7 @@ FloatGrid gridOf(MiniFloat f) {
 
 } // namespace
 
-StepAndZero stepForRange(ClipRange range, const QuantPlan& plan) {
+StepAndZero stepForRange(ClipRange range, const ResolvedSpec& plan) {
     const Target t = plan.codeTarget;
     if (isFloatTarget(t)) {
         const double amax = std::max(std::fabs(range.first), std::fabs(range.second));
@@ -141,7 +141,7 @@ HistogramGeometry mseGeometry(const GroupRange& g, bool symmetric) {
     return {static_cast<float>(lo), static_cast<float>(bins / (hi - lo)), bins};
 }
 
-GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, const QuantPlan& plan) {
+GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, const ResolvedSpec& plan) {
     const HistogramGeometry geo = mseGeometry(g, plan.spec.symmetric);
     GroupClip best;
     if (geo.bins == 0) return best; // all zero: every candidate is the zero range
@@ -212,7 +212,7 @@ GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, co
     return best;
 }
 
-int entropyLevels(const QuantPlan& plan) {
+int entropyLevels(const ResolvedSpec& plan) {
     return isFloatTarget(plan.codeTarget)
                ? 128
                : static_cast<int>(std::min<std::int64_t>(plan.qmax(), 1 << 30)) + 1;
@@ -319,7 +319,7 @@ std::uint8_t nvfp4ScaleCode(float blockAmax, float tensorScale) {
     return encodeMiniFloat(sb / tensorScale, MiniFloat::E4M3FN, Overflow::Saturate);
 }
 
-float blockScale(const QuantPlan& plan, std::uint8_t code, float tensorScale) {
+float blockScale(const ResolvedSpec& plan, std::uint8_t code, float tensorScale) {
     if (plan.spec.preset == Preset::MX) return decodeE8M0(code);
     return decodeMiniFloat(code, MiniFloat::E4M3FN) * tensorScale;
 }
@@ -349,7 +349,7 @@ std::uint8_t MiniFloatCodec::encodeSlow(float x) const {
 }
 
 std::uint8_t mseBlockCode(std::span<const float> finiteValues, std::uint8_t ruleCode, float tensorScale,
-                          const QuantPlan& plan, const MiniFloatCodec* codec) {
+                          const ResolvedSpec& plan, const MiniFloatCodec* codec) {
     const bool mx = plan.spec.preset == Preset::MX;
     if (finiteValues.empty() || (mx && ruleCode == 0xFF) || (!mx && !(tensorScale > 0.0f))) return ruleCode;
     // Candidates in the order ties are decided: the rule's code, then its neighbours upwards.
@@ -388,8 +388,8 @@ std::uint8_t mseBlockCode(std::span<const float> finiteValues, std::uint8_t rule
     return static_cast<std::uint8_t>(codes[best]);
 }
 
-void checkCalibrationRequest(const QuantPlan& plan) {
-    if (isBlockFormat(plan.spec.preset)) return; // planQuantization checked
+void checkCalibrationRequest(const ResolvedSpec& plan) {
+    if (isBlockFormat(plan.spec.preset)) return; // resolveSpec checked
     const Calibration& cal = plan.spec.calibration;
     const bool symmetric = plan.spec.symmetric;
     if (cal.method == CalibMethod::Explicit)
@@ -406,7 +406,7 @@ void checkCalibrationRequest(const QuantPlan& plan) {
         throw QuantError("percentile must be in (0, 100]");
 }
 
-QuantParams paramsFromClips(const QuantPlan& plan, const std::vector<GroupClip>& clips,
+QuantParams paramsFromClips(const ResolvedSpec& plan, const std::vector<GroupClip>& clips,
                             const std::vector<GroupRange>& ranges) {
     QuantParams p;
     p.scales.reserve(clips.size());
@@ -419,7 +419,7 @@ QuantParams paramsFromClips(const QuantPlan& plan, const std::vector<GroupClip>&
     return p;
 }
 
-std::string calibrationNote(const QuantPlan& plan, const std::vector<GroupClip>& clips,
+std::string calibrationNote(const ResolvedSpec& plan, const std::vector<GroupClip>& clips,
                             const std::vector<GroupRange>& ranges) {
     std::int64_t finite = 0, clipped = 0, heavy = 0, fellBack = 0,
                  smallest = std::numeric_limits<std::int64_t>::max();

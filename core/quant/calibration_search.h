@@ -4,7 +4,7 @@
 // they read the data (counts, min / max, k-th values), never in the arithmetic that follows, so
 // their answers agree bit for bit whatever the thread count.
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 
 #include <algorithm>
 #include <bit>
@@ -92,10 +92,10 @@ HistogramGeometry mseGeometry(const GroupRange& g, bool symmetric);
 /// distance to it (bin centres), the others the rounding noise of its step (step^2/12 for
 /// round-to-nearest, step^2/3 for floor / ceil / trunc; relative to the value for float targets).
 /// The first (widest) candidate wins ties.
-GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, const QuantPlan& plan);
+GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, const ResolvedSpec& plan);
 
 /// Quantized levels of the plan's target that entropy calibration merges into (TensorRT: 128).
-int entropyLevels(const QuantPlan& plan);
+int entropyLevels(const ResolvedSpec& plan);
 /// |v| histograms over [0, amax]: the largest power of two <= n / 16 bins, at most TensorRT's 2048.
 /// A group needs at least 2 * levels bins (4096 values for int8, 256 for int4); smaller groups get
 /// bins == 0 and absmax, since a KL search over near-empty bins only measures sampling noise.
@@ -120,7 +120,7 @@ inline float nvfp4TensorScale(float amax) {
     return amax / (448.0f * 6.0f);
 }
 /// The scale a block code stands for (MX: 2^e; NVFP4: E4M3(code) * s_g).
-float blockScale(const QuantPlan& plan, std::uint8_t code, float tensorScale);
+float blockScale(const ResolvedSpec& plan, std::uint8_t code, float tensorScale);
 /// encodeMiniFloat for finite values without its double arithmetic (the float's bits rounded half to
 /// even at the format's quantum), and decodeMiniFloat as a table; non-finite values take the library.
 class MiniFloatCodec {
@@ -157,7 +157,7 @@ private:
 /// `codec` (the plan's element format; divide conventions only) replaces quantizeValue /
 /// dequantizeValue with the same arithmetic; null takes them.
 std::uint8_t mseBlockCode(std::span<const float> finiteValues, std::uint8_t ruleCode, float tensorScale,
-                          const QuantPlan& plan, const MiniFloatCodec* codec = nullptr);
+                          const ResolvedSpec& plan, const MiniFloatCodec* codec = nullptr);
 
 // ---- ranges to parameters ---------------------------------------------------------------------
 
@@ -172,19 +172,19 @@ struct StepAndZero {
     double step;
     float zeroPoint;
 };
-StepAndZero stepForRange(ClipRange range, const QuantPlan& plan);
+StepAndZero stepForRange(ClipRange range, const ResolvedSpec& plan);
 
 /// Throws QuantError for requests no data can answer (explicit scales, min-max symmetric, ...).
-void checkCalibrationRequest(const QuantPlan& plan);
+void checkCalibrationRequest(const ResolvedSpec& plan);
 
 /// The last step of every range calibration: one range per group -> scales (and zero points), with
 /// calibrationNote set (which reads only each GroupRange's finite count).
-QuantParams paramsFromClips(const QuantPlan& plan, const std::vector<GroupClip>& clips,
+QuantParams paramsFromClips(const ResolvedSpec& plan, const std::vector<GroupClip>& clips,
                             const std::vector<GroupRange>& ranges);
 
 /// In words a user understands, when a calibrated range is far worse than absmax on the same groups
 /// (it clips more than 2% of all values, or more than a quarter of some group's); empty otherwise.
-std::string calibrationNote(const QuantPlan& plan, const std::vector<GroupClip>& clips,
+std::string calibrationNote(const ResolvedSpec& plan, const std::vector<GroupClip>& clips,
                             const std::vector<GroupRange>& ranges);
 
 } // namespace ql

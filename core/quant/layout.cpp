@@ -1,6 +1,6 @@
 #include "quant/layout.h"
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include <string>
 

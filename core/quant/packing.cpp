@@ -1,6 +1,6 @@
 #include "quant/packing.h"
 
-#include "tensor/error.h"
+#include "base/error.h"
 
 #include <string>
 

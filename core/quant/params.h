@@ -1,7 +1,7 @@
 #pragma once
 // Scales and zero points as the operator takes them, and the codes it produces.
+#include "base/huge_page_allocator.h"
 #include "quant/target.h"
-#include "tensor/huge_page_allocator.h"
 
 #include <cstdint>
 #include <cstring>

@@ -1,6 +1,6 @@
 // Each preset's operator: its convention and the constraints it enforces (spec/semantics.md).
-#include "quant/plan.h"
-#include "tensor/error.h"
+#include "base/error.h"
+#include "quant/resolved_spec.h"
 
 #include <algorithm>
 #include <set>
@@ -112,7 +112,7 @@ void requireDividingBlocks(const QuantSpec& spec, const Layout& l, const Shape& 
                              std::to_string(l.dims[d].block) + " (no short last block)");
 }
 
-void checkTorch(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
+void checkTorch(const QuantSpec& spec, const Shape& shape, ResolvedSpec& plan) {
     requireTarget(spec, {Target::Int8, Target::UInt8, Target::Int32, Target::UInt4},
                   "torch.quantize_per_tensor/per_channel");
     requireScheme(spec, {Scheme::PerTensor, Scheme::PerChannel}, "torch.quantize_per_tensor/per_channel");
@@ -125,7 +125,7 @@ void checkTorch(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
         plan.notes += " quint4x2 per-channel takes float zero points added before rounding.";
 }
 
-void checkTensorRT(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
+void checkTensorRT(const QuantSpec& spec, const Shape& shape, ResolvedSpec& plan) {
     requireTarget(spec, {Target::Int8, Target::Int4, Target::Fp8E4M3, Target::Fp4E2M1}, "IQuantizeLayer");
     requireScheme(spec, {Scheme::PerTensor, Scheme::PerChannel, Scheme::Block}, "IQuantizeLayer");
     if (!spec.symmetric) reject(spec, "TensorRT supports only symmetric quantization (zero point must be 0)");
@@ -142,7 +142,7 @@ void checkTensorRT(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
     if (spec.target == Target::Fp4E2M1) plan.notes += " FP4 clamps at ±6 (E2M1 range; bound not documented).";
 }
 
-void checkAclnnQuantize(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
+void checkAclnnQuantize(const QuantSpec& spec, const Shape& shape, ResolvedSpec& plan) {
     requireTarget(spec, {Target::Int8, Target::UInt8, Target::Int32, Target::Fp8E4M3, Target::Fp8E5M2},
                   "aclnnQuantize");
     requireScheme(spec, {Scheme::PerTensor, Scheme::PerChannel}, "aclnnQuantize");
@@ -155,7 +155,7 @@ void checkAclnnQuantize(const QuantSpec& spec, const Shape& shape, QuantPlan& pl
     if (isFloatTarget(spec.target)) plan.notes += " FP8 outputs exist on Ascend 950 only.";
 }
 
-void checkAscendQuant(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
+void checkAscendQuant(const QuantSpec& spec, const Shape& shape, ResolvedSpec& plan) {
     requireTarget(spec, {Target::Int8, Target::Int4, Target::Int32, Target::Fp8E4M3, Target::Fp8E5M2},
                   "aclnnAscendQuantV3");
     requireScheme(spec, {Scheme::PerTensor, Scheme::PerChannel}, "aclnnAscendQuantV3");
@@ -181,7 +181,7 @@ void checkAscendQuant(const QuantSpec& spec, const Shape& shape, QuantPlan& plan
                       "x*(s*s), which can differ by one code at ties.";
 }
 
-void checkNpuGroupQuant(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
+void checkNpuGroupQuant(const QuantSpec& spec, const Shape& shape, ResolvedSpec& plan) {
     requireTarget(spec, {Target::Int8, Target::Int4, Target::Int32}, "npu_group_quant");
     requireScheme(spec, {Scheme::Ragged}, "npu_group_quant");
     requireFixedRounding(spec);
@@ -196,7 +196,7 @@ void checkNpuGroupQuant(const QuantSpec& spec, const Shape& shape, QuantPlan& pl
                  "rounding; quint4x2 output holds signed int4 nibbles.";
 }
 
-void checkPyPTO(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
+void checkPyPTO(const QuantSpec& spec, const Shape& shape, ResolvedSpec& plan) {
     if (spec.symmetric && spec.target != Target::Int8)
         reject(spec, "without zero points the output type must be int8");
     if (!spec.symmetric && spec.target != Target::UInt8)
@@ -223,7 +223,7 @@ void checkPyPTO(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
                  "QuantLens follows the implementation.";
 }
 
-void checkBlockFormat(const QuantSpec& spec, const Shape& shape, QuantPlan& plan) {
+void checkBlockFormat(const QuantSpec& spec, const Shape& shape, ResolvedSpec& plan) {
     const PresetInfo& format = presetInfo(spec.preset);
     const std::int64_t block = format.formatBlock;
     if (!format.targets[static_cast<std::size_t>(spec.target)]) {
@@ -259,7 +259,7 @@ void checkBlockFormat(const QuantSpec& spec, const Shape& shape, QuantPlan& plan
     }
 }
 
-void checkCustom(const QuantSpec& spec, QuantPlan&) {
+void checkCustom(const QuantSpec& spec, ResolvedSpec&) {
     if (spec.sqrtMode && spec.custom && spec.custom->scaleOp != ScaleOp::MultiplyTwice)
         reject(spec, "sqrt mode means scale op \"multiply twice\"");
 }
@@ -312,7 +312,7 @@ Convention conventionOf(const QuantSpec& spec) {
     return c;
 }
 
-QuantPlan planQuantization(const QuantSpec& spec, const Shape& shape) {
+ResolvedSpec resolveSpec(const QuantSpec& spec, const Shape& shape) {
     for (auto d : shape)
         if (d < 0) throw QuantError("negative dimension in shape " + toString(shape));
     if (isFloatTarget(spec.target) && !spec.symmetric)
@@ -322,7 +322,7 @@ QuantPlan planQuantization(const QuantSpec& spec, const Shape& shape) {
     if (spec.sqrtMode && spec.preset != Preset::AscendQuant && spec.preset != Preset::Custom)
         reject(spec, "sqrt mode is an aclnnAscendQuantV3 option");
 
-    QuantPlan plan;
+    ResolvedSpec plan;
     plan.spec = spec;
     plan.shape = shape;
     plan.convention = conventionOf(spec);
@@ -365,7 +365,7 @@ QuantPlan planQuantization(const QuantSpec& spec, const Shape& shape) {
     return plan;
 }
 
-Shape QuantPlan::packedShape() const {
+Shape ResolvedSpec::packedShape() const {
     Shape s = shape;
     if (convention.packing == Packing::Int32Words && !s.empty()) s.back() /= 8;
     if (convention.packing == Packing::NibblesFlat) s = {(elementCount(shape) + 1) / 2};

@@ -6,7 +6,7 @@
 // so every backend gives calibrate's answer.
 #include "quant/calibration.h"
 #include "quant/calibration_search.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 #include "tensor/float_formats.h"
 
 #include <algorithm>
@@ -19,7 +19,7 @@ namespace ql {
 /// True when `plan`'s calibration is a function of each group's finite range alone: absmax (for
 /// symmetric plans or per-group zero points) and asymmetric minmax with per-group zero points.
 /// MX / NVFP4 block scales, percentile, MSE and entropy are not.
-inline bool rangeCalibrated(const QuantPlan& plan) {
+inline bool rangeCalibrated(const ResolvedSpec& plan) {
     const CalibMethod m = plan.spec.calibration.method;
     if (isBlockFormat(plan.spec.preset)) return false;
     if (m == CalibMethod::AbsMax) return plan.spec.symmetric || !plan.scalarZeroPoint;
@@ -29,7 +29,7 @@ inline bool rangeCalibrated(const QuantPlan& plan) {
 /// True when `plan`'s MX / NVFP4 block scales follow from each block's finite range and whether it
 /// holds a NaN (every calibration but MSE, which searches a block's neighbouring codes). NVFP4 also
 /// needs the tensor's finite absolute maximum first (RangeRule::setTensorAmax).
-inline bool blockRangeCalibrated(const QuantPlan& plan) {
+inline bool blockRangeCalibrated(const ResolvedSpec& plan) {
     return isBlockFormat(plan.spec.preset) && plan.spec.calibration.method != CalibMethod::Mse;
 }
 
@@ -38,7 +38,7 @@ inline bool blockRangeCalibrated(const QuantPlan& plan) {
 /// once), since per-group jobs do this once per 128 elements.
 class RangeRule {
 public:
-    explicit RangeRule(const QuantPlan& plan)
+    explicit RangeRule(const ResolvedSpec& plan)
         : m_plan(plan)
         , m_block(isBlockFormat(plan.spec.preset))
         , m_mx(plan.spec.preset == Preset::MX)
@@ -120,7 +120,7 @@ public:
     }
 
 private:
-    const QuantPlan& m_plan;
+    const ResolvedSpec& m_plan;
     bool m_block, m_mx;
     bool m_inline;
     double m_top;

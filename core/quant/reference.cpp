@@ -2,8 +2,8 @@
 // this file is compiled with -ffp-contract=off so no step is fused into an FMA.
 #include "quant/reference.h"
 
+#include "base/error.h"
 #include "quant/inverse_scale.h"
-#include "tensor/error.h"
 
 #include <cmath>
 #include <limits>
@@ -35,7 +35,7 @@ std::int64_t x86CastToInt64(float v) {
     return static_cast<std::int64_t>(v);
 }
 
-std::int32_t clampToRange(double v, const QuantPlan& plan) {
+std::int32_t clampToRange(double v, const ResolvedSpec& plan) {
     const double lo = static_cast<double>(plan.qmin()), hi = static_cast<double>(plan.qmax());
     return static_cast<std::int32_t>(v < lo ? lo : (v > hi ? hi : v));
 }
@@ -60,7 +60,7 @@ float scaled(float x, float scale, const Convention& c) {
 
 } // namespace
 
-std::int32_t quantizeValue(float x, float scale, float zeroPoint, const QuantPlan& plan) {
+std::int32_t quantizeValue(float x, float scale, float zeroPoint, const ResolvedSpec& plan) {
     const Convention& c = plan.convention;
     if (c.zeroScaleGivesZero && scale == 0.0f) return 0;
     float t = scaled(x, scale, c);
@@ -80,17 +80,17 @@ std::int32_t quantizeValue(float x, float scale, float zeroPoint, const QuantPla
     return clampToRange(static_cast<double>(q), plan);
 }
 
-float codeValue(std::int32_t code, float zeroPoint, const QuantPlan& plan) {
+float codeValue(std::int32_t code, float zeroPoint, const ResolvedSpec& plan) {
     return isFloatTarget(plan.codeTarget)
                ? decodeMiniFloat(static_cast<std::uint8_t>(code), miniFloatOf(plan.codeTarget))
                : static_cast<float>(code) - zeroPoint;
 }
 
-float dequantizeValue(std::int32_t code, float scale, float zeroPoint, const QuantPlan& plan) {
+float dequantizeValue(std::int32_t code, float scale, float zeroPoint, const ResolvedSpec& plan) {
     return applyInverseScale(codeValue(code, zeroPoint, plan), scale, plan.convention.scaleOp);
 }
 
-void checkParams(const QuantPlan& plan, const QuantParams& params) {
+void checkParams(const ResolvedSpec& plan, const QuantParams& params) {
     const auto need = static_cast<std::size_t>(plan.scaleCount);
     if (params.scales.size() != need)
         throw QuantError("expected " + std::to_string(need) + " scales (shape " + toString(plan.scaleShape) +
@@ -133,7 +133,7 @@ void checkParams(const QuantPlan& plan, const QuantParams& params) {
     }
 }
 
-Codes quantizeReference(const QuantPlan& plan, const QuantParams& params, std::span<const float> x) {
+Codes quantizeReference(const ResolvedSpec& plan, const QuantParams& params, std::span<const float> x) {
     if (static_cast<std::int64_t>(x.size()) != elementCount(plan.shape))
         throw QuantError("input has " + std::to_string(x.size()) + " elements but the plan's shape " +
                          toString(plan.shape) + " needs " + std::to_string(elementCount(plan.shape)));
@@ -147,7 +147,8 @@ Codes quantizeReference(const QuantPlan& plan, const QuantParams& params, std::s
     return codes;
 }
 
-std::vector<float> dequantizeReference(const QuantPlan& plan, const QuantParams& params, const Codes& codes) {
+std::vector<float> dequantizeReference(const ResolvedSpec& plan, const QuantParams& params,
+                                       const Codes& codes) {
     std::vector<float> out(static_cast<std::size_t>(codes.size()));
     ScaleIndexer indexer(plan.layout, plan.shape);
     indexer.forEach([&](std::int64_t i, std::int64_t s) {

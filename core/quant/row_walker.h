@@ -4,7 +4,7 @@
 // along the last axis runs of g, per-channel along the last axis one scale per element (a
 // "per-element" segment whose scales are contiguous). Other axes only move each row's base.
 #include "quant/layout.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -26,7 +26,7 @@ struct Segment {
 
 class RowWalker {
 public:
-    explicit RowWalker(const QuantPlan& plan)
+    explicit RowWalker(const ResolvedSpec& plan)
         : m_indexer(plan.layout, plan.shape) {
         m_inner = plan.shape.empty() ? 1 : plan.shape.back();
         m_rows = m_inner ? elementCount(plan.shape) / m_inner : 0;

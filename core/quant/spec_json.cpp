@@ -1,7 +1,7 @@
 #include "quant/spec_json.h"
 
-#include "tensor/error.h"
-#include "tensor/whole_number.h"
+#include "base/error.h"
+#include "base/whole_number.h"
 
 namespace ql {
 namespace {
@@ -127,7 +127,7 @@ QuantSpec specFromJson(const nlohmann::json& j) {
     return s;
 }
 
-nlohmann::json toJson(const QuantPlan& plan) {
+nlohmann::json toJson(const ResolvedSpec& plan) {
     nlohmann::json j = toJson(plan.spec);
     j["shape"] = plan.shape;
     j["scale_shape"] = plan.scaleShape;

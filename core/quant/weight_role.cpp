@@ -164,7 +164,7 @@ QuantSpec specForRole(const QuantSpec& spec, const RoleAxes& role) {
     return s;
 }
 
-std::string degenerateLayout(const QuantPlan& plan) {
+std::string degenerateLayout(const ResolvedSpec& plan) {
     const Shape& shape = plan.shape;
     if (shape.size() < 2) return {};
     if (plan.spec.scheme != Scheme::PerGroup && plan.spec.scheme != Scheme::Block) return {};

@@ -4,7 +4,7 @@
 // consumes it. Defaults follow the role: per-channel scales on the output channel, groups and blocks
 // along the reduction axis. This table is the one place that decides them, for the CLI, the app and
 // the Python module alike; a default is never carried over from another tensor or model.
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 #include "quant/spec.h"
 #include "tensor/shape.h"
 
@@ -62,7 +62,7 @@ QuantSpec specForRole(const QuantSpec& spec, const RoleAxes& role);
 /// Why the plan's layout quantizes nothing useful: every group or block holds one element (a block
 /// along a dimension of size 1, as MX along the last axis of a 1x1 conv `[O, I, 1, 1]`). Empty when
 /// the layout is fine. Rank-1 and smaller tensors are never refused here.
-std::string degenerateLayout(const QuantPlan& plan);
+std::string degenerateLayout(const ResolvedSpec& plan);
 
 /// One line for a report and the app: "conv [O, I/group, k...] (ONNX Conv input 1): channel axis 0,
 /// reduction axis 1".

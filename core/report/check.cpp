@@ -1,9 +1,9 @@
 #include "report/check.h"
 
+#include "base/error.h"
 #include "io/mapped_file.h"
 #include "io/printable.h"
 #include "report/model_table.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,8 +1,8 @@
 #include "report/model_table.h"
 
+#include "base/error.h"
+#include "base/whole_number.h"
 #include "io/printable.h"
-#include "tensor/error.h"
-#include "tensor/whole_number.h"
 
 #include <algorithm>
 #include <cmath>

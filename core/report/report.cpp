@@ -1,8 +1,8 @@
 #include "report/report.h"
 
+#include "base/error.h"
 #include "io/atomic_file.h"
 #include "quant/spec_json.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <cmath>

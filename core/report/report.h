@@ -5,7 +5,7 @@
 #include "analysis/weighted_error.h"
 #include "backend/timing.h"
 #include "quant/params.h"
-#include "quant/plan.h"
+#include "quant/resolved_spec.h"
 #include "tensor/dtype.h"
 
 #include <nlohmann/json.hpp>
@@ -22,7 +22,7 @@ struct TensorReport {
     std::string name;
     Shape shape;
     DType dtype = DType::F32;
-    QuantPlan plan;
+    ResolvedSpec plan;
     std::string backend;
     QuantParams params;
     TensorAnalysis analysis;

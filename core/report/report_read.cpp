@@ -1,8 +1,8 @@
 #include "report/report_read.h"
 
+#include "base/error.h"
 #include "quant/spec_json.h"
 #include "quant/target.h"
-#include "tensor/error.h"
 
 #include <cmath>
 #include <limits>
@@ -144,7 +144,7 @@ TensorReport readEntry(const json& t) {
     const json& spec = field(t, "spec", "a tensor entry");
     r.plan.spec = specFromJson(spec);
     try {
-        r.plan = planQuantization(r.plan.spec, r.shape);
+        r.plan = resolveSpec(r.plan.spec, r.shape);
     } catch (const QuantError&) { // a spec that needed its calibration files: the spec alone is shown
         r.plan.shape = r.shape;
         r.plan.codeTarget = r.plan.spec.target;

@@ -1,11 +1,11 @@
 #include "runtime/evaluate_job.h"
 
+#include "base/error.h"
 #include "io/printable.h"
 #include "quant/reference.h"
 #include "runtime/input_file.h"
 #include "runtime/model_rewrite.h"
 #include "runtime/ort_abi.h"
-#include "tensor/error.h"
 
 #include <algorithm>
 #include <cmath>

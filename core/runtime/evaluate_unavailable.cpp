@@ -1,5 +1,5 @@
+#include "base/error.h"
 #include "runtime/evaluate_job.h"
-#include "tensor/error.h"
 
 namespace ql {
 

@@ -1,10 +1,10 @@
 #include "runtime/input_file.h"
 
+#include "base/error.h"
 #include "io/mapped_file.h"
 #include "io/printable.h"
 #include "io/tensor_source.h"
 #include "runtime/ort_abi.h"
-#include "tensor/error.h"
 
 #include <cstring>
 #include <filesystem>

@@ -1,8 +1,8 @@
 #include "runtime/model_rewrite.h"
 
+#include "base/error.h"
 #include "io/mapped_file.h"
 #include "io/printable.h"
-#include "tensor/error.h"
 
 #include <climits>
 #include <cstring>

@@ -66,13 +66,13 @@ inline QuantSpec makeSpec(const QString& preset, const QString& dtype, const QSt
 
 // npu_group_quant takes its one offset from the caller (it is not calibrated): calibrated scales
 // plus a fixed offset that makes ties.
-inline void supplyGroupOffset(Job& job, const std::vector<float>& values) {
+inline void supplyGroupOffset(BackendTask& job, const std::vector<float>& values) {
     const QuantSpec& spec = job.plan.spec;
     if (spec.preset != Preset::NpuGroupQuant || spec.symmetric) return;
     QuantSpec scalesOnly = spec;
     scalesOnly.symmetric = true;
     scalesOnly.calibration.method = CalibMethod::AbsMax;
-    QuantParams p = calibrate(planQuantization(scalesOnly, job.plan.shape), values);
+    QuantParams p = calibrate(resolveSpec(scalesOnly, job.plan.shape), values);
     p.zeroPoints = {-1.25f};
     job.params = p;
 }

@@ -2,8 +2,8 @@
 // index): the shape check must refuse anything too deep before the tree is built, so that parsing,
 // printing and destroying what passes can never exhaust the stack. Any input either passes and
 // round-trips, or is refused with FileError / a JSON error.
-#include "io/json_shape.h"
-#include "tensor/error.h"
+#include "base/error.h"
+#include "io/untrusted_json.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // libFuzzer target for the safetensors header parser: any input must either parse or throw
 // FileError. Anything else (another exception, a crash, a sanitizer report) is a bug.
+#include "base/error.h"
 #include "io/safetensors_header.h"
-#include "tensor/error.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,0 +1,35 @@
+#pragma once
+// A QuantSpec resolved against one tensor shape: the layout, the operator's convention and the
+// code type, after every constraint of the preset has been checked.
+#include "quant/layout.h"
+#include "quant/spec.h"
+#include "tensor/shape.h"
+
+#include <string>
+
+namespace ql {
+
+struct ResolvedSpec {
+    QuantSpec spec;
+    Shape shape;
+    Layout layout;
+    Convention convention;
+    Target codeTarget = Target::Int8; // element code type (int4 for Ascend's packed "int32")
+    Shape scaleShape;
+    std::int64_t scaleCount = 1;
+    bool scalarZeroPoint = false; // npu_group_quant: one offset for the whole tensor
+    std::string notes;            // where the operator's documentation and implementation part
+
+    std::int64_t qmin() const { return codeMin(codeTarget, spec.narrowRange); }
+    std::int64_t qmax() const { return codeMax(codeTarget); }
+    /// Shape of the natively packed output (int32 words: last dim / 8).
+    Shape packedShape() const;
+};
+
+/// Resolves and validates; throws QuantError explaining which operator rule the request breaks.
+ResolvedSpec resolveSpec(const QuantSpec& spec, const Shape& shape);
+
+/// The convention a preset fixes for this spec (custom: spec.custom).
+Convention conventionOf(const QuantSpec& spec);
+
+} // namespace ql

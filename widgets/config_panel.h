@@ -1,0 +1,96 @@
+#pragma once
+// The configuration panel: builds a QuantSpec from controls, resolves it against the selected
+// tensor with resolveSpec, and shows either the convention the plan implies or why the
+// combination is impossible (the QuantError message), inline.
+#include "backend/registry.h"
+#include "job/job.h"
+#include "quant/resolved_spec.h"
+
+#include <QWidget>
+#include <memory>
+#include <optional>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace ql {
+
+class ConfigPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ConfigPanel(std::shared_ptr<const BackendRegistry> registry, QWidget* parent = nullptr);
+
+    /// The tensor the spec is planned against (axis choices follow its dimensions).
+    void setShape(const Shape& shape);
+    QuantSpec spec() const;
+    void setSpec(const QuantSpec& spec);
+    std::string backend() const;
+    void setBackend(const std::string& name);
+    CompareWith compare() const;
+    void setCompare(const CompareWith& compare);
+    /// The scale / zero-point tensors named for calibration "file" (empty otherwise).
+    ParamFiles paramFiles() const;
+    void setParamFiles(const ParamFiles& files);
+
+    /// The plan for the current spec and shape, or nullopt with problem() saying why.
+    const std::optional<ResolvedSpec>& plan() const { return m_plan; }
+    QString problem() const { return m_problem; }
+
+    // Controls, for tests that drive the panel like a user.
+    QComboBox* presetBox() const { return m_preset; }
+    QComboBox* schemeBox() const { return m_scheme; }
+    QComboBox* targetBox() const { return m_target; }
+    QComboBox* axisBox() const { return m_axis; }
+    QComboBox* compareBox() const { return m_compare; }
+    QComboBox* backendBox() const { return m_backend; }
+    QSpinBox* groupSizeBox() const { return m_groupSize; }
+    QLineEdit* groupEndsEdit() const { return m_groupEnds; }
+    QComboBox* calibrationBox() const { return m_calibration; }
+    QLineEdit* scaleRefEdit() const { return m_scaleRef; }
+    QLabel* statusLabel() const { return m_status; }
+
+signals:
+    /// Any control changed; plan() and problem() are already updated.
+    void specChanged();
+
+private:
+    void buildControls();
+    void revalidate();
+    void updateEnabled();
+    void steerToPreset();
+    void showConvention(const Convention& c);
+
+    std::shared_ptr<const BackendRegistry> m_registry;
+    Shape m_shape;
+    std::optional<ResolvedSpec> m_plan;
+    QString m_problem;
+    bool m_updating = false;
+
+    QComboBox* m_preset;
+    QComboBox* m_scheme;
+    QComboBox* m_axis;
+    QComboBox* m_target;
+    QSpinBox* m_groupSize;
+    QLineEdit* m_block;
+    QLineEdit* m_groupEnds;
+    QCheckBox* m_symmetric;
+    QCheckBox* m_narrow;
+    QComboBox* m_calibration;
+    QDoubleSpinBox* m_percentile;
+    QLineEdit* m_scaleRef;
+    QLineEdit* m_zeroPointRef;
+    QComboBox* m_scaleOp;
+    QComboBox* m_zeroStage;
+    QComboBox* m_rounding;
+    QComboBox* m_overflow;
+    QComboBox* m_backend;
+    QComboBox* m_compare;
+    QLabel* m_details;
+    QLabel* m_status;
+};
+
+} // namespace ql

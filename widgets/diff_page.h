@@ -1,0 +1,63 @@
+#pragma once
+// The Diff tab: the open model (A) against another checkpoint of it (B: its GGUF, its ONNX QDQ
+// model, a compressed-tensors export, or another export), tensor by tensor, worst first; the selected
+// pair's error histogram below, and the diff saved as the report `quantlens-cli check` gates.
+#include "job/diff_job.h"
+
+#include <QWidget>
+#include <memory>
+
+class QCheckBox;
+class QCustomPlot;
+class QLabel;
+class QPushButton;
+class QTableView;
+
+namespace ql {
+
+class DiffTableModel;
+
+class DiffPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit DiffPage(QWidget* parent = nullptr);
+
+    /// Shows a finished diff, worst pair selected.
+    void setOutcome(std::shared_ptr<const DiffOutcome> outcome);
+    /// Forgets the diff (another model was opened) and shows `message`.
+    void clear(const QString& message);
+    std::shared_ptr<const DiffOutcome> outcome() const { return m_outcome; }
+    /// Draws the pair in `row` of the table (as sorted).
+    void showRow(int row);
+
+    /// Whether the next diff re-quantizes A with the current spec and compares its codes with B's.
+    bool requantize() const;
+    void setRequantize(bool on);
+
+    /// Writes the diff report (as `quantlens-cli diff --report`); false with the reason on failure.
+    bool writeReport(const QString& path, QString* error = nullptr) const;
+
+    DiffTableModel* model() const { return m_model; }
+    QTableView* view() const { return m_view; }
+    QCustomPlot* plot() const { return m_plot; }
+    QLabel* summary() const { return m_summary; }
+    QLabel* note() const { return m_note; }
+
+signals:
+    /// "Diff against…" was pressed: the window asks for B and runs the diff.
+    void diffRequested();
+    void message(const QString& text, bool error);
+
+private:
+    std::shared_ptr<const DiffOutcome> m_outcome;
+    QPushButton* m_choose;
+    QCheckBox* m_requantize;
+    QPushButton* m_save;
+    QLabel* m_summary;
+    DiffTableModel* m_model;
+    QTableView* m_view;
+    QCustomPlot* m_plot;
+    QLabel* m_note;
+};
+
+} // namespace ql
