@@ -4,8 +4,6 @@
 #include "cli/job_request.h"
 #include "io/atomic_file.h"
 #include "job/diff_job.h"
-#include "job/report_parts.h"
-#include "job/shard.h"
 #include "job/tensor_diff.h"
 #include "report/check.h"
 #include "report/model_table.h"
@@ -14,8 +12,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <map>
-#include <optional>
 #include <regex>
 
 namespace ql::cli {
@@ -63,78 +59,36 @@ int runDiff(const DiffOptions& o) {
     }
     if (!o.report.empty() && std::filesystem::path(o.report).extension() != ".json")
         throw UsageError("--report " + o.report + ": use a .json file name");
-    std::regex re;
+    DiffRequest request;
     if (!o.match.empty()) {
         try {
-            re = std::regex(o.match);
+            request.selection.match = std::regex(o.match);
         } catch (const std::regex_error& e) {
             throw UsageError("--match: '" + o.match + "' is not a valid regular expression: " + e.what());
         }
     }
-    // With --requantize, A is opened by the job request the quantize command would make.
-    std::optional<JobRequest> requantize;
-    if (o.requantize) requantize = makeRequest(o.a, o.spec, o.backend);
-    const std::shared_ptr<const TensorSource> a =
-        requantize ? requantize->source : std::shared_ptr<const TensorSource>(openTensorSource(o.a));
-    if (!o.requantize) refuseSelfDiff(*a, o.b); // a QDQ model re-quantized against its own codes is fine
-    const auto b = openTensorSource(o.b);
-    RunFiles files;
-    if (requantize) addRequestInputs(files, *requantize);
-    files.input(*a, "model A");
-    files.input(*b, "model B");
-    files.output(o.report, "--report");
-    files.check();
-    TensorMatch match = matchTensors(*a, *b);
-    std::vector<TensorPair> pairs;
-    for (const auto& p : match.pairs) {
-        const bool named =
-            o.tensors.empty() || std::find(o.tensors.begin(), o.tensors.end(), p.a) != o.tensors.end();
-        const bool matched = o.match.empty() || (p.a.size() <= 4096 && std::regex_search(p.a, re));
-        if (named && matched) pairs.push_back(p);
-    }
-    for (const auto& name : o.tensors)
-        if (std::none_of(pairs.begin(), pairs.end(), [&](const TensorPair& p) { return p.a == name; }))
-            throw FileError(o.a + ": tensor '" + name + "' has no counterpart in " + o.b);
-    if (pairs.empty()) throw FileError(o.a + " and " + o.b + ": no tensor in common");
-
-    // A shard runs its byte-balanced part of the pairs (split by A's tensors, as quantize splits).
-    std::optional<ShardSpec> shard;
-    std::vector<std::int64_t> positions;
-    nlohmann::json header;
+    request.fileA = o.a;
+    request.pathB = o.b;
+    request.selection.tensors = o.tensors;
     if (!o.shard.empty()) {
         try {
-            shard = parseShard(o.shard);
+            request.selection.shard = parseShard(o.shard);
         } catch (const QuantError& e) {
             throw UsageError("--shard: " + std::string(e.what()));
         }
         if (o.report.empty())
             throw UsageError("--shard: give --report PART.json; the shard's part is what merge joins");
-        std::vector<std::string> names;
-        names.reserve(pairs.size());
-        for (const auto& p : pairs)
-            names.push_back(p.a);
-        const ShardPart part = shardPart(*a, names, *shard);
-        header = shardHeader(o.a, *shard, names,
-                             {{"diff", o.b}, {"rules", o.rules}, {"requantize", o.requantize}});
-        std::vector<TensorPair> mine;
-        mine.reserve(part.positions.size());
-        for (std::int64_t position : part.positions)
-            mine.push_back(pairs[static_cast<std::size_t>(position)]);
-        pairs = std::move(mine);
-        positions = part.positions;
+        request.selection.shardRun = {{"rules", o.rules}};
     }
-
-    std::vector<TensorDiff> diffs;
-    diffs.reserve(pairs.size());
-    for (const auto& p : pairs)
-        diffs.push_back(diffTensors(*a, *b, p, requantize ? &*requantize : nullptr));
-    nlohmann::json report = diffReport(o.a, o.b, diffs);
-    if (shard) {
-        std::map<std::int64_t, nlohmann::json> entries;
-        for (std::size_t i = 0; i < positions.size(); ++i)
-            entries[positions[i]] = report["tensors"][i];
-        report = partialReport(header, entries, nullptr, {{"file_b", o.b}});
-    }
+    // With --requantize, A is opened by the job request the quantize command would make.
+    if (o.requantize) request.requantize = makeRequest(o.a, o.spec, o.backend);
+    request.a = request.requantize ? request.requantize->source
+                                   : std::shared_ptr<const TensorSource>(openTensorSource(o.a));
+    request.files.output(o.report, "--report");
+    const DiffOutcome outcome = runDiffJob(std::move(request));
+    const std::vector<TensorDiff>& diffs = outcome.diffs;
+    const TensorMatch& match = outcome.match;
+    const nlohmann::json report = outcome.report();
     if (!o.report.empty()) {
         const std::string text = report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
         AtomicFile out(o.report, o.a);
