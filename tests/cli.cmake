@@ -6,7 +6,7 @@ if(TARGET quantlens-cli)
 endif()
 # The CI gate (quantlens-cli check): rules, JUnit XML, HTML, exit codes.
 if(TARGET quantlens-cli)
-    ql_add_test(tst_check)
+    ql_add_test(tst_check LIBS quantlens_backends)
     target_compile_definitions(tst_check PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
     add_dependencies(tst_check quantlens-cli)
 endif()

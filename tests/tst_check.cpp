@@ -2,9 +2,14 @@
 // documented (undefined values satisfy nothing, exact tensors have +inf SQNR, failed tensors and
 // tensors that reconstruct finite weights as NaN/Inf always fail, kept ones are not checked), model-wide
 // aggregates, comparisons, JUnit XML that parses, and the CLI's exit codes.
+#include "backend_test_util.h"
 #include "base/error.h"
 #include "cli_test_util.h"
+#include "io/safetensors_writer.h"
+#include "job/job.h"
+#include "job_test_util.h"
 #include "report/check.h"
+#include "report/report.h"
 
 #include <QFile>
 #include <QProcess>
@@ -78,6 +83,7 @@ private slots:
     void junitParsesAndHtmlIsSelfContained();
     void cliExitCodes();
     void unreadableReportsNeverPass();
+    void runResultsReadAsTheirReport();
 };
 
 void TestCheck::parsesRules_data() {
@@ -301,6 +307,62 @@ void TestCheck::unreadableReportsNeverPass() {
     } catch (const FileError& e) {
         QVERIFY2(std::string(e.what()).find("lists no tensor") != std::string::npos, e.what());
     }
+}
+
+// The app checks a run's results as they are (checkReportOf(file, reports)); the CLI checks the report
+// they make. Both must read the same values, NaN and infinities included, and give the same verdict.
+void TestCheck::runResultsReadAsTheirReport() {
+    QTemporaryDir dir;
+    const std::string model = dir.filePath(QStringLiteral("model.safetensors")).toStdString();
+    std::vector<float> wide = qltest::normalValues(16 * 32, 1);
+    wide[5] = 40.0f; // an outlier the per-tensor grid is stretched by
+    writeSafetensors(model, {{"wide.weight", Tensor::fromFloats({16, 32}, wide)},
+                             {"zero.weight", Tensor::fromFloats({4, 32}, std::vector<float>(4 * 32, 0.0f))},
+                             {"ids", Tensor(DType::I64, {1, 8})}});
+    QuantSpec spec;
+    spec.preset = Preset::TensorRT;
+    spec.target = Target::Int8;
+    spec.scheme = Scheme::PerTensor;
+    spec.calibration.method = CalibMethod::AbsMax;
+    const JobRequest request = qltest::jobRequest(model, spec);
+    const ModelOutcome out =
+        runModelJob(request, selectTensors(*request.source, {{}, {}, true}), {true, true});
+    QCOMPARE(out.reports.size(), std::size_t(3));
+    QCOMPARE(out.passedThrough, 1);
+
+    const CheckReport typed = checkReportOf(model, out.reports);
+    const CheckReport read = checkReportOf(reportJson(model, out.reports));
+    QCOMPARE(typed.file, read.file);
+    QCOMPARE(typed.tensors.size(), read.tensors.size());
+    for (std::size_t i = 0; i < typed.tensors.size(); ++i) {
+        const CheckEntry &t = typed.tensors[i], &r = read.tensors[i];
+        QCOMPARE(t.name, r.name);
+        QCOMPARE(t.passedThrough, r.passedThrough);
+        QCOMPARE(t.failed, r.failed);
+        QCOMPARE(t.values.size(), r.values.size());
+        for (const auto& [key, value] : t.values) {
+            const double other = r.values.at(key);
+            QVERIFY2(
+                (std::isnan(value) && std::isnan(other)) || value == other,
+                (t.name + " " + key + ": " + std::to_string(value) + " vs " + std::to_string(other)).c_str());
+        }
+    }
+    QVERIFY(std::isinf(typed.tensors[1].values.at("sqnr_db"))); // all zeros, exact: +inf, not undefined
+    QVERIFY(typed.tensors[0].values.at("clipped_fraction") == 0.0);
+
+    const auto verdicts = [](const CheckResult& r) {
+        std::vector<std::string> v;
+        for (const auto& s : r.subjects) {
+            v.push_back(s.name + " " + s.status);
+            v.insert(v.end(), s.failures.begin(), s.failures.end());
+        }
+        return v;
+    };
+    const auto gate = rules({"sqnr < 60", "cosine < 0.9999 and max_abs > 0.001", "min(sqnr) < 100"});
+    const auto typedVerdict = verdicts(runChecks(typed, gate));
+    QCOMPARE(typedVerdict, verdicts(runChecks(read, gate)));
+    QVERIFY(std::find(typedVerdict.begin(), typedVerdict.end(), "wide.weight fail") != typedVerdict.end());
+    QVERIFY(std::find(typedVerdict.begin(), typedVerdict.end(), "zero.weight pass") != typedVerdict.end());
 }
 
 QTEST_GUILESS_MAIN(TestCheck)

@@ -65,7 +65,7 @@ int runCheck(const CheckOptions& o) {
     const nlohmann::json report = readReportFile(o.report);
     CheckResult result;
     try {
-        result = runChecks(report, rules);
+        result = runChecks(checkReportOf(report), rules);
     } catch (const FileError& e) {
         throw FileError(o.report + ": " + e.what());
     } catch (const nlohmann::json::exception& e) { // a field of the wrong kind

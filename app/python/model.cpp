@@ -229,7 +229,7 @@ pb::object check(const pb::object& report, const pb::object& rules) {
     }
     CheckResult result;
     try {
-        result = runChecks(doc, parsed);
+        result = runChecks(checkReportOf(doc), parsed);
     } catch (const FileError& e) {
         if (file == "the report") throw SpecError(e.what());
         throw FileError(file + ": " + e.what());

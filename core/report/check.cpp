@@ -4,6 +4,7 @@
 #include "io/mapped_file.h"
 #include "io/printable.h"
 #include "report/model_table.h"
+#include "report/report.h"
 
 #include <algorithm>
 #include <cctype>
@@ -167,6 +168,46 @@ Values tensorValues(const json& t) {
             v[m.name] = numberOrNull(*codes, m.name);
         else
             v[m.name] = reportStat(t["stats"], m.name);
+    }
+    return v;
+}
+
+// A run's tensor as its report would read back: the values report.cpp writes, where JSON holds
+// what it can (a non-finite number is null, undefined, but for the SQNR and relative error that
+// reportStat tells apart), so a table checked in the app and its report checked by the CLI agree.
+Values tensorValues(const TensorReport& r) {
+    const ErrorStats& s = r.analysis.stats;
+    const GroupClipping clip = r.analysis.clipping.total();
+    Values v;
+    for (const Metric& m : kMetrics)
+        if (!m.comparison) v[m.name] = std::nan("");
+    auto set = [&v](const char* key, double x) {
+        const bool kept =
+            std::isfinite(x) || std::string_view(key) == "sqnr_db" || std::string_view(key) == "rel_error";
+        v[key] = kept ? x : std::nan("");
+    };
+    set("count", static_cast<double>(s.count()));
+    set("mse", s.mse());
+    set("rmse", s.rmse());
+    set("sqnr_db", s.sqnrDb());
+    set("max_abs_error", s.maxAbsError());
+    set("mean_abs_error", s.meanAbsError());
+    set("rel_error", s.relError());
+    set("cosine", s.cosine());
+    set("rel_error_ratio_1e-3", s.ratioOver1e3());
+    set("rel_error_ratio_5e-3", s.ratioOver5e3());
+    set("nan_count", static_cast<double>(s.nanCount()));
+    set("inf_count", static_cast<double>(s.infCount()));
+    set("non_finite_output_count", static_cast<double>(s.nonFiniteOutputCount()));
+    set("clipped_low", static_cast<double>(clip.clippedLow));
+    set("clipped_high", static_cast<double>(clip.clippedHigh));
+    set("clipped_fraction", s.finiteCount() ? clip.clippedFraction() : std::nan(""));
+    set("flushed_to_zero", static_cast<double>(clip.flushedToZero));
+    set("codes_used", static_cast<double>(r.analysis.codes.codesUsed()));
+    set("entropy_bits", r.analysis.codes.entropyBits());
+    if (r.weighted) {
+        set("weighted_mse", r.weighted->mse());
+        set("weighted_sqnr_db", r.weighted->sqnrDb());
     }
     return v;
 }
@@ -344,59 +385,102 @@ int CheckResult::failed() const {
                                           [](const CheckSubject& s) { return s.status == "fail"; }));
 }
 
-CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
+CheckReport checkReportOf(const json& report) {
     if (!report.is_object() || !report.contains("tensors") || !report["tensors"].is_array())
         throw FileError("not a QuantLens report (no \"tensors\" list)");
     if (report["tensors"].empty()) throw FileError("the report lists no tensor: nothing to check");
-    CheckResult result;
-    result.file =
+    CheckReport typed;
+    typed.file =
         report.contains("file") && report["file"].is_string() ? report["file"].get<std::string>() : "";
-    // A compare report lists the tensor twice, A then B: their labels tell them apart.
     const json* comparison =
         report.contains("comparison") && report["comparison"].is_object() ? &report["comparison"] : nullptr;
-    std::map<std::string, int> seen;
-    std::vector<Values> quantized;
-    int index = -1;
     for (const auto& t : report["tensors"]) {
-        ++index;
         if (!t.is_object() || !t.contains("name") || !t["name"].is_string())
             throw FileError("a tensor entry has no name");
+        CheckEntry e;
+        e.name = t["name"].get<std::string>();
+        if (comparison && !typed.comparison) {
+            typed.comparison = CheckComparison{
+                comparison->value("a", std::string("A")), comparison->value("b", std::string("B")), {}};
+        }
+        if (t.contains("passed_through")) {
+            e.passedThrough = true;
+        } else if (t.contains("error")) {
+            e.error = t.value("error", std::string());
+            e.failed = true;
+        } else {
+            if (!t.contains("stats") || !t["stats"].is_object())
+                throw FileError("tensor '" + printable(e.name) + "' has no \"stats\"");
+            e.values = tensorValues(t);
+            if (e.values.at("non_finite_mismatches") > 0) // a diff's: said in the failure
+                e.values["non_finite_count_b"] = reportStat(t["stats"], "non_finite_count_b");
+        }
+        typed.tensors.push_back(std::move(e));
+    }
+    if (comparison) typed.comparison->values = comparisonValues(*comparison);
+    return typed;
+}
+
+CheckReport checkReportOf(const std::string& file, const std::vector<TensorReport>& tensors) {
+    CheckReport typed;
+    typed.file = file;
+    for (const TensorReport& r : tensors) {
+        CheckEntry e;
+        e.name = r.name;
+        e.failed = !r.error.empty();
+        e.error = r.error;
+        e.passedThrough = !e.failed && !r.passedThrough.empty();
+        if (r.quantized()) e.values = tensorValues(r);
+        typed.tensors.push_back(std::move(e));
+    }
+    return typed;
+}
+
+CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
+    return runChecks(checkReportOf(report), rules);
+}
+
+CheckResult runChecks(const CheckReport& report, const std::vector<CheckRule>& rules) {
+    if (report.tensors.empty()) throw FileError("the report lists no tensor: nothing to check");
+    CheckResult result;
+    result.file = report.file;
+    // A compare report lists the tensor twice, A then B: their labels tell them apart.
+    const std::optional<CheckComparison>& comparison = report.comparison;
+    std::map<std::string, int> seen;
+    std::vector<const Values*> quantized;
+    int index = -1;
+    for (const CheckEntry& t : report.tensors) {
+        ++index;
         CheckSubject s;
-        s.name = t["name"].get<std::string>();
+        s.name = t.name;
         s.entry = index;
         if (comparison) {
             const int side = seen[s.name]++;
-            s.name += " (" +
-                      (side == 0 ? comparison->value("a", std::string("A"))
-                                 : comparison->value("b", std::string("B"))) +
-                      ")";
+            s.name += " (" + (side == 0 ? comparison->a : comparison->b) + ")";
         } else if (seen[s.name]++ > 0) {
             s.name += " (" + std::to_string(seen[s.name]) + ")";
         }
-        if (t.contains("passed_through")) {
+        if (t.passedThrough) {
             s.status = "kept";
             result.subjects.push_back(std::move(s));
             continue;
         }
-        if (t.contains("error")) {
-            s.failures.push_back("not measured: " + t.value("error", std::string()));
+        if (t.failed) {
+            s.failures.push_back("not measured: " + t.error);
         } else {
-            if (!t.contains("stats") || !t["stats"].is_object())
-                throw FileError("tensor '" + printable(s.name) + "' has no \"stats\"");
-            const Values v = tensorValues(t);
-            quantized.push_back(v);
+            const Values& v = t.values;
+            quantized.push_back(&v);
             // Finite weights that come back NaN/Inf did not quantize, whatever the finite rest gives. A
             // diff's NaN/Inf on one side only (either side) are left out of every figure a rule can
             // name, so no rule can pass the pair: it is not bit-identical, nor within any tolerance.
             const double broken = v.at("non_finite_output_count");
             const double oneSided = v.at("non_finite_mismatches");
             if (oneSided > 0)
-                s.failures.push_back(
-                    number(oneSided) + (oneSided == 1 ? " value" : " values") +
-                    " NaN/Inf on one side only or unlike (A holds " +
-                    number(reportStat(t["stats"], "nan_count") + reportStat(t["stats"], "inf_count")) +
-                    " NaN/Inf, B " + number(reportStat(t["stats"], "non_finite_count_b")) +
-                    "): not bit-identical, and left out of every figure");
+                s.failures.push_back(number(oneSided) + (oneSided == 1 ? " value" : " values") +
+                                     " NaN/Inf on one side only or unlike (A holds " +
+                                     number(v.at("nan_count") + v.at("inf_count")) + " NaN/Inf, B " +
+                                     number(v.at("non_finite_count_b")) +
+                                     "): not bit-identical, and left out of every figure");
             else if (broken > 0)
                 s.failures.push_back("reconstructs " + number(broken) + " finite values as NaN or infinity");
             for (const auto& rule : rules) {
@@ -410,13 +494,10 @@ CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
         s.status = s.failures.empty() ? "pass" : "fail";
         result.subjects.push_back(std::move(s));
     }
-    if (report.contains("comparison") && report["comparison"].is_object()) {
-        const json& c = report["comparison"];
+    if (comparison) {
         CheckSubject s;
-        s.name = (report["tensors"].empty() ? std::string("?")
-                                            : report["tensors"][0].value("name", std::string("?"))) +
-                 ": " + c.value("a", std::string("A")) + " vs " + c.value("b", std::string("B"));
-        const Values v = comparisonValues(c);
+        s.name = report.tensors[0].name + ": " + comparison->a + " vs " + comparison->b;
+        const Values& v = comparison->values;
         for (const auto& rule : rules) {
             std::string values;
             if (appliesTo(rule, true) &&
@@ -435,8 +516,8 @@ CheckResult runChecks(const json& report, const std::vector<CheckRule>& rules) {
         auto aggregate = [&](const CheckRule::Comparison& c) {
             double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
             int n = 0;
-            for (const Values& v : quantized) {
-                const double x = v.at(c.metric);
+            for (const Values* v : quantized) {
+                const double x = v->at(c.metric);
                 if (std::isnan(x)) continue;
                 sum += x, lo = std::min(lo, x), hi = std::max(hi, x), ++n;
             }

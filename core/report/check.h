@@ -11,11 +11,15 @@
 // Comparisons are <, <=, >, >=, ==, !=; clauses join with `and`, then `or` (and binds tighter).
 // A metric that is undefined for a tensor (an empty tensor's SQNR) satisfies no comparison; an
 // exact reconstruction's SQNR is +inf. A tensor that failed to quantize always fails the check.
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ql {
+
+struct TensorReport;
 
 class CheckRule {
 public:
@@ -60,8 +64,36 @@ struct CheckResult {
     int failed() const;
 };
 
-/// Evaluates `rules` on a report ({"file", "tensors", "comparison"?}). Throws FileError when the
-/// report is not one.
+/// A report as the rules read it, typed once: from a report's JSON (a file, a diff, Python's dict) or
+/// straight from a run's results (the app's table).
+struct CheckEntry {
+    std::string name;
+    bool passedThrough = false; // kept as it was: not checked
+    bool failed = false;        // not measured: fails whatever the rules
+    std::string error;          // why, when failed
+    /// Every per-tensor metric rules name (metricNames()) by its canonical name, NaN where undefined;
+    /// a diff's adds "non_finite_count_b" when it has NaN/Inf on one side only.
+    std::map<std::string, double> values;
+};
+struct CheckComparison {
+    std::string a = "A", b = "B";         // the two sides' labels
+    std::map<std::string, double> values; // the comparison's metrics
+};
+struct CheckReport {
+    std::string file; // the model the report is of
+    std::vector<CheckEntry> tensors;
+    std::optional<CheckComparison> comparison; // a compare report's A vs B
+};
+
+/// Reads a report ({"file", "tensors", "comparison"?}). Throws FileError when it is not one (or lists
+/// no tensor), nlohmann::json::exception for a field of the wrong kind.
+CheckReport checkReportOf(const nlohmann::json& report);
+/// A run's results as check reads them: the values the report would hold, without writing it.
+CheckReport checkReportOf(const std::string& file, const std::vector<TensorReport>& tensors);
+
+/// Evaluates `rules` on a report. Throws FileError when it lists no tensor.
+CheckResult runChecks(const CheckReport& report, const std::vector<CheckRule>& rules);
+/// runChecks(checkReportOf(report), rules).
 CheckResult runChecks(const nlohmann::json& report, const std::vector<CheckRule>& rules);
 
 /// JUnit XML: one test case per subject.
