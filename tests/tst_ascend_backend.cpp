@@ -1,6 +1,7 @@
 // The ascend backend against the CANN stand-in (tests/ascend_standin): conformance with
 // cpu-reference code by code, the ABI it speaks (shapes, strides, dtype and format codes,
 // workspace protocol), error propagation with full clean-up, and why it is unavailable.
+#include "accumulator_checks.h"
 #include "ascend/ascend_backend.h"
 #include "ascend/ascend_guards.h"
 #include "ascend/ascend_registration.h"
@@ -120,6 +121,8 @@ void TestAscendBackend::conformance() {
     supplyGroupOffset(job, values);
     const AscendBackend ascend;
     QVERIFY2(!ascend.supports(job.plan), ascend.supports(job.plan).value_or("").c_str());
+    std::vector<float> importance;
+    job.statistics = everyStatistic(shape, importance); // the host accumulate() over the device's codes
     const Result ref = CpuReferenceBackend().run(job);
     const Result dev = ascend.run(job);
     QCOMPARE(dev.params.scales, ref.params.scales);
@@ -129,6 +132,8 @@ void TestAscendBackend::conformance() {
     std::int64_t mismatches = 0;
     const std::string first = firstMismatch(dev.codes, ref.codes, mismatches);
     QVERIFY2(mismatches == 0, (std::to_string(mismatches) + " mismatched codes, first at " + first).c_str());
+    QVERIFY2(dev.statistics && ref.statistics, "a job asking for statistics got none");
+    compareAccumulators(*dev.statistics, *ref.statistics);
     QVERIFY2(m_hooks.leaks().empty(), m_hooks.leaks().c_str());
 }
 

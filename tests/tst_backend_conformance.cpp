@@ -1,7 +1,9 @@
-// Every built backend against cpu-reference, code for code and scale for scale, over a grid of
+// Every built backend against cpu-reference, code for code, scale for scale and accumulator for
+// accumulator (counts and histograms exactly, sums within kSumTolerance), over a grid of
 // (preset, layout, target, input dtype, shape, parameters). Shapes are odd and even so that vector
 // tails, chunk edges inside rows and short last blocks all occur. A row skips with a reason when
 // its backend is unavailable or does not support the plan.
+#include "accumulator_checks.h"
 #include "analysis/error_stats.h"
 #include "backend/registry.h"
 #include "backend_test_util.h"
@@ -167,6 +169,9 @@ void TestBackendConformance::matchesReference() {
                 s = params == QLatin1String("pow2") ? (multiply ? 8.0f : 0.125f) : s * f(rng);
         job.params = p;
     }
+    // Every backend fills the report's accumulators; cpu-reference's come from the scalar oracle.
+    std::vector<float> importance;
+    job.statistics = everyStatistic(job.plan.shape, importance);
     Result ref, got;
     try {
         ref = reference.run(job);
@@ -198,6 +203,9 @@ void TestBackendConformance::matchesReference() {
                 .arg(double(job.tensor.toFloatVector()[static_cast<std::size_t>(first)]), 0, 'g', 9)
                 .arg(got.codes.at(first))
                 .arg(ref.codes.at(first))));
+    QVERIFY2(ref.statistics && got.statistics, "a job asking for statistics got none");
+    compareAccumulators(*got.statistics, *ref.statistics);
+    if (QTest::currentTestFailed()) return;
     if (backend == QLatin1String("cpu")) checkMeasured(job, ref);
 }
 

@@ -105,7 +105,7 @@ Result AscendBackend::run(const BackendTask& job, const ProgressFn& progress) co
     const AclApi& api = m_runtime->api();
     Result result;
     result.plan = job.plan;
-    result.timing = timeRepeats(job.repeat, progress, [&] {
+    result.timing = timeRepeats(job.repeat, runProgress(job, progress), [&] {
         PhaseTimes t;
         const auto start = std::chrono::steady_clock::now();
         {
@@ -124,6 +124,7 @@ Result AscendBackend::run(const BackendTask& job, const ProgressFn& progress) co
         t.totalMs = msSince(start);
         return t;
     });
+    accumulateOnHost(job, result, progress); // the device gives back codes only
     return result;
 }
 

@@ -27,12 +27,13 @@ CpuBackend::Measured CpuBackend::runImpl(const BackendTask& job, bool measure,
     m.result.plan = job.plan;
     std::vector<PhaseTimes> runs;
     const int repeat = std::max(job.repeat, 1);
-    reportProgress(progress, 0.0);
+    const ProgressFn runsProgress = runProgress(job, progress);
+    reportProgress(runsProgress, 0.0);
     const cpu::DriverOptions options{m_threads, m_chunk};
     for (int r = 0; r < repeat; ++r) {
         const auto start = std::chrono::steady_clock::now();
         cpu::DriverOutput out =
-            cpu::runJob(job, options, measure, progress, static_cast<double>(r) / repeat, 1.0 / repeat);
+            cpu::runJob(job, options, measure, runsProgress, static_cast<double>(r) / repeat, 1.0 / repeat);
         PhaseTimes t;
         t.totalMs = msSince(start);
         t.prepareMs = out.prepareMs;
@@ -44,6 +45,16 @@ CpuBackend::Measured CpuBackend::runImpl(const BackendTask& job, bool measure,
         m.passes = out.passes;
     }
     m.result.timing = Timing::fromRuns(runs);
+    if (job.statistics) {
+        // The vector statistics pass over this backend's threads (the result never depends on them).
+        std::vector<float> storage;
+        StatisticsRequest request = *job.statistics;
+        if (request.options.threads == 0) request.options.threads = m_threads;
+        std::function<void(double)> reporting;
+        if (progress) reporting = [&progress](double done) { reportProgress(progress, 0.5 + 0.5 * done); };
+        m.result.statistics = accumulate(m.result.plan, m.result.params, m.result.codes,
+                                         jobView(job, storage), request, reporting);
+    }
     return m;
 }
 

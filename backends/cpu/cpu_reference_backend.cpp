@@ -20,7 +20,7 @@ Result CpuReferenceBackend::run(const BackendTask& job, const ProgressFn& progre
     const std::span<const float> x = jobValues(job, storage);
     Result result;
     result.plan = job.plan;
-    result.timing = timeRepeats(job.repeat, progress, [&] {
+    result.timing = timeRepeats(job.repeat, runProgress(job, progress), [&] {
         PhaseTimes t;
         const auto start = std::chrono::steady_clock::now();
         result.params = job.params ? *job.params : calibrate(job.plan, x);
@@ -31,6 +31,10 @@ Result CpuReferenceBackend::run(const BackendTask& job, const ProgressFn& progre
         t.totalMs = msSince(start);
         return t;
     });
+    if (job.statistics) {
+        result.statistics = accumulateReference(job.plan, result.params, result.codes, x, *job.statistics);
+        reportProgress(progress, 1.0);
+    }
     return result;
 }
 

@@ -166,9 +166,10 @@ Result CudaBackend::run(const BackendTask& job, const ProgressFn& progress) cons
     int run = 0;
     Result result;
     result.plan = plan;
+    const ProgressFn runsProgress = runProgress(job, progress);
     try {
-        result.timing = timeRepeats(job.repeat, progress, [&] {
-            const RunProgress phases(progress, run++, runs);
+        result.timing = timeRepeats(job.repeat, runsProgress, [&] {
+            const RunProgress phases(runsProgress, run++, runs);
             PhaseTimes t;
             const auto start = std::chrono::steady_clock::now();
             result.codes = Codes(plan.codeTarget, input.count, Codes::Uninitialized{});
@@ -243,6 +244,8 @@ Result CudaBackend::run(const BackendTask& job, const ProgressFn& progress) cons
         if (m_context && cudaStreamSynchronize(m_context->stream()) != cudaSuccess) m_context.reset();
         throw;
     }
+    // Statistics on the host over the downloaded codes (moving them onto the device is its own step).
+    accumulateOnHost(job, result, progress);
     return result;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 // The Backend interface (DESIGN "Backends and jobs"): one small contract every device implements.
+#include "analysis/accumulators.h"
 #include "backend/timing.h"
 #include "quant/params.h"
 #include "quant/resolved_spec.h"
@@ -36,6 +37,8 @@ struct BackendTask {
     std::optional<QuantParams> params;
     /// How many times to run (timing median and spread); the result of the last run is returned.
     int repeat = 1;
+    /// When set, the backend fills Result::statistics from its own pass (codes only when absent).
+    std::optional<StatisticsRequest> statistics;
 };
 
 struct Result {
@@ -43,6 +46,8 @@ struct Result {
     QuantParams params;
     Codes codes;
     Timing timing;
+    /// The report's accumulators, filled by the backend when the job asked for them (the last run's).
+    std::optional<TensorAccumulators> statistics;
 };
 
 class Backend {
@@ -63,6 +68,19 @@ public:
 /// The job's values as f32: `values` when set, else the tensor (in place when it is F32, else
 /// converted into `storage`). Throws QuantError when the count does not match the plan.
 std::span<const float> jobValues(const BackendTask& job, std::vector<float>& storage);
+
+/// The job's values as the statistics read them: the tensor's f32, bf16 or f16 bytes in place, else
+/// the f32 values (converted into `storage` for other dtypes).
+ValuesView jobView(const BackendTask& job, std::vector<float>& storage);
+
+/// The progress a backend's run reports when the job asks for statistics: its runs fill the first
+/// half, the statistics the second. `progress` itself when it asks for none.
+ProgressFn runProgress(const BackendTask& job, const ProgressFn& progress);
+
+/// Fills result.statistics when the job asks for statistics, through the host accumulate() over the
+/// result's codes (a backend whose device gives back codes only), reporting the second half of the
+/// progress. Throws Cancelled when progress returns false.
+void accumulateOnHost(const BackendTask& job, Result& result, const ProgressFn& progress);
 
 /// Calls `progress` (when set) and throws Cancelled when it returns false.
 bool reportProgress(const ProgressFn& progress, double done);

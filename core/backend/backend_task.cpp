@@ -25,6 +25,29 @@ std::span<const float> jobValues(const BackendTask& job, std::vector<float>& sto
     return values;
 }
 
+ValuesView jobView(const BackendTask& job, std::vector<float>& storage) {
+    if (job.values.empty() && job.tensor.elementCount() > 0) {
+        // The analysis reads elements with memcpy: any alignment is read in place.
+        if (auto view = ValuesView::of(job.tensor); view && view->count == elementCount(job.plan.shape))
+            return *view;
+    }
+    return ValuesView::of(jobValues(job, storage));
+}
+
+ProgressFn runProgress(const BackendTask& job, const ProgressFn& progress) {
+    if (!job.statistics || !progress) return progress;
+    return [&progress](double done) { return progress(0.5 * done); };
+}
+
+void accumulateOnHost(const BackendTask& job, Result& result, const ProgressFn& progress) {
+    if (!job.statistics) return;
+    std::vector<float> storage;
+    const ValuesView x = jobView(job, storage);
+    std::function<void(double)> reporting;
+    if (progress) reporting = [&progress](double done) { reportProgress(progress, 0.5 + 0.5 * done); };
+    result.statistics = accumulate(result.plan, result.params, result.codes, x, *job.statistics, reporting);
+}
+
 bool reportProgress(const ProgressFn& progress, double done) {
     if (progress && !progress(done)) throw Cancelled();
     return true;

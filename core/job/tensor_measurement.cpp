@@ -1,6 +1,5 @@
 #include "job/tensor_measurement.h"
 
-#include "analysis/analyzer.h"
 #include "base/error.h"
 #include "job/importance.h"
 
@@ -60,12 +59,19 @@ TensorMeasurement measureTensor(const LoadedTensor& tensor, const ResolvedSpec& 
     job.params = o.params;
     job.repeat = o.repeat;
     TensorMeasurement run;
-    // The bar: the backend's run (calibration, kernel, repeats) is its first half, the statistics
-    // pass the second, reported slice by slice; a cancel during either stops the job.
-    ProgressFn backendProgress;
-    if (progress) backendProgress = [&progress](double done) { return progress(0.5 * done); };
-    run.result = backend.run(job, backendProgress);
     TensorReport& r = run.report;
+    // The backend fills the report's accumulators in its own run; the report only formats them.
+    if (o.statistics) {
+        StatisticsRequest request;
+        request.options.groupRows = o.groupRows;
+        if (o.importance) {
+            if (auto weights = o.importance->forTensor(tensor.info(), r.importanceNote))
+                request.importance =
+                    ImportanceWeights{weights->sqMean, weights->channels, weights->matrices, weights->origin};
+        }
+        job.statistics = std::move(request);
+    }
+    run.result = backend.run(job, progress);
     r.name = tensor.info().name;
     r.shape = tensor.info().shape;
     r.dtype = tensor.info().dtype;
@@ -77,15 +83,12 @@ TensorMeasurement measureTensor(const LoadedTensor& tensor, const ResolvedSpec& 
                                                       : reportedParams(run.result.params, o.groupRows);
     r.timing = run.result.timing;
     if (!o.statistics) return run;
-    AnalysisOptions options;
-    options.groupRows = o.groupRows;
-    if (progress) options.progress = [&progress](double done) { reportProgress(progress, 0.5 + 0.5 * done); };
-    r.analysis = analyze(r.plan, run.result.params, run.result.codes, tensor.view(), options);
-    if (o.importance) {
-        if (const auto weights = o.importance->forTensor(tensor.info(), r.importanceNote))
-            r.weighted =
-                weightedErrorOf(r.plan, run.result.params, run.result.codes, tensor.floats(), *weights);
-    }
+    if (!run.result.statistics)
+        throw QuantError("backend " + backend.name() +
+                         " returned no statistics for a job that asked for them");
+    r.analysis = std::move(run.result.statistics->analysis);
+    r.weighted = std::move(run.result.statistics->weighted);
+    run.result.statistics.reset();
     return run;
 }
 

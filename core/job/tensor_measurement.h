@@ -1,5 +1,6 @@
 #pragma once
-// One tensor through plan -> backend -> analysis, the step every job repeats (internal to core/job).
+// One tensor through plan -> backend (codes and statistics) -> report, the step every job repeats
+// (internal to core/job).
 #include "backend/backend.h"
 #include "io/tensor_source.h"
 #include "report/report.h"
@@ -54,14 +55,14 @@ struct TensorRunOptions {
     /// report lists, or only totals, need not hold a row per group. Its report's parameters are
     /// those rows' too (reportedParams); the result keeps them all.
     std::size_t groupRows = ClippingStats::kAllRows;
-    /// Without it, no statistics pass: the report's analysis is left empty (a run wanting codes only).
+    /// Without it, the backend fills no statistics: the report's analysis is left empty (codes only).
     bool statistics = true;
 };
 
-/// Runs `plan` for the tensor on `backend` and analyses the codes unless told not to (with an
-/// importance, the weighted error too, or a note why the tensor has none). Throws QuantError (impossible
-/// spec, unsupported by the backend, parameters that do not fit) or Cancelled; the caller adds file and
-/// tensor to the message.
+/// Runs `plan` for the tensor on `backend`, which fills the report's accumulators in its own run unless
+/// told not to (with an importance, the weighted error too, or a note why the tensor has none). Throws
+/// QuantError (impossible spec, unsupported by the backend, parameters that do not fit) or Cancelled; the
+/// caller adds file and tensor to the message.
 TensorMeasurement measureTensor(const LoadedTensor& tensor, const ResolvedSpec& plan, const Backend& backend,
                                 const TensorRunOptions& options = {});
 
