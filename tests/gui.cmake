@@ -2,6 +2,7 @@
 # and a screenshot of the window with results for the bundled sample model.
 if(QUANTLENS_GUI)
     ql_add_test(tst_models LIBS quantlens_widgets)
+    ql_add_test(tst_job_runner LIBS quantlens_widgets)
     ql_add_test(tst_gui_window LIBS quantlens_gui_app)
     ql_add_test(tst_gui_screenshot LIBS quantlens_gui_app)
     ql_add_test(tst_gui_plan LIBS quantlens_gui_app)

@@ -40,8 +40,8 @@ class TestGuiDiff : public QObject {
 
     // Runs a diff in the window and waits for it.
     static bool diffIn(MainWindow& w, const QString& b) {
-        QSignalSpy shown(&w, &MainWindow::diffShown);
-        if (!w.diffAgainst(b)) return false;
+        QSignalSpy shown(w.diffPage(), &DiffPage::shown);
+        if (!w.diffPage()->diffAgainst(b)) return false;
         return shown.wait(60000);
     }
 
@@ -203,14 +203,14 @@ private slots:
     void refusesWhatCannotBeDiffed() {
         MainWindow w;
         w.show();
-        QVERIFY(!w.diffAgainst(QString::fromStdString(m_b))); // no model open
+        QVERIFY(!w.diffPage()->diffAgainst(QString::fromStdString(m_b))); // no model open
         QVERIFY(w.errorText().contains(QStringLiteral("Open a model file first")));
         QVERIFY(w.openFile(QString::fromStdString(m_a)));
         QSignalSpy ended(&w, &MainWindow::jobEnded);
-        QVERIFY(w.diffAgainst(QString::fromStdString(m_a)));
+        QVERIFY(w.diffPage()->diffAgainst(QString::fromStdString(m_a)));
         QVERIFY(ended.wait(60000));
         QVERIFY2(w.errorText().contains(QStringLiteral("is model A itself")), qPrintable(w.errorText()));
-        QVERIFY(w.diffAgainst(path("missing.gguf")));
+        QVERIFY(w.diffPage()->diffAgainst(path("missing.gguf")));
         QVERIFY(ended.wait(60000));
         QVERIFY2(w.errorText().contains(QStringLiteral("missing.gguf")), qPrintable(w.errorText()));
         QCOMPARE(w.diffPage()->model()->rowCount(), 0);

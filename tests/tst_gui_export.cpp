@@ -7,6 +7,9 @@
 #include "io_test_util.h"
 #include "widgets/config_panel.h"
 #include "widgets/job_runner.h"
+#include "widgets/model_table_page.h"
+#include "widgets/tensor_view.h"
+#include "widgets/workbench.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -70,7 +73,7 @@ private slots:
     void wholeModelReportAndExportAgree() {
         MainWindow w;
         QVERIFY2(w.openFile(m_file), qPrintable(w.errorText()));
-        QSignalSpy model(&w, &MainWindow::modelShown);
+        QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
         w.quantizeAll();
         QVERIFY2(model.wait(120000), qPrintable(w.errorText()));
         QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("out")));
@@ -133,7 +136,7 @@ private slots:
         MainWindow w;
         QVERIFY(w.openFile(m_file));
         QVERIFY(w.selectTensor(QStringLiteral("l0.mlp.bias")));
-        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QSignalSpy shown(w.tensorView(), &TensorView::shown);
         w.quantizeSelected();
         QVERIFY2(shown.wait(60000), qPrintable(w.errorText()));
         QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("one")));
@@ -161,9 +164,9 @@ private slots:
 
         MainWindow w;
         QVERIFY(w.openFile(m_file));
-        QVERIFY2(w.openImportance(importance), qPrintable(w.errorText()));
+        QVERIFY2(w.workbench()->openImportance(importance), qPrintable(w.errorText()));
         QVERIFY(w.selectTensor(QStringLiteral("l0.mlp.weight")));
-        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QSignalSpy shown(w.tensorView(), &TensorView::shown);
         w.quantizeSelected();
         QVERIFY2(shown.wait(60000), qPrintable(w.errorText()));
 

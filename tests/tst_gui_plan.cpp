@@ -11,6 +11,7 @@
 #include "widgets/plan_page.h"
 #include "widgets/plan_table_model.h"
 #include "widgets/qcp.h"
+#include "widgets/workbench.h"
 
 #include <QAction>
 #include <QFile>
@@ -47,7 +48,7 @@ private slots:
         page->setCandidatesChecked(
             {QStringLiteral("int4-g32"), QStringLiteral("int8-channel"), QStringLiteral("keep")});
         page->setBudget(6.0);
-        QSignalSpy shown(&w, &MainWindow::planShown);
+        QSignalSpy shown(w.planPage(), &PlanPage::measured);
         QPushButton* measure = nullptr;
         for (auto* b : page->findChildren<QPushButton*>())
             if (b->text() == QStringLiteral("Measure formats")) measure = b;
@@ -96,9 +97,9 @@ private slots:
         QVERIFY2(error.contains(QStringLiteral("model.safetensors")), qPrintable(error));
 
         // The weights, through the runner.
-        QSignalSpy exported(w.runner(), &JobRunner::planExported);
+        QSignalSpy exported(w.planPage(), &PlanPage::weightsExported);
         QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("out")));
-        QVERIFY(w.exportPlanTo(path("out/model.safetensors")));
+        QVERIFY(w.planPage()->exportWeights(path("out/model.safetensors")));
         QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, 60000);
         QVERIFY(QFile::exists(path("out/config.json")));
         QVERIFY(w.errorText().isEmpty());
@@ -108,10 +109,10 @@ private slots:
         MainWindow w;
         w.show();
         QVERIFY(w.openFile(QString::fromStdString(m_fixture.model)));
-        QVERIFY(!w.openImportance(path("no-such.dat")));
+        QVERIFY(!w.workbench()->openImportance(path("no-such.dat")));
         QVERIFY(w.errorText().contains(QStringLiteral("no-such.dat")));
-        QVERIFY(w.openImportance(QString::fromStdString(m_fixture.stats)));
-        QSignalSpy model(&w, &MainWindow::modelShown);
+        QVERIFY(w.workbench()->openImportance(QString::fromStdString(m_fixture.stats)));
+        QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
         w.quantizeAll();
         QTRY_COMPARE_WITH_TIMEOUT(model.count(), 1, 60000);
         const auto* table = w.modelTable()->findChild<QTableView*>();
@@ -141,11 +142,11 @@ private slots:
         QVERIFY(g.open(QIODevice::WriteOnly));
         g.write("weighted_sqnr < 1000\n");
         g.close();
-        QVERIFY(w.checkRules(lax));
+        QVERIFY(w.modelTable()->checkRules(lax));
         QVERIFY(w.errorText().isEmpty());
-        QVERIFY(!w.checkRules(strict));
+        QVERIFY(!w.modelTable()->checkRules(strict));
         QVERIFY2(w.errorText().contains(QStringLiteral("7 of 9 fail")), qPrintable(w.errorText()));
-        QVERIFY(!w.checkRules(path("no-such.rules")));
+        QVERIFY(!w.modelTable()->checkRules(path("no-such.rules")));
         QVERIFY(w.errorText().contains(QStringLiteral("no-such.rules")));
     }
 };

@@ -5,9 +5,11 @@
 #include "plot_checks.h"
 #include "widgets/clipping_page.h"
 #include "widgets/config_panel.h"
+#include "widgets/model_table_page.h"
 #include "widgets/plot_page.h"
 #include "widgets/qcp.h"
 #include "widgets/tensor_browser.h"
+#include "widgets/tensor_view.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -167,7 +169,7 @@ private slots:
         const std::string tensor = window.browser()->firstTensorOfRank(2);
         QVERIFY(!tensor.empty());
         QVERIFY(window.selectTensor(QString::fromStdString(tensor)));
-        QSignalSpy shown(&window, &MainWindow::resultShown);
+        QSignalSpy shown(window.tensorView(), &TensorView::shown);
         window.quantizeSelected();
         QVERIFY(shown.wait(60000));
         QTest::qWait(50);
@@ -208,7 +210,7 @@ private slots:
         QTest::qWait(100);
         QVERIFY(window.grab().save(QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_small.png")));
         verifyNotesClear(window);
-        QSignalSpy model(&window, &MainWindow::modelShown);
+        QSignalSpy model(window.modelTable(), &ModelTablePage::shown);
         window.quantizeAll();
         QVERIFY(model.wait(120000));
         QTest::qWait(50);
@@ -233,7 +235,7 @@ private slots:
         const int b = window.config()->compareBox()->findData(QStringLiteral("preset:aclnn-quantize"));
         QVERIFY(b >= 0);
         window.config()->compareBox()->setCurrentIndex(b);
-        QSignalSpy shown(&window, &MainWindow::resultShown);
+        QSignalSpy shown(window.tensorView(), &TensorView::shown);
         window.quantizeSelected();
         QVERIFY(shown.wait(60000));
         window.tabs()->setCurrentIndex(2);
@@ -266,7 +268,7 @@ private slots:
         const int nvfp4 = window.config()->presetBox()->findData(static_cast<int>(Preset::NVFP4));
         QVERIFY(nvfp4 >= 0);
         window.config()->presetBox()->setCurrentIndex(nvfp4);
-        QSignalSpy shown(&window, &MainWindow::resultShown);
+        QSignalSpy shown(window.tensorView(), &TensorView::shown);
         window.quantizeSelected();
         QVERIFY2(shown.wait(60000), qPrintable(window.errorText()));
         auto* page = window.findChild<ClippingPage*>();
@@ -274,7 +276,7 @@ private slots:
         window.tabs()->setCurrentWidget(page);
         QTest::qWait(50);
 
-        const auto& groups = window.lastOutcome()->a.report.analysis.clipping.groups();
+        const auto& groups = window.tensorView()->outcome()->a.report.analysis.clipping.groups();
         QCOMPARE(groups.size(), std::size_t(rows * cols / 16));
         std::size_t worstGroup = 0;
         for (std::size_t g = 0; g < groups.size(); ++g)
@@ -332,7 +334,7 @@ private slots:
         spec.calibration.method = CalibMethod::Explicit;
         window.config()->setSpec(spec);
         window.config()->setParamFiles({file.toStdString() + ":proj.weight_scale", {}});
-        QSignalSpy shown(&window, &MainWindow::resultShown);
+        QSignalSpy shown(window.tensorView(), &TensorView::shown);
         window.quantizeSelected();
         QVERIFY2(shown.wait(60000), qPrintable(window.errorText()));
         auto* page = window.findChild<ClippingPage*>();

@@ -18,6 +18,7 @@
 #include "widgets/qcp.h"
 #include "widgets/tensor_browser.h"
 #include "widgets/tensor_tree_model.h"
+#include "widgets/tensor_view.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -95,7 +96,7 @@ private slots:
         QVERIFY(w.selectTensor(QStringLiteral("large.weight")));
         for (const bool nvfp4 : {false, true}) { // the window's default spec, then the NVFP4 preset
             if (nvfp4) chooseData(w.config()->presetBox(), static_cast<int>(Preset::NVFP4));
-            QSignalSpy shown(&w, &MainWindow::resultShown);
+            QSignalSpy shown(w.tensorView(), &TensorView::shown);
             QElapsedTimer clock;
             clock.start();
             w.quantizeSelected();
@@ -110,8 +111,9 @@ private slots:
             qInfo("4096x4096 f32, %s: job and result pages %lld ms, drawing every tab %lld ms",
                   nvfp4 ? "nvfp4" : "int8 per-channel", static_cast<long long>(jobAndPages),
                   static_cast<long long>(clock.elapsed()));
-            QVERIFY(w.lastOutcome() && w.lastOutcome()->a.report.analysis.stats.count() == 4096LL * 4096);
-            QCOMPARE(w.lastOutcome()->a.report.analysis.clipping.groups().size(),
+            QVERIFY(w.tensorView()->outcome() &&
+                    w.tensorView()->outcome()->a.report.analysis.stats.count() == 4096LL * 4096);
+            QCOMPARE(w.tensorView()->outcome()->a.report.analysis.clipping.groups().size(),
                      nvfp4 ? std::size_t{4096 * 4096 / 16} : std::size_t{4096});
         }
     }
@@ -136,7 +138,7 @@ private slots:
             QCOMPARE(w.modelTable()->model()->rowCount(), 0);
             QVERIFY2(w.modelTable()->summaryText().contains(QFileInfo(file).fileName()),
                      qPrintable(w.modelTable()->summaryText())); // what fills it, not "0 quantized"
-            QCOMPARE(w.lastOutcome(), nullptr);
+            QCOMPARE(w.tensorView()->outcome(), nullptr);
             for (QCustomPlot* plot : w.findChildren<QCustomPlot*>())
                 if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0)))
                     QVERIFY2(lastTensor.isEmpty() || !t->text().contains(lastTensor), qPrintable(t->text()));
@@ -147,11 +149,11 @@ private slots:
             lastTensor = QString::fromStdString(tensor);
             QTest::keyClicks(w.browser()->filterEdit(), lastTensor.right(6));
             QVERIFY(w.selectTensor(lastTensor));
-            QSignalSpy shown(&w, &MainWindow::resultShown);
+            QSignalSpy shown(w.tensorView(), &TensorView::shown);
             w.quantizeSelected();
             QVERIFY2(shown.wait(60000), qPrintable(w.errorText()));
             QVERIFY(w.headline()->sqnrText() != QStringLiteral("—"));
-            QSignalSpy model(&w, &MainWindow::modelShown);
+            QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
             w.quantizeAll();
             QVERIFY2(model.wait(120000), qPrintable(w.errorText()));
             QCOMPARE(w.modelTable()->model()->rowCount(), listed);
@@ -184,7 +186,7 @@ private slots:
                  qPrintable(message));
         QVERIFY(w.errorText().isEmpty());
         // A whole-model export says the same of them as the CLI's quantize --all: not in it.
-        QSignalSpy model(&w, &MainWindow::modelShown);
+        QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
         w.quantizeAll();
         QVERIFY2(model.wait(120000), qPrintable(w.errorText()));
         QSignalSpy exported(&w, &MainWindow::jobEnded);
@@ -250,11 +252,11 @@ private slots:
         c->groupSizeBox()->setValue(32);
         chooseData(c->targetBox(), static_cast<int>(Target::Int4));
         QVERIFY2(c->plan().has_value(), qPrintable(c->problem()));
-        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QSignalSpy shown(w.tensorView(), &TensorView::shown);
         QTest::keyClick(&w, Qt::Key_R, Qt::ControlModifier); // Run ▸ Quantize selected
         QVERIFY(shown.wait(30000));
 
-        const auto o = w.lastOutcome();
+        const auto o = w.tensorView()->outcome();
         QVERIFY(o);
         QCOMPARE(o->a.report.name, std::string("layers.0.mlp.weight"));
         QCOMPARE(o->a.report.plan.spec.target, Target::Int4);
@@ -305,10 +307,11 @@ private slots:
         QVERIFY2(c->plan().has_value(), qPrintable(c->problem()));
         QCOMPARE(c->spec().groupEnds, (std::vector<std::int64_t>{10, 50, 64}));
         QCOMPARE(c->plan()->scaleShape.front(), std::int64_t(3));
-        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QSignalSpy shown(w.tensorView(), &TensorView::shown);
         w.quantizeSelected();
         QVERIFY(shown.wait(30000));
-        QCOMPARE(w.lastOutcome()->a.report.plan.spec.groupEnds, (std::vector<std::int64_t>{10, 50, 64}));
+        QCOMPARE(w.tensorView()->outcome()->a.report.plan.spec.groupEnds,
+                 (std::vector<std::int64_t>{10, 50, 64}));
     }
 
     // Calibration "file": the operator's own scales from a tensor file, used as given by both sides
@@ -331,10 +334,10 @@ private slots:
         c->setParamFiles({scaleFile.toStdString() + ":mlp.scale", {}});
         QVERIFY2(c->problem().isEmpty(), qPrintable(c->problem()));
         chooseData(c->compareBox(), QStringLiteral("preset:ascend-quant"));
-        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QSignalSpy shown(w.tensorView(), &TensorView::shown);
         w.quantizeSelected();
         QVERIFY2(shown.wait(30000), qPrintable(w.errorText()));
-        const auto o = w.lastOutcome();
+        const auto o = w.tensorView()->outcome();
         QVERIFY(o && o->b);
         QCOMPARE(o->a.report.params.scales, scales);
         const ResolvedSpec plan = resolveSpec(c->spec(), {64, 128});
@@ -378,7 +381,7 @@ private slots:
         MainWindow w;
         QVERIFY(w.openFile(m_file));
         QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight")));
-        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QSignalSpy shown(w.tensorView(), &TensorView::shown);
         w.quantizeSelected();
         QVERIFY2(shown.wait(30000), qPrintable(w.errorText()));
         QVERIFY(!w.headline()->isStale());
@@ -413,10 +416,10 @@ private slots:
         QVERIFY(w.openFile(m_file));
         QVERIFY(w.selectTensor(QStringLiteral("layers.1.attn.weight")));
         chooseData(w.config()->compareBox(), QStringLiteral("preset:tensorrt"));
-        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QSignalSpy shown(w.tensorView(), &TensorView::shown);
         w.quantizeSelected();
         QVERIFY(shown.wait(30000));
-        const auto o = w.lastOutcome();
+        const auto o = w.tensorView()->outcome();
         QVERIFY(o->b && o->comparison);
         QCOMPARE(o->comparison->labelA, std::string("torch"));
         QCOMPARE(o->comparison->labelB, std::string("tensorrt"));
@@ -432,7 +435,7 @@ private slots:
     void quantizeAllFillsTableAndOpensRow() {
         MainWindow w;
         QVERIFY(w.openFile(m_file));
-        QSignalSpy model(&w, &MainWindow::modelShown);
+        QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
         w.quantizeAll();
         QVERIFY2(model.wait(30000), qPrintable(w.errorText()));
         ModelTableModel* table = w.modelTable()->model();
@@ -441,10 +444,10 @@ private slots:
             QVERIFY(table->rows()[r - 1].sqnrDb <= table->rows()[r].sqnrDb);
         QTableView* view = w.modelTable()->view();
         const QModelIndex first = table->index(0, 0);
-        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QSignalSpy shown(w.tensorView(), &TensorView::shown);
         emit view->doubleClicked(first); // what a double-click delivers
         QVERIFY2(shown.wait(30000), qPrintable(w.errorText()));
-        QCOMPARE(w.lastOutcome()->a.report.name, table->rows()[0].name);
+        QCOMPARE(w.tensorView()->outcome()->a.report.name, table->rows()[0].name);
         QCOMPARE(w.browser()->selectedTensor(), table->rows()[0].name);
     }
 
@@ -474,7 +477,7 @@ private slots:
             QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
         MainWindow w;
         QVERIFY(w.openFile(sample));
-        QSignalSpy model(&w, &MainWindow::modelShown);
+        QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
         w.quantizeAll();
         QVERIFY2(model.wait(60000), qPrintable(w.errorText()));
         // The table's image holds every row, not the part scrolled into view.
@@ -535,11 +538,11 @@ private slots:
         int shown = 0;
         for (const auto& entry : merged["tensors"]) {
             if (!entry.contains("stats") || ++shown > 3) continue;
-            QSignalSpy result(&w, &MainWindow::resultShown);
+            QSignalSpy result(w.tensorView(), &TensorView::shown);
             emit w.modelTable()->tensorActivated(QString::fromStdString(entry["name"].get<std::string>()));
             QCOMPARE(result.count(), 1);
-            QVERIFY(w.lastOutcome());
-            QCOMPARE(toJson(w.lastOutcome()->a.report).dump(1), entry.dump(1));
+            QVERIFY(w.tensorView()->outcome());
+            QCOMPARE(toJson(w.tensorView()->outcome()->a.report).dump(1), entry.dump(1));
         }
         QCOMPARE(shown > 3, true);
         QFile other(path("other.json"));
@@ -560,11 +563,13 @@ private slots:
         QuantSpec spec = w.config()->spec();
         spec.calibration.method = CalibMethod::Mse;
         w.config()->setSpec(spec);
-        QSignalSpy progress(w.runner(), &JobRunner::progress);
-        QSignalSpy cancelled(w.runner(), &JobRunner::cancelled);
-        QSignalSpy model(&w, &MainWindow::modelShown);
+        QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
         w.quantizeAll();
         QVERIFY(w.runner()->isBusy());
+        JobHandle* job = w.runner()->current();
+        QVERIFY(job);
+        QSignalSpy progress(job, &JobHandle::progress);
+        QSignalSpy cancelled(job, &JobHandle::cancelled);
         QTRY_VERIFY_WITH_TIMEOUT(progress.count() >= 2, 30000); // it works, and the GUI thread is free
         QTest::keyClick(&w, Qt::Key_Escape);
         QCOMPARE(cancelled.count(), 1);
@@ -580,7 +585,7 @@ private slots:
     void staleResultsNeverLand() {
         MainWindow w;
         QVERIFY(w.openFile(m_file));
-        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QSignalSpy shown(w.tensorView(), &TensorView::shown);
         QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight")));
         w.quantizeSelected();
         QVERIFY(w.selectTensor(QStringLiteral("layers.1.attn.weight")));
@@ -588,7 +593,7 @@ private slots:
         QVERIFY(shown.wait(30000));
         QTest::qWait(500);
         QCOMPARE(shown.count(), 1);
-        QCOMPARE(w.lastOutcome()->a.report.name, std::string("layers.1.attn.weight"));
+        QCOMPARE(w.tensorView()->outcome()->a.report.name, std::string("layers.1.attn.weight"));
     }
 
     void exportsAndSession() {
@@ -599,7 +604,7 @@ private slots:
         QVERIFY(w.selectTensor(QStringLiteral("layers.0.mlp.weight")));
         chooseData(w.config()->targetBox(), static_cast<int>(Target::Fp8E4M3));
         chooseData(w.config()->presetBox(), static_cast<int>(Preset::TensorRT));
-        QSignalSpy shown(&w, &MainWindow::resultShown);
+        QSignalSpy shown(w.tensorView(), &TensorView::shown);
         w.quantizeSelected();
         QVERIFY2(shown.wait(30000), qPrintable(w.errorText()));
 

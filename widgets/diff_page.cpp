@@ -1,13 +1,17 @@
 #include "widgets/diff_page.h"
 
 #include "widgets/diff_table_model.h"
+#include "widgets/file_filters.h"
+#include "widgets/job_runner.h"
 #include "widgets/plot_page.h"
 #include "widgets/qcp.h"
 #include "widgets/qt_util.h"
 #include "widgets/result_table.h"
 #include "widgets/save_file.h"
+#include "widgets/workbench.h"
 
 #include <QCheckBox>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -42,8 +46,9 @@ QString codesText(const TensorDiff& d) {
 
 } // namespace
 
-DiffPage::DiffPage(QWidget* parent)
+DiffPage::DiffPage(Workbench* bench, QWidget* parent)
     : QWidget(parent)
+    , m_bench(bench)
     , m_choose(new QPushButton(tr("Diff against…"), this))
     , m_requantize(new QCheckBox(tr("Re-quantize A"), this))
     , m_save(new QPushButton(tr("Save diff report…"), this))
@@ -55,7 +60,11 @@ DiffPage::DiffPage(QWidget* parent)
     m_choose->setToolTip(tr("Compare the open model (A) with another checkpoint of it (B): its GGUF, its "
                             "ONNX QDQ model, a compressed-tensors export or another export (File ▸ Diff "
                             "against…)"));
-    connect(m_choose, &QPushButton::clicked, this, &DiffPage::diffRequested);
+    connect(m_choose, &QPushButton::clicked, this, &DiffPage::chooseTarget);
+    connect(bench, &Workbench::sourceChanged, this, [this] {
+        clear(tr("Diff %1 against another checkpoint of it: File ▸ Diff against… (Ctrl+Shift+D).")
+                  .arg(m_bench->fileName()));
+    });
     m_requantize->setToolTip(tr("Quantize A's tensors with the preset and settings on the right and compare "
                                 "those codes with the ones B stores (an ONNX QDQ model, a GGUF's Q8_0/Q4_0/"
                                 "Q5_0 blocks, a compressed-tensors export): which codes would this "
@@ -68,9 +77,9 @@ DiffPage::DiffPage(QWidget* parent)
         if (path.isEmpty()) return;
         QString error;
         if (writeReport(path, &error))
-            emit message(tr("Wrote the diff report to %1.").arg(path), false);
+            m_bench->showMessage(tr("Wrote the diff report to %1.").arg(path), false);
         else
-            emit message(tr("Could not write the diff report: %1").arg(error), true);
+            m_bench->showMessage(tr("Could not write the diff report: %1").arg(error), true);
     });
     auto* controls = new QHBoxLayout;
     controls->addWidget(m_choose);
@@ -199,6 +208,44 @@ bool DiffPage::writeReport(const QString& path, QString* error) const {
     return writeTextFile(
         path, m_outcome->report().dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
         error);
+}
+
+void DiffPage::chooseTarget() {
+    if (!m_bench->source())
+        return m_bench->showMessage(tr("Open a model file first (Ctrl+O): it is A, the reference."), true);
+    const QString path = QFileDialog::getOpenFileName(this, tr("Diff against (B)"), {}, modelFileFilter());
+    if (!path.isEmpty()) diffAgainst(path);
+}
+
+bool DiffPage::diffAgainst(const QString& path) {
+    const std::shared_ptr<const TensorSource>& a = m_bench->source();
+    if (!a) {
+        m_bench->showMessage(tr("Open a model file first (Ctrl+O): it is A, the reference."), true);
+        return false;
+    }
+    m_bench->showMessage(tr("Comparing %1 with %2…").arg(qs(a->path()), path), false);
+    std::optional<JobRequest> requantize;
+    try {
+        if (this->requantize()) requantize = m_bench->request();
+    } catch (const std::exception& e) {
+        m_bench->showMessage(tr("Cannot re-quantize A with these settings:\n%1").arg(qs(e.what())), true);
+        return false;
+    }
+    JobHandle* job = m_bench->runner()->run(
+        [a, b = ss(path), requantize](const ProgressFn& fn) { return runDiffJob(a, b, fn, requantize); });
+    job->onFinished<DiffOutcome>(this, [this](std::shared_ptr<const DiffOutcome> o) {
+        const auto failed = std::count_if(o->diffs.begin(), o->diffs.end(),
+                                          [](const TensorDiff& d) { return !d.failure.empty(); });
+        setOutcome(std::move(o));
+        m_bench->raise(this);
+        m_bench->showMessage(failed ? tr("%n pair(s) could not be compared: the reasons are in the Diff tab.",
+                                         nullptr, static_cast<int>(failed))
+                                    : QString(),
+                             failed > 0);
+        emit shown();
+        m_bench->endJob(QString());
+    });
+    return true;
 }
 
 } // namespace ql

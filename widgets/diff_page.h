@@ -16,11 +16,18 @@ class QTableView;
 namespace ql {
 
 class DiffTableModel;
+class Workbench;
 
 class DiffPage : public QWidget {
     Q_OBJECT
 public:
-    explicit DiffPage(QWidget* parent = nullptr);
+    DiffPage(Workbench* bench, QWidget* parent);
+
+    /// Asks for B in a file dialog, then diffs the open model against it.
+    void chooseTarget();
+    /// Starts diffing the open model (A) against the checkpoint at `path` (B); false + message when
+    /// no model is open.
+    bool diffAgainst(const QString& path);
 
     /// Shows a finished diff, worst pair selected.
     void setOutcome(std::shared_ptr<const DiffOutcome> outcome);
@@ -44,11 +51,11 @@ public:
     QLabel* note() const { return m_note; }
 
 signals:
-    /// "Diff against…" was pressed: the window asks for B and runs the diff.
-    void diffRequested();
-    void message(const QString& text, bool error);
+    /// A diff's result is on the page.
+    void shown();
 
 private:
+    Workbench* m_bench;
     std::shared_ptr<const DiffOutcome> m_outcome;
     QPushButton* m_choose;
     QCheckBox* m_requantize;

@@ -1,47 +1,115 @@
 #include "widgets/job_runner.h"
 
 #include "base/error.h"
-#include "job/plan_output.h"
 #include "widgets/qt_util.h"
 
 #include <QPointer>
-#include <QUnhandledException>
 #include <QtConcurrent>
+#include <algorithm>
+#include <exception>
+#include <utility>
 
 namespace ql {
+namespace {
+
+// What a worker hands back: its result, or what it threw (rethrown on the GUI thread).
+struct WorkOutcome {
+    std::any result;
+    std::exception_ptr error;
+};
+
+} // namespace
 
 JobRunner::JobRunner(QObject* parent)
     : QObject(parent) {}
 
 JobRunner::~JobRunner() {
-    if (m_cancel) m_cancel->store(true);
+    for (LaneState* s : {&m_main, &m_preview})
+        if (s->cancel) s->cancel->store(true);
     ++*m_live; // makes every worker's progress reports no-ops
     QThreadPool::globalInstance()->waitForDone();
 }
 
-JobRunner::Flag JobRunner::beginJob() {
-    if (m_cancel) m_cancel->store(true);
-    ++m_generation;
-    ++m_previewGeneration; // a run's result supersedes any preview still on its way
-    m_live->store(m_generation);
-    m_lastPercent->store(-1);
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    return m_cancel;
+void JobRunner::supersede(LaneState& s) {
+    if (s.cancel) s.cancel->store(true);
+    ++s.generation; // whatever the old job delivers is dropped
+    if (s.handle) s.handle->deleteLater();
+    s.handle = nullptr;
 }
 
-ProgressFn JobRunner::progressFn(quint64 generation, const Flag& cancel) {
+JobHandle* JobRunner::start(Work work, Lane l) {
+    if (l == Lane::Main) supersede(m_preview); // a run's result supersedes any preview on its way
+    LaneState& s = lane(l);
+    supersede(s);
+    if (l == Lane::Main) m_live->store(s.generation);
+    s.cancel = std::make_shared<std::atomic<bool>>(false);
+    auto* handle = new JobHandle(this);
+    s.handle = handle;
+    const quint64 generation = s.generation;
+    ProgressFn fn = progressFn(handle, l, s.cancel);
+    QPointer<JobHandle> target(handle);
+    QtConcurrent::run([work = std::move(work), fn]() mutable -> WorkOutcome {
+        try {
+            return {work(fn), nullptr};
+        } catch (...) {
+            return {{}, std::current_exception()};
+        }
+    }).then(this, [this, target, l, generation](const WorkOutcome& outcome) {
+        // A job that finishes before then() is attached would run this synchronously inside
+        // start(); queue it so results always arrive from the event loop, after start() returns.
+        QMetaObject::invokeMethod(
+            this,
+            [this, target, l, generation, outcome] {
+                deliver(target, l, generation, outcome.result, outcome.error);
+            },
+            Qt::QueuedConnection);
+    });
+    if (l == Lane::Main) {
+        setBusy(true);
+        emit started(handle);
+    }
+    return handle;
+}
+
+void JobRunner::deliver(JobHandle* handle, Lane l, quint64 generation, std::any result,
+                        std::exception_ptr error) {
+    LaneState& s = lane(l);
+    if (!handle || generation != s.generation) return; // superseded: a newer job owns the pages
+    s.handle = nullptr;
+    if (l == Lane::Main) setBusy(false);
+    handle->deleteLater();
+    if (!error) {
+        emit handle->finished(result);
+        return;
+    }
+    try {
+        std::rethrow_exception(error);
+    } catch (const Cancelled&) {
+        emit handle->cancelled();
+    } catch (const std::exception& e) {
+        emit handle->failed(qs(e.what()));
+    } catch (...) {
+        emit handle->failed(tr("The job failed with an unknown error."));
+    }
+}
+
+ProgressFn JobRunner::progressFn(JobHandle* handle, Lane l, const Flag& cancel) {
+    if (l == Lane::Preview) return [cancel](double) { return !cancel->load(); };
     // Runs on the worker: forwards whole-percent changes to the GUI thread through a queued call
-    // whose context is this runner (dropped if the runner is gone); reads the cancel flag.
+    // whose context is this runner (it outlives its workers); reads the cancel flag.
     QPointer<JobRunner> self(this);
+    QPointer<JobHandle> target(handle);
+    const quint64 generation = m_main.generation;
     auto live = m_live;
-    auto last = m_lastPercent;
-    return [self, generation, cancel, live, last](double done) {
+    auto last = std::make_shared<std::atomic<int>>(-1);
+    return [self, target, generation, cancel, live, last](double done) {
         const int percent = static_cast<int>(done * 100);
         if (live->load() == generation && last->exchange(percent) != percent && self)
             QMetaObject::invokeMethod(
                 self.data(),
-                [self, generation, percent] {
-                    if (self && self->m_generation == generation) emit self->progress(percent);
+                [self, target, generation, percent] {
+                    if (self && target && self->m_main.generation == generation)
+                        emit target->progress(percent / 100.0);
                 },
                 Qt::QueuedConnection);
         return !cancel->load();
@@ -54,67 +122,18 @@ void JobRunner::setBusy(bool busy) {
     emit busyChanged(busy);
 }
 
-template <typename T, typename Work, typename Done>
-void JobRunner::launch(const quint64* counter, Work work, Done done) {
-    const quint64 generation = *counter;
-    const bool isRun = counter == &m_generation;
-    QtConcurrent::run(std::move(work)).then(this, [this, counter, generation, isRun, done](QFuture<T> f) {
-        // A job that finishes before then() is attached would run this synchronously inside
-        // start*(); queue it so results always arrive from the event loop, after start*() returns.
-        QMetaObject::invokeMethod(
-            this,
-            [this, counter, generation, isRun, done, f]() mutable {
-                if (generation != *counter) return; // superseded: a newer job owns the pages
-                if (isRun) setBusy(false);
-                std::shared_ptr<const T> result;
-                try {
-                    try {
-                        result = std::make_shared<const T>(f.result());
-                    } catch (const QUnhandledException& wrapped) {
-                        // QtConcurrent wraps exceptions that are not QExceptions; unwrap the real one.
-                        if (wrapped.exception()) std::rethrow_exception(wrapped.exception());
-                        throw;
-                    }
-                } catch (const Cancelled&) {
-                    emit cancelled();
-                    return;
-                } catch (const std::exception& e) {
-                    emit failed(qs(e.what()));
-                    return;
-                }
-                done(std::move(result));
-            },
-            Qt::QueuedConnection);
-    });
+void JobRunner::cancel() {
+    if (!m_busy) return;
+    // The job's own continuation would report it; a stuck device must not keep the UI busy, so
+    // the runner moves on now and drops whatever the job delivers later.
+    JobHandle* handle = m_main.handle;
+    supersede(m_main);
+    m_live->store(m_main.generation);
+    setBusy(false);
+    if (handle) emit handle->cancelled();
 }
 
-void JobRunner::startTensor(const JobRequest& request, const std::string& tensor) {
-    const Flag cancel = beginJob();
-    setBusy(true);
-    emit progress(0);
-    ProgressFn fn = progressFn(m_generation, cancel);
-    launch<TensorOutcome>(
-        &m_generation, [request, tensor, fn] { return runTensorJob(request, tensor, fn); },
-        [this](std::shared_ptr<const TensorOutcome> o) { emit tensorFinished(std::move(o)); });
-}
-
-void JobRunner::startModel(const JobRequest& request) {
-    const Flag cancel = beginJob();
-    setBusy(true);
-    emit progress(0);
-    ProgressFn fn = progressFn(m_generation, cancel);
-    const ModelEvents events = modelEvents(fn);
-    auto work = [request, events] {
-        ModelJobOptions options;
-        options.keepCodes = true; // for File ▸ Export
-        return runModelJob(request, selectTensors(*request.source, {{}, {}, true}), options, events);
-    };
-    launch<ModelOutcome>(&m_generation, work,
-                         [this](std::shared_ptr<const ModelOutcome> o) { emit modelFinished(std::move(o)); });
-}
-
-// Progress over a run of tensors: tensor `index` of `total`, `done` within it.
-ModelEvents JobRunner::modelEvents(const ProgressFn& fn) {
+ModelEvents progressOverTensors(const ProgressFn& fn) {
     auto current = std::make_shared<std::pair<int, int>>(0, 1);
     ModelEvents events;
     events.started = [current](int index, int total, const std::string&) {
@@ -122,85 +141,6 @@ ModelEvents JobRunner::modelEvents(const ProgressFn& fn) {
     };
     events.progress = [fn, current](double done) { return fn((current->first + done) / current->second); };
     return events;
-}
-
-void JobRunner::startPlan(const JobRequest& request, const std::vector<PlanCandidate>& candidates) {
-    const Flag cancel = beginJob();
-    setBusy(true);
-    emit progress(0);
-    const ModelEvents events = modelEvents(progressFn(m_generation, cancel));
-    auto work = [request, candidates, events] {
-        return measurePlan(request, selectTensors(*request.source, {{}, {}, true}), candidates, events);
-    };
-    launch<PlanMeasurements>(&m_generation, work, [this](std::shared_ptr<const PlanMeasurements> m) {
-        emit planMeasured(std::move(m));
-    });
-}
-
-void JobRunner::startPlanExport(const JobRequest& request, std::shared_ptr<const PlanMeasurements> m,
-                                const PlanResult& r, const std::string& path) {
-    const Flag cancel = beginJob();
-    setBusy(true);
-    emit progress(0);
-    const ModelEvents events = modelEvents(progressFn(m_generation, cancel));
-    auto work = [request, m, r, path, events] { return exportPlan(request, *m, r, path, events); };
-    launch<int>(&m_generation, work,
-                [this, path](std::shared_ptr<const int> n) { emit planExported(qs(path), *n); });
-}
-
-void JobRunner::startExport(const JobRequest& request, const std::string& tensor,
-                            const ExportTarget& target) {
-    const Flag cancel = beginJob();
-    setBusy(true);
-    emit progress(0);
-    const ModelEvents events = modelEvents(progressFn(m_generation, cancel));
-    auto work = [request, tensor, target, events] {
-        const bool all = tensor.empty();
-        const auto names = all ? selectTensors(*request.source, {{}, {}, true}) : std::vector{tensor};
-        ModelOutcome outcome = runModelJob(request, names, exportJobOptions(target, all), events);
-        if (!all && outcome.quantized.empty() && !outcome.reports.empty() &&
-            !outcome.reports[0].error.empty())
-            throw FileError(target.path + ": not written: " + outcome.reports[0].error);
-        exportOutcome(outcome, target);
-        outcome.quantized.clear(); // written: the window keeps the reports only
-        outcome.kept.clear();
-        return outcome;
-    };
-    launch<ModelOutcome>(&m_generation, work,
-                         [this, path = target.path](std::shared_ptr<const ModelOutcome> o) {
-                             emit exported(qs(path), std::move(o));
-                         });
-}
-
-void JobRunner::startDiff(std::shared_ptr<const TensorSource> a, const std::string& pathB,
-                          std::optional<JobRequest> requantize) {
-    const Flag cancel = beginJob();
-    setBusy(true);
-    emit progress(0);
-    ProgressFn fn = progressFn(m_generation, cancel);
-    launch<DiffOutcome>(
-        &m_generation, [a, pathB, fn, requantize] { return runDiffJob(a, pathB, fn, requantize); },
-        [this](std::shared_ptr<const DiffOutcome> o) { emit diffFinished(std::move(o)); });
-}
-
-void JobRunner::startPreview(std::shared_ptr<const TensorSource> source, const std::string& tensor) {
-    // Previews have their own generation: a newer selection supersedes them, but they never
-    // cancel a run (browsing while "Quantize all" works is fine).
-    ++m_previewGeneration;
-    launch<ValuePreview>(
-        &m_previewGeneration, [source, tensor] { return previewValues(*source, tensor); },
-        [this](std::shared_ptr<const ValuePreview> p) { emit previewReady(std::move(p)); });
-}
-
-void JobRunner::cancel() {
-    if (!m_busy) return;
-    if (m_cancel) m_cancel->store(true);
-    // The job's own continuation would report it; a stuck device must not keep the UI busy, so
-    // the runner moves on now and drops whatever the job delivers later.
-    ++m_generation;
-    m_live->store(m_generation);
-    setBusy(false);
-    emit cancelled();
 }
 
 } // namespace ql

@@ -1,81 +1,108 @@
 #pragma once
-// Runs quantization jobs off the GUI thread (DESIGN "Long work"): QtConcurrent::run(...).then(this, ...)
-// with a generation counter, so a superseded job's late result is dropped, and a std::atomic<bool>
-// cancel flag the core ProgressFn reads. No processEvents loops.
-#include "job/diff_job.h"
-#include "job/export_outcome.h"
+// Runs long work off the GUI thread (DESIGN "Long work"): one entry, run(work) → JobHandle. The work
+// runs under QtConcurrent with a ProgressFn that reports progress and reads a std::atomic<bool> cancel
+// flag; its result comes back on the GUI thread through the handle. A generation counter drops a
+// superseded job's late result, and a job never delivers to a handle (or runner) already gone. No
+// processEvents loops.
 #include "job/job.h"
-#include "job/plan_job.h"
 
 #include <QObject>
 #include <QString>
+#include <any>
 #include <atomic>
+#include <functional>
 #include <memory>
-#include <optional>
+#include <type_traits>
 
 namespace ql {
+
+/// One job's results. Lives until it delivers (or is superseded), then deletes itself: connect to it
+/// right after run(), with a receiver as context, and nothing reaches a receiver already destroyed.
+class JobHandle : public QObject {
+    Q_OBJECT
+public:
+    using QObject::QObject;
+
+    /// Calls `f(std::shared_ptr<const T>)` with the result of a job started as run(work) whose work
+    /// returns T, while `context` lives.
+    template <typename T, typename F> void onFinished(QObject* context, F f) {
+        connect(this, &JobHandle::finished, context,
+                [f = std::move(f)](const std::any& r) { f(std::any_cast<std::shared_ptr<const T>>(r)); });
+    }
+
+signals:
+    /// The share done, [0, 1] (in whole percent steps).
+    void progress(double done);
+    /// The work's result: a std::shared_ptr<const T> (onFinished unpacks it).
+    void finished(const std::any& result);
+    void failed(const QString& message);
+    void cancelled();
+};
 
 class JobRunner : public QObject {
     Q_OBJECT
 public:
+    /// A job of the main lane supersedes (and cancels) the one before it and makes the runner busy;
+    /// a preview supersedes only the preview before it, and never cancels a run (browsing while
+    /// "Quantize all" works is fine), but a run supersedes it.
+    enum class Lane { Main, Preview };
+    /// Runs on a worker thread; returns the result, or throws (Cancelled when the ProgressFn said so).
+    using Work = std::function<std::any(const ProgressFn&)>;
+
     explicit JobRunner(QObject* parent = nullptr);
     /// Cancels whatever runs and waits for it, so no worker outlives the runner.
     ~JobRunner() override;
 
-    /// Each start supersedes (and cancels) the job before it.
-    void startTensor(const JobRequest& request, const std::string& tensor);
-    /// Every tensor of the file; the codes are kept for an export.
-    void startModel(const JobRequest& request);
-    void startPreview(std::shared_ptr<const TensorSource> source, const std::string& tensor);
-    /// Measures every 2-D weight of the file under each candidate (job/plan_job.h).
-    void startPlan(const JobRequest& request, const std::vector<PlanCandidate>& candidates);
-    /// Writes the plan's compressed-tensors checkpoint to `path`.
-    void startPlanExport(const JobRequest& request, std::shared_ptr<const PlanMeasurements> m,
-                         const PlanResult& r, const std::string& path);
-    /// Runs the request for an export to `target` and writes it (job/export_outcome.h): every tensor
-    /// of the file (those the target cannot store passed through), or the one named `tensor` (which
-    /// then fails instead). Delivers the run's outcome without its codes, so the table and report
-    /// show what the export holds.
-    void startExport(const JobRequest& request, const std::string& tensor, const ExportTarget& target);
-    /// Diffs the model `a` against the checkpoint at `pathB` (job/diff_job.h).
-    void startDiff(std::shared_ptr<const TensorSource> a, const std::string& pathB,
-                   std::optional<JobRequest> requantize = {});
+    /// Starts `work`; its result arrives through the handle's signals, always from the event loop
+    /// (after run() returns).
+    JobHandle* start(Work work, Lane lane = Lane::Main);
+    /// The same for work returning a T: finished carries a std::shared_ptr<const T>.
+    template <typename F> JobHandle* run(F work, Lane lane = Lane::Main) {
+        using T = std::decay_t<std::invoke_result_t<F&, const ProgressFn&>>;
+        return start(
+            [work = std::move(work)](const ProgressFn& fn) mutable -> std::any {
+                return std::make_shared<const T>(work(fn));
+            },
+            lane);
+    }
+
     bool isBusy() const { return m_busy; }
+    /// The running main-lane job's handle; null when idle.
+    JobHandle* current() const { return m_busy ? m_main.handle : nullptr; }
     /// The generation of the latest job (tests check that stale ones are dropped).
-    quint64 generation() const { return m_generation; }
+    quint64 generation() const { return m_main.generation; }
 
 public slots:
+    /// Cancels the main-lane job: it says cancelled now, and whatever it delivers later is dropped.
     void cancel();
 
 signals:
     void busyChanged(bool busy);
-    void progress(int percent);
-    void tensorFinished(std::shared_ptr<const ql::TensorOutcome> outcome);
-    void modelFinished(std::shared_ptr<const ql::ModelOutcome> outcome);
-    void previewReady(std::shared_ptr<const ql::ValuePreview> preview);
-    void planMeasured(std::shared_ptr<const ql::PlanMeasurements> measurements);
-    void planExported(const QString& path, int quantized);
-    void exported(const QString& path, std::shared_ptr<const ql::ModelOutcome> outcome);
-    void diffFinished(std::shared_ptr<const ql::DiffOutcome> outcome);
-    void failed(const QString& message);
-    void cancelled();
+    /// A main-lane job started (the window follows its progress and reports how it ends).
+    void started(ql::JobHandle* job);
 
 private:
     using Flag = std::shared_ptr<std::atomic<bool>>;
-    /// Bumps the generation, cancels the running job, returns the new job's flag.
-    Flag beginJob();
-    ProgressFn progressFn(quint64 generation, const Flag& cancel);
-    static ModelEvents modelEvents(const ProgressFn& fn);
-    template <typename T, typename Work, typename Done>
-    void launch(const quint64* counter, Work work, Done done);
+    struct LaneState {
+        quint64 generation = 0;
+        Flag cancel;
+        JobHandle* handle = nullptr;
+    };
+    LaneState& lane(Lane l) { return l == Lane::Main ? m_main : m_preview; }
+    void supersede(LaneState& s);
+    ProgressFn progressFn(JobHandle* handle, Lane lane, const Flag& cancel);
+    void deliver(JobHandle* handle, Lane lane, quint64 generation, std::any result, std::exception_ptr error);
     void setBusy(bool busy);
 
-    quint64 m_generation = 0;
-    Flag m_cancel;
+    LaneState m_main;
+    LaneState m_preview;
     bool m_busy = false;
-    quint64 m_previewGeneration = 0;
-    std::shared_ptr<std::atomic<int>> m_lastPercent = std::make_shared<std::atomic<int>>(-1);
+    /// The main lane's generation as workers see it: a superseded job's progress reports are no-ops.
     std::shared_ptr<std::atomic<quint64>> m_live = std::make_shared<std::atomic<quint64>>(0);
 };
+
+/// Progress over a run of tensors (ModelEvents): tensor `index` of `total`, `done` within it, as one
+/// share of the whole.
+ModelEvents progressOverTensors(const ProgressFn& fn);
 
 } // namespace ql

@@ -1,8 +1,19 @@
 #include "widgets/model_table_page.h"
 
+#include "base/error.h"
+#include "base/whole_number.h"
+#include "job/report_parts.h"
+#include "report/check.h"
+#include "report/report.h"
+#include "report/report_read.h"
+#include "widgets/job_runner.h"
 #include "widgets/model_table_model.h"
+#include "widgets/qt_util.h"
 #include "widgets/result_table.h"
+#include "widgets/weights_export.h"
+#include "widgets/workbench.h"
 
+#include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableView>
@@ -10,8 +21,9 @@
 
 namespace ql {
 
-ModelTablePage::ModelTablePage(QWidget* parent)
+ModelTablePage::ModelTablePage(Workbench* bench, QWidget* parent)
     : QWidget(parent)
+    , m_bench(bench)
     , m_model(new ModelTableModel(this))
     , m_view(new QTableView(this))
     , m_summary(new QLabel(this)) {
@@ -23,8 +35,14 @@ ModelTablePage::ModelTablePage(QWidget* parent)
     m_view->setToolTip(
         tr("Every tensor quantized with the current spec, worst SQNR first; double-click a row to "
            "open that tensor"));
-    connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
-        emit tensorActivated(i.data(ModelTableModel::TensorNameRole).toString());
+    connect(m_view, &QTableView::doubleClicked, this,
+            [this](const QModelIndex& i) { activate(i.data(ModelTableModel::TensorNameRole).toString()); });
+    connect(bench, &Workbench::sourceChanged, this, [this] {
+        m_outcome.reset();
+        m_request.reset();
+        m_report.reset();
+        clear(tr("Run ▸ Quantize all (Ctrl+Shift+R) fills this table with every tensor of %1.")
+                  .arg(m_bench->fileName()));
     });
     clear(tr("Run ▸ Quantize all fills this table."));
     auto* layout = new QVBoxLayout(this);
@@ -91,6 +109,144 @@ bool ModelTablePage::exportTo(const QString& path) const {
         width += all.columnWidth(c);
     all.resize(width, height);
     return all.grab().save(path);
+}
+
+void ModelTablePage::quantizeAll() {
+    if (!m_bench->source()) return m_bench->showMessage(tr("Open a model file first (Ctrl+O)."), true);
+    m_bench->showMessage({}, false);
+    m_request = m_bench->request();
+    JobHandle* job = m_bench->runner()->run([request = *m_request](const ProgressFn& fn) {
+        ModelJobOptions options;
+        options.keepCodes = true; // for File ▸ Export
+        return runModelJob(request, selectTensors(*request.source, {{}, {}, true}), options,
+                           progressOverTensors(fn));
+    });
+    job->onFinished<ModelOutcome>(this, [this](std::shared_ptr<const ModelOutcome> o) {
+        showRun(std::move(o));
+        m_bench->raise(this);
+        emit shown();
+    });
+}
+
+void ModelTablePage::showRun(std::shared_ptr<const ModelOutcome> outcome) {
+    m_outcome = std::move(outcome);
+    m_report.reset();
+    setRows(modelRows(m_outcome->reports));
+}
+
+bool ModelTablePage::exportWeights(const QString& path) {
+    if (!m_outcome || !m_request) {
+        m_bench->showMessage(tr("Nothing to export yet: run Quantize selected or Quantize all first."), true);
+        return false;
+    }
+    return startWeightsExport(*m_bench, *m_request, std::string(), path,
+                              [this](std::shared_ptr<const ModelOutcome> o) { showRun(std::move(o)); });
+}
+
+void ModelTablePage::activate(const QString& name) {
+    if (!m_report) return emit tensorActivated(name);
+    for (const auto& entry : *m_report) {
+        if (!entry.is_object() || entry.value("name", std::string()) != ss(name)) continue;
+        try {
+            TensorReport r = reportFromJson(entry);
+            if (!r.quantized()) {
+                m_bench->showMessage(
+                    tr("%1: %2").arg(name,
+                                     qs(r.error.empty() ? "kept unquantized: " + r.passedThrough : r.error)),
+                    !r.error.empty());
+                return;
+            }
+            auto outcome = std::make_shared<TensorOutcome>();
+            outcome->a.label = r.backend;
+            outcome->a.report = std::move(r);
+            emit reportedTensorActivated(std::move(outcome));
+            m_bench->showStatus(tr("%1 from the report %2").arg(name, QFileInfo(m_reportPath).fileName()));
+        } catch (const std::exception& e) {
+            m_bench->showMessage(tr("%1 in %2: %3").arg(name, m_reportPath, qs(e.what())), true);
+        }
+        return;
+    }
+}
+
+bool ModelTablePage::isReportPath(const QString& path) {
+    const QString name = QFileInfo(path).fileName().toLower();
+    return name.endsWith(QStringLiteral(".json")) && !name.endsWith(QStringLiteral(".index.json")) &&
+           !name.endsWith(QStringLiteral(".qlsession.json"));
+}
+
+bool ModelTablePage::openReport(const QString& path) {
+    nlohmann::json report;
+    std::vector<ModelRow> rows;
+    try {
+        report = readReportFile(ss(path));
+        if (!report.is_object() || !report.contains("tensors"))
+            throw FileError(ss(path) + ": not a QuantLens report (no \"tensors\" list)");
+        rows = modelRows(report["tensors"], ss(path));
+    } catch (const std::exception& e) {
+        m_bench->showMessage(tr("Could not open %1:\n%2").arg(path, qs(e.what())), true);
+        return false;
+    }
+    m_report = std::make_shared<const nlohmann::json>(std::move(report["tensors"]));
+    m_reportPath = path;
+    m_outcome.reset();
+    setRows(std::move(rows));
+    m_bench->raise(this);
+    emit reportOpened();
+    QString what = tr("Report %1: %2 tensors of %3.")
+                       .arg(QFileInfo(path).fileName())
+                       .arg(m_report->size())
+                       .arg(qs(report.value("file", std::string("?"))));
+    if (report.contains("shard") && report["shard"].is_object())
+        what += tr(" A part: shard %1 of %2 (merge the parts with quantlens-cli merge).")
+                    .arg(wholeNumber(report["shard"].value("index", nlohmann::json())).value_or(-1))
+                    .arg(wholeNumber(report["shard"].value("count", nlohmann::json())).value_or(0));
+    m_bench->showMessage(what, false);
+    emit shown();
+    return true;
+}
+
+bool ModelTablePage::checkRules(const QString& rulesPath) {
+    if (!m_outcome && !m_report) {
+        m_bench->showMessage(
+            tr("Quantize all (or open a report) first: the rules check the whole-model table."), true);
+        return false;
+    }
+    try {
+        // The run's results as they are; an opened report read once, as `quantlens-cli check` reads it.
+        const CheckReport report =
+            m_outcome ? checkReportOf(m_bench->source() ? m_bench->source()->path() : std::string(),
+                                      m_outcome->reports)
+                      : checkReportOf(nlohmann::json{{"file", ss(m_reportPath)}, {"tensors", *m_report}});
+        const std::vector<CheckRule> rules = readRules(ss(rulesPath));
+        const CheckResult result = runChecks(report, rules);
+        QStringList failing;
+        int checked = 0;
+        for (const auto& subject : result.subjects) {
+            checked += subject.status != "kept";
+            if (subject.status == "fail")
+                failing << tr("%1: %2").arg(
+                    qs(subject.name),
+                    qs(subject.failures.empty() ? std::string("failed") : subject.failures.front()));
+        }
+        if (failing.isEmpty()) {
+            m_bench->showMessage(tr("%1: all %n checked subject(s) pass its %2 rule(s).", nullptr, checked)
+                                     .arg(QFileInfo(rulesPath).fileName())
+                                     .arg(rules.size()),
+                                 false);
+            return true;
+        }
+        m_bench->showMessage(
+            tr("%1: %n of %2 fail (quantlens-cli check gives the same verdict):\n", nullptr,
+               static_cast<int>(failing.size()))
+                    .arg(QFileInfo(rulesPath).fileName())
+                    .arg(checked) +
+                failing.mid(0, 8).join(QLatin1Char('\n')) +
+                (failing.size() > 8 ? tr("\n… and %1 more").arg(failing.size() - 8) : QString()),
+            true);
+    } catch (const std::exception& e) {
+        m_bench->showMessage(tr("Could not check %1:\n%2").arg(rulesPath, qs(e.what())), true);
+    }
+    return false;
 }
 
 } // namespace ql

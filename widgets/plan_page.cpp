@@ -2,12 +2,14 @@
 
 #include "job/plan_output.h"
 #include "job/report_parts.h"
+#include "widgets/job_runner.h"
 #include "widgets/plan_table_model.h"
 #include "widgets/plot_page.h"
 #include "widgets/qcp.h"
 #include "widgets/qt_util.h"
 #include "widgets/result_table.h"
 #include "widgets/save_file.h"
+#include "widgets/workbench.h"
 
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
@@ -19,10 +21,12 @@
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <filesystem>
 
 namespace ql {
-PlanPage::PlanPage(QWidget* parent)
+PlanPage::PlanPage(Workbench* bench, QWidget* parent)
     : QWidget(parent)
+    , m_bench(bench)
     , m_formats(new QToolButton(this))
     , m_budget(new QDoubleSpinBox(this))
     , m_measure(new QPushButton(tr("Measure formats"), this))
@@ -54,7 +58,10 @@ PlanPage::PlanPage(QWidget* parent)
     connect(m_budget, &QDoubleSpinBox::valueChanged, this, [this] { choose(); });
     m_measure->setToolTip(tr("Quantize every 2-D weight with each checked format on the selected backend "
                              "(with File ▸ Open importance, the error is importance-weighted)"));
-    connect(m_measure, &QPushButton::clicked, this, &PlanPage::measureRequested);
+    connect(m_measure, &QPushButton::clicked, this, &PlanPage::measure);
+    connect(bench, &Workbench::sourceChanged, this, [this] {
+        clear(tr("Measure formats to plan a mixed-precision checkpoint of %1.").arg(m_bench->fileName()));
+    });
 
     auto* controls = new QHBoxLayout;
     controls->addWidget(m_formats);
@@ -78,7 +85,7 @@ PlanPage::PlanPage(QWidget* parent)
          [this] {
              const QString path =
                  saveFileName(this, tr("Export the planned weights"), tr("safetensors (*.safetensors)"));
-             if (!path.isEmpty()) emit exportRequested(path);
+             if (!path.isEmpty()) exportWeights(path);
          }},
     };
     for (const auto& e : exports) {
@@ -237,9 +244,9 @@ void PlanPage::saveAs(const QString& what, const QString& filter,
     if (path.isEmpty()) return;
     QString error;
     if ((this->*write)(path, &error))
-        emit message(tr("Wrote the %1 to %2.").arg(what, path), false);
+        m_bench->showMessage(tr("Wrote the %1 to %2.").arg(what, path), false);
     else
-        emit message(tr("Could not write the %1: %2").arg(what, error), true);
+        m_bench->showMessage(tr("Could not write the %1: %2").arg(what, error), true);
 }
 
 bool PlanPage::writeRules(const QString& path, QString* error) const {
@@ -266,6 +273,53 @@ bool PlanPage::readPlanFile(const QString& path, QString* error) {
         if (error) *error = qs(e.what());
         return false;
     }
+}
+
+void PlanPage::measure() {
+    if (!m_bench->source()) return m_bench->showMessage(tr("Open a model file first (Ctrl+O)."), true);
+    std::vector<PlanCandidate> chosen;
+    try {
+        chosen = candidates();
+    } catch (const std::exception& e) {
+        return m_bench->showMessage(qs(e.what()), true);
+    }
+    if (chosen.empty()) return m_bench->showMessage(tr("Check at least one format to plan with."), true);
+    m_bench->showMessage({}, false);
+    JobHandle* job = m_bench->runner()->run([request = m_bench->request(), chosen](const ProgressFn& fn) {
+        return measurePlan(request, selectTensors(*request.source, {{}, {}, true}), chosen,
+                           progressOverTensors(fn));
+    });
+    job->onFinished<PlanMeasurements>(this, [this](std::shared_ptr<const PlanMeasurements> m) {
+        setMeasurements(std::move(m));
+        m_bench->raise(this);
+        emit measured();
+    });
+}
+
+bool PlanPage::exportWeights(const QString& path) {
+    if (!m_bench->source() || !m_result) {
+        m_bench->showMessage(tr("Measure formats and choose a budget that fits first."), true);
+        return false;
+    }
+    const JobRequest r = m_bench->request();
+    const std::string config = (std::filesystem::absolute(ss(path)).parent_path() / "config.json").string();
+    if (m_bench->refuseOverInputs(
+            r, {{ss(path), "the plan's export"}, {config, "the plan export's config.json"}}))
+        return false;
+    m_bench->showMessage({}, false);
+    JobHandle* job = m_bench->runner()->run(
+        [r, m = m_measurements, result = *m_result, target = ss(path)](const ProgressFn& fn) {
+            return exportPlan(r, *m, result, target, progressOverTensors(fn));
+        });
+    job->onFinished<int>(this, [this, path](std::shared_ptr<const int> n) {
+        m_bench->showMessage(
+            tr("Wrote %1: %n weight(s) quantized as planned, with config.json beside it.", nullptr, *n)
+                .arg(path),
+            false);
+        emit weightsExported(path, *n);
+        m_bench->endJob(QString());
+    });
+    return true;
 }
 
 } // namespace ql

@@ -1,8 +1,8 @@
 #pragma once
 // The mixed-precision plan (issue 16): which candidate formats to measure, a bits-per-weight budget,
 // the error-vs-bits front with the chosen point, the chosen format per weight, and the plan's three
-// exports. Measuring runs in the window's JobRunner; choosing re-runs the solver on the measurements
-// as the budget changes (no re-measuring).
+// exports. Measuring and the weights' export run in the workbench's JobRunner; choosing re-runs the
+// solver on the measurements as the budget changes (no re-measuring).
 #include "job/plan_job.h"
 
 #include <QWidget>
@@ -19,11 +19,12 @@ class QToolButton;
 namespace ql {
 
 class PlanTableModel;
+class Workbench;
 
 class PlanPage : public QWidget {
     Q_OBJECT
 public:
-    explicit PlanPage(QWidget* parent = nullptr);
+    PlanPage(Workbench* bench, QWidget* parent);
 
     /// The candidates checked in the Formats menu, in the table's order.
     std::vector<PlanCandidate> candidates() const;
@@ -45,17 +46,21 @@ public:
     /// Reads a plan file written earlier (here or by `quantlens-cli plan --report`).
     bool readPlanFile(const QString& path, QString* error = nullptr);
 
+    /// Measures the checked candidates on every 2-D weight of the open model (job/plan_job.h).
+    void measure();
+    /// Starts writing the plan's compressed-tensors checkpoint to `path`; false + message when there
+    /// is no plan or the path is refused.
+    bool exportWeights(const QString& path);
+
     PlanTableModel* model() const { return m_model; }
     QCustomPlot* plot() const { return m_plot; }
     QLabel* summary() const { return m_summary; }
 
 signals:
-    /// "Measure" was pressed: the window runs measurePlan with its request and candidates().
-    void measureRequested();
-    /// "Export weights" was given a path: the window runs exportPlan.
-    void exportRequested(const QString& path);
-    /// A message for the window's message bar (a write failed, a budget fits nothing).
-    void message(const QString& text, bool error);
+    /// A measuring job's result is on the page.
+    void measured();
+    /// The planned weights were written to `path`, `quantized` of them quantized.
+    void weightsExported(const QString& path, int quantized);
 
 private:
     void choose();
@@ -63,6 +68,7 @@ private:
     void saveAs(const QString& what, const QString& filter,
                 bool (PlanPage::*write)(const QString&, QString*) const);
 
+    Workbench* m_bench;
     std::shared_ptr<const PlanMeasurements> m_measurements;
     std::vector<FrontPoint> m_front; // of the measurements: computed once, whatever the budget
     std::optional<PlanResult> m_result;

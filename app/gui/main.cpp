@@ -5,6 +5,7 @@
 #include "io/atomic_file.h"
 #include "quantlens/config.h"
 #include "widgets/tensor_browser.h"
+#include "widgets/tensor_view.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -31,7 +32,7 @@ int screenshot(ql::MainWindow& window, const QString& file, const QString& out) 
         std::fprintf(stderr, "quantlens: %s has no floating tensor to quantize\n", qPrintable(file));
         return 1;
     }
-    QObject::connect(&window, &ql::MainWindow::resultShown, &window, [&window, out] {
+    QObject::connect(window.tensorView(), &ql::TensorView::shown, &window, [&window, out] {
         // One more turn of the event loop so layouts and replots settle before grabbing.
         QTimer::singleShot(50, &window, [&window, out] {
             const bool ok = window.grab().save(out);

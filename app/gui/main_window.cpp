@@ -1,25 +1,30 @@
 #include "gui/main_window.h"
 
-#include "builtin_backends.h"
+#include "gui/window_helpers.h"
 #include "io/printable.h"
-#include "widgets/clipping_page.h"
-#include "widgets/comparison_page.h"
+#include "quantlens/config.h"
+#include "report/report.h"
 #include "widgets/config_panel.h"
 #include "widgets/diff_page.h"
+#include "widgets/file_filters.h"
 #include "widgets/headline_strip.h"
-#include "widgets/histogram_pages.h"
 #include "widgets/job_runner.h"
 #include "widgets/model_table_page.h"
 #include "widgets/plan_page.h"
+#include "widgets/plot_page.h"
 #include "widgets/qt_util.h"
+#include "widgets/save_file.h"
 #include "widgets/tensor_browser.h"
-#include "widgets/timing_page.h"
+#include "widgets/tensor_view.h"
+#include "widgets/workbench.h"
 
+#include <QAction>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
-#include <QMenu>
+#include <QMenuBar>
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
@@ -28,39 +33,30 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTimer>
+#include <QToolBar>
 #include <QVBoxLayout>
 #include <algorithm>
 
 namespace ql {
-namespace {
-
-std::shared_ptr<const BackendRegistry> builtinRegistry() {
-    auto r = std::make_shared<BackendRegistry>();
-    registerBuiltinBackends(*r);
-    return r;
-}
-
-QDockWidget* dock(QMainWindow* window, const QString& title, const QString& objectName, QWidget* content,
-                  Qt::DockWidgetArea area) {
-    auto* d = new QDockWidget(title, window);
-    d->setObjectName(objectName); // saveState needs it
-    d->setWidget(content);
-    d->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
-    window->addDockWidget(area, d);
-    return d;
-}
-
-} // namespace
 
 MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent)
-    , m_registry(builtinRegistry())
-    , m_runner(new JobRunner(this)) {
+    : QMainWindow(parent) {
     setWindowTitle(tr("QuantLens"));
     setAcceptDrops(true);
+    auto registry = builtinRegistry();
+    m_config = new ConfigPanel(registry, this);
+    m_bench = new Workbench(registry, m_config, this);
+    connect(m_bench, &Workbench::message, this, &MainWindow::showMessage);
+    connect(m_bench, &Workbench::status, this,
+            [this](const QString& text) { statusBar()->showMessage(text, 10000); });
+    connect(m_bench, &Workbench::jobEnded, this, &MainWindow::jobEnded);
+    connect(m_bench, &Workbench::raiseRequested, this,
+            [this](QWidget* page) { m_tabs->setCurrentWidget(page); });
     buildPages();
+    buildStatusBar();
     buildActions();
     // 1440x900, or less on a smaller screen: the window must fit whole where it opens.
     const QRect screenRect = screen() ? screen()->availableGeometry() : QRect(0, 0, 1440, 900);
@@ -71,34 +67,18 @@ MainWindow::MainWindow(QWidget* parent)
         const auto docks = findChildren<QDockWidget*>();
         resizeDocks(docks, QList<int>(docks.size(), std::min(340, width() / 4)), Qt::Horizontal);
     });
-
-    connect(m_runner, &JobRunner::progress, m_progress, &QProgressBar::setValue);
-    connect(m_runner, &JobRunner::busyChanged, this, [this](bool busy) {
-        m_progress->setVisible(busy);
-        m_cancelButton->setVisible(busy);
-        m_cancelAction->setEnabled(busy);
-    });
-    connect(m_runner, &JobRunner::tensorFinished, this, &MainWindow::showOutcome);
-    connect(m_runner, &JobRunner::modelFinished, this, &MainWindow::showModel);
-    connect(m_runner, &JobRunner::exported, this, &MainWindow::showExport);
-    connect(m_runner, &JobRunner::previewReady, this,
-            [this](std::shared_ptr<const ValuePreview> p) { m_valuesPage->setPreview(*p); });
-    connect(m_runner, &JobRunner::failed, this, [this](const QString& why) {
-        showMessage(why, true);
-        emit jobEnded(why);
-    });
-    connect(m_runner, &JobRunner::cancelled, this, [this] {
-        showMessage(tr("Cancelled; the pages keep the last finished result."), false);
-        emit jobEnded(tr("cancelled"));
-    });
 }
 
 MainWindow::~MainWindow() = default;
 
+template <typename Page> Page* MainWindow::addPage(Page* page, const QString& title) {
+    m_tabs->addTab(page, title);
+    return page;
+}
+
 void MainWindow::buildPages() {
     m_browser = new TensorBrowser(this);
-    m_config = new ConfigPanel(m_registry, this);
-    dock(this, tr("Tensors"), QStringLiteral("tensors"), m_browser, Qt::LeftDockWidgetArea);
+    addDock(this, tr("Tensors"), QStringLiteral("tensors"), m_browser, Qt::LeftDockWidgetArea);
     // The panel is taller than small screens: it scrolls rather than squeezing its notes.
     auto* scroll = new QScrollArea(this);
     scroll->setWidget(m_config);
@@ -106,51 +86,36 @@ void MainWindow::buildPages() {
     scroll->setFrameShape(QFrame::NoFrame);
     // A dock narrower than the panel's controls scrolls sideways too, rather than cutting them off.
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
-    dock(this, tr("Configuration"), QStringLiteral("configuration"), scroll, Qt::RightDockWidgetArea);
+    addDock(this, tr("Configuration"), QStringLiteral("configuration"), scroll, Qt::RightDockWidgetArea);
     connect(m_browser, &TensorBrowser::tensorSelected, this, &MainWindow::onTensorSelected);
-    connect(m_config, &ConfigPanel::specChanged, this, [this] {
-        // A result stays on screen after a setting changes, marked as no longer what the panel says.
-        if (!m_outcome) return;
-        const SideOutcome& a = m_outcome->a;
-        QStringList changed;
-        if (a.report.plan.spec != m_config->spec()) changed << tr("the spec");
-        if (a.report.backend != m_config->backend()) changed << tr("the backend");
-        if (m_outcome->b.has_value() != (m_config->compare().kind != CompareWith::Kind::None))
-            changed << tr("the comparison");
-        m_headline->setStale(
-            changed.isEmpty() ? QString() : tr("%1 changed since this run.").arg(changed.join(tr(" and "))));
-    });
 
     m_message = new QLabel(this);
     m_message->setTextFormat(Qt::PlainText); // messages quote names from files: never read as HTML
     m_message->setWordWrap(true);
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_message->setVisible(false);
-    m_headline = new HeadlineStrip(this);
 
-    auto* values = m_valuesPage = new ValueHistogramPage(this);
-    auto* error = new ErrorHistogramPage(this);
+    m_tensorView = new TensorView(m_bench, this);
+    const std::vector<PlotPage*>& tensorPages = m_tensorView->pages();
     auto* top = new QSplitter(Qt::Horizontal, this);
-    top->addWidget(values);
-    top->addWidget(error);
+    top->addWidget(tensorPages[0]); // values
+    top->addWidget(tensorPages[1]); // error
     m_tabs = new QTabWidget(this);
     m_tabs->setToolTip(
         tr("Result pages: clipping and SQNR per group, timings, A-vs-B comparison, whole model"));
-    auto* clipping = new ClippingPage(this);
-    auto* timing = new TimingPage(this);
-    auto* comparison = new ComparisonPage(this);
-    m_modelTable = new ModelTablePage(this);
-    m_tabs->addTab(clipping, tr("Clipping && SQNR per group"));
-    m_tabs->addTab(timing, tr("Timing"));
-    m_tabs->addTab(comparison, tr("A vs B"));
-    m_tabs->addTab(m_modelTable, tr("Whole model"));
-    m_pages = {values, error, clipping, timing, comparison};
-    buildPlanPage();
-    buildDiffPage();
+    const QStringList titles = m_tensorView->tabTitles();
+    for (std::size_t i = 2; i < tensorPages.size(); ++i)
+        addPage(tensorPages[i], titles[static_cast<qsizetype>(i - 2)]);
+    m_modelTable = addPage(new ModelTablePage(m_bench, this), tr("Whole model"));
+    m_planPage = addPage(new PlanPage(m_bench, this), tr("Plan"));
+    m_diffPage = addPage(new DiffPage(m_bench, this), tr("Diff"));
+    // The table opens its tensors on the tensor's pages.
     connect(m_modelTable, &ModelTablePage::tensorActivated, this, [this](const QString& name) {
-        if (m_report) return showReportedTensor(name);
         if (selectTensor(name)) quantizeSelected();
     });
+    connect(m_modelTable, &ModelTablePage::reportedTensorActivated, m_tensorView, &TensorView::show);
+    connect(m_modelTable, &ModelTablePage::reportOpened, m_tensorView,
+            [this] { m_tensorView->clear(tr("Double-click a tensor in the table to see its report.")); });
 
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(top);
@@ -162,10 +127,12 @@ void MainWindow::buildPages() {
     auto* layout = new QVBoxLayout(central);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(m_message);
-    layout->addWidget(m_headline);
+    layout->addWidget(m_tensorView->headline());
     layout->addWidget(split, 1);
     setCentralWidget(central);
+}
 
+void MainWindow::buildStatusBar() {
     m_progress = new QProgressBar(this);
     m_progress->setRange(0, 100);
     m_progress->setMaximumWidth(240);
@@ -177,6 +144,166 @@ void MainWindow::buildPages() {
     connect(m_cancelButton, &QPushButton::clicked, this, &MainWindow::cancel);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancelButton);
+    JobRunner* runner = m_bench->runner();
+    connect(runner, &JobRunner::started, this, [this](JobHandle* job) {
+        m_progress->setValue(0);
+        connect(job, &JobHandle::progress, m_progress,
+                [this](double done) { m_progress->setValue(static_cast<int>(done * 100)); });
+    });
+    connect(runner, &JobRunner::busyChanged, this, [this](bool busy) {
+        m_progress->setVisible(busy);
+        m_cancelButton->setVisible(busy);
+        if (m_cancelAction) m_cancelAction->setEnabled(busy);
+    });
+}
+
+void MainWindow::buildActions() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = makeAction(this, tr("&Open…"), QKeySequence::Open,
+                               tr("Open a safetensors file, a sharded "
+                                  ".safetensors.index.json, or an HDF5, GGUF or ONNX file"));
+    open->setIcon(style()->standardIcon(QStyle::SP_DialogOpenButton));
+    connect(open, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), {}, modelFileFilter());
+        if (!path.isEmpty()) openFile(path);
+    });
+    file->addAction(open);
+    QAction* openReportAction =
+        makeAction(this, tr("Open re&port…"), QKeySequence(tr("Ctrl+Alt+O")),
+                   tr("Show a JSON report written earlier — by the CLI, the app, or merged "
+                      "from shards — as the whole-model table with every plot it carries"));
+    connect(openReportAction, &QAction::triggered, this, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Open report"), {}, tr("Reports (*.json);;All files (*)"));
+        if (!path.isEmpty()) m_modelTable->openReport(path);
+    });
+    file->addAction(openReportAction);
+    QAction* openImportanceAction = makeAction(
+        this, tr("Open &importance…"), QKeySequence(tr("Ctrl+I")),
+        tr("Activation statistics per input channel (a llama.cpp imatrix .dat/.gguf, or a safetensors file "
+           "of "
+           "<module>.input_sq_mean or <module>.inputs): runs then report and rank by the weighted SQNR"));
+    connect(openImportanceAction, &QAction::triggered, this, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Open importance"), {}, importanceFileFilter());
+        if (!path.isEmpty()) m_bench->openImportance(path);
+    });
+    file->addAction(openImportanceAction);
+    QAction* diffAction =
+        makeAction(this, tr("&Diff against…"), QKeySequence(tr("Ctrl+Shift+D")),
+                   tr("Compare the open model with another checkpoint of it (its GGUF, ONNX QDQ model or "
+                      "compressed-tensors export) tensor by tensor on the Diff tab"));
+    connect(diffAction, &QAction::triggered, m_diffPage, &DiffPage::chooseTarget);
+    file->addAction(diffAction);
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    m_recentMenu->setToolTipsVisible(true);
+    updateRecentMenu();
+    file->addSeparator();
+    QAction* saveSession =
+        makeAction(this, tr("&Save session…"), QKeySequence::Save,
+                   tr("Save the file, tensor, spec, backends and window layout as a JSON session"));
+    connect(saveSession, &QAction::triggered, this, [this] {
+        const QString p = saveFileName(this, tr("Save session"), tr("Session (*.qlsession.json)"));
+        if (!p.isEmpty()) saveSessionTo(p);
+    });
+    QAction* loadSession = makeAction(this, tr("Open session…"), QKeySequence(tr("Ctrl+Shift+O")),
+                                      tr("Restore a saved session: file, tensor, spec, backends and layout"));
+    connect(loadSession, &QAction::triggered, this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Open session"), {}, tr("Session (*.json)"));
+        if (!p.isEmpty()) loadSessionFrom(p);
+    });
+    file->addActions({saveSession, loadSession});
+    file->addSeparator();
+    QMenu* exportMenu = file->addMenu(tr("&Export"));
+    QAction* exWeights =
+        makeAction(this, tr("Quantized &weights…"), QKeySequence(tr("Ctrl+E")),
+                   tr("Write the last result's codes, scales and zero points (safetensors in the "
+                      "compressed-tensors naming, or HDF5)"));
+    connect(exWeights, &QAction::triggered, this, [this] {
+        QString filter = tr("safetensors (*.safetensors)");
+        if (QUANTLENS_HAVE_HDF5) filter += tr(";;HDF5 (*.h5)");
+        const QString p = saveFileName(this, tr("Export quantized weights"), filter);
+        if (!p.isEmpty()) exportWeights(p);
+    });
+    QAction* exReport = makeAction(this, tr("&Report…"), QKeySequence(tr("Ctrl+Shift+E")),
+                                   tr("Write the statistics of the last result as JSON or CSV"));
+    connect(exReport, &QAction::triggered, this, [this] {
+        const QString p = saveFileName(this, tr("Export report"), tr("JSON (*.json);;CSV (*.csv)"));
+        if (!p.isEmpty()) exportReport(p);
+    });
+    QAction* exPlot = makeAction(this, tr("&Plot…"), QKeySequence(tr("Ctrl+Alt+E")),
+                                 tr("Save the current result tab as PNG, SVG, PDF or JPEG"));
+    connect(exPlot, &QAction::triggered, this, [this] {
+        const QString p =
+            saveFileName(this, tr("Export plot"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;JPEG (*.jpg)"));
+        if (!p.isEmpty()) exportPlot(p);
+    });
+    exportMenu->addActions({exWeights, exReport, exPlot});
+    file->addSeparator();
+    QAction* quit = makeAction(this, tr("&Quit"), QKeySequence::Quit, tr("Close QuantLens"));
+    connect(quit, &QAction::triggered, this, &QWidget::close);
+    file->addAction(quit);
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    QAction* runAction =
+        makeAction(this, tr("Quantize &selected"), QKeySequence(tr("Ctrl+R")),
+                   tr("Quantize the selected tensor with the current spec on backend A (and B)"));
+    runAction->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
+    connect(runAction, &QAction::triggered, this, &MainWindow::quantizeSelected);
+    QAction* runAllAction =
+        makeAction(this, tr("Quantize &all"), QKeySequence(tr("Ctrl+Shift+R")),
+                   tr("Quantize every floating tensor with the current spec and fill the whole-model table"));
+    runAllAction->setIcon(style()->standardIcon(QStyle::SP_MediaSeekForward));
+    connect(runAllAction, &QAction::triggered, this, &MainWindow::quantizeAll);
+    m_cancelAction =
+        makeAction(this, tr("&Cancel"), QKeySequence(Qt::Key_Escape), tr("Stop the running job"));
+    m_cancelAction->setIcon(style()->standardIcon(QStyle::SP_MediaStop));
+    m_cancelAction->setEnabled(false);
+    connect(m_cancelAction, &QAction::triggered, this, &MainWindow::cancel);
+    run->addActions({runAction, runAllAction, m_cancelAction});
+    run->addSeparator();
+    QAction* check =
+        makeAction(this, tr("C&heck against rules…"), QKeySequence(tr("Ctrl+K")),
+                   tr("Evaluate a rules file (one rule per line, as quantlens-cli check --rules reads it) "
+                      "on the whole-model table: which tensors fail, and why"));
+    connect(check, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Check against rules"), {},
+                                                          tr("Rules (*.txt *.rules);;All files (*)"));
+        if (!path.isEmpty()) m_modelTable->checkRules(path);
+    });
+    run->addAction(check);
+
+    QToolBar* bar = addToolBar(tr("Main"));
+    bar->setObjectName(QStringLiteral("mainToolbar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    bar->addActions({open, runAction, runAllAction, m_cancelAction});
+}
+
+void MainWindow::updateRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    for (const QString& path : recent) {
+        QAction* a = m_recentMenu->addAction(QFileInfo(path).fileName());
+        a->setToolTip(plainToolTip(path));
+        connect(a, &QAction::triggered, this, [this, path] { openFile(path); });
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+HeadlineStrip* MainWindow::headline() const {
+    return m_tensorView->headline();
+}
+
+JobRunner* MainWindow::runner() const {
+    return m_bench->runner();
+}
+
+const std::vector<PlotPage*>& MainWindow::pages() const {
+    return m_tensorView->pages();
+}
+
+const TensorSource* MainWindow::source() const {
+    return m_bench->source().get();
 }
 
 void MainWindow::showMessage(const QString& text, bool error) {
@@ -198,7 +325,7 @@ QString MainWindow::messageText() const {
 }
 
 bool MainWindow::openFile(const QString& path) {
-    if (isReportPath(path)) return openReport(path);
+    if (ModelTablePage::isReportPath(path)) return m_modelTable->openReport(path);
     std::shared_ptr<const TensorSource> source;
     try {
         source = openTensorSource(ss(path));
@@ -206,38 +333,24 @@ bool MainWindow::openFile(const QString& path) {
         showMessage(tr("Could not open %1:\n%2").arg(path, qs(e.what())), true);
         return false;
     }
-    m_runner->cancel();
-    m_source = std::move(source);
-    m_outcome.reset();
-    m_model.reset();
-    m_tensorRequest.reset();
-    m_modelRequest.reset();
-    m_report.reset();
-    m_browser->setSource(m_source.get());
-    m_modelTable->clear(tr("Run ▸ Quantize all (Ctrl+Shift+R) fills this table with every tensor of %1.")
-                            .arg(QFileInfo(path).fileName()));
-    m_planPage->clear(
-        tr("Measure formats to plan a mixed-precision checkpoint of %1.").arg(QFileInfo(path).fileName()));
-    m_diffPage->clear(tr("Diff %1 against another checkpoint of it: File ▸ Diff against… (Ctrl+Shift+D).")
-                          .arg(QFileInfo(path).fileName()));
-    m_headline->clear();
-    for (PlotPage* p : m_pages)
-        p->clear(tr("Select a tensor and run (Ctrl+R)."));
+    m_bench->setSource(std::move(source)); // the pages forget the previous model's results
+    const TensorSource& opened = *m_bench->source();
+    m_browser->setSource(&opened);
     setWindowTitle(tr("%1 — QuantLens").arg(QFileInfo(path).fileName()));
     // (path and count at once: a path holding "%2" must not take the count)
-    const std::size_t listed = m_source->tensors().size();
-    QString opened = listed == 1 ? tr("%1: 1 tensor.").arg(path)
-                                 : tr("%1: %2 tensors.").arg(path, QString::number(listed));
+    const std::size_t listed = opened.tensors().size();
+    QString text = listed == 1 ? tr("%1: 1 tensor.").arg(path)
+                               : tr("%1: %2 tensors.").arg(path, QString::number(listed));
     // What the file holds beyond the list (a GGUF tensor of an undecoded type, an HDF5 dataset of an
     // unreadable one), and why.
-    const std::vector<UnlistedEntry>& left = m_source->unlisted();
+    const std::vector<UnlistedEntry>& left = opened.unlisted();
     constexpr std::size_t kNamed = 3;
     for (std::size_t i = 0; i < std::min(left.size(), kNamed); ++i)
-        opened += (i == 0 ? tr("\nNot listed: ") : QStringLiteral("; ")) + qs(printable(left[i].name)) +
-                  QStringLiteral(" (") + qs(left[i].reason) + QStringLiteral(")");
+        text += (i == 0 ? tr("\nNot listed: ") : QStringLiteral("; ")) + qs(printable(left[i].name)) +
+                QStringLiteral(" (") + qs(left[i].reason) + QStringLiteral(")");
     if (left.size() > kNamed)
-        opened += tr("; and %1 more (quantlens-cli inspect lists them)").arg(left.size() - kNamed);
-    showMessage(opened, false);
+        text += tr("; and %1 more (quantlens-cli inspect lists them)").arg(left.size() - kNamed);
+    showMessage(text, false);
 
     QSettings settings;
     QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
@@ -253,75 +366,114 @@ bool MainWindow::selectTensor(const QString& name) {
 }
 
 void MainWindow::onTensorSelected(const QString& name) {
-    const TensorInfo* info = m_source ? m_source->find(ss(name)) : nullptr;
+    const TensorInfo* info = source() ? source()->find(ss(name)) : nullptr;
     if (!info) return;
     m_config->setShape(info->shape);
-    if (!m_outcome || m_outcome->a.report.name != info->name) {
-        m_headline->clear();
-        for (PlotPage* p : m_pages)
-            if (p != m_valuesPage)
-                p->clear(tr("Run (Ctrl+R) to quantize %1.").arg(name)); // the values preview stays
-    }
-    if (isFloating(info->dtype))
-        m_runner->startPreview(m_source, info->name);
-    else
-        m_valuesPage->clear(
-            tr("%1 is %2, not a floating tensor: nothing to quantize.").arg(name, qs(nameOf(info->dtype))));
-}
-
-JobRequest MainWindow::request() const {
-    JobRequest r;
-    r.source = m_source;
-    r.registry = m_registry;
-    r.spec = m_config->spec();
-    r.backend = m_config->backend();
-    r.compare = m_config->compare();
-    r.params = m_config->paramFiles();
-    r.importance = m_importance;
-    return r;
+    m_tensorView->select(*info);
 }
 
 void MainWindow::quantizeSelected() {
-    if (!m_source) return showMessage(tr("Open a model file first (Ctrl+O)."), true);
-    const std::string tensor = m_browser->selectedTensor();
-    if (tensor.empty()) return showMessage(tr("Select a tensor in the browser first."), true);
-    if (!m_config->plan() || !m_config->problem().isEmpty()) // side B's problems too, before any work
-        return showMessage(tr("Cannot quantize %1: %2").arg(qs(tensor), m_config->problem()), true);
-    showMessage({}, false);
-    m_tensorRequest = request();
-    m_runner->startTensor(*m_tensorRequest, tensor);
+    m_tensorView->quantize(m_browser->selectedTensor());
 }
 
 void MainWindow::quantizeAll() {
-    if (!m_source) return showMessage(tr("Open a model file first (Ctrl+O)."), true);
-    showMessage({}, false);
-    m_modelRequest = request();
-    m_runner->startModel(*m_modelRequest);
+    m_modelTable->quantizeAll();
 }
 
 void MainWindow::cancel() {
-    m_runner->cancel();
+    m_bench->runner()->cancel();
 }
 
-void MainWindow::showOutcome(std::shared_ptr<const TensorOutcome> outcome) {
-    m_outcome = std::move(outcome);
-    m_headline->setOutcome(*m_outcome);
-    for (PlotPage* p : m_pages)
-        p->setOutcome(*m_outcome);
-    statusBar()->showMessage(
-        tr("%1 quantized: %2").arg(qs(m_outcome->a.report.name), qs(describe(m_outcome->a.report.plan.spec))),
-        10000);
-    if (const std::string& note = m_outcome->a.report.params.calibrationNote; !note.empty())
-        showMessage(tr("Calibration: %1").arg(qs(note)), false); // far worse than absmax: said where it shows
-    emit resultShown();
+bool MainWindow::exportWeights(const QString& path) {
+    // The table's run, or the tensor's (side A); repeated for the target, so that what it cannot store
+    // is decided during the run, as the CLI's quantize --out does, and the table says what it holds.
+    if (m_modelTable->outcome() && m_tabs->currentWidget() == m_modelTable)
+        return m_modelTable->exportWeights(path);
+    return m_tensorView->exportWeights(path);
 }
 
-void MainWindow::showModel(std::shared_ptr<const ModelOutcome> outcome) {
-    m_model = std::move(outcome);
-    m_report.reset();
-    m_modelTable->setRows(modelRows(m_model->reports));
-    m_tabs->setCurrentWidget(m_modelTable);
-    emit modelShown();
+bool MainWindow::exportReport(const QString& path) {
+    std::vector<TensorReport> reports;
+    const Comparison* comparison = nullptr;
+    const std::shared_ptr<const TensorOutcome> tensor = m_tensorView->outcome();
+    if (m_modelTable->outcome() && m_tabs->currentWidget() == m_modelTable) {
+        reports = m_modelTable->outcome()->reports;
+    } else if (tensor) {
+        reports.push_back(tensor->a.report);
+        if (tensor->b) reports.push_back(tensor->b->report);
+        if (tensor->comparison) comparison = &*tensor->comparison;
+    }
+    if (reports.empty()) {
+        showMessage(tr("Nothing to report yet: run Quantize selected or Quantize all first."), true);
+        return false;
+    }
+    if (m_bench->refuseOverInputs(m_bench->request(), {{ss(path), "the report"}})) return false;
+    try {
+        writeReport(ss(path), source() ? source()->path() : std::string(), reports, comparison);
+    } catch (const std::exception& e) {
+        showMessage(tr("Report failed: %1").arg(qs(e.what())), true);
+        return false;
+    }
+    showMessage(tr("Wrote the report to %1.").arg(path), false);
+    return true;
+}
+
+bool MainWindow::exportPlot(const QString& path) {
+    if (m_bench->refuseOverInputs(m_bench->request(), {{ss(path), "the plot"}})) return false;
+    bool ok = false;
+    if (auto* page = qobject_cast<PlotPage*>(m_tabs->currentWidget()))
+        ok = page->exportTo(path);
+    else
+        ok = m_modelTable->exportTo(path);
+    if (!ok) showMessage(tr("Could not write %1 (PNG, SVG, PDF and JPEG are supported).").arg(path), true);
+    return ok;
+}
+
+Session MainWindow::session() const {
+    Session s;
+    if (source()) s.file = source()->path();
+    s.tensor = m_browser->selectedTensor();
+    s.spec = m_config->spec();
+    s.backend = m_config->backend();
+    s.compare = m_config->compare();
+    s.params = m_config->paramFiles();
+    s.geometry = saveGeometry();
+    s.state = saveState();
+    s.page = m_tabs->currentIndex();
+    return s;
+}
+
+void MainWindow::applySession(const Session& s) {
+    if (!s.file.empty() && (!source() || source()->path() != s.file)) openFile(qs(s.file));
+    if (!s.geometry.isEmpty()) restoreGeometry(s.geometry);
+    if (!s.state.isEmpty()) restoreState(s.state);
+    m_tabs->setCurrentIndex(s.page);
+    if (!s.tensor.empty()) m_browser->selectTensor(s.tensor);
+    m_config->setSpec(s.spec);
+    m_config->setBackend(s.backend);
+    m_config->setCompare(s.compare);
+    m_config->setParamFiles(s.params);
+}
+
+bool MainWindow::saveSessionTo(const QString& path) {
+    try {
+        saveSession(path, session());
+    } catch (const std::exception& e) {
+        showMessage(tr("Could not save the session: %1").arg(qs(e.what())), true);
+        return false;
+    }
+    showMessage(tr("Session saved to %1.").arg(path), false);
+    return true;
+}
+
+bool MainWindow::loadSessionFrom(const QString& path) {
+    try {
+        applySession(loadSession(path));
+    } catch (const std::exception& e) {
+        showMessage(tr("Could not open the session: %1").arg(qs(e.what())), true);
+        return false;
+    }
+    return true;
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
@@ -335,7 +487,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    m_runner->cancel();
+    m_bench->runner()->cancel();
     QSettings().setValue(QStringLiteral("lastSession"), session().toJson());
     event->accept();
 }

@@ -1,0 +1,73 @@
+#include "widgets/weights_export.h"
+
+#include "base/error.h"
+#include "io/export_compressed_tensors.h"
+#include "job/export_outcome.h"
+#include "widgets/job_runner.h"
+#include "widgets/qt_util.h"
+#include "widgets/workbench.h"
+
+#include <QCoreApplication>
+#include <filesystem>
+
+namespace ql {
+namespace {
+
+QString tr(const char* text) {
+    return QCoreApplication::translate("ql::WeightsExport", text);
+}
+
+} // namespace
+
+bool startWeightsExport(Workbench& bench, const JobRequest& ran, const std::string& tensor,
+                        const QString& path,
+                        std::function<void(std::shared_ptr<const ModelOutcome>)> written) {
+    const ExportTarget target{ss(path), ExportLayout::CompressedTensors, ran.source->path()};
+    std::vector<std::pair<std::string, std::string>> outputs{{target.path, "the export"}};
+    try {
+        if (!isHdf5Export(target.path)) {
+            (void)checkConfigTarget(target.path, target.model); // never the model's own config.json
+            outputs.emplace_back(
+                (std::filesystem::absolute(target.path).parent_path() / "config.json").string(),
+                "the export's config.json");
+        }
+    } catch (const std::exception& e) {
+        bench.showMessage(tr("Export failed: %1").arg(qs(e.what())), true);
+        return false;
+    }
+    if (bench.refuseOverInputs(ran, outputs)) return false;
+    bench.showMessage({}, false);
+    const bool all = tensor.empty();
+    JobHandle* job = bench.runner()->run([ran, tensor, target, all](const ProgressFn& fn) {
+        const auto names = all ? selectTensors(*ran.source, {{}, {}, true}) : std::vector{tensor};
+        ModelOutcome outcome =
+            runModelJob(ran, names, exportJobOptions(target, all), progressOverTensors(fn));
+        if (!all && outcome.quantized.empty() && !outcome.reports.empty() &&
+            !outcome.reports[0].error.empty())
+            throw FileError(target.path + ": not written: " + outcome.reports[0].error);
+        exportOutcome(outcome, target);
+        outcome.quantized.clear(); // written: the window keeps the reports only
+        outcome.kept.clear();
+        return outcome;
+    });
+    const std::size_t unlisted = all ? ran.source->unlisted().size() : 0;
+    job->onFinished<ModelOutcome>(&bench, [&bench, path, unlisted,
+                                           written](std::shared_ptr<const ModelOutcome> o) {
+        if (written) written(o);
+        const auto quantized = static_cast<int>(o->reports.size()) - o->failed - o->passedThrough;
+        QString done = tr("Wrote %1 quantized tensor(s)").arg(quantized);
+        if (o->passedThrough) done += tr(" and %1 kept unquantized").arg(o->passedThrough);
+        if (o->failed) done += tr(" (%1 failed, listed in the file's metadata)").arg(o->failed);
+        done += tr(" to %1.").arg(path);
+        // As the CLI's quantize --all says: what the file holds that QuantLens does not read is not in it.
+        if (unlisted)
+            done +=
+                tr(" %1 tensor(s) in the file are not read, so not in it (quantlens-cli inspect lists them).")
+                    .arg(unlisted);
+        bench.showMessage(done, false);
+        bench.endJob(QString());
+    });
+    return true;
+}
+
+} // namespace ql

@@ -1,0 +1,24 @@
+#pragma once
+// File ▸ Export ▸ Quantized weights, for the whole-model table and for one tensor alike: the run is
+// repeated for the target through the job runner (job/export_outcome.h), so what the target cannot
+// store is decided during the run and the report says what the file holds.
+#include "job/job.h"
+
+#include <QString>
+#include <functional>
+#include <memory>
+
+namespace ql {
+
+class Workbench;
+
+/// Starts the export of the run `ran` to `path`: every tensor of its file (`tensor` empty; those the
+/// target cannot store passed through) or the one named `tensor` (which then fails instead). Once
+/// written, `written` gets the run's outcome without its codes, the message bar says what the file
+/// holds, and the workbench ends the job. False + message when refused before any work (an output
+/// over an input, the model's own config.json).
+bool startWeightsExport(Workbench& bench, const JobRequest& ran, const std::string& tensor,
+                        const QString& path,
+                        std::function<void(std::shared_ptr<const ModelOutcome>)> written = {});
+
+} // namespace ql
