@@ -1,6 +1,7 @@
 # Suites of core/io (issue 3): safetensors, HDF5, export, real models, and the parser fuzzer.
 ql_add_test(tst_safetensors)
 ql_add_test(tst_safetensors_errors)
+ql_add_test(tst_model_formats)
 ql_add_test(tst_gguf)
 if(TARGET quantlens-cli) # a whole-model run says what it does not read
     target_compile_definitions(tst_gguf PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")

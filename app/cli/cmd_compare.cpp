@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/job_request.h"
 #include "cli/progress.h"
+#include "io/model_formats.h"
 #include "report/model_table.h"
 
 #include <cstdio>
@@ -49,7 +50,7 @@ CLI::App* addCompare(CLI::App& parent, CompareOptions& o) {
     auto* cmd =
         parent.add_subcommand("compare", "Quantize one tensor two ways (two backends or two presets) and "
                                          "compare the codes, naming the convention that explains them.");
-    cmd->add_option("FILE", o.file, "Model file (safetensors, HDF5, GGUF or ONNX)")->required();
+    cmd->add_option("FILE", o.file, "Model file (" + modelFormatNames() + ")")->required();
     cmd->add_option("--tensor", o.tensor, "Tensor name")->required();
     addSpecOptions(*cmd, o.spec);
     addImportanceOption(*cmd, o.importance);

@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "io/inspect_report.h"
+#include "io/model_formats.h"
 #include "io/printable.h"
 #include "io/tensor_source.h"
 #include "quantlens/config.h"
@@ -14,7 +15,9 @@ CLI::App* addInspect(CLI::App& parent, InspectOptions& o) {
         "inspect", "List the tensors of a model file: name, dtype, shape, size, and where "
                    "each is stored (file and offset; a GGUF tensor's own type; an ONNX QDQ weight's "
                    "scheme: per-tensor, per-axis a or block b).");
-    cmd->add_option("FILE", o.file, "safetensors (or .safetensors.index.json), HDF5, GGUF or ONNX file")
+    cmd->add_option("FILE", o.file,
+                    "Model file (" + modelFormatNames() +
+                        "; a sharded safetensors checkpoint by its .safetensors.index.json)")
         ->required();
     cmd->add_flag("--json", o.json, "Print JSON instead of a table");
     return cmd;

@@ -5,6 +5,7 @@
 #include "cli/progress.h"
 #include "cli/shard_run.h"
 #include "io/export_compressed_tensors.h"
+#include "io/model_formats.h"
 #include "io/printable.h"
 #include "job/export_outcome.h"
 #include "report/model_table.h"
@@ -71,7 +72,7 @@ CLI::App* addQuantize(CLI::App& parent, QuantizeOptions& o) {
                                       "does not apply to (integer buffers, scalars, shapes a group or "
                                       "block does not fit) are kept as they are and listed; a tensor that "
                                       "fails is listed with its reason and the exit code is 1.");
-    cmd->add_option("FILE", o.file, "Model file (safetensors, HDF5, GGUF or ONNX)")->required();
+    cmd->add_option("FILE", o.file, "Model file (" + modelFormatNames() + ")")->required();
     cmd->add_option("--tensor", o.tensors, "Tensor name (repeatable)")->group("TENSORS");
     cmd->add_option("--match", o.match, "Every tensor whose name matches this regular expression")
         ->group("TENSORS");

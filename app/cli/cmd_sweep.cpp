@@ -3,6 +3,7 @@
 #include "cli/commands.h"
 #include "cli/job_request.h"
 #include "cli/progress.h"
+#include "io/model_formats.h"
 #include "report/model_table.h"
 
 #include <algorithm>
@@ -45,7 +46,7 @@ CLI::App* addSweep(CLI::App& parent, SweepOptions& o) {
     auto* cmd =
         parent.add_subcommand("sweep", "Quantize one tensor with groups (blocks) of several sizes along "
                                        "--axis (default last) and tabulate the error of each.");
-    cmd->add_option("FILE", o.file, "Model file (safetensors, HDF5, GGUF or ONNX)")->required();
+    cmd->add_option("FILE", o.file, "Model file (" + modelFormatNames() + ")")->required();
     cmd->add_option("--tensor", o.tensor, "Tensor name")->required();
     cmd->add_option("--group-size", o.groupSizes, "Group sizes to try, e.g. 32,64,128")->required();
     addSpecOptions(*cmd, o.spec, false);

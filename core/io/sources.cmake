@@ -11,6 +11,7 @@ target_sources(quantlens_core PRIVATE
     io/inspect_report.cpp
     io/importance_file_readers.cpp
     io/mapped_file.cpp
+    io/model_formats.cpp
     io/printable.cpp
     io/safetensors_header.cpp
     io/untrusted_json.cpp

@@ -2,23 +2,16 @@
 
 #include "base/error.h"
 #include "io/atomic_file.h"
-#include "io/gguf_source.h"
 #include "io/mapped_file.h"
-#include "io/onnx_source.h"
+#include "io/model_formats.h"
 #include "io/printable.h"
 #include "io/safetensors_source.h"
 #include "io/untrusted_json.h"
-#include "quantlens/config.h"
 
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <new>
-#if QUANTLENS_HAVE_HDF5
-#include "io/hdf5_source.h"
-#endif
 
 namespace fs = std::filesystem;
 
@@ -59,41 +52,6 @@ const UnlistedEntry* TensorSource::findUnlisted(const std::string& name) const {
 }
 
 namespace {
-
-bool endsWith(const std::string& s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string lower(std::string s) {
-    for (char& c : s)
-        c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    return s;
-}
-
-enum class Kind { Safetensors, Index, Hdf5, Zip, Gguf, Unknown };
-
-Kind sniff(const std::string& path) {
-    std::array<char, 9> head{};
-    std::ifstream in(path, std::ios::binary);
-    in.read(head.data(), head.size());
-    const auto n = in.gcount();
-    if (n >= 8 && std::string_view(head.data(), 8) == std::string_view("\x89HDF\r\n\x1a\n", 8))
-        return Kind::Hdf5;
-    if (n >= 4 && std::string_view(head.data(), 4) == std::string_view("PK\x03\x04", 4)) return Kind::Zip;
-    if (hasGgufMagic(head.data(), static_cast<std::size_t>(n))) return Kind::Gguf;
-    if (n >= 9 && head[8] == '{') return Kind::Safetensors;
-    if (n >= 1 && head[0] == '{') return Kind::Index;
-    return Kind::Unknown;
-}
-
-std::unique_ptr<TensorSource> openHdf5(const std::string& path) {
-#if QUANTLENS_HAVE_HDF5
-    return openHdf5Source(path);
-#else
-    throw FileError(path +
-                    ": this build of QuantLens has no HDF5 support (configure with -DQUANTLENS_HDF5=ON)");
-#endif
-}
 
 // Names are printed as they are: one with a control character is refused (hasControlCharacter).
 void refuseControlCharacters(const TensorSource& source, const std::string& path) {
@@ -140,22 +98,7 @@ std::unique_ptr<TensorSource> openByKind(const std::string& path) {
         throw FileError(path + ": folder holds no model.safetensors or model.safetensors.index.json");
     }
     requireRegularFile(path); // before anything opens it: a FIFO would block
-    const std::string name = lower(fs::path(path).filename().string());
-    const Kind kind = sniff(path);
-    if (endsWith(name, ".index.json")) return SafetensorsSource::openIndex(path);
-    if (kind == Kind::Gguf || endsWith(name, ".gguf")) return GgufSource::open(path); // reports a bad magic
-    if (kind == Kind::Hdf5) return openHdf5(path);
-    if (endsWith(name, ".onnx")) return openOnnxSource(path); // protobuf has no magic: by extension
-    if (endsWith(name, ".h5") || endsWith(name, ".hdf5") || endsWith(name, ".keras") ||
-        endsWith(name, ".he5")) {
-        if (kind == Kind::Zip)
-            throw FileError(
-                path + ": a zip archive, not HDF5 (a Keras 3 .keras file: extract its model.weights.h5)");
-        return openHdf5(path); // reports "not an HDF5 file" with the library's reason
-    }
-    if (kind == Kind::Index) return SafetensorsSource::openIndex(path);
-    // .safetensors, or anything else: the strict parser explains what is wrong.
-    return SafetensorsSource::openFile(path);
+    return modelFormatOf(path).open(path);
 }
 
 } // namespace
