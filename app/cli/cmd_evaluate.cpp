@@ -55,6 +55,7 @@ nlohmann::json reportJson(const EvaluateOptions& o, const EvaluateOutcome& r, co
     j["inputs"] = {{"generated", r.generated}, {"notes", r.inputNotes}};
     if (!o.inputs.empty()) j["inputs"]["file"] = o.inputs;
     if (r.generated) j["inputs"]["seed"] = o.seed;
+    if (!r.against.empty()) j["against"] = r.against;
     j["weights"] = {{"quantized", r.quantized}, {"total", r.weights.size()}};
     for (const auto& w : r.weights)
         if (!w.quantized())
@@ -134,6 +135,9 @@ CLI::App* addEvaluate(CLI::App& parent, EvaluateOptions& o, EvaluateCliOptions& 
     cmd->add_option("--seed", o.seed, "Seed for --random")->capture_default_str()->group("INPUTS");
     cmd->add_option("--dim", c.dims, "A dynamic input dimension for --random, NAME=N (repeatable)")
         ->group("INPUTS");
+    cmd->add_option("--against", o.against,
+                    "Take the quantized side from this model (the same graph with its weights quantized, "
+                    "e.g. a QDQ export from `quantize --out q.onnx`), run by the runtime as it is");
     cmd->add_flag("--no-local", c.noLocal, "Skip the per-layer local runs (one run per weighted node)");
     cmd->add_option("--layers", c.layers, "Layers printed, worst cumulative SQNR first (the report has all)")
         ->check(CLI::Range(0, 1000000))
@@ -169,6 +173,7 @@ int runEvaluate(EvaluateOptions o, const EvaluateCliOptions& c) {
     const JobRequest request = makeRequest(c.model, c.spec, c.backend);
     RunFiles files;
     if (!o.inputs.empty()) files.input(o.inputs, "--inputs");
+    if (!o.against.empty()) files.input(o.against, "--against");
     refuseOutputsOverInputs(request, {{c.report, "--report"}, {c.saveOutputs, "--save-outputs"}}, files);
 
     ProgressPrinter progress(c.quiet);
@@ -186,7 +191,10 @@ int runEvaluate(EvaluateOptions o, const EvaluateCliOptions& c) {
                      "quantlens-cli: note: the inputs were generated (standard normal, seed %llu): they "
                      "measure less than real inputs do; give real ones with --inputs FILE\n",
                      static_cast<unsigned long long>(o.seed));
-    std::printf("weights: %d of %zu quantized\n", r.quantized, r.weights.size());
+    if (r.against.empty())
+        std::printf("weights: %d of %zu quantized\n", r.quantized, r.weights.size());
+    else
+        std::printf("quantized side: %s, as the runtime runs it\n", r.against.c_str());
     for (const auto& w : r.weights)
         if (!w.quantized())
             std::printf("  not quantized: %s: %s\n", oneLine(w.name).c_str(),

@@ -25,8 +25,10 @@ std::string extensionOf(const std::string& path) {
 // Every output is checked before any work starts: a run of an hour must not end in a bad name.
 void checkOutputs(const QuantizeOptions& o) {
     const std::string out = extensionOf(o.out);
-    if (!o.out.empty() && out != ".safetensors" && out != ".h5" && out != ".hdf5")
-        throw UsageError("--out " + o.out + ": use a .safetensors, .h5 or .hdf5 file name");
+    if (!o.out.empty() && out != ".safetensors" && out != ".h5" && out != ".hdf5" && out != ".onnx")
+        throw UsageError("--out " + o.out + ": use a .safetensors, .h5, .hdf5 or .onnx file name");
+    if (out == ".onnx" && (!o.shard.empty() || extensionOf(o.file) != ".onnx"))
+        throw UsageError("--out " + o.out + ": a QDQ ONNX export is written from an .onnx model, whole");
     const std::string report = extensionOf(o.report);
     if (!o.report.empty() && report != ".json" && report != ".csv")
         throw UsageError("--report " + o.report + ": use a .json or .csv file name");
@@ -83,7 +85,8 @@ CLI::App* addQuantize(CLI::App& parent, QuantizeOptions& o) {
         ->capture_default_str();
     cmd->add_option(
         "--out", o.out,
-        "Write the codes, scales and zero points of the tensors that succeeded (.safetensors, .h5)");
+        "Write the codes, scales and zero points of the tensors that succeeded (.safetensors, .h5; or "
+        ".onnx: the ONNX model, its weights as integer codes behind DequantizeLinear)");
     cmd->add_option(
            "--export-layout", o.exportLayout,
            "compressed-tensors (a checkpoint vLLM and transformers load: the library's tensor layout "

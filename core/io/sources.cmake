@@ -32,8 +32,8 @@ else()
 endif()
 # ONNX likewise: Debian's libonnx protobuf classes, or a fallback that says the build lacks them.
 if(QUANTLENS_ONNX)
-    target_sources(quantlens_core PRIVATE io/onnx_qdq.cpp io/onnx_source.cpp io/onnx_stored.cpp io/onnx_tensor.cpp
-                                          io/onnx_wire.cpp)
+    target_sources(quantlens_core PRIVATE io/export_onnx_qdq.cpp io/onnx_qdq.cpp io/onnx_source.cpp
+                                          io/onnx_stored.cpp io/onnx_tensor.cpp io/onnx_wire.cpp)
 else()
-    target_sources(quantlens_core PRIVATE io/onnx_source_unavailable.cpp)
+    target_sources(quantlens_core PRIVATE io/export_onnx_qdq_unavailable.cpp io/onnx_source_unavailable.cpp)
 endif()

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "io/export_compressed_tensors.h"
+#include "io/export_onnx_qdq.h"
 
 #include <algorithm>
 #include <cctype>
@@ -17,6 +18,7 @@ bool isHdf5Export(const std::string& path) {
 }
 
 std::function<std::string(const QuantizedTensor&)> unstorableFor(const ExportTarget& target) {
+    if (isOnnxExport(target.path)) return onnxQdqRefusals(target.model);
     if (isHdf5Export(target.path) || target.layout != ExportLayout::CompressedTensors) return {};
     return [path = target.path](const QuantizedTensor& q) { return compressedTensorsRefusal(q, path); };
 }
@@ -32,6 +34,10 @@ ModelJobOptions exportJobOptions(const ExportTarget& target, bool passThrough) {
 void exportOutcome(const ModelOutcome& outcome, const ExportTarget& target) {
     if (outcome.quantized.empty() && (!target.part || outcome.kept.empty()))
         throw FileError(target.path + ": not written: no tensor was quantized");
+    if (isOnnxExport(target.path)) {
+        exportOnnxQdq(target.path, outcome.quantized, target.model);
+        return;
+    }
     const ExportExtras extras = exportExtras(outcome);
     if (isHdf5Export(target.path)) {
         exportHdf5(target.path, outcome.quantized, target.model, extras);

@@ -244,23 +244,21 @@ HostTensor stack(const std::vector<HostTensor>& parts) {
     return t;
 }
 
-} // namespace
+// The graph's outputs, then the node outputs added for the layers.
+std::vector<std::string> quantNamesOf(const std::vector<std::string>& graphOutputs,
+                                      const std::vector<std::string>& extras) {
+    std::vector<std::string> names = graphOutputs;
+    names.insert(names.end(), extras.begin(), extras.end());
+    return names;
+}
 
-EvaluateOutcome runEvaluateJob(const JobRequest& request, const EvaluateOptions& o,
-                               const ProgressFn& progress) {
-    if (o.inputs.empty() == (o.random <= 0))
-        throw QuantError("give the inputs with exactly one of --inputs FILE or --random N");
+// The request's spec run on the model's float32 weights of rank >= 2, each dequantized with the
+// reference: what replaces them in the quantized model.
+std::map<std::string, std::vector<float>> quantizedWeights(const JobRequest& request,
+                                                           const ModelRewriter& model,
+                                                           EvaluateOutcome& outcome,
+                                                           const ProgressFn& progress) {
     const std::string& path = request.source->path();
-    EvaluateOutcome outcome;
-    const auto rt = OrtRuntime::find(); // before any work: a missing runtime is said at once
-    outcome.runtime = "ONNX Runtime " + rt->version() + " (" + rt->path() + ")";
-    const ModelRewriter model(path);
-    const auto plain = rt->open(model.original(), path);
-    auto samples = o.inputs.empty() ? randomSamples(o, plain->inputs(), outcome)
-                                    : samplesFromFile(o.inputs, plain->inputs(), outcome);
-    outcome.samples = static_cast<int>(samples.size());
-
-    // The weights: float32 of rank >= 2 in the main graph, through the request's spec and backend.
     std::vector<std::string> names;
     for (const auto& w : model.weights())
         if (const TensorInfo* info = request.source->find(w); info && info->shape.size() >= 2)
@@ -278,9 +276,35 @@ EvaluateOutcome runEvaluateJob(const JobRequest& request, const EvaluateOptions&
         throw QuantError(
             path + ": the spec quantized none of its " + std::to_string(names.size()) + " weights" +
             (run.reports.empty() || run.reports[0].error.empty() ? "" : ": " + run.reports[0].error));
+
+    return dequantized;
+}
+
+} // namespace
+
+EvaluateOutcome runEvaluateJob(const JobRequest& request, const EvaluateOptions& o,
+                               const ProgressFn& progress) {
+    if (o.inputs.empty() == (o.random <= 0))
+        throw QuantError("give the inputs with exactly one of --inputs FILE or --random N");
+    const std::string& path = request.source->path();
+    EvaluateOutcome outcome;
+    const auto rt = OrtRuntime::find(); // before any work: a missing runtime is said at once
+    outcome.runtime = "ONNX Runtime " + rt->version() + " (" + rt->path() + ")";
+    const ModelRewriter model(path);
+    const auto plain = rt->open(model.original(), path);
+    auto samples = o.inputs.empty() ? randomSamples(o, plain->inputs(), outcome)
+                                    : samplesFromFile(o.inputs, plain->inputs(), outcome);
+    outcome.samples = static_cast<int>(samples.size());
+
+    // The weights: float32 of rank >= 2 in the main graph, through the request's spec and backend;
+    // or, against another model, none: that model holds its quantized weights itself.
+    std::map<std::string, std::vector<float>> dequantized;
     std::map<std::string, const std::vector<float>*> all;
-    for (const auto& [name, values] : dequantized)
-        all[name] = &values;
+    if (o.against.empty()) {
+        dequantized = quantizedWeights(request, model, outcome, progress);
+        for (const auto& [name, values] : dequantized)
+            all[name] = &values;
+    }
 
     // The layers: every output of every node but the Constants.
     const std::vector<std::string>& graphOutputs = model.graphOutputs();
@@ -305,10 +329,26 @@ EvaluateOutcome runEvaluateJob(const JobRequest& request, const EvaluateOptions&
                 layerNode.push_back(i);
             }
     const auto floatLayers = rt->open(model.rewrite({}, extras), path + " (every node output)");
-    const auto quantModel = rt->open(model.rewrite(all, extras), path + " (quantized weights)");
+    std::unique_ptr<OrtModel> quantModel;
+    if (o.against.empty()) {
+        quantModel = rt->open(model.rewrite(all, extras), path + " (quantized weights)");
+    } else {
+        // The same graph with its weights quantized in the file (a QDQ export): the runtime's own
+        // arithmetic gives the quantized side, every node output by its name.
+        const ModelRewriter other(o.against);
+        std::set<std::string> outputs(other.graphOutputs().begin(), other.graphOutputs().end());
+        for (const ModelNode& n : other.nodes())
+            outputs.insert(n.outputs.begin(), n.outputs.end());
+        for (const auto& name : quantNamesOf(graphOutputs, extras))
+            if (!outputs.count(name))
+                throw QuantError(
+                    o.against + ": has no node output '" + printable(name) + "' of " + path +
+                    "; --against takes the same model with its weights quantized (a QDQ export)");
+        quantModel = rt->open(other.rewrite({}, extras), o.against);
+        outcome.against = o.against;
+    }
 
-    std::vector<std::string> quantNames = graphOutputs;
-    quantNames.insert(quantNames.end(), extras.begin(), extras.end());
+    const std::vector<std::string> quantNames = quantNamesOf(graphOutputs, extras);
     const std::size_t G = graphOutputs.size();
     std::vector<Accum> outAcc(G), layerAcc(layerNames.size());
     std::vector<ClassAccum> classAcc(G);

@@ -22,6 +22,9 @@ struct EvaluateOptions {
     std::uint64_t seed = 0; // for `random`
     std::map<std::string, std::int64_t> dims; // dynamic dimensions by name (a dynamic first one is 1)
     bool local = true;                        // the per-layer local runs (one run per weighted node)
+    /// The quantized side from this model instead of the spec: the same graph with its weights stored
+    /// quantized (a QDQ export), run as it is. No weights are quantized, no local runs.
+    std::string against;
 };
 
 /// Errors of one tensor, over every sample: 10·log10(Σref² / Σ(ref−q)²), cosine, max |ref−q|.
@@ -57,6 +60,7 @@ struct LayerMetrics {
 
 struct EvaluateOutcome {
     std::string runtime; // "ONNX Runtime 1.30.0 (PATH)"
+    std::string against; // the model the quantized side came from, when not the spec
     int samples = 0;
     bool generated = false; // the inputs were generated (they measure less than real ones)
     std::vector<std::string> inputNotes;

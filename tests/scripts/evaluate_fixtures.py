@@ -1,6 +1,7 @@
 """Fixtures for tests/tst_evaluate.cpp (issue 42).
 
   evaluate_fixtures.py transformer OUT.onnx        a small transformer encoder, exported by PyTorch's ONNX exporter
+  evaluate_fixtures.py mlp OUT.onnx                two Linear layers (Gemm, weights [out, in]), opset 14
   evaluate_fixtures.py badop OUT.onnx              a valid ONNX model with an operator no runtime has
   evaluate_fixtures.py inputs OUT_PREFIX NAME DTYPE N D0,D1,...
       N samples of input NAME (x[i] = sin(i * 0.001 + k), sample k): OUT_PREFIX.npz (np.savez, first axis the
@@ -31,6 +32,15 @@ def transformer(out):
                       dynamic_axes={"features": {0: "batch", 1: "tokens"}}, opset_version=14)
 
 
+def mlp(out):
+    import torch
+
+    torch.manual_seed(11)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10)).eval()
+    torch.onnx.export(model, torch.randn(1, 32), out, input_names=["features"], output_names=["logits"],
+                      dynamic_axes={"features": {0: "batch"}}, opset_version=14)
+
+
 def badop(out):
     import onnx
     from onnx import TensorProto, helper
@@ -54,4 +64,4 @@ def inputs(prefix, name, dtype, n, dims):
 
 
 if __name__ == "__main__":
-    {"transformer": transformer, "badop": badop, "inputs": inputs}[sys.argv[1]](*sys.argv[2:])
+    {"transformer": transformer, "mlp": mlp, "badop": badop, "inputs": inputs}[sys.argv[1]](*sys.argv[2:])
