@@ -84,6 +84,7 @@ int runCompare(const CompareOptions& o) {
     }
 
     ProgressPrinter progress(o.quiet);
+    requireAxesInRange(request.spec, *request.source, {o.tensor});
     progress.begin(0, 1, o.tensor);
     const TensorOutcome out = runTensorJob(request, o.tensor, progress.callback());
     progress.finish();

@@ -39,7 +39,7 @@ PlanCandidate parseCandidate(const std::string& text) {
     if (!spec.scale.empty() || !spec.groupIndex.empty())
         throw UsageError("--candidate " + name +
                          ": a candidate calibrates itself (no --scale, --group-index)");
-    PlanCandidate c{name, buildSpec(spec), "", false};
+    PlanCandidate c{name, buildSpec(spec), "", false, spec.axis.empty()}; // --axis: every weight, as given
     // The nearest llama.cpp type: 8-bit codes q8_0, FP4 in MX blocks mxfp4, any other sub-byte code q4_K.
     c.ggmlType = !isSubByte(c.spec->target) ? "q8_0" : (c.spec->preset == Preset::MX ? "mxfp4" : "q4_K");
     return c;
@@ -104,6 +104,10 @@ void printPlan(const PlanMeasurements& m, const PlanResult& r) {
             : (" (bits counted in units of " + std::to_string(r.solution.unitBits) + ", rounded up)").c_str(),
         r.front.size(), r.front.empty() ? NAN : static_cast<double>(r.front.front().bits) / m.elements(),
         r.front.empty() ? NAN : static_cast<double>(r.front.back().bits) / m.elements());
+    if (m.notPlanned.empty()) return;
+    std::printf("\nkept as they are (%zu, not planned):\n", m.notPlanned.size());
+    for (const auto& [name, why] : m.notPlanned)
+        std::printf("  %s: %s\n", printable(name).c_str(), oneLine(why).c_str());
 }
 
 } // namespace
@@ -111,16 +115,19 @@ void printPlan(const PlanMeasurements& m, const PlanResult& r) {
 CLI::App* addPlan(CLI::App& parent, PlanOptions& o) {
     auto* cmd = parent.add_subcommand(
         "plan",
-        "Choose a format per weight under a size budget: measure each 2-D \".weight\" under every candidate "
-        "format (the target operator's arithmetic), then pick the choice with the least total squared "
-        "error (importance-weighted with --importance) whose compressed-tensors size fits the budget. "
+        "Choose a format per weight under a size budget: measure each weight (Linear, conv, recurrent; any "
+        "name) under every candidate format along its role's axes (the target operator's arithmetic), then "
+        "pick the choice with the least total squared error (importance-weighted with --importance) whose "
+        "stored size fits the budget. Biases, norms, scalars and embedding tables are kept and listed. "
         "Exports the plan as llama.cpp --tensor-type rules, an llm-compressor recipe and a "
-        "compressed-tensors checkpoint.");
+        "compressed-tensors checkpoint (with --out, only the formats a checkpoint stores are chosen).");
     cmd->add_option("FILE", o.file,
                     "Model file (safetensors, HDF5 or GGUF); with --from, the plan's file by default");
     cmd->add_option("--tensor", o.tensors, "Tensor name (repeatable)")->group("TENSORS");
-    cmd->add_option("--match", o.match, "Every tensor whose name matches this regular expression")
+    cmd->add_option("--match", o.match,
+                    "Every tensor whose name matches this regular expression (default: every weight)")
         ->group("TENSORS");
+    addIncludeNonWeightsOption(*cmd, o.includeNonWeights);
     cmd->add_option(
            "--candidates", o.candidates,
            "Formats to choose from, comma-separated (default all): " +
@@ -165,10 +172,10 @@ int runPlan(const PlanOptions& o) {
     if (o.bitsPerWeight <= 0 && o.bytes <= 0)
         throw UsageError("plan needs a budget: --bits-per-weight or --size");
     if (!o.from.empty() && (!o.importance.empty() || !o.candidates.empty() || !o.custom.empty() ||
-                            !o.tensors.empty() || !o.match.empty()))
+                            !o.tensors.empty() || !o.match.empty() || o.includeNonWeights))
         throw UsageError(
             "--from re-plans the measurements it holds: no --importance, --candidates, --candidate, "
-            "--tensor or --match with it");
+            "--tensor, --match or --include-non-weights with it");
     if (o.from.empty() && o.file.empty()) throw UsageError("plan needs FILE (or --from PLAN.json)");
     if (!o.tensors.empty() && !o.match.empty())
         throw UsageError("choose the tensors with --tensor or --match, not both");
@@ -214,7 +221,10 @@ int runPlan(const PlanOptions& o) {
         } catch (const QuantError& e) {
             throw UsageError("--match: " + std::string(e.what()));
         }
-        m = measurePlan(request, names, candidatesOf(o), events);
+        m = measurePlan(
+            request, names, candidatesOf(o), events,
+            {.includeNonWeights = o.includeNonWeights || !o.tensors.empty(), // named: planned as asked
+             .compressedTensorsOnly = !o.out.empty()});
         progress.finish();
     }
     const PlanResult r = choosePlan(m, {o.bitsPerWeight, o.bytes});

@@ -79,6 +79,7 @@ CLI::App* addQuantize(CLI::App& parent, QuantizeOptions& o) {
     cmd->add_option("--match", o.match, "Every tensor whose name matches this regular expression")
         ->group("TENSORS");
     cmd->add_flag("--all", o.all, "Every tensor in the file")->group("TENSORS");
+    addIncludeNonWeightsOption(*cmd, o.includeNonWeights);
     addSpecOptions(*cmd, o.spec);
     addImportanceOption(*cmd, o.importance);
     cmd->add_option("--backend", o.backend, "Backend to run on (`quantlens-cli backends` lists this build's)")
@@ -136,6 +137,7 @@ int runQuantize(const QuantizeOptions& o) {
     } catch (const QuantError& e) { // an invalid --match expression
         throw UsageError("--match: " + std::string(e.what()));
     }
+    requireAxesInRange(request.spec, *request.source, names);
 
     if (o.resume && o.shard.empty())
         throw UsageError("--resume goes with --shard I/N (one process: --shard 0/1)");
@@ -159,6 +161,7 @@ int runQuantize(const QuantizeOptions& o) {
     // with them, for a compressed-tensors export, the tensors that format cannot store.
     ModelJobOptions options{false, o.tensors.empty()};
     if (!o.out.empty()) options = exportJobOptions(exportTarget(o, o.out), o.tensors.empty());
+    options.weightsOnly = o.tensors.empty() && !o.includeNonWeights; // named tensors: as asked
     const ModelOutcome outcome = runModelJob(request, names, options, events);
     progress.finish();
     printFailures(o.file, outcome.reports);

@@ -74,6 +74,7 @@ int runSweep(const SweepOptions& o) {
     // (TensorRT); per-group is the same layout for the custom preset.
     if (spec.scheme != Scheme::PerGroup) spec.scheme = Scheme::Block;
     if (o.spec.axis.empty()) spec.axes.clear(); // groups along the last axis, GPTQ style
+    requireAxesInRange(spec, *request.source, {o.tensor});
 
     ProgressPrinter progress(o.quiet);
     const SweepOutcome out = runSweepJob(

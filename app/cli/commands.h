@@ -22,6 +22,7 @@ struct QuantizeOptions {
     std::vector<std::string> tensors;
     std::string match;
     bool all = false;
+    bool includeNonWeights = false;
     SpecOptions spec;
     std::string backend = "cpu";
     std::string out;
@@ -116,6 +117,7 @@ struct PlanOptions {
     std::string llamaRules;
     std::string recipe;
     std::string out;
+    bool includeNonWeights = false;
     bool quiet = false;
 };
 CLI::App* addPlan(CLI::App& parent, PlanOptions& o);

@@ -2,6 +2,7 @@
 
 #include "cli/cli_error.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace ql::cli {
@@ -44,6 +45,29 @@ void addSpecOptions(CLI::App& app, SpecOptions& o, bool withGroupSize) {
         }
         option->group("SPEC");
     }
+}
+
+void addIncludeNonWeightsOption(CLI::App& app, bool& include) {
+    app.add_flag("--include-non-weights", include,
+                 "With --all or --match: also quantize biases, norm and scale vectors (rank 1) and scalars, "
+                 "which are otherwise kept as they are and listed")
+        ->group("TENSORS");
+}
+
+void requireAxesInRange(const QuantSpec& spec, const TensorSource& source,
+                        const std::vector<std::string>& names) {
+    if (spec.axes.empty() || names.empty()) return;
+    std::size_t rank = 0;
+    for (const auto& n : names)
+        if (const TensorInfo* t = source.find(n)) rank = std::max(rank, t->shape.size());
+    const auto r = static_cast<int>(rank);
+    for (const int a : spec.axes)
+        if (a >= r || a < -r)
+            throw UsageError(
+                "--axis " + std::to_string(a) + " is out of range for every selected tensor (" +
+                (r == 0 ? std::string("all are scalars")
+                        : "axes -" + std::to_string(r) + " to " + std::to_string(r - 1) + " at most") +
+                ")");
 }
 
 QuantSpec buildSpec(const SpecOptions& o) {

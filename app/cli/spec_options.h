@@ -19,6 +19,16 @@ using ql::SpecOptions;
 /// Adds the SPEC flags to a subcommand; `withGroupSize` false leaves --group-size to the caller (sweep).
 void addSpecOptions(CLI::App& app, SpecOptions& o, bool withGroupSize = true);
 
+/// --include-non-weights, the same words on quantize and plan: whole-model runs take weights only
+/// (quant/weight_role.h notAWeight) and keep biases, norms and scalars unless it is given.
+void addIncludeNonWeightsOption(CLI::App& app, bool& include);
+
+/// Throws UsageError when --axis names an axis no selected tensor has (`--axis 5` on a model whose
+/// largest tensor is 4-D): a mistyped flag, not one tensor's failure. An axis that fits some of them
+/// applies to all, and fails, with the reason, those it does not fit.
+void requireAxesInRange(const QuantSpec& spec, const TensorSource& source,
+                        const std::vector<std::string>& names);
+
 /// Builds the spec; throws UsageError for malformed or conflicting flags and FileError when the
 /// group-index file cannot be read.
 QuantSpec buildSpec(const SpecOptions& o);

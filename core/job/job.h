@@ -138,6 +138,10 @@ struct ModelJobOptions {
     /// Pass through the tensors the spec cannot apply to (a whole-model run). Off when the user
     /// named the tensors: then a spec that does not apply is that tensor's failure.
     bool passThrough = true;
+    /// Weights only (a whole-model run's default in the CLI): tensors the role table says are no
+    /// weight (quant/weight_role.h notAWeight: biases, norm and scale vectors, scalars) are passed
+    /// through with the reason, whatever the spec would do to them.
+    bool weightsOnly = false;
     /// For an export: why its layout cannot store a quantized tensor (empty: it can). Such a tensor
     /// is then passed through as one the spec does not apply to (or fails, without passThrough),
     /// so the export and the report agree on what was kept.

@@ -27,11 +27,15 @@ TensorReport reportOf(const TensorInfo& info, const std::string& backend) {
 }
 
 // The tensor's plan, or why the spec does not apply to it (planned once: the run uses this plan).
-std::variant<ResolvedSpec, std::string> planOrReason(const JobRequest& request, const TensorInfo& info) {
+std::variant<ResolvedSpec, std::string> planOrReason(const JobRequest& request, const TensorInfo& info,
+                                                     bool weightsOnly) {
     if (!isFloating(info.dtype))
         return "not a floating-point tensor (" + std::string(nameOf(info.dtype)) + ")";
     if (info.shape.empty()) return std::string("a 0-d scalar");
     if (elementCount(info.shape) == 0) return std::string("no elements");
+    if (weightsOnly)
+        if (std::string why = notAWeight(roleOf(*request.source, info)); !why.empty())
+            return why + " (--include-non-weights quantizes it)";
     try {
         return planForTensor(request, request.spec, info); // the role's axes unless one was named
     } catch (const QuantError& e) {
@@ -124,7 +128,7 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
                 ++out.failed;
             }
         };
-        auto plan = planOrReason(request, info);
+        auto plan = planOrReason(request, info, options.weightsOnly);
         if (const auto* why = std::get_if<std::string>(&plan)) {
             passThrough(*why);
         } else {

@@ -11,12 +11,12 @@
 namespace ql {
 namespace {
 
-QuantSpec lastAxisBlock(Preset preset, Target target, std::int64_t size) {
+QuantSpec reductionBlock(Preset preset, Target target, std::int64_t size) {
     QuantSpec s;
     s.preset = preset;
     s.target = target;
     s.scheme = Scheme::Block;
-    s.axes.clear(); // along the input channels (the last axis), GPTQ style
+    s.axes.clear(); // along the reduction axis (a Linear's input features), GPTQ style: the role's
     s.block = {size};
     return s;
 }
@@ -26,7 +26,7 @@ QuantSpec perChannel(Preset preset, Target target) {
     s.preset = preset;
     s.target = target;
     s.scheme = Scheme::PerChannel;
-    s.axes = {0}; // one scale per output channel
+    s.axes = {0}; // one scale per output channel (the role's channel axis)
     return s;
 }
 
@@ -39,23 +39,32 @@ QuantSpec blockFormat(Preset preset) {
     return s;
 }
 
-// A weight compressed-tensors quantizes: a Linear's 2-D floating ".weight".
-std::string whyNotPlanned(const TensorInfo& info) {
-    const std::string suffix = ".weight";
-    if (!isFloating(info.dtype)) return "not a floating-point tensor";
-    if (info.shape.size() != 2) return "not a 2-D weight";
-    if (info.name.size() <= suffix.size() ||
-        info.name.compare(info.name.size() - suffix.size(), suffix.size(), suffix))
-        return "not a module's \".weight\"";
+// Why a selected tensor is not planned (empty: it is): what no format of the planner applies to.
+std::string whyNotPlanned(const TensorInfo& info, const RoleAxes& role, const PlanScope& scope) {
+    if (!isFloating(info.dtype))
+        return "not a floating-point tensor (" + std::string(nameOf(info.dtype)) + ")";
     if (elementCount(info.shape) == 0) return "no elements";
-    // Embedding tables are 2-D ".weight"s too, but the loaders quantize Linear layers only.
-    const std::string module = info.name.substr(0, info.name.size() - suffix.size());
-    const std::string last = module.substr(module.rfind('.') + 1);
-    for (const char* e :
-         {"embed_tokens", "embed_positions", "wte", "wpe", "word_embeddings", "position_embeddings",
-          "token_type_embeddings", "tok_embeddings", "token_embd", "position_embd"})
-        if (last == e) return "an embedding table (vLLM and transformers load quantized Linear weights only)";
+    if (info.shape.empty()) return "a scalar: nothing to plan";
+    if (std::string why = notAWeight(role); !why.empty() && !scope.includeNonWeights)
+        return why + " (--include-non-weights plans it)";
+    if (role.role == WeightRole::Embedding)
+        return "an embedding table (" + role.basis +
+               "): vLLM and transformers load quantized Linear weights only";
     return {};
+}
+
+// The bits a layout stores in QuantLens's native export: the codes packed at their width, a scale
+// per group (in the weight's dtype, or the format's 8-bit scale codes), zero points at the code
+// width, NVFP4's global scale.
+std::int64_t nativeBits(const ResolvedSpec& plan, const QuantParams& params, DType weightDType) {
+    const Target t = plan.codeTarget;
+    const std::int64_t codeBits = isSubByte(t) ? 4 : bitsOf(codeDType(t));
+    const auto scales = static_cast<std::int64_t>(params.scales.size());
+    std::int64_t bits = elementCount(plan.shape) * codeBits;
+    bits += scales * (params.scaleCodes.empty() ? bitsOf(weightDType) : 8);
+    bits += static_cast<std::int64_t>(params.zeroPoints.size()) * codeBits;
+    if (plan.spec.preset == Preset::NVFP4) bits += 32;
+    return bits;
 }
 
 std::int64_t storedBits(const std::vector<NamedTensor>& stored, const std::string& shapeName) {
@@ -77,8 +86,9 @@ double meanImportance(const Importance& importance) {
 }
 
 PlanCell measureCell(const JobRequest& request, const Backend& backend, const LoadedTensor& tensor,
-                     const PlanCandidate& candidate, const std::optional<Importance::Weights>& weights,
-                     double fallbackWeight, const ProgressFn& progress) {
+                     const RoleAxes& role, const PlanCandidate& candidate,
+                     const std::optional<Importance::Weights>& weights, double fallbackWeight,
+                     const PlanScope& scope, const ProgressFn& progress) {
     const TensorInfo& info = tensor.info();
     PlanCell c;
     if (!candidate.spec) {
@@ -88,7 +98,8 @@ PlanCell measureCell(const JobRequest& request, const Backend& backend, const Lo
         return c;
     }
     try {
-        const ResolvedSpec plan = resolveSpec(*candidate.spec, info.shape);
+        const ResolvedSpec plan = resolveSpec(planSpecFor(candidate, role), info.shape);
+        if (std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
         // (a cell needs the totals and the codes: no clipping rows)
         TensorMeasurement run = measureTensor(tensor, plan, backend, {.progress = progress, .groupRows = 0});
         const ErrorStats& stats = run.report.analysis.stats;
@@ -97,15 +108,25 @@ PlanCell measureCell(const JobRequest& request, const Backend& backend, const Lo
         const QuantizedTensor q{info.name, run.result.plan, std::move(run.result.params),
                                 std::move(run.result.codes)};
         const std::string& file = request.source->path();
-        const CompressedTensorsArgs args = compressedTensorsArgs(q, file);
-        nlohmann::json described;
-        const auto stored = compressedTensorsTensors(q, args, info.dtype, file, described);
-        c.bits = storedBits(stored, described.value("shape", std::string()));
+        std::optional<CompressedTensorsArgs> args;
+        try {
+            args = compressedTensorsArgs(q, file);
+        } catch (const FileError& e) {
+            if (scope.compressedTensorsOnly) throw;
+            c.noCompressedTensors = e.what();
+        }
+        if (args) {
+            nlohmann::json described;
+            const auto stored = compressedTensorsTensors(q, *args, info.dtype, file, described);
+            c.bits = storedBits(stored, described.value("shape", std::string()));
+            c.compressedTensors = {{"format", args->format}, {"weights", args->weights}};
+        } else {
+            c.bits = nativeBits(q.plan, q.params, info.dtype);
+        }
         c.error =
             weights ? weightedErrorOf(q.plan, q.params, q.codes, tensor.floats(), *weights).sumWeightedSqError
                     : stats.sumSqError() * fallbackWeight;
         c.sqnrDb = stats.sqnrDb();
-        c.compressedTensors = {{"format", args.format}, {"weights", args.weights}};
     } catch (const Cancelled&) {
         throw;
     } catch (const std::exception& e) {
@@ -117,15 +138,20 @@ PlanCell measureCell(const JobRequest& request, const Backend& backend, const Lo
 
 } // namespace
 
+QuantSpec planSpecFor(const PlanCandidate& candidate, const RoleAxes& role) {
+    if (!candidate.spec) throw QuantError("the candidate " + candidate.name + " keeps the weight as stored");
+    return candidate.roleAxes ? specForRole(*candidate.spec, role) : *candidate.spec;
+}
+
 std::vector<PlanCandidate> defaultPlanCandidates() {
     // ggml types: the llama.cpp type of the same code width whose blocks are no coarser (q4_0 has
     // blocks of 32 with an f16 scale, q4_K super-blocks of 256 with 32-element sub-scales).
     return {
         {"nvfp4", blockFormat(Preset::NVFP4), "q4_K"},
         {"mxfp4", blockFormat(Preset::MX), "mxfp4", true},
-        {"int4-g128", lastAxisBlock(Preset::TensorRT, Target::Int4, 128), "q4_K"},
-        {"int4-g64", lastAxisBlock(Preset::TensorRT, Target::Int4, 64), "q4_K"},
-        {"int4-g32", lastAxisBlock(Preset::TensorRT, Target::Int4, 32), "q4_0"},
+        {"int4-g128", reductionBlock(Preset::TensorRT, Target::Int4, 128), "q4_K"},
+        {"int4-g64", reductionBlock(Preset::TensorRT, Target::Int4, 64), "q4_K"},
+        {"int4-g32", reductionBlock(Preset::TensorRT, Target::Int4, 32), "q4_0"},
         {"fp8-channel", perChannel(Preset::TensorRT, Target::Fp8E4M3), "q8_0"},
         {"int8-channel", perChannel(Preset::Torch, Target::Int8), "q8_0"},
         {"keep", std::nullopt, ""},
@@ -157,7 +183,8 @@ std::int64_t PlanMeasurements::elements() const {
 }
 
 PlanMeasurements measurePlan(const JobRequest& request, const std::vector<std::string>& names,
-                             const std::vector<PlanCandidate>& candidates, const ModelEvents& events) {
+                             const std::vector<PlanCandidate>& candidates, const ModelEvents& events,
+                             const PlanScope& scope) {
     if (candidates.empty()) throw QuantError("the planner needs at least one candidate format");
     const TensorSource& source = *request.source;
     const Backend& backend = request.registry->require(request.backend);
@@ -171,11 +198,13 @@ PlanMeasurements measurePlan(const JobRequest& request, const std::vector<std::s
     for (int i = 0; i < total; ++i) {
         const TensorInfo& info = requireTensor(source, names[static_cast<std::size_t>(i)]);
         if (events.started) events.started(i, total, info.name);
-        if (std::string why = whyNotPlanned(info); !why.empty()) {
+        const RoleAxes role = roleOf(source, info);
+        if (std::string why = whyNotPlanned(info, role, scope); !why.empty()) {
             m.notPlanned.emplace_back(info.name, why);
             continue;
         }
-        PlanTensor t{info.name, info.shape, info.dtype, elementCount(info.shape), false, {}, {}};
+        PlanTensor t{info.name,      info.shape, info.dtype, elementCount(info.shape),
+                     describe(role), false,      {},         {}};
         std::optional<Importance::Weights> weights;
         if (importance) {
             std::string why;
@@ -186,8 +215,8 @@ PlanMeasurements measurePlan(const JobRequest& request, const std::vector<std::s
         try {
             const LoadedTensor tensor(source, info);
             for (const auto& candidate : candidates)
-                t.cells.push_back(measureCell(request, backend, tensor, candidate, weights, fallbackWeight,
-                                              events.progress));
+                t.cells.push_back(measureCell(request, backend, tensor, role, candidate, weights,
+                                              fallbackWeight, scope, events.progress));
         } catch (const Cancelled&) {
             throw;
         } catch (const std::exception& e) { // unreadable: kept as it is
@@ -198,8 +227,15 @@ PlanMeasurements measurePlan(const JobRequest& request, const std::vector<std::s
         source.release(info.name);
         m.tensors.push_back(std::move(t));
     }
-    if (m.tensors.empty())
-        throw QuantError(source.path() + ": no selected tensor is a 2-D \".weight\" to plan");
+    if (m.tensors.empty()) {
+        std::string why;
+        if (!m.notPlanned.empty())
+            why = " (" + m.notPlanned.front().first + ": " + m.notPlanned.front().second +
+                  (m.notPlanned.size() > 1 ? "; and " + std::to_string(m.notPlanned.size() - 1) + " more"
+                                           : "") +
+                  ")";
+        throw QuantError(source.path() + ": no selected tensor is a weight to plan" + why);
+    }
     return m;
 }
 

@@ -23,7 +23,12 @@ struct PlanCandidate {
     std::string ggmlType; // the nearest llama.cpp type for --tensor-type (none for keep: the weight's own)
     bool ggmlSameLayout =
         false; // that type stores the same codes and scales (its quantizer rounds its own way)
+    /// Each weight takes its role's axes (quant/weight_role.h): a candidate whose spec names no axis.
+    /// False: the spec's axes apply to every weight as given, and fail those they do not fit.
+    bool roleAxes = true;
 };
+/// The spec `candidate` quantizes a weight of `role` with.
+QuantSpec planSpecFor(const PlanCandidate& candidate, const RoleAxes& role);
 /// The formats the planner tries unless told otherwise, in order of size.
 std::vector<PlanCandidate> defaultPlanCandidates();
 /// Throws QuantError naming the unknown name and the known ones.
@@ -36,6 +41,9 @@ struct PlanCell {
     double sqnrDb = NAN;    // plain SQNR, for display
     std::string why;
     nlohmann::json compressedTensors; // {"format", "weights"}: the config group this choice joins
+    /// Why compressed-tensors cannot store this choice (a conv's layout, an ONNX MatMul's [in, out]):
+    /// its bits are then what QuantLens's native layout stores, and `--out` cannot write it.
+    std::string noCompressedTensors;
 };
 
 struct PlanTensor {
@@ -43,6 +51,7 @@ struct PlanTensor {
     Shape shape;
     DType dtype = DType::F32;
     std::int64_t elements = 0;
+    std::string role;            // its role and axes in words (describe(RoleAxes))
     bool weighted = false;       // its error is weighted by an importance entry
     std::string note;            // importance: where its weights came from, or why none
     std::vector<PlanCell> cells; // one per candidate
@@ -57,11 +66,21 @@ struct PlanMeasurements {
     std::int64_t elements() const;
 };
 
-/// Measures each candidate on each selected tensor, one tensor at a time. A weight is planned when
-/// compressed-tensors could quantize it (a 2-D floating ".weight"); the others are listed as not
-/// planned. Throws Cancelled; everything else is per cell.
+struct PlanScope {
+    /// Plan biases, norms and scale vectors too (notAWeight): by default only weights are planned.
+    bool includeNonWeights = false;
+    /// Only choices a compressed-tensors checkpoint stores (for an export): the others are unavailable.
+    bool compressedTensorsOnly = false;
+};
+
+/// Measures each candidate on each selected tensor, one tensor at a time, each along its role's axes
+/// (any name, any layout: Linear, conv, recurrent, stacked). Tensors that are not weights (biases,
+/// norms, scalars; see PlanScope), embedding tables, integer and empty tensors are listed as not
+/// planned with the reason. Throws Cancelled; QuantError when no selected tensor can be planned;
+/// everything else is per cell.
 PlanMeasurements measurePlan(const JobRequest& request, const std::vector<std::string>& tensors,
-                             const std::vector<PlanCandidate>& candidates, const ModelEvents& events = {});
+                             const std::vector<PlanCandidate>& candidates, const ModelEvents& events = {},
+                             const PlanScope& scope = {});
 
 struct PlanBudget {
     double bitsPerWeight = 0; // > 0: average over the planned weights

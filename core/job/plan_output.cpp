@@ -27,8 +27,17 @@ const PlanCandidate& chosen(const PlanMeasurements& m, const PlanResult& r, std:
     return m.candidates[static_cast<std::size_t>(r.solution.choice[t])];
 }
 
+// The module a compressed-tensors checkpoint stores the weight under (its stored name less ".weight").
 std::string moduleOf(const std::string& weight) {
-    return weight.substr(0, weight.size() - std::string(".weight").size());
+    const std::string stored = compressedTensorsName(weight);
+    return stored.substr(0, stored.size() - std::string(".weight").size());
+}
+
+// The spec the plan quantizes `info` with under `c`: the role's axes read from the file as measured.
+ResolvedSpec chosenLayout(const TensorSource& source, const TensorInfo& info, const PlanCandidate& c) {
+    const ResolvedSpec plan = resolveSpec(planSpecFor(c, roleOf(source, info)), info.shape);
+    if (std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
+    return plan;
 }
 
 double readNumber(const json& v) {
@@ -50,7 +59,8 @@ json planJson(const PlanMeasurements& m, const PlanResult& r) {
         candidates.push_back({{"name", c.name},
                               {"spec", c.spec ? toJson(*c.spec) : json()},
                               {"ggml_type", c.ggmlType},
-                              {"ggml_same_layout", c.ggmlSameLayout}});
+                              {"ggml_same_layout", c.ggmlSameLayout},
+                              {"role_axes", c.roleAxes}});
     json tensors = json::array(), choice = json::array();
     for (std::size_t t = 0; t < m.tensors.size(); ++t) {
         const PlanTensor& pt = m.tensors[t];
@@ -59,11 +69,13 @@ json planJson(const PlanMeasurements& m, const PlanResult& r) {
             json cell = {{"bits", c.bits}, {"error", jsonNumber(c.error)}, {"sqnr_db", jsonNumber(c.sqnrDb)}};
             if (!c.why.empty()) cell["why"] = c.why;
             if (!c.compressedTensors.is_null()) cell["compressed_tensors"] = c.compressedTensors;
+            if (!c.noCompressedTensors.empty()) cell["no_compressed_tensors"] = c.noCompressedTensors;
             cells.push_back(std::move(cell));
         }
         tensors.push_back({{"name", pt.name},
                            {"shape", pt.shape},
                            {"dtype", std::string(nameOf(pt.dtype))},
+                           {"role", pt.role},
                            {"weighted", pt.weighted},
                            {"note", pt.note},
                            {"cells", std::move(cells)}});
@@ -114,7 +126,8 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
         std::set<std::string> names; // each candidate, and each tensor, once: a second is ambiguous
         for (const auto& c : j.at("candidates")) {
             PlanCandidate pc{c.at("name").get<std::string>(), std::nullopt,
-                             c.at("ggml_type").get<std::string>(), c.value("ggml_same_layout", false)};
+                             c.at("ggml_type").get<std::string>(), c.value("ggml_same_layout", false),
+                             c.value("role_axes", true)};
             if (!names.insert(pc.name).second) throw bad("the candidate '" + pc.name + "' is listed twice");
             if (!c.at("spec").is_null()) pc.spec = specFromJson(c.at("spec"));
             m.candidates.push_back(std::move(pc));
@@ -141,6 +154,7 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
             }
             if (pt.shape.empty() || (total += pt.elements) > kMaxPlanElements)
                 throw bad("tensor '" + pt.name + "': more elements than a plan holds");
+            pt.role = t.value("role", std::string());
             pt.weighted = t.at("weighted").get<bool>();
             pt.note = t.at("note").get<std::string>();
             const json& cells = t.at("cells");
@@ -157,19 +171,21 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
                 if (cell.bits >= 0 && cell.error == 0 && std::isnan(cell.sqnrDb)) cell.sqnrDb = INFINITY;
                 cell.why = c.value("why", std::string());
                 cell.compressedTensors = c.value("compressed_tensors", json());
+                cell.noCompressedTensors = c.value("no_compressed_tensors", std::string());
                 if (cell.bits < -1 || cell.bits > 64 * pt.elements)
                     throw bad("tensor '" + pt.name + "' stores " + std::to_string(cell.bits) + " bits");
                 if (cell.bits >= 0 && !(cell.error >= 0))
                     throw bad("tensor '" + pt.name + "' has an invalid error");
                 // The recipe groups a chosen format's weights by its compressed-tensors arguments: a
-                // measured cell of a quantizing candidate has them, as measurePlan writes them.
+                // measured cell of a quantizing candidate has them, as measurePlan writes them, or
+                // says why compressed-tensors cannot store it.
                 const json& ct = cell.compressedTensors;
-                if (cell.bits >= 0 && candidate.spec &&
+                if (cell.bits >= 0 && candidate.spec && cell.noCompressedTensors.empty() &&
                     !(ct.is_object() && ct.contains("format") && ct["format"].is_string() &&
                       ct.contains("weights") && ct["weights"].is_object()))
                     throw bad("tensor '" + pt.name + "', candidate '" + candidate.name +
                               "': no compressed-tensors arguments (\"compressed_tensors\": {\"format\", "
-                              "\"weights\"})");
+                              "\"weights\"}, or \"no_compressed_tensors\": why)");
                 pt.cells.push_back(std::move(cell));
             }
             m.tensors.push_back(std::move(pt));
@@ -231,11 +247,19 @@ PlanText llmCompressorRecipe(const PlanMeasurements& m, const PlanResult& r) {
     // One config group per distinct (format, weights), in the order first chosen.
     std::vector<std::pair<json, std::vector<std::string>>> groups;
     std::vector<std::string> ignore;
+    std::vector<std::string> notes;
     for (std::size_t t = 0; t < m.tensors.size(); ++t) {
         const PlanCell& cell = m.tensors[t].cells[static_cast<std::size_t>(r.solution.choice[t])];
         const std::string module = moduleOf(m.tensors[t].name);
         if (!chosen(m, r, t).spec) {
             ignore.push_back(module);
+            continue;
+        }
+        if (!cell.noCompressedTensors.empty()) {
+            ignore.push_back(module);
+            notes.push_back("'" + printable(m.tensors[t].name) + "' is kept (ignored) in the recipe: its " +
+                            chosen(m, r, t).name + " has no compressed-tensors layout (" +
+                            cell.noCompressedTensors + ")");
             continue;
         }
         const json& weights = cell.compressedTensors.at("weights");
@@ -248,7 +272,6 @@ PlanText llmCompressorRecipe(const PlanMeasurements& m, const PlanResult& r) {
     // YAML, all ASCII: names as double-quoted scalars with every other code point escaped (a
     // U+2028 in a name would end a comment or a line), arguments as JSON flow mappings with \u
     // escapes. Each module is a target that selects it alone (compressorTarget).
-    std::vector<std::string> notes;
     const auto list = [&](const std::vector<std::string>& modules) {
         std::string s;
         for (const std::string& module : modules) {
@@ -288,8 +311,15 @@ void checkPlanFits(const TensorSource& source, const PlanMeasurements& m, const 
                         "its shape " + toString(info->shape) + " is not the plan's " + toString(pt.shape)));
         const PlanCandidate& c = chosen(m, r, t);
         if (!c.spec) continue;
+        const PlanCell& cell = pt.cells[static_cast<std::size_t>(r.solution.choice[t])];
+        if (!cell.noCompressedTensors.empty())
+            throw QuantError(whereIn(source, pt.name,
+                                     c.name + " has no compressed-tensors layout here (" +
+                                         cell.noCompressedTensors +
+                                         "); plan with the export asked for (--out) to choose among "
+                                         "the formats a checkpoint stores"));
         try {
-            (void)resolveSpec(*c.spec, info->shape); // the layout alone: no value is read
+            (void)chosenLayout(source, *info, c); // the layout alone: no value is read
         } catch (const QuantError& e) {
             throw QuantError(whereIn(source, pt.name, c.name + ": " + e.what()));
         }
@@ -321,7 +351,7 @@ int exportPlan(const JobRequest& request, const PlanMeasurements& m, const PlanR
         try {
             const LoadedTensor tensor(source, info);
             // (codes are what it keeps: no clipping rows)
-            TensorMeasurement run = measureTensor(tensor, resolveSpec(*c->spec, info.shape), backend,
+            TensorMeasurement run = measureTensor(tensor, chosenLayout(source, info, *c), backend,
                                                   {.progress = events.progress, .groupRows = 0});
             quantized.push_back(
                 {info.name, run.result.plan, std::move(run.result.params), std::move(run.result.codes)});

@@ -57,8 +57,9 @@ Calibration parseCalib(const std::string& text) {
                 throw SpecError("--calib percentile=P needs 0 < P <= 100, got " + text.substr(11));
         }
     } else {
-        throw SpecError("unknown --calib '" + text +
-                        "' (choose absmax, minmax, percentile=P, mse, entropy, file)");
+        throw SpecError("unknown --calib '" + text + "'" +
+                        didYouMean(text, {"absmax", "minmax", "percentile", "mse", "entropy", "file"}) +
+                        " (choose absmax, minmax, percentile=P, mse, entropy, file)");
     }
     return c;
 }
@@ -66,8 +67,10 @@ Calibration parseCalib(const std::string& text) {
 Target parseTarget(const SpecOptions& o, Preset preset) {
     if (o.dtype.empty()) return presetInfo(preset).defaultTarget; // block formats have their own
     if (auto t = targetFromName(o.dtype)) return *t;
-    throw SpecError("unknown --dtype '" + o.dtype +
-                    "' (choose int8, uint8, int4, uint4, int32, fp8-e4m3, fp8-e5m2, fp4-e2m1)");
+    throw SpecError(
+        "unknown --dtype '" + o.dtype + "'" +
+        didYouMean(o.dtype, {"int8", "uint8", "int4", "uint4", "int32", "fp8-e4m3", "fp8-e5m2", "fp4-e2m1"}) +
+        " (choose int8, uint8, int4, uint4, int32, fp8-e4m3, fp8-e5m2, fp4-e2m1)");
 }
 
 bool groupIndexGiven(const SpecOptions& o) {
@@ -83,8 +86,9 @@ bool zeroPointGiven(const SpecOptions& o) {
 Scheme parseScheme(const SpecOptions& o, Preset preset) {
     if (!o.scheme.empty()) {
         if (auto s = schemeFromName(o.scheme)) return *s;
-        throw SpecError("unknown --scheme '" + o.scheme +
-                        "' (choose per-tensor, per-channel, per-group, block, ragged)");
+        throw SpecError("unknown --scheme '" + o.scheme + "'" +
+                        didYouMean(o.scheme, {"per-tensor", "per-channel", "per-group", "block", "ragged"}) +
+                        " (choose per-tensor, per-channel, per-group, block, ragged)");
     }
     if (groupIndexGiven(o)) return Scheme::Ragged;
     if (!o.block.empty() || isBlockFormat(preset)) return Scheme::Block;
@@ -221,8 +225,9 @@ QuantSpec specFromOptions(const SpecOptions& o) {
     if (!o.round.empty()) {
         spec.rounding = roundingFromName(o.round);
         if (!spec.rounding)
-            throw SpecError("unknown --round '" + o.round +
-                            "' (choose half-even, half-away, floor, ceil, trunc)");
+            throw SpecError("unknown --round '" + o.round + "'" +
+                            didYouMean(o.round, {"half-even", "half-away", "floor", "ceil", "trunc"}) +
+                            " (choose half-even, half-away, floor, ceil, trunc)");
     }
     spec.sqrtMode = o.sqrtMode;
     spec.calibration = parseCalib(o.calib);

@@ -88,7 +88,12 @@ Layout genericLayout(const QuantSpec& spec, const Shape& shape) {
             for (int d = 0; d < rank; ++d)
                 if (spec.block[d] != 1) l.dims[d] = DimMapping::blocked(spec.block[d]);
         } else {
-            throw QuantError("--block needs one value, or one per dimension (" + std::to_string(rank) + ")");
+            std::string sizes;
+            for (std::int64_t b : spec.block)
+                sizes += (sizes.empty() ? "" : ",") + std::to_string(b);
+            throw QuantError("blocks of " + sizes + " name " + std::to_string(spec.block.size()) +
+                             " dimensions and this tensor has " + std::to_string(rank) + " " +
+                             toString(shape) + ": give one size per dimension, or one size along --axis");
         }
         break;
     }

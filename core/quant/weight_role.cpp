@@ -145,6 +145,12 @@ RoleAxes weightRole(const std::string& name, const Shape& shape, const std::opti
     return axes(WeightRole::Stacked, rank - 2, rank - 1, "shape");
 }
 
+std::string notAWeight(const RoleAxes& role) {
+    if (role.role == WeightRole::Scalar) return "a scalar, not a weight";
+    if (role.role == WeightRole::Vector) return "a bias, norm or scale vector (rank 1), not a weight";
+    return {};
+}
+
 QuantSpec specForRole(const QuantSpec& spec, const RoleAxes& role) {
     QuantSpec s = spec;
     switch (spec.scheme) {

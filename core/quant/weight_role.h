@@ -54,6 +54,10 @@ std::string_view layoutOf(WeightRole role);
 /// The role of a weight named `name` of `shape`; `use` when the file says how the graph uses it.
 RoleAxes weightRole(const std::string& name, const Shape& shape, const std::optional<WeightUse>& use = {});
 
+/// Why a tensor of this role is not a weight (a rank-1 bias, norm or scale vector; a scalar), which
+/// whole-model runs keep as it is unless told to include non-weights; empty for a weight.
+std::string notAWeight(const RoleAxes& role);
+
 /// The spec for one tensor of this role when the user named no axis: per-channel (and ragged: rows
 /// stay axis 0) on the channel axis, per-group, single-size blocks and MX / NVFP4 along the reduction
 /// axis. Per-tensor and per-dimension blocks ("R,C") have no axis to choose and are returned as given.

@@ -1,0 +1,134 @@
+// Whole-model runs in the CLI (issue 39): weights only by default (the role table decides what a
+// weight is), --include-non-weights for the rest; and the spec flags' mistakes said as usage errors
+// with their real reason and a suggestion for a near miss. On the bundled PaddleOCR sample.
+#include "cli_test_util.h"
+#include "io_test_util.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+#include <map>
+#include <nlohmann/json.hpp>
+
+using namespace qltest;
+
+namespace {
+
+const QString kSample = QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
+
+// The report's tensors by name: {quantized, kept reason}.
+std::map<std::string, std::string> keptByName(const nlohmann::json& report) {
+    std::map<std::string, std::string> kept;
+    for (const auto& t : report.at("tensors"))
+        kept[t.at("name").get<std::string>()] = t.value("passed_through", std::string());
+    return kept;
+}
+
+} // namespace
+
+class TestWholeModelCli : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+
+    CliRun cli(const QStringList& args) { return runCli(args, m_dir.path()); }
+    nlohmann::json report(const char* name) {
+        return nlohmann::json::parse(readFile(m_dir.filePath(QString::fromUtf8(name)).toStdString()));
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    // quantize --all: the 53 convs and the fc are quantized; batch-norm vectors, biases and scalars are
+    // kept, each with the reason, whatever the spec would do to them. --include-non-weights takes them.
+    void weightsOnlyByDefault() {
+        const QStringList base = {QStringLiteral("quantize"), kSample,
+                                  QStringLiteral("--all"),    QStringLiteral("-q"),
+                                  QStringLiteral("--preset"), QStringLiteral("torch")};
+        CliRun run = cli(base + QStringList{QStringLiteral("--report"), QStringLiteral("weights.json")});
+        QVERIFY2(run.code == 0, run.err.constData());
+        auto kept = keptByName(report("weights.json"));
+        int weights = 0;
+        for (const auto& [name, why] : kept) {
+            if (name.rfind("conv2d_", 0) == 0 && name.find(".w_0") != std::string::npos) {
+                QVERIFY2(why.empty(), name.c_str());
+                ++weights;
+            }
+            if (name.rfind("batch_norm_", 0) == 0 || name.find(".b_0") != std::string::npos)
+                QVERIFY2(why.find("not a weight") != std::string::npos &&
+                             why.find("--include-non-weights") != std::string::npos,
+                         (name + ": " + why).c_str());
+        }
+        QCOMPARE(weights, 53);
+        QVERIFY(kept.at("fc_0.w_0").empty());
+        run = cli(base + QStringList{QStringLiteral("--include-non-weights"), QStringLiteral("--report"),
+                                     QStringLiteral("all.json")});
+        QVERIFY2(run.code == 0, run.err.constData());
+        kept = keptByName(report("all.json"));
+        QVERIFY2(kept.at("batch_norm_0.w_0").empty(), kept.at("batch_norm_0.w_0").c_str());
+        QVERIFY(kept.at("fc_0.b_0").empty());
+        QVERIFY(!kept.at("p2o.helper.constant.0").empty()); // a scalar has no channel: kept still
+        // A tensor named is taken as asked: a bias quantized without the switch.
+        run = cli({QStringLiteral("quantize"), kSample, QStringLiteral("--tensor"),
+                   QStringLiteral("fc_0.b_0"), QStringLiteral("-q")});
+        QVERIFY2(run.code == 0, run.err.constData());
+    }
+
+    // `--axis 5` fits no tensor of the model: a usage error (2), not a run whose tensors all fail (1).
+    void axisOutOfRangeIsAUsageError() {
+        CliRun run = cli({QStringLiteral("quantize"), kSample, QStringLiteral("--all"),
+                          QStringLiteral("--axis"), QStringLiteral("5"), QStringLiteral("-q")});
+        QVERIFY2(run.code == 2 && run.err.contains("--axis 5 is out of range for every selected tensor"),
+                 run.err.constData());
+        run = cli({QStringLiteral("compare"), kSample, QStringLiteral("--tensor"), QStringLiteral("fc_0.w_0"),
+                   QStringLiteral("--axis"), QStringLiteral("-3"), QStringLiteral("--preset-b"),
+                   QStringLiteral("tensorrt"), QStringLiteral("-q")});
+        QVERIFY2(run.code == 2 && run.err.contains("--axis -3"), run.err.constData());
+        // An axis some tensors have: those it does not fit fail with the reason (exit 1).
+        run = cli({QStringLiteral("quantize"), kSample, QStringLiteral("--tensor"),
+                   QStringLiteral("fc_0.w_0"), QStringLiteral("--tensor"), QStringLiteral("conv2d_1.w_0"),
+                   QStringLiteral("--axis"), QStringLiteral("3"), QStringLiteral("-q")});
+        QVERIFY2(run.code == 1 && run.err.contains("fc_0.w_0"), run.err.constData());
+    }
+
+    // A bias under 2-D blocks: the reason is its rank, not "--block needs one value".
+    void biasUnderTwoDimensionalBlocks() {
+        const CliRun run = cli({QStringLiteral("quantize"), kSample, QStringLiteral("--tensor"),
+                                QStringLiteral("fc_0.b_0"), QStringLiteral("--preset"),
+                                QStringLiteral("tensorrt"), QStringLiteral("--dtype"), QStringLiteral("int4"),
+                                QStringLiteral("--block"), QStringLiteral("1,128"), QStringLiteral("-q")});
+        QVERIFY2(run.code == 1 &&
+                     run.err.contains("blocks of 1,128 name 2 dimensions and this tensor has 1 [2]") &&
+                     !run.err.contains("needs one value"),
+                 run.err.constData());
+    }
+
+    void suggestionsForNearMisses_data() {
+        QTest::addColumn<QString>("flag");
+        QTest::addColumn<QString>("typed");
+        QTest::addColumn<QString>("meant");
+        QTest::newRow("scheme") << "--scheme"
+                                << "perchannel"
+                                << "per-channel";
+        QTest::newRow("calib") << "--calib"
+                               << "entrpy"
+                               << "entropy";
+        QTest::newRow("dtype") << "--dtype"
+                               << "in4"
+                               << "int4";
+        QTest::newRow("round") << "--round"
+                               << "half_even"
+                               << "half-even";
+    }
+    void suggestionsForNearMisses() {
+        QFETCH(QString, flag);
+        QFETCH(QString, typed);
+        QFETCH(QString, meant);
+        const CliRun run = cli({QStringLiteral("quantize"), kSample, QStringLiteral("--tensor"),
+                                QStringLiteral("fc_0.w_0"), flag, typed, QStringLiteral("-q")});
+        QVERIFY2(run.code == 2 && run.err.contains(QStringLiteral("did you mean '%1'").arg(meant).toUtf8()),
+                 run.err.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestWholeModelCli)
+#include "tst_whole_model_cli.moc"
