@@ -13,7 +13,11 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 using namespace ql;
 using namespace qltest;
@@ -368,6 +372,58 @@ private slots:
         const QString said = r.err + r.out;
         QVERIFY2(said.contains(message), qPrintable(said));
         QVERIFY(!QFileInfo::exists(out));
+    }
+
+    // Sensitivity: one weight quantized at a time, ranked by the output's error. The ranking is a
+    // property of the model, not of the inputs: the top 10 of one seed keep their order under another
+    // (Spearman >= 0.9). The cost is said before the runs.
+    void sensitivityRanking() {
+        if (!m_skipModels.isEmpty()) QSKIP(qPrintable(m_skipModels));
+        std::vector<nlohmann::json> rankings;
+        for (const char* seed : {"1", "2"}) {
+            const QString report =
+                m_dir.filePath(QStringLiteral("sensitivity") + QLatin1String(seed) + QStringLiteral(".json"));
+            const Run r = cli({QStringLiteral("evaluate"), kCls, QStringLiteral("--sensitivity"),
+                               QStringLiteral("--no-local"), QStringLiteral("--random"), QStringLiteral("48"),
+                               QStringLiteral("--seed"), QLatin1String(seed), QStringLiteral("--dim"),
+                               QStringLiteral("p2o.DynamicDimension.1=48"), QStringLiteral("--dim"),
+                               QStringLiteral("p2o.DynamicDimension.2=192"), QStringLiteral("--report"),
+                               report, QStringLiteral("-q")});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            QVERIFY2(r.err.contains(QStringLiteral("runs of the model: 48 samples")), qPrintable(r.err));
+            QVERIFY(r.out.contains(QStringLiteral("sensitivity (20 of ")));
+            const auto j = readJson(report);
+            const auto& s = j["sensitivity"];
+            QCOMPARE(s.size(), j["weights"]["quantized"].get<std::size_t>());
+            for (std::size_t i = 1; i < s.size(); ++i) // the most sensitive first
+                QVERIFY(s[i - 1]["output"]["sqnr_db"].get<double>() <=
+                        s[i]["output"]["sqnr_db"].get<double>());
+            rankings.push_back(s);
+        }
+        std::map<std::string, double> second;
+        for (const auto& w : rankings[1])
+            second[w["weight"].get<std::string>()] = w["rank"].get<double>();
+        std::vector<double> a, b;
+        for (std::size_t i = 0; i < 10; ++i) {
+            a.push_back(rankings[0][i]["rank"].get<double>());
+            b.push_back(second.at(rankings[0][i]["weight"].get<std::string>()));
+        }
+        // Ranks among these ten, then Spearman's rho (no ties: ranks are distinct).
+        auto rerank = [](std::vector<double> v) {
+            std::vector<double> sorted = v;
+            std::sort(sorted.begin(), sorted.end());
+            for (auto& x : v)
+                x = static_cast<double>(std::find(sorted.begin(), sorted.end(), x) - sorted.begin());
+            return v;
+        };
+        a = rerank(a);
+        b = rerank(b);
+        double d2 = 0;
+        for (std::size_t i = 0; i < a.size(); ++i)
+            d2 += (a[i] - b[i]) * (a[i] - b[i]);
+        const double n = static_cast<double>(a.size());
+        const double rho = 1 - 6 * d2 / (n * (n * n - 1));
+        QVERIFY2(rho >= 0.9, qPrintable(QString::number(rho)));
     }
 
     // Bad input: one clear line, exit 1, and no report.

@@ -84,6 +84,13 @@ nlohmann::json reportJson(const EvaluateOptions& o, const EvaluateOutcome& r, co
         if (l.local) x["local"] = metricsJson(*l.local);
         j["layers"].push_back(x);
     }
+    if (o.sensitivity) {
+        j["sensitivity"] = nlohmann::json::array();
+        for (std::size_t i = 0; i < r.sensitivity.size(); ++i)
+            j["sensitivity"].push_back({{"rank", i + 1},
+                                        {"weight", r.sensitivity[i].weight},
+                                        {"output", metricsJson(r.sensitivity[i].output)}});
+    }
     return j;
 }
 
@@ -138,6 +145,9 @@ CLI::App* addEvaluate(CLI::App& parent, EvaluateOptions& o, EvaluateCliOptions& 
     cmd->add_option("--against", o.against,
                     "Take the quantized side from this model (the same graph with its weights quantized, "
                     "e.g. a QDQ export from `quantize --out q.onnx`), run by the runtime as it is");
+    cmd->add_flag("--sensitivity", o.sensitivity,
+                  "Quantize one weight at a time and rank the weights by the outputs' error (one run of "
+                  "the model per weight and sample)");
     cmd->add_flag("--no-local", c.noLocal, "Skip the per-layer local runs (one run per weighted node)");
     cmd->add_option("--layers", c.layers, "Layers printed, worst cumulative SQNR first (the report has all)")
         ->check(CLI::Range(0, 1000000))
@@ -170,6 +180,11 @@ int runEvaluate(EvaluateOptions o, const EvaluateCliOptions& c) {
         o.dims[d.substr(0, eq)] = n;
     }
     o.local = !c.noLocal;
+    if (o.sensitivity && !o.against.empty())
+        throw UsageError("--sensitivity quantizes the model's own weights; it does not go with --against");
+    o.announce = [&](const std::string& cost) {
+        if (!c.quiet || o.sensitivity) std::fprintf(stderr, "quantlens-cli: evaluate: %s\n", cost.c_str());
+    };
     const JobRequest request = makeRequest(c.model, c.spec, c.backend);
     RunFiles files;
     if (!o.inputs.empty()) files.input(o.inputs, "--inputs");
@@ -230,6 +245,18 @@ int runEvaluate(EvaluateOptions o, const EvaluateCliOptions& c) {
         std::printf("%-36s %-18s %12s %10s %12s\n", oneLine(l->output).c_str(), l->opType.c_str(),
                     db(l->cumulative.sqnrDb).c_str(), num(l->cumulative.cosine, "%.6f").c_str(),
                     l->local ? db(l->local->sqnrDb).c_str() : "-");
+    if (o.sensitivity) {
+        const std::size_t shown = std::min(r.sensitivity.size(), static_cast<std::size_t>(c.layers));
+        std::printf("\nsensitivity (%zu of %zu weights, only that weight quantized; the most sensitive "
+                    "first):\n%5s %-40s %12s %10s %11s\n",
+                    shown, r.sensitivity.size(), "rank", "weight", "output dB", "cosine", "max|diff|");
+        for (std::size_t i = 0; i < shown; ++i) {
+            const auto& w = r.sensitivity[i];
+            std::printf("%5zu %-40s %12s %10s %11s\n", i + 1, oneLine(w.weight).c_str(),
+                        db(w.output.sqnrDb).c_str(), num(w.output.cosine, "%.6f").c_str(),
+                        num(w.output.maxAbs).c_str());
+        }
+    }
     if (!c.saveOutputs.empty()) saveOutputs(c.saveOutputs, r, c.model);
     if (!c.report.empty()) {
         const std::string text = reportJson(o, r, c.model).dump(2) + "\n";

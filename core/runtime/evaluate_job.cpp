@@ -371,7 +371,15 @@ EvaluateOutcome runEvaluateJob(const JobRequest& request, const EvaluateOptions&
     std::size_t localNodes = 0;
     for (const auto& w : nodeWeights)
         localNodes += !w.empty();
-    const double steps = static_cast<double>(samples.size() * (1 + (o.local ? localNodes : 0)));
+    const double steps = static_cast<double>(
+        samples.size() * (1 + (o.local ? localNodes : 0) + (o.sensitivity ? all.size() : 0)));
+    if (o.announce)
+        o.announce(
+            std::to_string(static_cast<std::size_t>(steps)) + " runs of the model: " +
+            std::to_string(samples.size()) + " sample" + (samples.size() == 1 ? "" : "s") + " × (1 pass" +
+            (o.local ? " + " + std::to_string(localNodes) + " weighted nodes (local)" : std::string()) +
+            (o.sensitivity ? " + " + std::to_string(all.size()) + " weights (sensitivity)" : std::string()) +
+            ")");
     double done = 0;
     for (std::size_t s = 0; s < samples.size(); ++s) {
         const auto plainOut = plain->run(samples[s], graphOutputs);
@@ -430,6 +438,29 @@ EvaluateOutcome runEvaluateJob(const JobRequest& request, const EvaluateOptions&
         outcome.outputs.push_back(std::move(m));
         outcome.floatOutputs.push_back(stack(floatOut[g]));
         outcome.quantizedOutputs.push_back(stack(quantOut[g]));
+    }
+
+    // Sensitivity: one model per weight, only that weight quantized, measured at the graph outputs.
+    if (o.sensitivity) {
+        for (const auto& w : model.weights()) {
+            const auto it = all.find(w);
+            if (it == all.end()) continue;
+            const auto one =
+                rt->open(model.rewrite({{w, it->second}}, {}), path + " (only " + w + " quantized)");
+            Accum acc;
+            for (std::size_t s = 0; s < samples.size(); ++s) {
+                const auto got = one->run(samples[s], graphOutputs);
+                for (std::size_t g = 0; g < G; ++g)
+                    if (ortIsFloat(got[g].type)) acc.add(floatOut[g][s].toDoubles(), got[g].toDoubles());
+                done += 1;
+                reportProgress(progress, done / steps);
+            }
+            outcome.sensitivity.push_back({w, acc.metrics()});
+        }
+        std::stable_sort(outcome.sensitivity.begin(), outcome.sensitivity.end(),
+                         [](const WeightSensitivity& a, const WeightSensitivity& b) {
+                             return a.output.sqnrDb < b.output.sqnrDb;
+                         });
     }
 
     // Local errors: one model per weighted node, only its weights quantized.

@@ -9,6 +9,7 @@
 #include "runtime/ort_runtime.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,6 +26,12 @@ struct EvaluateOptions {
     /// The quantized side from this model instead of the spec: the same graph with its weights stored
     /// quantized (a QDQ export), run as it is. No weights are quantized, no local runs.
     std::string against;
+    /// Quantize one weight at a time and measure the graph outputs' error: one run per weight and
+    /// sample.
+    bool sensitivity = false;
+    /// Told what the run will cost (runs of the model) once the weights and samples are known, before
+    /// the long part starts.
+    std::function<void(const std::string&)> announce;
 };
 
 /// Errors of one tensor, over every sample: 10·log10(Σref² / Σ(ref−q)²), cosine, max |ref−q|.
@@ -58,6 +65,12 @@ struct LayerMetrics {
     std::optional<ErrorMetrics> local; // nodes that read a quantized weight
 };
 
+/// The graph outputs' error with only one weight quantized (every float output together).
+struct WeightSensitivity {
+    std::string weight;
+    ErrorMetrics output;
+};
+
 struct EvaluateOutcome {
     std::string runtime; // "ONNX Runtime 1.30.0 (PATH)"
     std::string against; // the model the quantized side came from, when not the spec
@@ -68,6 +81,9 @@ struct EvaluateOutcome {
     int quantized = 0;
     std::vector<OutputMetrics> outputs;
     std::vector<LayerMetrics> layers;
+    /// With EvaluateOptions::sensitivity: every quantized weight, the most sensitive (lowest output
+    /// SQNR) first.
+    std::vector<WeightSensitivity> sensitivity;
     /// Each graph output over the samples (first axis), float and quantized model: what --save-outputs
     /// writes.
     std::vector<HostTensor> floatOutputs;
