@@ -61,6 +61,10 @@ public:
     /// Decodes only the blocks of the rows asked for.
     Tensor loadRows(const std::string& name, std::int64_t begin, std::int64_t count) const override;
     void release(const std::string& name) const override;
+    /// Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 tensors' codes; K-quants and others: nullopt, `why` says so.
+    std::optional<StoredQuantization> storedCodes(const std::string& name, std::string* why) const override;
+    /// llama.cpp's row order of q and k in a llama-family model (io/llama_rows.h).
+    std::optional<LlamaRows> convertedRows(const std::string& name, std::int64_t rows) const override;
 
     std::uint32_t version() const { return m_version; }
     std::uint64_t alignment() const { return m_alignment; }

@@ -13,7 +13,7 @@ nlohmann::json inspectReport(const TensorSource& source, const std::string& file
                         {"bytes", t.byteSize},
                         {"location", t.location}});
         // An ONNX DequantizeLinear output: the float tensor listed, and what it is made from.
-        if (const QdqWeight* q = findQdqWeight(source, t.name)) {
+        if (const QdqWeight* q = source.qdq(t.name)) {
             const char* scheme = q->scheme == QdqWeight::Scheme::PerTensor ? "per-tensor"
                                  : q->scheme == QdqWeight::Scheme::PerAxis ? "per-axis"
                                                                            : "block";

@@ -71,4 +71,8 @@ LlamaRows llamaRowsOf(const GgufSource& gguf, const std::string& ggufName, std::
     }
 }
 
+std::optional<LlamaRows> GgufSource::convertedRows(const std::string& name, std::int64_t rows) const {
+    return llamaRowsOf(*this, name, rows);
+}
+
 } // namespace ql

@@ -372,9 +372,4 @@ std::unique_ptr<TensorSource> openOnnxSource(const std::string& path) {
     return OnnxSource::open(path);
 }
 
-const QdqWeight* findQdqWeight(const TensorSource& source, const std::string& name) {
-    const auto* onnx = dynamic_cast<const OnnxSource*>(&source);
-    return onnx ? onnx->qdq(name) : nullptr;
-}
-
 } // namespace ql

@@ -52,8 +52,10 @@ struct QdqWeight {
 /// ONNX support throws saying so.
 std::unique_ptr<TensorSource> openOnnxSource(const std::string& path);
 /// The QDQ description of `name` when `source` is an ONNX model and `name` a DequantizeLinear output;
-/// nullptr otherwise (and always in a build without ONNX support).
-const QdqWeight* findQdqWeight(const TensorSource& source, const std::string& name);
+/// nullptr otherwise (and always in a build without ONNX support): source.qdq(name).
+inline const QdqWeight* findQdqWeight(const TensorSource& source, const std::string& name) {
+    return source.qdq(name);
+}
 
 /// Internal to the ONNX source: where one listed tensor's values come from.
 struct OnnxEntry {
@@ -84,7 +86,9 @@ public:
     std::optional<WeightUse> weightUse(const std::string& name) const override;
 
     /// nullptr unless `name` is a DequantizeLinear output over constant inputs.
-    const QdqWeight* qdq(const std::string& name) const;
+    const QdqWeight* qdq(const std::string& name) const override;
+    /// A QDQ weight's integer codes, scales and zero points; else as any source.
+    std::optional<StoredQuantization> storedCodes(const std::string& name, std::string* why) const override;
     /// Every QDQ weight, in file order.
     const std::vector<QdqWeight>& qdqWeights() const { return m_qdq; }
     /// A QDQ weight's parts, loaded (4-bit codes unpacked, one per byte); nullopt when it has no zero

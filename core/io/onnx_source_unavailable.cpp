@@ -1,7 +1,6 @@
 // Built when QuantLens is configured without ONNX support (-DQUANTLENS_ONNX=OFF).
 #include "base/error.h"
 #include "io/onnx_source.h"
-#include "io/stored_quantization.h"
 
 namespace ql {
 
@@ -9,15 +8,6 @@ std::unique_ptr<TensorSource> openOnnxSource(const std::string& path) {
     throw FileError(path +
                     ": this build of QuantLens has no ONNX support (configure with -DQUANTLENS_ONNX=ON, "
                     "which needs libonnx-dev and libprotobuf-dev)");
-}
-
-const QdqWeight* findQdqWeight(const TensorSource&, const std::string&) {
-    return nullptr;
-}
-
-std::optional<StoredQuantization> onnxStoredQuantization(const TensorSource&, const std::string&,
-                                                         std::string*) {
-    return std::nullopt;
 }
 
 } // namespace ql

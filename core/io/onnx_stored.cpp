@@ -6,11 +6,9 @@
 
 namespace ql {
 
-std::optional<StoredQuantization> onnxStoredQuantization(const TensorSource& source, const std::string& name,
-                                                         std::string* why) {
-    const auto* onnx = dynamic_cast<const OnnxSource*>(&source);
-    const QdqWeight* w = onnx ? onnx->qdq(name) : nullptr;
-    if (!w) return std::nullopt;
+std::optional<StoredQuantization> OnnxSource::storedCodes(const std::string& name, std::string* why) const {
+    const QdqWeight* w = qdq(name);
+    if (!w) return TensorSource::storedCodes(name, why);
     const std::string& t = w->codeType;
     StoredQuantization q;
     if (t == "int8" || t == "uint8" || t == "int4" || t == "uint4" || t == "int16" || t == "uint16") {
@@ -18,10 +16,10 @@ std::optional<StoredQuantization> onnxStoredQuantization(const TensorSource& sou
         q.bits = std::stoi(t.substr(q.isSigned ? 3 : 4));
     } else {
         if (why) *why = "codes not compared: onnx " + t + " codes are not integers";
-        return std::nullopt;
+        return TensorSource::storedCodes(name, why); // as the file's other tensors
     }
     q.format = "onnx " + t + " " + w->schemeText();
-    q.shape = source.find(name)->shape;
+    q.shape = find(name)->shape;
     const std::size_t rank = q.shape.size();
     switch (w->scheme) {
     case QdqWeight::Scheme::PerTensor:
@@ -36,9 +34,9 @@ std::optional<StoredQuantization> onnxStoredQuantization(const TensorSource& sou
         q.layout.dims[static_cast<std::size_t>(w->axis)] = DimMapping::blocked(w->blockSize);
         break;
     }
-    q.codes = storedIntegers(onnx->qdqCodes(name));
-    q.scales = onnx->qdqScales(name).toFloatVector();
-    if (const auto zp = onnx->qdqZeroPoints(name)) q.zeroPoints = storedIntegers(*zp);
+    q.codes = storedIntegers(qdqCodes(name));
+    q.scales = qdqScales(name).toFloatVector();
+    if (const auto zp = qdqZeroPoints(name)) q.zeroPoints = storedIntegers(*zp);
     if (std::all_of(q.zeroPoints.begin(), q.zeroPoints.end(), [](std::int32_t z) { return z == 0; }))
         q.zeroPoints.clear();
     return q;

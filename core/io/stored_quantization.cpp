@@ -240,9 +240,16 @@ std::vector<std::int32_t> storedIntegers(const Tensor& t) {
 std::optional<StoredQuantization> storedQuantization(const TensorSource& source, const std::string& name,
                                                      std::string* why) {
     if (!source.find(name)) return std::nullopt;
-    if (const auto* gguf = dynamic_cast<const GgufSource*>(&source)) return fromGguf(*gguf, name, why);
-    if (auto onnx = onnxStoredQuantization(source, name, why)) return onnx;
-    return fromCompressedTensors(source, name);
+    return source.storedCodes(name, why);
+}
+
+std::optional<StoredQuantization> TensorSource::storedCodes(const std::string& name, std::string* why) const {
+    (void)why;
+    return fromCompressedTensors(*this, name);
+}
+
+std::optional<StoredQuantization> GgufSource::storedCodes(const std::string& name, std::string* why) const {
+    return fromGguf(*this, name, why);
 }
 
 StoredQuantization storedQuantizationOf(const ResolvedSpec& plan, const QuantParams& params,

@@ -56,8 +56,5 @@ StoredQuantization storedQuantizationOf(const ResolvedSpec& plan, const QuantPar
 
 /// Internal to core/io: integer tensor values (int32 words bit for bit).
 std::vector<std::int32_t> storedIntegers(const Tensor& t);
-/// Internal to core/io: the ONNX source's QDQ weights (nullopt in a build without ONNX support).
-std::optional<StoredQuantization> onnxStoredQuantization(const TensorSource& source, const std::string& name,
-                                                         std::string* why);
 
 } // namespace ql

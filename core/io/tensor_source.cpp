@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "io/atomic_file.h"
+#include "io/llama_rows.h"
 #include "io/mapped_file.h"
 #include "io/model_formats.h"
 #include "io/printable.h"
@@ -65,6 +66,17 @@ void refuseControlCharacters(const TensorSource& source, const std::string& path
 std::unique_ptr<TensorSource> openByKind(const std::string& path);
 
 } // namespace
+
+const QdqWeight* TensorSource::qdq(const std::string& name) const {
+    (void)name;
+    return nullptr;
+}
+
+std::optional<LlamaRows> TensorSource::convertedRows(const std::string& name, std::int64_t rows) const {
+    (void)name;
+    (void)rows;
+    return std::nullopt;
+}
 
 std::optional<std::string> TensorSource::textAttribute(const std::string& object,
                                                        const std::string& key) const {

@@ -33,6 +33,10 @@ struct UnlistedEntry {
 /// buffers (position ids, masks) and scalar constants are not weights.
 bool isWeightTensor(const TensorInfo& info);
 
+struct StoredQuantization;
+struct QdqWeight;
+struct LlamaRows;
+
 class TensorSource {
 public:
     virtual ~TensorSource() = default;
@@ -63,6 +67,19 @@ public:
         (void)name;
         return std::nullopt;
     }
+
+    /// The tensor's codes as the file stores them (storedQuantization() in io/stored_quantization.h
+    /// asks for a listed name): GGUF's simple block types, ONNX QDQ weights; by default a
+    /// compressed-tensors export's packed codes. nullopt when `name` is not stored quantized, or its
+    /// codes cannot be exposed (then `why`, when given, says so).
+    virtual std::optional<StoredQuantization> storedCodes(const std::string& name, std::string* why) const;
+
+    /// The ONNX QDQ weight whose DequantizeLinear output `name` is; nullptr in other formats.
+    virtual const QdqWeight* qdq(const std::string& name) const;
+
+    /// How a converter reordered the `rows` rows of `name`, where the file records it: llama.cpp's q
+    /// and k of a llama-family GGUF (io/llama_rows.h). nullopt where the format keeps rows as they were.
+    virtual std::optional<LlamaRows> convertedRows(const std::string& name, std::int64_t rows) const;
 
     /// A text the file attaches to one of its objects: `object` empty for the file itself
     /// (safetensors' __metadata__ entries, an HDF5 file's root attributes), else an HDF5 group or

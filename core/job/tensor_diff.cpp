@@ -126,20 +126,20 @@ std::string nonFiniteNote(const TensorDiff& d) {
 std::vector<std::int64_t> rowsOfB(const TensorSource& a, const TensorSource& b, const TensorPair& pair,
                                   const Shape& shape, std::string& note) {
     if (pair.how != "gguf" || shape.empty()) return {};
-    const auto* ggufB = dynamic_cast<const GgufSource*>(&b);
-    const auto* gguf = ggufB ? ggufB : dynamic_cast<const GgufSource*>(&a);
-    const std::string& ggufName = ggufB ? pair.b : pair.a;
-    if (!gguf) {
+    std::optional<LlamaRows> converted = b.convertedRows(pair.b, shape[0]);
+    const bool ofB = converted.has_value();
+    if (!ofB) converted = a.convertedRows(pair.a, shape[0]);
+    if (!converted) {
         const bool qk =
-            ggufName.find(".attn_q.") != std::string::npos || ggufName.find(".attn_k.") != std::string::npos;
+            pair.a.find(".attn_q.") != std::string::npos || pair.a.find(".attn_k.") != std::string::npos;
         if (qk)
             addNote(note, "llama.cpp's converter reorders the rows of q and k for its rotary layout; neither "
                           "file is a GGUF with head counts, so rows are compared as stored");
         return {};
     }
-    LlamaRows rows = llamaRowsOf(*gguf, ggufName, shape[0]);
+    LlamaRows& rows = *converted;
     addNote(note, rows.note);
-    if (ggufB || rows.ggufRowOf.empty()) return std::move(rows.ggufRowOf);
+    if (ofB || rows.ggufRowOf.empty()) return std::move(rows.ggufRowOf);
     std::vector<std::int64_t> hfRowOf(rows.ggufRowOf.size()); // A is the GGUF: the inverse order
     for (std::size_t r = 0; r < rows.ggufRowOf.size(); ++r)
         hfRowOf[static_cast<std::size_t>(rows.ggufRowOf[r])] = static_cast<std::int64_t>(r);
