@@ -4,6 +4,8 @@ if(TARGET quantlens-cli)
     target_compile_definitions(tst_cli PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
     add_dependencies(tst_cli quantlens-cli)
 endif()
+# A run's notes as values, in the words the CLI prints and the app shows.
+ql_add_test(tst_run_notes)
 # The CI gate (quantlens-cli check): rules, JUnit XML, HTML, exit codes.
 if(TARGET quantlens-cli)
     ql_add_test(tst_check LIBS quantlens_backends)

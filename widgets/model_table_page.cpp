@@ -2,7 +2,9 @@
 
 #include "base/error.h"
 #include "base/whole_number.h"
+#include "io/printable.h"
 #include "job/report_parts.h"
+#include "job/run_notes.h"
 #include "report/check.h"
 #include "report/report.h"
 #include "report/report_read.h"
@@ -123,6 +125,15 @@ void ModelTablePage::quantizeAll() {
     });
     job->onFinished<ModelOutcome>(this, [this](std::shared_ptr<const ModelOutcome> o) {
         showRun(std::move(o));
+        // The run's notes, in the words quantlens-cli prints them (core/job/run_notes.h).
+        std::vector<RunNote> notes = importanceNotes(m_outcome->reports);
+        for (RunNote& note : calibrationNotes(m_outcome->reports))
+            notes.push_back(std::move(note));
+        QStringList lines;
+        for (const RunNote& note : notes)
+            lines << qs(
+                printable(noteText(m_bench->source() ? m_bench->source()->path() : std::string(), note)));
+        if (!lines.isEmpty()) m_bench->showMessage(lines.join(QLatin1Char('\n')), false);
         m_bench->raise(this);
         emit shown();
     });

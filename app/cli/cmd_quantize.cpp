@@ -170,17 +170,8 @@ int runQuantize(const QuantizeOptions& o) {
     // dataset of an unreadable one) is said: a whole-model run, and its export, go without it.
     const std::vector<UnlistedEntry> unread =
         o.all ? request.source->unlisted() : std::vector<UnlistedEntry>{};
-    for (const UnlistedEntry& u : unread)
-        std::fprintf(
-            stderr, "quantlens-cli: note: %s\n",
-            oneLine(where(o.file, printable(u.name),
-                          u.reason + (o.out.empty() ? "; not read" : "; not read, so not in " + o.out)))
-                .c_str());
-
-    for (const auto& r : outcome.reports) // a calibration far worse than absmax is said, not hidden
-        if (!r.params.calibrationNote.empty())
-            std::fprintf(stderr, "quantlens-cli: note: %s\n",
-                         oneLine(where(o.file, r.name, r.params.calibrationNote)).c_str());
+    printNotes(o.file, notReadNotes(unread, o.out));
+    printNotes(o.file, calibrationNotes(outcome.reports)); // a calibration far worse than absmax is said
     if (shard) {
         // A shard with nothing to write (every tensor failed, or none fell to it) writes no file.
         const bool exported = !o.out.empty() && (!outcome.quantized.empty() || !outcome.kept.empty());

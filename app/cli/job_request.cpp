@@ -8,7 +8,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <utility>
 
 namespace ql::cli {
@@ -29,17 +28,13 @@ void addImportanceOption(CLI::App& cmd, std::string& importance) {
         "error (the layer output's SQNR) and ranks by it");
 }
 
+void printNotes(const std::string& file, const std::vector<RunNote>& notes) {
+    for (const RunNote& note : notes)
+        std::fprintf(stderr, "quantlens-cli: note: %s\n", oneLine(noteText(file, note)).c_str());
+}
+
 void noteMissingImportance(const std::string& file, const std::vector<TensorReport>& reports) {
-    std::map<std::string, std::vector<std::string>> byReason;
-    for (const auto& r : reports)
-        if (r.quantized() && !r.weighted && !r.importanceNote.empty())
-            byReason[r.importanceNote].push_back(r.name);
-    for (const auto& [why, names] : byReason)
-        std::fprintf(stderr, "quantlens-cli: note: %s\n",
-                     oneLine(names.size() == 1 ? where(file, names[0], why + ": no weighted error")
-                                               : file + ": " + std::to_string(names.size()) + " tensors ('" +
-                                                     names[0] + "', ...): " + why + ": no weighted error")
-                         .c_str());
+    printNotes(file, importanceNotes(reports));
 }
 
 JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const std::string& backend,

@@ -3,6 +3,7 @@
 #include "backend/registry.h"
 #include "cli/spec_options.h"
 #include "job/job.h"
+#include "job/run_notes.h"
 
 #include <string>
 
@@ -16,6 +17,8 @@ JobRequest makeRequest(const std::string& file, const SpecOptions& spec, const s
 
 /// --importance FILE, the same words on every command that takes it.
 void addImportanceOption(CLI::App& cmd, std::string& importance);
+/// The run's notes (core/job/run_notes.h) on stderr, a "quantlens-cli: note:" line each.
+void printNotes(const std::string& file, const std::vector<RunNote>& notes);
 /// One note on stderr for the quantized tensors the importance file had nothing for (or nothing
 /// of their size), by reason.
 void noteMissingImportance(const std::string& file, const std::vector<TensorReport>& reports);

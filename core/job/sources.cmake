@@ -11,6 +11,7 @@ target_sources(quantlens_core PRIVATE
     job/plan_solver.cpp
     job/report_journal.cpp
     job/request_files.cpp
+    job/run_notes.cpp
     job/report_parts.cpp
     job/shard.cpp
     job/spec_options.cpp
