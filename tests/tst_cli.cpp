@@ -276,11 +276,12 @@ void TestCli::allPrintsSortedTableAndReport() {
     const QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
     QCOMPARE(j[QLatin1String("file")].toString(), QStringLiteral("random.safetensors"));
     const QJsonArray tensors = j[QLatin1String("tensors")].toArray();
-    QCOMPARE(tensors.size(), 8); // every tensor: the four I64 ones are listed as passed through
+    QCOMPARE(tensors.size(), 8); // every tensor: the four I64 ones and the three f32 vectors (no weights:
+                                 // scale, scale1, b) are listed as passed through
     int passed = 0;
     for (const auto& t : tensors)
         passed += t.toObject().contains(QLatin1String("passed_through"));
-    QCOMPARE(passed, 4);
+    QCOMPARE(passed, 7);
     const QJsonObject w = tensors.first().toObject();
     QCOMPARE(w[QLatin1String("name")].toString(), QStringLiteral("w"));
     QCOMPARE(w[QLatin1String("timing")].toObject()[QLatin1String("runs")].toInt(), 3);
@@ -384,7 +385,7 @@ void TestCli::mistakesGiveOneLine_data() {
     QTest::addRow("bad-preset") << (w + QStringList{QStringLiteral("--preset"), QStringLiteral("onnx")}) << 2
                                 << "onnx";
     QTest::addRow("axis-out-of-range")
-        << (w + QStringList{QStringLiteral("--axis"), QStringLiteral("5")}) << 1 << "'w'";
+        << (w + QStringList{QStringLiteral("--axis"), QStringLiteral("5")}) << 2 << "--axis 5";
     QTest::addRow("zero-point-with-symmetric")
         << (w + QStringList{QStringLiteral("--symmetric"), QStringLiteral("--scale"),
                             f + QStringLiteral(":scale"), QStringLiteral("--zero-point"),
@@ -492,11 +493,13 @@ void TestCli::compressedTensorsExportKeepsWhatItCannotStore() {
         {{"model.layers.0.mlp.up_proj.weight", ql::Tensor::fromFloats({8, 16}, qltest::normalValues(128, 1))},
          {"model.norm.weight", ql::Tensor::fromFloats({16}, qltest::normalValues(16, 2))},
          {"odd_name", ql::Tensor::fromFloats({4, 16}, qltest::normalValues(64, 3))}});
-    const Run r = runCli({QStringLiteral("quantize"), QString::fromStdString(model), QStringLiteral("--all"),
-                          QStringLiteral("-q"), QStringLiteral("--preset"), QStringLiteral("tensorrt"),
-                          QStringLiteral("--report"), QStringLiteral("r.json"), QStringLiteral("--out"),
-                          QStringLiteral("out/model.safetensors")},
-                         m_dir.filePath(QStringLiteral("ct")));
+    // (--include-non-weights: the norm reaches the export, which cannot store it)
+    const Run r =
+        runCli({QStringLiteral("quantize"), QString::fromStdString(model), QStringLiteral("--all"),
+                QStringLiteral("--include-non-weights"), QStringLiteral("-q"), QStringLiteral("--preset"),
+                QStringLiteral("tensorrt"), QStringLiteral("--report"), QStringLiteral("r.json"),
+                QStringLiteral("--out"), QStringLiteral("out/model.safetensors")},
+               m_dir.filePath(QStringLiteral("ct")));
     QVERIFY2(r.code == 0, r.err.constData());
     QVERIFY2(
         r.out.contains("model.norm.weight  kept unquantized: tensorrt int8: no compressed-tensors layout"),

@@ -386,9 +386,11 @@ private slots:
         QCOMPARE(left[2].reason, std::string("ggml type id 99 is not one QuantLens decodes"));
 #ifdef QUANTLENS_CLI
         // A whole-model run says what it does not read, and --strict (all or nothing) fails on it.
-        const qltest::CliRun run = qltest::runCli({QStringLiteral("quantize"), QString::fromStdString(file),
-                                                   QStringLiteral("--all"), QStringLiteral("-q")},
-                                                  m_dir.path());
+        // (--include-non-weights: 'w' is 1-D, and the run must quantize something)
+        const qltest::CliRun run =
+            qltest::runCli({QStringLiteral("quantize"), QString::fromStdString(file), QStringLiteral("--all"),
+                            QStringLiteral("--include-non-weights"), QStringLiteral("-q")},
+                           m_dir.path());
         QVERIFY2(run.code == 0, run.err.constData());
         QVERIFY2(
             run.err.contains("tensor 'iq.weight': ggml type IQ4_XS is not one QuantLens decodes; not read"),

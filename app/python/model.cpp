@@ -168,7 +168,7 @@ std::vector<PlanCandidate> candidatesOf(const pb::object& candidates) {
             if (!k.spec.scale.empty() || k.spec.scaleValues || !k.spec.groupIndex.empty() || k.spec.groupEnds)
                 throw SpecError("--candidate " + name +
                                 ": a candidate calibrates itself (no --scale, --group-index)");
-            PlanCandidate c{name, specFromOptions(k.spec), "", false};
+            PlanCandidate c{name, specFromOptions(k.spec), "", false, k.spec.axis.empty()}; // axis=: as given
             c.ggmlType = nearestGgmlType(*c.spec);
             out.push_back(std::move(c));
         }
