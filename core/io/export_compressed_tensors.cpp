@@ -17,6 +17,7 @@
 #include "io/atomic_file.h"
 #include "io/export_tensors.h"
 #include "io/mapped_file.h"
+#include "io/run_files.h"
 #include "io/untrusted_json.h"
 #include "quant/packing.h"
 #include "tensor/float_formats.h"
@@ -411,11 +412,9 @@ std::vector<NamedTensor> compressedTensorsTensors(const QuantizedTensor& q, cons
 nlohmann::json checkConfigTarget(const std::string& exportPath, const std::string& sourcePath) {
     const fs::path target = fs::absolute(exportPath).parent_path() / "config.json";
     std::error_code ec;
-    // The model's folder: the source itself when it was opened as a folder (a Hugging Face layout).
-    const fs::path modelFolder = sourcePath.empty()                 ? fs::path()
-                                 : fs::is_directory(sourcePath, ec) ? fs::absolute(sourcePath)
-                                                                    : fs::absolute(sourcePath).parent_path();
-    if (!sourcePath.empty() && fs::equivalent(target.parent_path(), modelFolder, ec))
+    // The model's folder (the source itself when it was opened as a folder), as RunFiles knows it.
+    const fs::path modelFolder = sourcePath.empty() ? fs::path() : fs::path(modelFolderOf(sourcePath));
+    if (!sourcePath.empty() && sameFile(target.parent_path().string(), modelFolder.string()))
         throw FileError(exportPath +
                         ": is in the input model's own folder, where the export's config.json (with "
                         "quantization_config) would make the model read as a compressed checkpoint; "
