@@ -94,8 +94,9 @@ class TestConformance(unittest.TestCase):
                     out = os.path.join(d, "out", row.replace("/", "_") + ".safetensors")
                     os.makedirs(os.path.dirname(out), exist_ok=True)
                     report = out + ".json"
-                    p = qltest.cli("quantize", model, "--all", *qltest.flags_of(keywords), "--out", out,
-                                   "--export-layout", "native", "--report", report, "--quiet")
+                    # every tensor, vectors too (--include-non-weights): each one Python's quantize takes
+                    p = qltest.cli("quantize", model, "--all", "--include-non-weights", *qltest.flags_of(keywords),
+                                   "--out", out, "--export-layout", "native", "--report", report, "--quiet")
                     self.assertIn(p.returncode, (0, 1), p.stderr)
                     exported, meta = qltest.read_safetensors(out)
                     described = {t["name"]: t for t in json.loads(meta["quantlens"])["tensors"]}
