@@ -37,8 +37,10 @@ ModelTablePage::ModelTablePage(Workbench* bench, QWidget* parent)
     m_view->setToolTip(
         tr("Every tensor quantized with the current spec, worst SQNR first; double-click a row to "
            "open that tensor"));
-    connect(m_view, &QTableView::doubleClicked, this,
-            [this](const QModelIndex& i) { activate(i.data(ModelTableModel::TensorNameRole).toString()); });
+    connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
+        emit tensorActivated(i.data(ModelTableModel::TensorNameRole).toString());
+    });
+    connect(this, &ModelTablePage::tensorActivated, this, &ModelTablePage::activate);
     connect(bench, &Workbench::sourceChanged, this, [this] {
         m_outcome.reset();
         m_request.reset();
@@ -155,7 +157,7 @@ bool ModelTablePage::exportWeights(const QString& path) {
 }
 
 void ModelTablePage::activate(const QString& name) {
-    if (!m_report) return emit tensorActivated(name);
+    if (!m_report) return emit runRequested(name);
     for (const auto& entry : *m_report) {
         if (!entry.is_object() || entry.value("name", std::string()) != ss(name)) continue;
         try {

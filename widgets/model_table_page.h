@@ -50,8 +50,11 @@ public:
     bool checkRules(const QString& rulesPath);
 
 signals:
-    /// A row of a run was activated: the window opens that tensor.
+    /// A row was activated (double-clicked): a report's row shows what the report holds
+    /// (reportedTensorActivated), a run's row asks for the tensor's run (runRequested).
     void tensorActivated(const QString& name);
+    /// The window selects the tensor `name` of the open model and runs it.
+    void runRequested(const QString& name);
     /// A row of an opened report was activated: its tensor's results as the report has them.
     void reportedTensorActivated(std::shared_ptr<const ql::TensorOutcome> outcome);
     /// A report now fills the table (the tensor pages wait for a row).

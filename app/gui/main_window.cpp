@@ -110,7 +110,7 @@ void MainWindow::buildPages() {
     m_planPage = addPage(new PlanPage(m_bench, this), tr("Plan"));
     m_diffPage = addPage(new DiffPage(m_bench, this), tr("Diff"));
     // The table opens its tensors on the tensor's pages.
-    connect(m_modelTable, &ModelTablePage::tensorActivated, this, [this](const QString& name) {
+    connect(m_modelTable, &ModelTablePage::runRequested, this, [this](const QString& name) {
         if (selectTensor(name)) quantizeSelected();
     });
     connect(m_modelTable, &ModelTablePage::reportedTensorActivated, m_tensorView, &TensorView::show);
