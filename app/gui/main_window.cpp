@@ -1,6 +1,7 @@
 #include "gui/main_window.h"
 
 #include "gui/window_helpers.h"
+#include "io/model_formats.h"
 #include "io/printable.h"
 #include "quantlens/config.h"
 #include "report/report.h"
@@ -160,8 +161,9 @@ void MainWindow::buildStatusBar() {
 void MainWindow::buildActions() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = makeAction(this, tr("&Open…"), QKeySequence::Open,
-                               tr("Open a safetensors file, a sharded "
-                                  ".safetensors.index.json, or an HDF5, GGUF or ONNX file"));
+                               tr("Open a model file (%1), or a sharded checkpoint by its "
+                                  ".safetensors.index.json")
+                                   .arg(qs(modelFormatNames())));
     open->setIcon(style()->standardIcon(QStyle::SP_DialogOpenButton));
     connect(open, &QAction::triggered, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), {}, modelFileFilter());
