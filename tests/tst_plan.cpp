@@ -732,6 +732,19 @@ private slots:
                       QStringLiteral("conv.yaml")},
                      dir);
         QVERIFY2(run.code == 0, run.err.constData());
+        // The recipe cannot hold those choices: each is ignored there, and said so.
+        QVERIFY2(run.err.contains("is kept (ignored) in the recipe") &&
+                     run.err.contains("no compressed-tensors"),
+                 run.err.constData());
+        // Nor can a checkpoint: --out on that plan is refused before anything is written, with the reason.
+        QVERIFY(QDir(dir).mkpath(QStringLiteral("convrefused")));
+        run = runCli({QStringLiteral("plan"), QStringLiteral("--from"), QStringLiteral("conv.json"),
+                      QStringLiteral("--bits-per-weight"), QStringLiteral("9"), QStringLiteral("--out"),
+                      QStringLiteral("convrefused/model.safetensors")},
+                     dir);
+        QVERIFY2(run.code == 1 && run.err.contains("has no compressed-tensors layout here"),
+                 run.err.constData());
+        QVERIFY(!QFile::exists(dir + QStringLiteral("/convrefused/model.safetensors")));
         // Only non-weights selected: nothing to plan, and the reason.
         run = runCli(base + QStringList{QStringLiteral("--match"), QStringLiteral("^batch_norm_1\\.")}, dir);
         QVERIFY2(run.code == 1 && run.err.contains("no selected tensor is a weight") &&
