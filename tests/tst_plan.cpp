@@ -702,6 +702,31 @@ private slots:
         }
     }
 
+    // PaddleOCR's classifier as ONNX (fetched by tst_real_model): the graph decides each role, so the
+    // fc that the safetensors copy can only read as [out, in] is MatMul's [in, out] here, a scale per
+    // column; the depthwise convs are the graph's group convs.
+    void plansPaddleOnnxByTheGraph() {
+        const QString model = QStringLiteral(
+            QUANTLENS_BINARY_DIR "/io-real-models/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx");
+        if (!QUANTLENS_HAVE_ONNX) QSKIP("this build reads no ONNX");
+        if (!QFileInfo::exists(model))
+            QSKIP("the PaddleOCR models are fetched by tst_real_model (npm); run it first");
+        const JobRequest request = jobRequest(model.toStdString(), {});
+        const auto candidates = planCandidatesNamed({"int8-channel", "keep"});
+        const PlanMeasurements m =
+            measurePlan(request, selectTensors(*request.source, {{}, {}, true}), candidates);
+        QCOMPARE(m.tensors.size(), std::size_t{54}); // 53 convs and the fc, as in the bundled copy
+        const PlanTensor* fc = plannedNamed(m, "fc_0.w_0");
+        QVERIFY(fc);
+        QVERIFY2(fc->role.rfind("linear-in-out", 0) == 0 && fc->role.find("ONNX MatMul") != std::string::npos,
+                 fc->role.c_str());
+        const RoleRun oracle = roleRun(request, *candidates[0].spec, "fc_0.w_0");
+        QCOMPARE(oracle.axes, std::vector<int>{1});
+        QVERIFY(std::abs(fc->cells[0].error - oracle.error) <= 1e-9 * oracle.error);
+        const PlanTensor* dw = plannedNamed(m, "conv2d_10.w_0");
+        QVERIFY(dw && dw->role.rfind("depthwise-conv", 0) == 0);
+    }
+
     // The CLI on the conv net: --match narrows (and widens past ".weight"), what is kept is listed
     // with its reason in the output and the plan file; --include-non-weights plans the vectors; with
     // --out only what a compressed-tensors checkpoint stores is chosen, so the export is written.
