@@ -46,17 +46,17 @@ public:
     /// a preview supersedes only the preview before it, and never cancels a run (browsing while
     /// "Quantize all" works is fine), but a run supersedes it.
     enum class Lane { Main, Preview };
-    /// Runs on a worker thread; returns the result, or throws (Cancelled when the ProgressFn said so).
+    /// The work as the runner keeps it: its result type erased.
     using Work = std::function<std::any(const ProgressFn&)>;
 
     explicit JobRunner(QObject* parent = nullptr);
     /// Cancels whatever runs and waits for it, so no worker outlives the runner.
     ~JobRunner() override;
 
-    /// Starts `work`; its result arrives through the handle's signals, always from the event loop
-    /// (after run() returns).
-    JobHandle* start(Work work, Lane lane = Lane::Main);
-    /// The same for work returning a T: finished carries a std::shared_ptr<const T>.
+    /// Starts `work` (callable as T(const ProgressFn&), run on a worker thread; it returns its result
+    /// or throws, Cancelled when the ProgressFn said so). The result arrives through the handle's
+    /// signals, always from the event loop (after run() returns): finished carries a
+    /// std::shared_ptr<const T>.
     template <typename F> JobHandle* run(F work, Lane lane = Lane::Main) {
         using T = std::decay_t<std::invoke_result_t<F&, const ProgressFn&>>;
         return start(
@@ -82,6 +82,7 @@ signals:
     void started(ql::JobHandle* job);
 
 private:
+    JobHandle* start(Work work, Lane lane);
     using Flag = std::shared_ptr<std::atomic<bool>>;
     struct LaneState {
         quint64 generation = 0;
