@@ -24,5 +24,7 @@ bash scripts/setup-deps.sh --with-test-tools
 # ONNX and the Python module on by name: their defaults follow what is installed, and the test command
 # must not drop their suites without a word if setup-deps could not install them.
 cmake --preset "$preset" -DQUANTLENS_ONNX=ON -DQUANTLENS_PYTHON=ON ${werror:+-DQUANTLENS_WARNINGS_AS_ERRORS="$werror"} >/dev/null
+build_start=$(date +%s)
 cmake --build --preset "$preset" -j "$(nproc)"
+echo "build ($preset): $(( $(date +%s) - build_start )) s on $(nproc) core(s)" >&2
 ctest --preset "$preset" -j "$(nproc)"
