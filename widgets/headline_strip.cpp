@@ -2,6 +2,7 @@
 
 #include "job/job.h"
 #include "report/model_table.h"
+#include "widgets/banner.h"
 #include "widgets/qt_util.h"
 
 #include <QHBoxLayout>
@@ -21,17 +22,6 @@ QLabel* tile(QWidget* parent, QHBoxLayout* layout, const QString& tip) {
     // the width from the tensor names in the dock.
     l->setWordWrap(true);
     layout->addWidget(l, 1);
-    return l;
-}
-
-// A line of text under the tiles, hidden until there is something to say.
-QLabel* banner(QWidget* parent, QVBoxLayout* rows, const QString& style) {
-    auto* l = new QLabel(parent);
-    l->setWordWrap(true);
-    l->setMargin(2);
-    l->setStyleSheet(style);
-    l->setVisible(false);
-    rows->addWidget(l);
     return l;
 }
 
@@ -56,30 +46,34 @@ HeadlineStrip::HeadlineStrip(QWidget* parent)
     m_codes =
         tile(this, layout, tr("How many of the target's codes occur, and their entropy (effective bits)"));
     m_cosine = tile(this, layout, tr("Cosine similarity between x and x̂"));
-    m_stale = banner(this, rows, QStringLiteral("background: #fff4ce; color: #5c4400;"));
-    m_nonFinite = banner(this, rows, QStringLiteral("background: #fde7e9; color: #8a0018;"));
+    // Lines under the tiles, hidden until there is something to say, closable, two lines at most
+    // (a small window keeps its plots).
+    m_stale = new Banner(QStringLiteral("background: #fff4ce; color: #5c4400;"), this);
+    m_stale->setHint(tr("The figures and plots are from the last run; the settings have changed since. Run "
+                        "(Ctrl+R) to update them."));
+    m_nonFinite = new Banner(QStringLiteral("background: #fde7e9; color: #8a0018;"), this);
+    rows->addWidget(m_stale);
+    rows->addWidget(m_nonFinite);
     clear();
 }
 
 void HeadlineStrip::setStale(const QString& why) {
-    m_stale->setText(tr("Out of date: %1 Run (Ctrl+R) to update the figures and plots.").arg(why));
-    m_stale->setToolTip(
-        tr("The figures and plots are from the last run; the settings have changed since. Run "
-           "(Ctrl+R) to update them."));
-    m_stale->setVisible(!why.isEmpty());
+    m_staleWhy = why;
+    m_stale->setMessage(why.isEmpty()
+                            ? QString()
+                            : tr("Out of date: %1 Run (Ctrl+R) to update the figures and plots.").arg(why));
     for (QLabel* l : {m_sqnr, m_maxError, m_clipped, m_codes, m_cosine})
         l->setEnabled(why.isEmpty());
 }
 
 bool HeadlineStrip::isStale() const {
-    return !m_stale->isHidden();
+    return !m_staleWhy.isEmpty(); // closing the banner does not make the figures current
 }
 
 void HeadlineStrip::clear() {
     for (QLabel* l : {m_sqnr, m_maxError, m_clipped, m_codes, m_cosine})
         l->setText(QStringLiteral("—"));
-    m_nonFinite->clear();
-    m_nonFinite->setVisible(false);
+    m_nonFinite->setMessage({});
     setStale({});
 }
 
@@ -126,8 +120,8 @@ void HeadlineStrip::setOutcome(const TensorOutcome& o) {
     QStringList notes{note(o.a, o.b ? QStringLiteral("A: ") : QString())};
     if (o.b) notes << note(*o.b, QStringLiteral("B: "));
     notes.removeAll(QString());
-    m_nonFinite->setText(notes.join(QLatin1Char(' ')));
-    m_nonFinite->setVisible(!notes.isEmpty());
+    m_nonFinite->setMessage({}); // each run's news shows, even in the words a closed one used
+    m_nonFinite->setMessage(notes.join(QLatin1Char(' ')));
 }
 
 } // namespace ql

@@ -7,6 +7,7 @@ class QLabel;
 namespace ql {
 
 struct TensorOutcome;
+class Banner;
 
 class HeadlineStrip : public QWidget {
     Q_OBJECT
@@ -19,6 +20,9 @@ public:
     bool isStale() const;
     /// The SQNR text shown (tests).
     QString sqnrText() const;
+    /// The out-of-date and the NaN/Inf lines (tests).
+    Banner* staleBanner() const { return m_stale; }
+    Banner* nonFiniteBanner() const { return m_nonFinite; }
 
 private:
     QLabel* m_sqnr;
@@ -26,8 +30,9 @@ private:
     QLabel* m_clipped;
     QLabel* m_codes;
     QLabel* m_cosine;
-    QLabel* m_stale;
-    QLabel* m_nonFinite; // what the figures leave out: NaN/Inf in the file or in x̂
+    Banner* m_stale;
+    Banner* m_nonFinite; // what the figures leave out: NaN/Inf in the file or in x̂
+    QString m_staleWhy;
 };
 
 } // namespace ql

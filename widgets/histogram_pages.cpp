@@ -22,20 +22,46 @@ void verticalLine(QCustomPlot* plot, double x, const QPen& pen) {
 
 ValueHistogramPage::ValueHistogramPage(QWidget* parent)
     : PlotPage(parent) {
+    m_log = new QCheckBox(tr("Log scale"), this);
+    m_log->setToolTip(tr("Show element counts on a logarithmic axis, so a few outliers far from the "
+                         "bulk (a value at ±30 among millions near 0) stay visible"));
+    m_layout->insertWidget(0, m_log);
     m_plot = addPlot(tr("Values"),
                      tr("Histogram of the tensor's values; after a run, grey lines are the "
                         "reconstruction grid of one group and red dashed lines its clip thresholds"));
     m_plot->xAxis->setLabel(tr("value"));
     m_plot->yAxis->setLabel(tr("elements"));
+    connect(m_log, &QCheckBox::toggled, this, [this] {
+        drawValues();
+        m_plot->replot();
+    });
     clear(tr("Select a tensor to see its values."));
+}
+
+void ValueHistogramPage::clear(const QString& message) {
+    m_values.reset();
+    m_valuesGraph = nullptr;
+    PlotPage::clear(message);
+}
+
+// The histogram (again, when the scale changes: a log axis leaves empty bins out rather than drawing
+// them down to nothing), and the y axis fitted to it.
+void ValueHistogramPage::drawValues() {
+    if (m_valuesGraph) m_plot->removeGraph(m_valuesGraph);
+    m_valuesGraph = nullptr;
+    const bool log = m_log->isChecked();
+    if (m_values) m_valuesGraph = addHistogram(m_plot, *m_values, colors::a(), tr("values"), log);
+    setCountScale(m_plot, log);
 }
 
 void ValueHistogramPage::setPreview(const ValuePreview& preview) {
     clear({});
-    addHistogram(m_plot, preview.values, colors::a(), tr("values"));
-    setTitle(m_plot, tr("Values of %1 (%2 elements)").arg(qs(preview.tensor)).arg(preview.count));
-    m_plot->rescaleAxes();
-    m_plot->yAxis->setRangeLower(0);
+    m_values = preview.values;
+    drawValues();
+    m_plot->xAxis->rescale();
+    setTitle(m_plot,
+             tr("Values of %1 (%2 elements)").arg(QStringLiteral("%1"), QString::number(preview.count)),
+             qs(preview.tensor));
     m_plot->replot();
     m_gridLines = 0;
 }
@@ -43,9 +69,9 @@ void ValueHistogramPage::setPreview(const ValuePreview& preview) {
 void ValueHistogramPage::setOutcome(const TensorOutcome& o) {
     clear({});
     const TensorAnalysis& a = o.a.report.analysis;
-    addHistogram(m_plot, a.values, colors::a(), tr("values"));
-    m_plot->rescaleAxes();
-    m_plot->yAxis->setRangeLower(0);
+    m_values = a.values;
+    drawValues();
+    m_plot->xAxis->rescale();
     // The grid is drawn only while lines stay apart; 256 int8 levels over a narrow plot would be a
     // grey wash, so a dense grid is thinned to every k-th level and the note says so.
     const int n = static_cast<int>(a.grid.size());
@@ -61,7 +87,10 @@ void ValueHistogramPage::setOutcome(const TensorOutcome& o) {
     const double lo = std::min(m_plot->xAxis->range().lower, a.gridEdges.low);
     const double hi = std::max(m_plot->xAxis->range().upper, a.gridEdges.high);
     m_plot->xAxis->setRange(lo - 0.02 * (hi - lo), hi + 0.02 * (hi - lo));
-    setTitle(m_plot, tr("Values of %1 with the grid of group %2").arg(qs(o.a.report.name)).arg(a.gridGroup));
+    setTitle(
+        m_plot,
+        tr("Values of %1 with the grid of group %2").arg(QStringLiteral("%1"), QString::number(a.gridGroup)),
+        qs(o.a.report.name));
     setNote(tr("%1 reconstruction levels in group %2%3; clip thresholds [%4, %5].")
                 .arg(n)
                 .arg(a.gridGroup)
@@ -86,23 +115,13 @@ ErrorHistogramPage::ErrorHistogramPage(QWidget* parent)
         applyScale();
         m_plot->replot();
     });
+    setCountScale(m_plot, m_log->isChecked()); // the axis the box names from the start
     clear(tr("Run a quantization to see its error."));
 }
 
 void ErrorHistogramPage::applyScale() {
-    const bool log = m_log->isChecked();
-    m_plot->yAxis->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-    if (log)
-        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-    else
-        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
-    m_plot->rescaleAxes();
-    if (log) {
-        m_plot->yAxis->setRangeLower(0.5);
-        m_plot->yAxis->setRangeUpper(m_plot->yAxis->range().upper * 2);
-    } else {
-        m_plot->yAxis->setRangeLower(0);
-    }
+    m_plot->xAxis->rescale();
+    setCountScale(m_plot, m_log->isChecked());
 }
 
 void ErrorHistogramPage::setOutcome(const TensorOutcome& o) {
@@ -115,7 +134,7 @@ void ErrorHistogramPage::setOutcome(const TensorOutcome& o) {
     const GroupClipping t = o.a.report.analysis.clipping.total();
     const double total = t.clipErrorSq + t.roundErrorSq;
     const double clipShare = total > 0 ? 100.0 * t.clipErrorSq / total : 0.0;
-    setTitle(m_plot, tr("Error x − x̂ of %1").arg(qs(o.a.report.name)));
+    setTitle(m_plot, tr("Error x − x̂ of %1"), qs(o.a.report.name));
     const QString sizes = tr("Max |error| %1, RMSE %2.")
                               .arg(fmtNumber(o.a.report.analysis.stats.maxAbsError()),
                                    fmtNumber(o.a.report.analysis.stats.rmse()));

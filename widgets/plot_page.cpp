@@ -1,6 +1,7 @@
 #include "widgets/plot_page.h"
 
 #include "analysis/histogram.h"
+#include "widgets/name_elision.h"
 #include "widgets/qcp.h"
 #include "widgets/save_file.h"
 
@@ -149,8 +150,9 @@ QCustomPlot* PlotPage::addPlot(const QString& title, const QString& tooltip) {
 
 namespace {
 
-// A title wider than its plot is shortened in the middle (both the kind of plot and the tensor's
-// last name parts stay readable), and refitted when the plot is resized.
+// A title wider than its plot is shortened, and refitted when the plot is resized: a title naming a
+// tensor shortens the name (elideName: its last parts stay, so two tensors' plots read apart), the
+// kind of plot stays whole; any other loses its middle.
 class TitleFitter : public QObject {
 public:
     explicit TitleFitter(QCustomPlot* plot)
@@ -158,8 +160,9 @@ public:
         , m_plot(plot) {
         plot->installEventFilter(this);
     }
-    void setTitle(const QString& title) {
+    void setTitle(const QString& title, const QString& name) {
         m_title = title;
+        m_name = name;
         fit();
     }
 
@@ -174,21 +177,61 @@ private:
         auto* t = qobject_cast<QCPTextElement*>(m_plot->plotLayout()->element(0, 0));
         if (!t) return;
         const int room = std::max(m_plot->width() - 12, 40);
-        t->setText(QFontMetrics(t->font()).elidedText(m_title, Qt::ElideMiddle, room));
+        const QFontMetrics metrics(t->font());
+        if (m_name.isEmpty()) return t->setText(metrics.elidedText(m_title, Qt::ElideMiddle, room));
+        const QString whole = m_title.arg(m_name);
+        if (metrics.horizontalAdvance(whole) <= room) return t->setText(whole);
+        // The name keeps two thirds of the width at least: it is what tells two plots apart.
+        const int nameRoom = std::max(room - metrics.horizontalAdvance(m_title.arg(QString())), room * 2 / 3);
+        const QString shortened = m_title.arg(elideName(m_name, metrics, nameRoom));
+        t->setText(metrics.elidedText(shortened, Qt::ElideRight, room));
     }
     QCustomPlot* m_plot;
-    QString m_title;
+    QString m_title; // with %1 where the name goes, when there is one
+    QString m_name;
 };
 
 } // namespace
 
 void PlotPage::setTitle(QCustomPlot* plot, const QString& title) {
+    setTitle(plot, title, {});
+}
+
+void PlotPage::setTitle(QCustomPlot* plot, const QString& title, const QString& name) {
     // TitleFitter has no meta-object of its own, so findChild (a qobject_cast) would take any child.
     TitleFitter* fitter = nullptr;
     for (QObject* child : plot->children())
         if ((fitter = dynamic_cast<TitleFitter*>(child))) break;
     if (!fitter) fitter = new TitleFitter(plot);
-    fitter->setTitle(title);
+    fitter->setTitle(title, name);
+}
+
+QString PlotPage::titleText(const QCustomPlot* plot) {
+    const auto* t = qobject_cast<const QCPTextElement*>(plot->plotLayout()->element(0, 0));
+    return t ? t->text() : QString();
+}
+
+void PlotPage::setCountScale(QCustomPlot* plot, bool log) {
+    QCPAxis* y = plot->yAxis;
+    y->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    if (log)
+        y->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    else
+        y->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    y->rescale();
+    if (log) { // a single element (an outlier's bin) stands half a decade above the axis
+        y->setRangeLower(0.5);
+        y->setRangeUpper(std::max(y->range().upper * 2, 10.0));
+    } else {
+        y->setRangeLower(0);
+    }
+}
+
+void PlotPage::resetRanges(QCustomPlot* plot) {
+    // QCustomPlot's own starting ranges; the last tensor's would otherwise frame an empty plot, and a
+    // rescale over data of no width keeps the width it had (QCPAxis::rescale).
+    for (QCPAxis* axis : {plot->xAxis, plot->yAxis})
+        axis->setRange(axis->scaleType() == QCPAxis::stLogarithmic ? QCPRange(0.5, 5) : QCPRange(0, 5));
 }
 
 void PlotPage::setNote(const QString& text) {
@@ -256,6 +299,7 @@ void PlotPage::clear(const QString& message) {
         setTitle(p, m_titles[i]); // a title naming the last tensor must not outlive its plot
         p->clearPlottables();
         p->clearItems();
+        resetRanges(p);
         p->legend->setVisible(false);
         p->replot();
     }

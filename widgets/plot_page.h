@@ -52,6 +52,16 @@ public:
                                   const QString& name, bool dropZeros = false);
     /// A title above the plot, shortened in the middle to the plot's width.
     static void setTitle(QCustomPlot* plot, const QString& title);
+    /// A title naming a tensor: `title` holds %1 where `name` goes; a long name is shortened as
+    /// elideName does, so the plots of two tensors differing in one part read apart.
+    static void setTitle(QCustomPlot* plot, const QString& title, const QString& name);
+    /// The title as shown, shortened or not (tests).
+    static QString titleText(const QCustomPlot* plot);
+    /// Counts on a logarithmic y axis (a single element stays visible beside millions) or a linear
+    /// one from 0; the y range is fitted to the data either way.
+    static void setCountScale(QCustomPlot* plot, bool log);
+    /// Both axes back to the ranges of a plot that never showed anything.
+    static void resetRanges(QCustomPlot* plot);
     /// Each replot gives both axes as many ticks as their labels have room for at the plot's size
     /// (every page's plots have it; a plot made elsewhere asks for it).
     static void fitTicksOnReplot(QCustomPlot* plot);

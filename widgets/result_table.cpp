@@ -1,5 +1,7 @@
 #include "widgets/result_table.h"
 
+#include "widgets/name_elision.h"
+
 #include <QHeaderView>
 #include <QTableView>
 #include <algorithm>
@@ -21,8 +23,11 @@ void styleResultTable(QTableView* view) {
 void fitResultColumns(QTableView* view, std::initializer_list<int> nameColumns) {
     view->resizeColumnsToContents();
     const int nameRoom = std::max(160, view->viewport()->width() / 3);
-    for (int c : nameColumns)
+    for (int c : nameColumns) {
         view->setColumnWidth(c, std::min(view->columnWidth(c), nameRoom));
+        // Names keep their last parts, not both ends: If_1_param_conv/weight and If_2_… read apart.
+        if (!view->itemDelegateForColumn(c)) view->setItemDelegateForColumn(c, new NameElisionDelegate(view));
+    }
 }
 
 } // namespace ql

@@ -1,7 +1,7 @@
 #pragma once
 // How every result table looks (whole model, plan, diff): one line per row with the reason in a
 // tooltip rather than a tall row, no row numbers, alternating rows, whole rows selected, the last
-// column taking the rest of the width, long names losing their middle rather than their end.
+// column taking the rest of the width, long names keeping their last parts (elideName).
 #include <initializer_list>
 
 class QTableView;

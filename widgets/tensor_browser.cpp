@@ -1,5 +1,6 @@
 #include "widgets/tensor_browser.h"
 
+#include "widgets/name_elision.h"
 #include "widgets/qt_util.h"
 #include "widgets/tensor_tree_model.h"
 
@@ -66,8 +67,9 @@ TensorBrowser::TensorBrowser(QWidget* parent)
     m_view->setSortingEnabled(true);
     m_view->sortByColumn(TensorTreeModel::NameColumn, Qt::AscendingOrder);
     m_view->setAlternatingRowColors(true);
-    // A long name loses its middle, not its end: down_proj.weight and down_proj.bias stay apart.
-    m_view->setTextElideMode(Qt::ElideMiddle);
+    // A long name keeps its last parts whole (down_proj.weight and down_proj.bias, If_1_param_conv and
+    // If_2_param_conv stay apart) and gives way at its start; the tooltip holds it whole.
+    m_view->setItemDelegateForColumn(TensorTreeModel::NameColumn, new NameElisionDelegate(m_view));
     // The name keeps a readable width however narrow the dock: the other columns scroll into view
     // (and the tooltip repeats them) rather than squeezing names to a few letters.
     QHeaderView* header = m_view->header();

@@ -42,6 +42,10 @@ std::vector<std::string> splitName(const std::string& name) {
     return parts;
 }
 
+QString storedTypeName(const TensorInfo& t) {
+    return qs(t.storedType.empty() ? std::string(nameOf(t.dtype)) : t.storedType);
+}
+
 } // namespace
 
 TensorTreeModel::TensorTreeModel(QObject* parent)
@@ -134,18 +138,20 @@ QVariant TensorTreeModel::data(const QModelIndex& index, int role) const {
             return n->label;
         case ShapeColumn:
             return t ? qs(toString(t->shape)) : QVariant();
-        case DTypeColumn:
-            return t ? qs(nameOf(t->dtype)) : QVariant();
+        case DTypeColumn: // as the file stores it: a GGUF Q4_K tensor is no f32 one, though read as one
+            return t ? storedTypeName(*t) : QVariant();
         case SizeColumn:
             return fmtBytes(static_cast<double>(n->bytes));
         }
         break;
     case Qt::ToolTipRole:
         if (t)
-            return plainToolTip(qs(t->name) + QStringLiteral("\n") + qs(toString(t->shape)) +
-                                QLatin1Char(' ') + qs(nameOf(t->dtype)) + QStringLiteral(", ") +
-                                fmtBytes(static_cast<double>(n->bytes)) + QStringLiteral("\n") +
-                                qs(t->location));
+            return plainToolTip(
+                qs(t->name) + QStringLiteral("\n") + qs(toString(t->shape)) + QLatin1Char(' ') +
+                storedTypeName(*t) +
+                (t->storedType.empty() ? QString() : tr(" (read as %1)").arg(qs(nameOf(t->dtype)))) +
+                QStringLiteral(", ") + fmtBytes(static_cast<double>(n->bytes)) + QStringLiteral("\n") +
+                qs(t->location));
         return plainToolTip(n->path + tr(": %1 entries below").arg(n->children.size()));
     case Qt::TextAlignmentRole:
         if (index.column() == SizeColumn) return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);

@@ -1,6 +1,6 @@
 #pragma once
 // The file's tensors as a tree by name prefix ("layers" > "0" > "mlp" > "down_proj.weight"),
-// with shape, dtype and size columns.
+// with shape, stored type and size columns.
 #include "io/tensor_source.h"
 
 #include <QAbstractItemModel>

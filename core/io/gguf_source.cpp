@@ -388,6 +388,8 @@ void GgufSource::parse() {
             static_cast<std::uint64_t>(e.elements) * static_cast<std::uint64_t>(storageBytes(info.dtype));
         info.location = std::string(ggmlTypeTraits(e.type)->name) + " at offset " +
                         std::to_string(m_dataStart + e.offset);
+        if (t != GgmlType::F32 && t != GgmlType::F16 && t != GgmlType::BF16)
+            info.storedType = ggmlTypeTraits(e.type)->name;
         m_infos.push_back(std::move(info));
     }
 }

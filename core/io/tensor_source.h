@@ -20,6 +20,9 @@ struct TensorInfo {
     Shape shape;
     std::uint64_t byteSize = 0;
     std::string location; // file (shard) and offset or dataset path, for display
+    /// The type the file stores where it is not `dtype` itself, which is what loading decodes to
+    /// (GGUF's "Q4_K", read as f32); empty when the file stores `dtype`.
+    std::string storedType = {};
 };
 
 /// Something the file holds that the source leaves out of its tensor list, and why ("unsupported

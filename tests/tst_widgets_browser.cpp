@@ -1,0 +1,209 @@
+// The tensor list and the save dialog as people expect them (issue 39): a typed extension is kept
+// whatever filter is selected, a GGUF tensor shows the type the file stores, and long names that
+// differ in one part stay apart however narrow their column.
+#include "gguf_test_util.h"
+#include "widgets/name_elision.h"
+#include "widgets/save_file.h"
+#include "widgets/tensor_browser.h"
+#include "widgets/tensor_tree_model.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFontMetrics>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+#include <QTreeView>
+
+using namespace ql;
+
+namespace {
+
+// Names as a Paddle model converted to HDF5 spells them: alike but for one part in the middle.
+const QStringList kAlikeNames = {
+    QStringLiteral("model_weights/If_1_then_branch_param_conv/weight"),
+    QStringLiteral("model_weights/If_2_then_branch_param_conv/weight"),
+    QStringLiteral("model_weights/If_12_then_branch_param_conv/weight"),
+    QStringLiteral("model_weights/If_1_else_branch_param_conv/weight"),
+};
+
+/// A source that only lists (the browser never loads).
+class ListingSource : public TensorSource {
+public:
+    explicit ListingSource(std::vector<TensorInfo> t)
+        : m_tensors(std::move(t)) {}
+    const std::string& path() const override { return m_path; }
+    const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
+    Tensor load(const std::string&) const override { return {}; }
+    Tensor loadRows(const std::string&, std::int64_t, std::int64_t) const override { return {}; }
+
+private:
+    std::string m_path = "listing";
+    std::vector<TensorInfo> m_tensors;
+};
+
+// Answers the next modal file dialog as a user would: picks `filter`, types `name`, presses Save.
+void answerFileDialog(const QString& filter, const QString& name) {
+    auto* timer = new QTimer;
+    QObject::connect(timer, &QTimer::timeout, timer, [timer, filter, name] {
+        auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+        if (!dialog) return;
+        timer->stop();
+        timer->deleteLater();
+        dialog->selectNameFilter(filter); // first: a filter chosen after typing rewrites the name's suffix
+        dialog->selectFile(name);
+        QMetaObject::invokeMethod(dialog, "accept"); // Save (a protected slot)
+    });
+    timer->start(20);
+}
+
+} // namespace
+
+class TestWidgetsBrowser : public QObject {
+    Q_OBJECT
+private slots:
+    // The rule the dialog's answer goes through, for each kind of name typed.
+    void filterExtensionRule_data() {
+        QTest::addColumn<QString>("filter");
+        QTest::addColumn<QString>("typed");
+        QTest::addColumn<QString>("saved");
+        const QString safetensors = QStringLiteral("safetensors (*.safetensors)");
+        const QString hdf5 = QStringLiteral("HDF5 (*.h5 *.hdf5)");
+        QTest::addRow("h5-typed-safetensors-selected") << safetensors << "x.h5"
+                                                       << "x.h5";
+        QTest::addRow("hdf5-typed-safetensors-selected") << safetensors << "x.hdf5"
+                                                         << "x.hdf5";
+        QTest::addRow("safetensors-typed-hdf5-selected") << hdf5 << "x.safetensors"
+                                                         << "x.safetensors";
+        QTest::addRow("none-typed-gets-selected") << hdf5 << "weights"
+                                                  << "weights.h5";
+        QTest::addRow("unoffered-typed-gets-selected") << safetensors << "w.v2"
+                                                       << "w.v2.safetensors";
+        QTest::addRow("case-kept") << safetensors << "X.H5"
+                                   << "X.H5";
+    }
+    void filterExtensionRule() {
+        QFETCH(QString, filter);
+        QFETCH(QString, typed);
+        QFETCH(QString, saved);
+        const QString filters = QStringLiteral("safetensors (*.safetensors);;HDF5 (*.h5 *.hdf5)");
+        QCOMPARE(withFilterExtension(QStringLiteral("out/") + typed, filter, filters),
+                 QStringLiteral("out/") + saved);
+    }
+
+    // The real dialog, answered as the issue's user did: x.h5 typed with the safetensors filter
+    // still selected is saved as x.h5, not x.h5.safetensors.
+    void saveDialogKeepsTypedExtension() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString filters = QStringLiteral("safetensors (*.safetensors);;HDF5 (*.h5 *.hdf5)");
+        answerFileDialog(QStringLiteral("safetensors (*.safetensors)"), dir.filePath(QStringLiteral("x.h5")));
+        // A dialog left open fails the test rather than hanging it.
+        QTimer::singleShot(10000, [] {
+            if (QWidget* open = QApplication::activeModalWidget()) open->close();
+        });
+        const QString path = saveFileName(nullptr, QStringLiteral("Export quantized weights"), filters);
+        QCOMPARE(QFileInfo(path).fileName(), QStringLiteral("x.h5"));
+        QCOMPARE(QFileInfo(path).absolutePath(), QFileInfo(dir.path()).absoluteFilePath());
+    }
+
+    // A GGUF file's Q4_K tensor is read as f32, but the DType column says what the file stores.
+    void ggufShowsStoredType() {
+        using namespace qltest::gguf_bytes;
+        std::string infos = info("blk.0.ffn_down.weight", {256, 2}, 12, 0); // Q4_K: 2 × 144 bytes
+        infos += info("blk.0.attn_q.weight", {32, 2}, 8, 288);              // Q8_0: 2 × 34 bytes
+        infos += info("output_norm.weight", {8}, 0, 384);                   // F32: 32 bytes
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(QStringLiteral("tiny.gguf"));
+        {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            const std::string bytes = gguf(0, {}, 3, infos, 416);
+            f.write(bytes.data(), static_cast<qint64>(bytes.size()));
+        }
+        const auto source = openTensorSource(path.toStdString());
+        QCOMPARE(source->tensors().size(), std::size_t{3});
+        TensorTreeModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setTensors(source->tensors());
+        auto dtypeOf = [&](const char* name) {
+            const QModelIndex i = model.indexOfTensor(name);
+            return i.siblingAtColumn(TensorTreeModel::DTypeColumn).data().toString();
+        };
+        QCOMPARE(dtypeOf("blk.0.ffn_down.weight"), QStringLiteral("Q4_K"));
+        QCOMPARE(dtypeOf("blk.0.attn_q.weight"), QStringLiteral("Q8_0"));
+        QCOMPARE(dtypeOf("output_norm.weight"), QStringLiteral("f32"));
+        const QString tip = model.indexOfTensor("blk.0.ffn_down.weight").data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("Q4_K (read as f32)")), qPrintable(tip));
+    }
+
+    // However narrow, names that differ in one part read apart, each keeps its last part, and a
+    // name that fits is shown whole.
+    void elidedNamesStayApart_data() {
+        QTest::addColumn<int>("width");
+        for (int w : {120, 160, 200, 260})
+            QTest::addRow("%d-px", w) << w;
+    }
+    void elidedNamesStayApart() {
+        QFETCH(int, width);
+        const QFontMetrics metrics(QApplication::font());
+        QSet<QString> shown;
+        for (const QString& name : kAlikeNames) {
+            const QString s = elideName(name, metrics, width);
+            QVERIFY2(metrics.horizontalAdvance(s) <= width, qPrintable(s));
+            QVERIFY2(s.endsWith(QStringLiteral("/weight")), qPrintable(s));
+            shown.insert(s);
+        }
+        QCOMPARE(shown.size(), kAlikeNames.size());
+        QCOMPARE(elideName(QStringLiteral("lm_head.weight"), metrics, width),
+                 QStringLiteral("lm_head.weight"));
+    }
+
+    // The browser draws its leaves through the same rule ("backbone" > "If_1_…_conv.weight"), and
+    // the tooltip holds the whole name.
+    void browserNamesStayApart() {
+        std::vector<TensorInfo> infos;
+        for (QString name : kAlikeNames)
+            infos.push_back(
+                TensorInfo{name.replace(QStringLiteral("model_weights/"), QStringLiteral("backbone."))
+                               .replace(QLatin1Char('/'), QLatin1Char('.'))
+                               .toStdString(),
+                           DType::F32,
+                           {4, 4},
+                           64,
+                           "fixture"});
+        ListingSource source(infos);
+        TensorBrowser browser;
+        browser.resize(260, 400);
+        browser.setSource(&source);
+        browser.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&browser));
+        QTreeView* view = browser.view();
+        view->setColumnWidth(TensorTreeModel::NameColumn, 170);
+        QVERIFY(qobject_cast<NameElisionDelegate*>(view->itemDelegateForColumn(TensorTreeModel::NameColumn)));
+        const QModelIndex backbone = view->model()->index(0, 0);
+        QCOMPARE(view->model()->rowCount(backbone), kAlikeNames.size());
+        QSet<QString> shown;
+        for (int r = 0; r < view->model()->rowCount(backbone); ++r) {
+            const QModelIndex i = view->model()->index(r, TensorTreeModel::NameColumn, backbone);
+            QStyleOptionViewItem option;
+            option.initFrom(view);
+            const QString label = i.data().toString();
+            const QString s = NameElisionDelegate::shownText(label, option, view->visualRect(i).width());
+            QVERIFY2(s != label, qPrintable(s)); // narrow enough to need shortening
+            QVERIFY2(s.endsWith(QStringLiteral(".weight")), qPrintable(s));
+            shown.insert(s);
+            const QString full = i.data(TensorTreeModel::TensorNameRole).toString();
+            QVERIFY(i.data(Qt::ToolTipRole).toString().contains(full.toHtmlEscaped()));
+        }
+        QCOMPARE(shown.size(), kAlikeNames.size());
+    }
+};
+
+QTEST_MAIN(TestWidgetsBrowser)
+#include "tst_widgets_browser.moc"
