@@ -224,23 +224,37 @@ private slots:
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         auto m = std::make_shared<PlanMeasurements>();
         m->candidates = planCandidatesNamed({"int4-g32", "keep"});
-        m->tensors = {{"x.weight",
-                       {4, 32},
-                       DType::BF16,
-                       128,
-                       false,
-                       {},
-                       {{576, 2.0, 20.0, {}, {}}, {2048, 0.0, INFINITY, {}, {}}}},
-                      {"y.weight",
-                       {4, 30},
-                       DType::BF16,
-                       120,
-                       false,
-                       {},
-                       {{-1, NAN, NAN, "blocks of 32 do not fit", {}}, {1920, 0.0, INFINITY, {}, {}}}}};
+        auto cell = [](std::int64_t bits, double error, double sqnrDb, std::string why = {}) {
+            PlanCell c;
+            c.bits = bits;
+            c.error = error;
+            c.sqnrDb = sqnrDb;
+            c.why = std::move(why);
+            return c;
+        };
+        auto tensor = [](std::string name, Shape shape, std::vector<PlanCell> cells) {
+            PlanTensor t;
+            t.name = std::move(name);
+            t.elements = elementCount(shape);
+            t.shape = std::move(shape);
+            t.dtype = DType::BF16;
+            t.cells = std::move(cells);
+            return t;
+        };
+        m->tensors = {tensor("x.weight", {4, 32}, {cell(576, 2.0, 20.0), cell(2048, 0.0, INFINITY)}),
+                      tensor("y.weight", {4, 30},
+                             {cell(-1, NAN, NAN, "blocks of 32 do not fit"), cell(1920, 0.0, INFINITY)})};
+        m->notPlanned = {{"x.bias", "a bias, norm or scale vector (rank 1), not a weight"}};
         const PlanResult r = choosePlan(*m, {11.0, 0});
         model.setPlan(m, r);
-        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.plannedRows(), 2);
+        QCOMPARE(model.rowCount(), 3); // then what was not planned, with the reason
+        QCOMPARE(model.index(2, PlanTableModel::NameColumn).data().toString(), QStringLiteral("x.bias"));
+        QCOMPARE(model.index(2, PlanTableModel::FormatColumn).data().toString(),
+                 QStringLiteral("not planned"));
+        QCOMPARE(model.index(2, PlanTableModel::NoteColumn).data().toString(),
+                 QString::fromStdString(m->notPlanned[0].second));
+        QVERIFY(model.index(2, 0).data(Qt::ToolTipRole).toString().contains(QStringLiteral("not a weight")));
         QCOMPARE(model.index(0, PlanTableModel::FormatColumn).data().toString(), QStringLiteral("int4-g32"));
         QCOMPARE(model.index(1, PlanTableModel::FormatColumn).data().toString(), QStringLiteral("keep"));
         QVERIFY(model.index(1, 0)

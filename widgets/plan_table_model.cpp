@@ -2,6 +2,8 @@
 
 #include "widgets/qt_util.h"
 
+#include <QColor>
+
 namespace ql {
 
 PlanTableModel::PlanTableModel(QObject* parent)
@@ -15,7 +17,8 @@ void PlanTableModel::setPlan(std::shared_ptr<const PlanMeasurements> m, const Pl
 }
 
 int PlanTableModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : static_cast<int>(m_choice.size());
+    if (parent.isValid() || !m_measurements) return 0;
+    return static_cast<int>(m_choice.size() + m_measurements->notPlanned.size());
 }
 
 int PlanTableModel::columnCount(const QModelIndex& parent) const {
@@ -25,6 +28,16 @@ int PlanTableModel::columnCount(const QModelIndex& parent) const {
 QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
     const auto row = static_cast<std::size_t>(index.row());
+    if (row >= m_choice.size()) { // not planned: kept as it is, for the reason given
+        const auto& [name, why] = m_measurements->notPlanned[row - m_choice.size()];
+        if (role == Qt::ToolTipRole) return plainToolTip(tr("%1\nnot planned: %2").arg(qs(name), qs(why)));
+        if (role == Qt::ForegroundRole) return QColor(110, 110, 110);
+        if (role != Qt::DisplayRole) return {};
+        if (index.column() == NameColumn) return qs(name);
+        if (index.column() == FormatColumn) return tr("not planned");
+        if (index.column() == NoteColumn) return qs(why);
+        return QStringLiteral("—");
+    }
     const PlanTensor& t = m_measurements->tensors[row];
     const auto k = static_cast<std::size_t>(m_choice[row]);
     const PlanCell& c = t.cells[k];
@@ -77,9 +90,11 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, in
         case ErrorColumn:
             return weighted ? tr("Weighted sq. error") : tr("Sq. error");
         case NoteColumn:
-            return tr("Importance");
+            return tr("Note");
         }
     }
+    if (role == Qt::ToolTipRole && section == NoteColumn)
+        return tr("Where a weight's importance came from, or why a tensor was not planned");
     if (role == Qt::ToolTipRole && section == ErrorColumn)
         return weighted ? tr("Σ E[x_j²] (w − ŵ)²: the expected squared error in the layer's output")
                         : tr("Σ (w − ŵ)² over the weight");
