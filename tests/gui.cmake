@@ -8,7 +8,10 @@ if(QUANTLENS_GUI)
     ql_add_test(tst_gui_plan LIBS quantlens_gui_app)
     ql_add_test(tst_gui_diff LIBS quantlens_gui_app)
     ql_add_test(tst_gui_export LIBS quantlens_gui_app)
+    ql_add_test(tst_gui_model_error LIBS quantlens_gui_app) # the runtime where tst_evaluate finds it
+    target_compile_definitions(tst_gui_model_error PRIVATE QUANTLENS_ORT_CACHE="${PROJECT_SOURCE_DIR}/build/onnxruntime")
     set_tests_properties(tst_gui_window tst_gui_screenshot tst_gui_plan tst_gui_diff tst_gui_export
+                         tst_gui_model_error
                          PROPERTIES TIMEOUT 300)
     if(TARGET quantlens-cli) # the window's whole-model report and diff against the CLI's
         foreach(suite tst_gui_window tst_gui_diff tst_gui_export)

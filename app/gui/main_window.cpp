@@ -10,6 +10,7 @@
 #include "widgets/file_filters.h"
 #include "widgets/headline_strip.h"
 #include "widgets/job_runner.h"
+#include "widgets/model_error_page.h"
 #include "widgets/model_table_page.h"
 #include "widgets/plan_page.h"
 #include "widgets/plot_page.h"
@@ -110,6 +111,8 @@ void MainWindow::buildPages() {
     m_modelTable = addPage(new ModelTablePage(m_bench, this), tr("Whole model"));
     m_planPage = addPage(new PlanPage(m_bench, this), tr("Plan"));
     m_diffPage = addPage(new DiffPage(m_bench, this), tr("Diff"));
+    connect(addPage(new ModelErrorPage(m_bench, this), tr("Model")), &ModelErrorPage::weightActivated, this,
+            &MainWindow::selectTensor);
     // The table opens its tensors on the tensor's pages.
     connect(m_modelTable, &ModelTablePage::runRequested, this, [this](const QString& name) {
         if (selectTensor(name)) quantizeSelected();
