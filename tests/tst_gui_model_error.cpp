@@ -4,6 +4,7 @@
 // the job's finite figures, the chart one point per layer, a click on a layer selects its weight in the
 // tensor browser. A screenshot at 1280x800 goes to <build>/screenshots/quantlens_model_error.png.
 #include "gui/main_window.h"
+#include "plot_checks.h"
 #include "runtime/ort_runtime.h"
 #include "widgets/job_runner.h"
 #include "widgets/model_error_page.h"
@@ -194,6 +195,12 @@ private slots:
                     clicked = static_cast<int>(i);
             }
         QCOMPARE(plot->graph(1)->dataCount(), weighted);
+        // As a person sees it at 1280x800: a readable plot, its title whole, the legend off the data.
+        QVERIFY(plot->isVisible() && plot->width() >= 200 && plot->height() >= 120);
+        auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0));
+        QVERIFY(title && QFontMetrics(title->font()).horizontalAdvance(title->text()) <= plot->width());
+        QVERIFY(!plot->legend->outerRect().intersects(plot->axisRect()->rect()));
+        qltest::verifyTickLabelsApart(plot, QStringLiteral("per-layer error"));
         QVERIFY(clicked >= 0);
 
         // A click on a weighted layer's point selects its weight in the tensor browser.
