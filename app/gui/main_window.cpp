@@ -5,6 +5,7 @@
 #include "io/printable.h"
 #include "quantlens/config.h"
 #include "report/report.h"
+#include "widgets/banner.h"
 #include "widgets/config_panel.h"
 #include "widgets/diff_page.h"
 #include "widgets/file_filters.h"
@@ -91,10 +92,7 @@ void MainWindow::buildPages() {
     addDock(this, tr("Configuration"), QStringLiteral("configuration"), scroll, Qt::RightDockWidgetArea);
     connect(m_browser, &TensorBrowser::tensorSelected, this, &MainWindow::onTensorSelected);
 
-    m_message = new QLabel(this);
-    m_message->setTextFormat(Qt::PlainText); // messages quote names from files: never read as HTML
-    m_message->setWordWrap(true);
-    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_message = new Banner(QString(), this); // plain text, at most two lines, closable
     m_message->setVisible(false);
 
     m_tensorView = new TensorView(m_bench, this);
@@ -313,11 +311,10 @@ const TensorSource* MainWindow::source() const {
 
 void MainWindow::showMessage(const QString& text, bool error) {
     m_errorText = error ? text : QString();
-    m_message->setText(text);
     m_message->setStyleSheet(error ? QStringLiteral("background: #fde7e9; color: #8a0010; padding: 4px;")
                                    : QStringLiteral("background: #eef3fb; padding: 4px;"));
-    m_message->setToolTip(error ? tr("What went wrong (select the text to copy it)") : QString());
-    m_message->setVisible(!text.isEmpty());
+    m_message->setHint(error ? tr("What went wrong (select the text to copy it)") : QString());
+    m_message->setMessage(text);
     statusBar()->showMessage(text.section(QLatin1Char('\n'), 0, 0), 10000);
 }
 
@@ -326,7 +323,7 @@ QString MainWindow::errorText() const {
 }
 
 QString MainWindow::messageText() const {
-    return m_message->text();
+    return m_message->message();
 }
 
 bool MainWindow::openFile(const QString& path) {

@@ -16,6 +16,7 @@ class QTabWidget;
 
 namespace ql {
 
+class Banner;
 class ConfigPanel;
 class DiffPage;
 class HeadlineStrip;
@@ -103,7 +104,7 @@ private:
     ModelTablePage* m_modelTable = nullptr;
     PlanPage* m_planPage = nullptr;
     DiffPage* m_diffPage = nullptr;
-    QLabel* m_message = nullptr;
+    Banner* m_message = nullptr;
     QString m_errorText; // the message bar's text while it shows an error
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancelButton = nullptr;
