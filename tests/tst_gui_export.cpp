@@ -11,6 +11,7 @@
 #include "widgets/tensor_view.h"
 #include "widgets/workbench.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
@@ -60,19 +61,59 @@ private slots:
         QVERIFY(m_dir.isValid());
         QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("model")));
         m_file = path("model/mixed.safetensors");
-        // A bias and a 1-D norm weight the default spec quantizes, but compressed-tensors cannot store.
+        // A bias and a 1-D norm weight: kept by default (not weights); with "Include biases and norms"
+        // the spec quantizes them, but compressed-tensors cannot store them.
         writeSafetensors(m_file.toStdString(), {{"l0.mlp.weight", wave({16, 32}, 0.0)},
                                                 {"l0.mlp.bias", wave({16}, 1.0)},
                                                 {"l0.norm.weight", wave({32}, 2.0)},
                                                 {"l1.attn.weight", wave({8, 32}, 3.0)}});
     }
 
-    // A whole-model run whose export cannot store some quantized tensors: the table before the export
-    // lists them quantized; the export's run keeps them unquantized, and the table, the report written
-    // after it and the exported file all say the same, tensor by tensor.
+    // By default a whole-model run quantizes weights only, as quantlens-cli quantize --all: the bias and
+    // the norm vector are kept and listed with the reason.
+    void wholeModelRunKeepsBiasesAndNorms() {
+        MainWindow w;
+        QVERIFY2(w.openFile(m_file), qPrintable(w.errorText()));
+        QVERIFY(!w.workbench()->config()->includeNonWeightsBox()->isChecked());
+        QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
+        w.quantizeAll();
+        QVERIFY2(model.wait(120000), qPrintable(w.errorText()));
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("out")));
+        QVERIFY(w.exportReport(path("out/weights-only.json")));
+        const auto report =
+            parseJson(QByteArray::fromStdString(readFile(path("out/weights-only.json").toStdString())));
+        std::set<std::string> quantized, kept;
+        for (const auto& t : report["tensors"]) {
+            QVERIFY2(!t.contains("error"), t.dump().c_str());
+            if (!t.contains("passed_through")) {
+                quantized.insert(t["name"].get<std::string>());
+                continue;
+            }
+            kept.insert(t["name"].get<std::string>());
+            QVERIFY2(t["passed_through"].get<std::string>().find("not a weight") != std::string::npos,
+                     t.dump().c_str());
+        }
+        QCOMPARE(quantized, (std::set<std::string>{"l0.mlp.weight", "l1.attn.weight"}));
+        QCOMPARE(kept, (std::set<std::string>{"l0.mlp.bias", "l0.norm.weight"}));
+        QVERIFY2(w.modelTable()->summaryText().contains(QStringLiteral("2 tensor(s) quantized; 2 kept")),
+                 qPrintable(w.modelTable()->summaryText()));
+        // Their export keeps them the same way.
+        QSignalSpy ended(&w, &MainWindow::jobEnded);
+        QVERIFY2(w.exportWeights(path("out/weights-only.safetensors")), qPrintable(w.errorText()));
+        QVERIFY2(waitJob(w, ended), qPrintable(w.errorText()));
+        QVERIFY2(
+            w.messageText().contains(QStringLiteral("Wrote 2 quantized tensor(s) and 2 kept unquantized")),
+            qPrintable(w.messageText()));
+    }
+
+    // With "Include biases and norms", a whole-model run whose export cannot store some quantized
+    // tensors: the table before the export lists them quantized; the export's run keeps them
+    // unquantized, and the table, the report written after it and the exported file all say the same,
+    // tensor by tensor.
     void wholeModelReportAndExportAgree() {
         MainWindow w;
         QVERIFY2(w.openFile(m_file), qPrintable(w.errorText()));
+        w.workbench()->config()->includeNonWeightsBox()->setChecked(true);
         QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
         w.quantizeAll();
         QVERIFY2(model.wait(120000), qPrintable(w.errorText()));
@@ -83,7 +124,7 @@ private slots:
         int quantizedBefore = 0;
         for (const auto& t : before["tensors"])
             quantizedBefore += !t.contains("passed_through") && !t.contains("error");
-        QCOMPARE(quantizedBefore, 4); // the default spec applies to all four
+        QCOMPARE(quantizedBefore, 4); // biases and norms included: the default spec applies to all four
 
         QSignalSpy ended(&w, &MainWindow::jobEnded);
         QVERIFY2(w.exportWeights(path("out/q.safetensors")), qPrintable(w.errorText()));
@@ -118,8 +159,8 @@ private slots:
         QProcess cli;
         cli.start(QStringLiteral(QUANTLENS_CLI),
                   {QStringLiteral("quantize"), m_file, QStringLiteral("--all"), QStringLiteral("-q"),
-                   QStringLiteral("--out"), path("out/cli.safetensors"), QStringLiteral("--report"),
-                   path("out/cli.json")});
+                   QStringLiteral("--include-non-weights"), QStringLiteral("--out"),
+                   path("out/cli.safetensors"), QStringLiteral("--report"), path("out/cli.json")});
         QVERIFY(cli.waitForFinished(120000));
         QCOMPARE(cli.exitCode(), 0);
         const auto cliReport =

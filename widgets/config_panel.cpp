@@ -172,6 +172,12 @@ void ConfigPanel::buildControls() {
     auto* rform = new QFormLayout(run);
     rform->addRow(tr("Backend A"), m_backend);
     rform->addRow(tr("Compare"), m_compare);
+    m_includeNonWeights = new QCheckBox(tr("Include biases and norms"), this);
+    m_includeNonWeights->setToolTip(
+        tr("Quantize all, its export and the plan also quantize biases, norm and scale vectors and "
+           "scalars (quantlens-cli --include-non-weights); otherwise they are kept as they are and "
+           "listed"));
+    rform->addRow(m_includeNonWeights);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -206,6 +212,8 @@ void ConfigPanel::buildControls() {
         }
         revalidate();
     });
+    connect(m_axis, &QComboBox::activated, this, [this] { setAxisChosen(true); }); // the user's pick
+    setAxisChosen(false);
     connect(m_groupSize, &QSpinBox::valueChanged, this, changed);
     connect(m_percentile, &QDoubleSpinBox::valueChanged, this, changed);
     connect(m_block, &QLineEdit::editingFinished, this, changed);
@@ -442,6 +450,24 @@ void ConfigPanel::revalidate() {
         m_status->setText(m_problem);
     }
     emit specChanged();
+}
+
+bool ConfigPanel::includeNonWeights() const {
+    return m_includeNonWeights->isChecked();
+}
+
+void ConfigPanel::setIncludeNonWeights(bool include) {
+    m_includeNonWeights->setChecked(include);
+}
+
+void ConfigPanel::setAxisChosen(bool chosen) {
+    m_axisChosen = chosen;
+    m_axis->setToolTip(
+        chosen ? tr("The axis that gets its own scales (channel axis), or along which groups run; Quantize "
+                    "all applies it to every tensor")
+               : tr("The axis that gets its own scales (channel axis), or along which groups run, for this "
+                    "tensor; Quantize all gives each tensor its role's axis (a Linear's, a conv's) until "
+                    "you pick one here"));
 }
 
 ParamFiles ConfigPanel::paramFiles() const {

@@ -35,6 +35,15 @@ public:
     /// The scale / zero-point tensors named for calibration "file" (empty otherwise).
     ParamFiles paramFiles() const;
     void setParamFiles(const ParamFiles& files);
+    /// Whole-model runs (Quantize all, their export, the plan) also quantize biases, norm and scale
+    /// vectors and scalars, as quantlens-cli --include-non-weights; off by default: weights only.
+    bool includeNonWeights() const;
+    void setIncludeNonWeights(bool include);
+    /// True once the user picked an axis (since the last setAxisChosen(false): a model opened). A
+    /// whole-model run then applies it to every tensor, as quantlens-cli --axis; otherwise each tensor
+    /// takes its own role's axes, as the CLI without --axis.
+    bool axisChosen() const { return m_axisChosen; }
+    void setAxisChosen(bool chosen);
 
     /// The plan for the current spec and shape, or nullopt with problem() saying why.
     const std::optional<ResolvedSpec>& plan() const { return m_plan; }
@@ -51,6 +60,7 @@ public:
     QLineEdit* groupEndsEdit() const { return m_groupEnds; }
     QComboBox* calibrationBox() const { return m_calibration; }
     QLineEdit* scaleRefEdit() const { return m_scaleRef; }
+    QCheckBox* includeNonWeightsBox() const { return m_includeNonWeights; }
     QLabel* statusLabel() const { return m_status; }
 
 signals:
@@ -69,6 +79,7 @@ private:
     std::optional<ResolvedSpec> m_plan;
     QString m_problem;
     bool m_updating = false;
+    bool m_axisChosen = false;
 
     QComboBox* m_preset;
     QComboBox* m_scheme;
@@ -89,6 +100,7 @@ private:
     QComboBox* m_overflow;
     QComboBox* m_backend;
     QComboBox* m_compare;
+    QCheckBox* m_includeNonWeights;
     QLabel* m_details;
     QLabel* m_status;
 };

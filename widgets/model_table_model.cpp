@@ -34,8 +34,16 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
                             : kept ? tr("kept unquantized: %1").arg(qs(r.kept))
                                    : qs(nonFiniteNote(r.nonFinite, r.nonFiniteOutputs));
     if (role == TensorNameRole) return qs(r.name);
-    if (role == Qt::ToolTipRole)
-        return plainToolTip(problem.isEmpty() ? qs(r.name) : qs(r.name) + QStringLiteral("\n") + problem);
+    if (role == Qt::ToolTipRole) {
+        QString tip = qs(r.name);
+        if (!r.axes.empty()) { // each tensor's own: its role's, unless an axis was picked
+            QStringList axes;
+            for (int a : r.axes)
+                axes << QString::number(a);
+            tip += tr("\nscales along axis %1").arg(axes.join(QLatin1Char(',')));
+        }
+        return plainToolTip(problem.isEmpty() ? tip : tip + QStringLiteral("\n") + problem);
+    }
     if (role == Qt::ForegroundRole && failed) return QColor(176, 0, 32);
     if (role == Qt::ForegroundRole && kept) return QColor(110, 110, 110);
     if (role == Qt::ForegroundRole && r.nonFiniteOutputs > 0) return QColor(176, 0, 32);

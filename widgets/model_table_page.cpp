@@ -8,6 +8,7 @@
 #include "report/check.h"
 #include "report/report.h"
 #include "report/report_read.h"
+#include "widgets/config_panel.h"
 #include "widgets/job_runner.h"
 #include "widgets/model_table_model.h"
 #include "widgets/qt_util.h"
@@ -119,12 +120,17 @@ void ModelTablePage::quantizeAll() {
     if (!m_bench->source()) return m_bench->showMessage(tr("Open a model file first (Ctrl+O)."), true);
     m_bench->showMessage({}, false);
     m_request = m_bench->request();
-    JobHandle* job = m_bench->runner()->run([request = *m_request](const ProgressFn& fn) {
-        ModelJobOptions options;
-        options.keepCodes = true; // for File ▸ Export
-        return runModelJob(request, selectTensors(*request.source, {{}, {}, true}), options,
-                           progressOverTensors(fn));
-    });
+    // Each tensor along its own role's axes unless the user picked one (quantlens-cli without --axis).
+    m_request->roleAxes = !m_bench->config()->axisChosen();
+    m_weightsOnly = !m_bench->config()->includeNonWeights(); // as quantlens-cli quantize --all
+    JobHandle* job =
+        m_bench->runner()->run([request = *m_request, weightsOnly = m_weightsOnly](const ProgressFn& fn) {
+            ModelJobOptions options;
+            options.keepCodes = true; // for File ▸ Export
+            options.weightsOnly = weightsOnly;
+            return runModelJob(request, selectTensors(*request.source, {{}, {}, true}), options,
+                               progressOverTensors(fn));
+        });
     job->onFinished<ModelOutcome>(this, [this](std::shared_ptr<const ModelOutcome> o) {
         showRun(std::move(o));
         // The run's notes, in the words quantlens-cli prints them (core/job/run_notes.h).
@@ -152,8 +158,9 @@ bool ModelTablePage::exportWeights(const QString& path) {
         m_bench->showMessage(tr("Nothing to export yet: run Quantize selected or Quantize all first."), true);
         return false;
     }
-    return startWeightsExport(*m_bench, *m_request, std::string(), path,
-                              [this](std::shared_ptr<const ModelOutcome> o) { showRun(std::move(o)); });
+    return startWeightsExport(
+        *m_bench, *m_request, std::string(), path,
+        [this](std::shared_ptr<const ModelOutcome> o) { showRun(std::move(o)); }, m_weightsOnly);
 }
 
 void ModelTablePage::activate(const QString& name) {

@@ -69,6 +69,7 @@ private:
     Workbench* m_bench;
     std::shared_ptr<const ModelOutcome> m_outcome;
     std::optional<JobRequest> m_request;            // what made m_outcome: an export repeats it
+    bool m_weightsOnly = true;                      // m_outcome kept what is no weight, likewise
     std::shared_ptr<const nlohmann::json> m_report; // the opened report's "tensors", while its table shows
     QString m_reportPath;
     ModelTableModel* m_model;

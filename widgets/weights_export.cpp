@@ -20,8 +20,8 @@ QString tr(const char* text) {
 } // namespace
 
 bool startWeightsExport(Workbench& bench, const JobRequest& ran, const std::string& tensor,
-                        const QString& path,
-                        std::function<void(std::shared_ptr<const ModelOutcome>)> written) {
+                        const QString& path, std::function<void(std::shared_ptr<const ModelOutcome>)> written,
+                        bool weightsOnly) {
     const ExportTarget target{ss(path), ExportLayout::CompressedTensors, ran.source->path()};
     std::vector<std::pair<std::string, std::string>> outputs{{target.path, "the export"}};
     try {
@@ -38,10 +38,11 @@ bool startWeightsExport(Workbench& bench, const JobRequest& ran, const std::stri
     if (bench.refuseOverInputs(ran, outputs)) return false;
     bench.showMessage({}, false);
     const bool all = tensor.empty();
-    JobHandle* job = bench.runner()->run([ran, tensor, target, all](const ProgressFn& fn) {
+    JobHandle* job = bench.runner()->run([ran, tensor, target, all, weightsOnly](const ProgressFn& fn) {
         const auto names = all ? selectTensors(*ran.source, {{}, {}, true}) : std::vector{tensor};
-        ModelOutcome outcome =
-            runModelJob(ran, names, exportJobOptions(target, all), progressOverTensors(fn));
+        ModelJobOptions options = exportJobOptions(target, all);
+        options.weightsOnly = all && weightsOnly; // a named tensor: as asked (as the CLI)
+        ModelOutcome outcome = runModelJob(ran, names, options, progressOverTensors(fn));
         if (!all && outcome.quantized.empty() && !outcome.reports.empty() &&
             !outcome.reports[0].error.empty())
             throw FileError(target.path + ": not written: " + outcome.reports[0].error);

@@ -16,9 +16,11 @@ class Workbench;
 /// target cannot store passed through) or the one named `tensor` (which then fails instead). Once
 /// written, `written` gets the run's outcome without its codes, the message bar says what the file
 /// holds, and the workbench ends the job. False + message when refused before any work (an output
-/// over an input, the model's own config.json).
+/// over an input, the model's own config.json). `weightsOnly`, for every tensor: what is no weight
+/// (biases, norms, scalars) is kept as it is, as the run being exported kept it.
 bool startWeightsExport(Workbench& bench, const JobRequest& ran, const std::string& tensor,
                         const QString& path,
-                        std::function<void(std::shared_ptr<const ModelOutcome>)> written = {});
+                        std::function<void(std::shared_ptr<const ModelOutcome>)> written = {},
+                        bool weightsOnly = false);
 
 } // namespace ql

@@ -29,6 +29,7 @@ Workbench::Workbench(std::shared_ptr<const BackendRegistry> registry, ConfigPane
 void Workbench::setSource(std::shared_ptr<const TensorSource> source) {
     m_runner->cancel();
     m_source = std::move(source);
+    m_config->setAxisChosen(false); // an axis picked for another model's tensors is not this one's
     emit sourceChanged();
 }
 

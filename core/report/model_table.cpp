@@ -60,6 +60,7 @@ std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports) {
         row.shape = toString(r.shape);
         row.error = r.error;
         row.kept = r.passedThrough;
+        if (r.quantized() && r.plan.spec.scheme != Scheme::PerTensor) row.axes = r.plan.spec.axes;
         const ErrorStats& s = r.analysis.stats;
         row.sqnrDb = s.sqnrDb();
         if (r.weighted) row.weightedSqnrDb = r.weighted->sqnrDb();
@@ -137,6 +138,10 @@ ModelRow rowOf(const nlohmann::json& t) {
     row.error = t.value("error", std::string());
     row.kept = t.value("passed_through", std::string());
     if (!row.error.empty() || !row.kept.empty()) return row;
+    if (const auto spec = t.find("spec"); spec != t.end() && spec->is_object() &&
+                                          spec->value("scheme", std::string()) != nameOf(Scheme::PerTensor))
+        for (const auto& a : spec->value("axes", nlohmann::json::array()))
+            if (a.is_number_integer()) row.axes.push_back(a.get<int>());
     if (!t.contains("stats") || !t["stats"].is_object())
         throw FileError("tensor '" + row.name + "' has no \"stats\"");
     const auto& s = t["stats"];

@@ -21,8 +21,10 @@ struct ModelRow {
     std::int64_t nonFiniteOutputs = 0; // finite inputs reconstructed as NaN/Inf
     std::int64_t codesUsed = 0;
     double totalMs = 0;
-    std::string error; // failed tensors keep their reason
-    std::string kept;  // tensors passed through unquantized, and why
+    std::string error;     // failed tensors keep their reason
+    std::string kept;      // tensors passed through unquantized, and why
+    std::vector<int> axes; // a quantized tensor's scale axes as run (its role's, or the ones named);
+                           // none for a per-tensor scale
 };
 
 enum class ModelColumn { Name, Sqnr, WeightedSqnr, MaxAbsError, RelError, Cosine, Clipped, TotalMs };
