@@ -56,7 +56,25 @@ private slots:
         QTest::mouseClick(measure, Qt::LeftButton);
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
         QCOMPARE(w.tabs()->currentWidget(), page);
-        QCOMPARE(page->model()->rowCount(), 7);
+        QCOMPARE(page->model()->plannedRows(), 7);
+        // Then what was not planned, each with the reason, as quantlens-cli plan lists them.
+        QCOMPARE(page->model()->rowCount(), 9);
+        QCOMPARE(page->measurements()->notPlanned.size(), std::size_t{2});
+        for (int row = 7; row < 9; ++row) {
+            const auto& [name, why] = page->measurements()->notPlanned[static_cast<std::size_t>(row - 7)];
+            QCOMPARE(page->model()->index(row, PlanTableModel::NameColumn).data().toString(),
+                     QString::fromStdString(name));
+            QCOMPARE(page->model()->index(row, PlanTableModel::NoteColumn).data().toString(),
+                     QString::fromStdString(why));
+            QVERIFY(!why.empty());
+        }
+        QStringList notPlanned{page->model()->index(7, PlanTableModel::NameColumn).data().toString(),
+                               page->model()->index(8, PlanTableModel::NameColumn).data().toString()};
+        notPlanned.sort();
+        QCOMPARE(notPlanned, (QStringList{QStringLiteral("model.embed_tokens.weight"),
+                                          QStringLiteral("model.norm.weight")}));
+        QVERIFY2(page->summary()->text().contains(QStringLiteral("2 other tensor(s) kept as they are")),
+                 qPrintable(page->summary()->text()));
         QVERIFY(page->result().has_value());
         // The page shows what the core solver chooses for the same measurements and budget.
         const PlanResult expected = choosePlan(*page->measurements(), {6.0, 0});
@@ -105,6 +123,32 @@ private slots:
         QVERIFY(w.errorText().isEmpty());
     }
 
+    // The notes quantlens-cli plan prints show in the message bar: here, with an importance file that
+    // has activations for q_proj only, each other planned weight is named as weighed by nothing.
+    void planNotesShowInTheMessageBar() {
+        const std::string stats = path("q-only.safetensors").toStdString();
+        {
+            std::vector<float> x(48 * 256, 1.0f);
+            ql::writeSafetensors(
+                stats, {{"model.layers.0.self_attn.q_proj.inputs", Tensor::fromFloats({48, 256}, x)}});
+        }
+        MainWindow w;
+        QVERIFY(w.openFile(QString::fromStdString(m_fixture.model)));
+        QVERIFY2(w.workbench()->openImportance(QString::fromStdString(stats)), qPrintable(w.errorText()));
+        PlanPage* page = w.planPage();
+        page->setCandidatesChecked({QStringLiteral("int4-g32"), QStringLiteral("keep")});
+        QSignalSpy shown(page, &PlanPage::measured);
+        page->measure();
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
+        const QString notes = w.messageText();
+        for (const PlanModule& m : planModules()) {
+            const QString weight = QString::fromLatin1(m.name) + QStringLiteral(".weight'");
+            QCOMPARE(notes.contains(weight), std::string(m.name).find("q_proj") == std::string::npos);
+        }
+        QCOMPARE(notes.count(QLatin1Char('\n')), 5); // one line per weight without an entry
+        QVERIFY(w.errorText().isEmpty());
+    }
+
     void importanceRanksTheWholeModelTable() {
         MainWindow w;
         w.show();
@@ -131,6 +175,20 @@ private slots:
             ++weighted;
         }
         QCOMPARE(weighted, 7);
+        QVERIFY2(w.modelTable()->summaryText().contains(QStringLiteral("8 tensor(s) quantized; 1 kept")),
+                 qPrintable(w.modelTable()->summaryText()));
+        int normRows = 0;
+        for (int row = 0; row < m->rowCount(); ++row)
+            if (m->index(row, ModelTableModel::NameColumn).data(ModelTableModel::TensorNameRole).toString() ==
+                QStringLiteral("model.norm.weight")) {
+                ++normRows;
+                const QString tip =
+                    m->index(row, ModelTableModel::NameColumn).data(Qt::ToolTipRole).toString();
+                QVERIFY2(tip.contains(QStringLiteral("kept unquantized")) &&
+                             tip.contains(QStringLiteral("not a weight")),
+                         qPrintable(tip));
+            }
+        QCOMPARE(normRows, 1); // kept, and listed
 
         // The CI gate's rules on the same table, as quantlens-cli check reads them.
         const QString lax = path("lax.rules"), strict = path("strict.rules");
@@ -145,7 +203,9 @@ private slots:
         QVERIFY(w.modelTable()->checkRules(lax));
         QVERIFY(w.errorText().isEmpty());
         QVERIFY(!w.modelTable()->checkRules(strict));
-        QVERIFY2(w.errorText().contains(QStringLiteral("7 of 9 fail")), qPrintable(w.errorText()));
+        // Checked: the 7 projections and the embedding table; the norm vector was kept (weights only,
+        // as quantlens-cli quantize --all), so no rule checks it.
+        QVERIFY2(w.errorText().contains(QStringLiteral("7 of 8 fail")), qPrintable(w.errorText()));
         QVERIFY(!w.modelTable()->checkRules(path("no-such.rules")));
         QVERIFY(w.errorText().contains(QStringLiteral("no-such.rules")));
     }

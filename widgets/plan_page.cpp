@@ -1,7 +1,9 @@
 #include "widgets/plan_page.h"
 
+#include "io/printable.h"
 #include "job/plan_output.h"
 #include "job/report_parts.h"
+#include "widgets/config_panel.h"
 #include "widgets/job_runner.h"
 #include "widgets/plan_table_model.h"
 #include "widgets/plot_page.h"
@@ -76,9 +78,15 @@ PlanPage::PlanPage(Workbench* bench, QWidget* parent)
         std::function<void()> action;
     } exports[] = {
         {tr("Rules…"), tr("llama-quantize --tensor-type-file rules"),
-         [this] { saveAs(tr("llama.cpp rules"), tr("Text (*.txt)"), &PlanPage::writeRules); }},
+         [this] {
+             saveAs(tr("llama.cpp rules"), tr("Text (*.txt)"), &PlanPage::writeRules,
+                    [this] { return llamaTensorTypeRules(*m_measurements, *m_result).notes; });
+         }},
         {tr("Recipe…"), tr("An llm-compressor recipe (YAML)"),
-         [this] { saveAs(tr("llm-compressor recipe"), tr("YAML (*.yaml)"), &PlanPage::writeRecipe); }},
+         [this] {
+             saveAs(tr("llm-compressor recipe"), tr("YAML (*.yaml)"), &PlanPage::writeRecipe,
+                    [this] { return llmCompressorRecipe(*m_measurements, *m_result).notes; });
+         }},
         {tr("Plan file…"), tr("The measurements and the choice as JSON (quantlens-cli plan --from reads it)"),
          [this] { saveAs(tr("plan file"), tr("JSON (*.json)"), &PlanPage::writePlanFile); }},
         {tr("Export weights…"), tr("A compressed-tensors checkpoint with each weight in its chosen format"),
@@ -194,7 +202,8 @@ void PlanPage::choose() {
     if (!m_result->solution.exact)
         text += tr(" (sizes counted in units of %1 bits, rounded up)").arg(m_result->solution.unitBits);
     if (!m.notPlanned.empty())
-        text += tr("; %n other tensor(s) kept as they are", nullptr, int(m.notPlanned.size()));
+        text += tr("; %n other tensor(s) kept as they are (listed last, with the reason)", nullptr,
+                   int(m.notPlanned.size()));
     m_summary->setText(text + QLatin1Char('.'));
     for (auto* b : m_exports)
         b->setEnabled(true);
@@ -239,13 +248,18 @@ void PlanPage::drawFront() {
 }
 
 void PlanPage::saveAs(const QString& what, const QString& filter,
-                      bool (PlanPage::*write)(const QString&, QString*) const) {
+                      bool (PlanPage::*write)(const QString&, QString*) const,
+                      const std::function<std::vector<std::string>()>& notes) {
     const QString path = saveFileName(this, tr("Save the %1").arg(what), filter);
     if (path.isEmpty()) return;
     QString error;
-    if ((this->*write)(path, &error))
-        m_bench->showMessage(tr("Wrote the %1 to %2.").arg(what, path), false);
-    else
+    if ((this->*write)(path, &error)) {
+        QString text = tr("Wrote the %1 to %2.").arg(what, path);
+        if (notes) // what its reader should know, as quantlens-cli plan notes it
+            for (const std::string& note : notes())
+                text += QLatin1Char('\n') + qs(printable(note));
+        m_bench->showMessage(text, false);
+    } else
         m_bench->showMessage(tr("Could not write the %1: %2").arg(what, error), true);
 }
 
@@ -285,12 +299,19 @@ void PlanPage::measure() {
     }
     if (chosen.empty()) return m_bench->showMessage(tr("Check at least one format to plan with."), true);
     m_bench->showMessage({}, false);
-    JobHandle* job = m_bench->runner()->run([request = m_bench->request(), chosen](const ProgressFn& fn) {
-        return measurePlan(request, selectTensors(*request.source, {{}, {}, true}), chosen,
-                           progressOverTensors(fn));
-    });
+    const PlanScope scope{.includeNonWeights = m_bench->config()->includeNonWeights()}; // as the CLI
+    JobHandle* job =
+        m_bench->runner()->run([request = m_bench->request(), chosen, scope](const ProgressFn& fn) {
+            return measurePlan(request, selectTensors(*request.source, {{}, {}, true}), chosen,
+                               progressOverTensors(fn), scope);
+        });
     job->onFinished<PlanMeasurements>(this, [this](std::shared_ptr<const PlanMeasurements> m) {
         setMeasurements(std::move(m));
+        // The notes quantlens-cli plan prints for the same measurements.
+        QStringList notes;
+        for (const std::string& note : planNotes(*m_measurements, m_measurements->file))
+            notes << qs(printable(note));
+        if (!notes.isEmpty()) m_bench->showMessage(notes.join(QLatin1Char('\n')), false);
         m_bench->raise(this);
         emit measured();
     });

@@ -6,6 +6,7 @@
 #include "job/plan_job.h"
 
 #include <QWidget>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -66,7 +67,8 @@ private:
     void choose();
     void drawFront();
     void saveAs(const QString& what, const QString& filter,
-                bool (PlanPage::*write)(const QString&, QString*) const);
+                bool (PlanPage::*write)(const QString&, QString*) const,
+                const std::function<std::vector<std::string>()>& notes = {});
 
     Workbench* m_bench;
     std::shared_ptr<const PlanMeasurements> m_measurements;

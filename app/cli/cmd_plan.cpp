@@ -229,24 +229,8 @@ int runPlan(const PlanOptions& o) {
     }
     const PlanResult r = choosePlan(m, {o.bitsPerWeight, o.bytes});
     printPlan(m, r);
-    for (const auto& t : m.tensors)
-        if (!m.importance.empty() && !t.weighted)
-            std::fprintf(stderr, "quantlens-cli: note: %s\n", oneLine(where(file, t.name, t.note)).c_str());
-    for (std::size_t k = 0; k < m.candidates.size(); ++k) { // a candidate no tensor could take is said once
-        std::string why;
-        bool any = false;
-        for (const auto& t : m.tensors) {
-            if (t.cells[k].bits >= 0)
-                any = true;
-            else if (why.empty())
-                why = t.name + ": " + t.cells[k].why;
-        }
-        if (!any)
-            std::fprintf(
-                stderr, "quantlens-cli: note: %s\n",
-                oneLine(file + ": candidate " + m.candidates[k].name + " fits no weight (" + why + ")")
-                    .c_str());
-    }
+    for (const auto& note : planNotes(m, file))
+        std::fprintf(stderr, "quantlens-cli: note: %s\n", oneLine(note).c_str());
     // Everything is checked and made before any output exists: the texts wait in their temporaries
     // while the weights are quantized and exported, and are committed only when the export is. A
     // failure anywhere leaves no output of this run behind.

@@ -201,6 +201,26 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
     return m;
 }
 
+std::vector<std::string> planNotes(const PlanMeasurements& m, const std::string& file) {
+    std::vector<std::string> notes;
+    for (const auto& t : m.tensors)
+        if (!m.importance.empty() && !t.weighted)
+            notes.push_back(file + ": tensor '" + printable(t.name) + "': " + t.note);
+    for (std::size_t k = 0; k < m.candidates.size(); ++k) { // a candidate no tensor could take is said once
+        std::string why;
+        bool any = false;
+        for (const auto& t : m.tensors) {
+            if (t.cells[k].bits >= 0)
+                any = true;
+            else if (why.empty())
+                why = t.name + ": " + t.cells[k].why;
+        }
+        if (!any)
+            notes.push_back(file + ": candidate " + m.candidates[k].name + " fits no weight (" + why + ")");
+    }
+    return notes;
+}
+
 PlanText llamaTensorTypeRules(const PlanMeasurements& m, const PlanResult& r) {
     PlanText out;
     std::set<std::string> approximated;

@@ -27,6 +27,11 @@ PlanText llamaTensorTypeRules(const PlanMeasurements& m, const PlanResult& r);
 /// Notes name each module left out (a name that is not UTF-8).
 PlanText llmCompressorRecipe(const PlanMeasurements& m, const PlanResult& r);
 
+/// What the reader of a plan should know, as quantlens-cli plan notes it and the app shows it, each
+/// naming `file`: a planned weight the importance file weighs nothing for (with why), and a candidate
+/// no weight could take (with the first weight's reason).
+std::vector<std::string> planNotes(const PlanMeasurements& m, const std::string& file);
+
 /// Throws FileError naming the file and tensor when a planned weight is missing from `source` or has
 /// another shape than the plan's, and QuantError when its chosen format does not fit it: what the
 /// export would find only after quantizing the weights before it. Reads no tensor data.
