@@ -5,6 +5,7 @@
 #include "quant/spec_json.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QSaveFile>
 
 namespace ql {
@@ -55,6 +56,21 @@ Session Session::fromJson(const QByteArray& bytes) {
     s.state = QByteArray::fromBase64(QByteArray::fromStdString(j.value("state", std::string())));
     // A session is a file: a page of 1e30 or 2.5 opens the first page, never converts.
     s.page = j.contains("page") ? wholeNumber<int>(j["page"]).value_or(0) : 0;
+    return s;
+}
+
+std::optional<Session> startupSession(const QByteArray& lastJson, const QString& file) {
+    if (lastJson.isEmpty()) return std::nullopt;
+    Session s;
+    try {
+        s = Session::fromJson(lastJson);
+    } catch (const std::exception&) {
+        return std::nullopt; // a session from an older build that no longer parses: start afresh
+    }
+    if (file.isEmpty()) return s;
+    const std::string given = QFileInfo(file).absoluteFilePath().toStdString();
+    if (given != s.file) s.tensor.clear();
+    s.file = given;
     return s;
 }
 

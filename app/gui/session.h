@@ -7,6 +7,7 @@
 
 #include <QByteArray>
 #include <QString>
+#include <optional>
 #include <string>
 
 namespace ql {
@@ -26,6 +27,11 @@ struct Session {
     /// Throws QuantError (bad spec) or FileError (not a session) with the reason.
     static Session fromJson(const QByteArray& json);
 };
+
+/// The session the app starts with: the last one (`lastJson`, as the app saved it on closing) with
+/// its folder, window, docks and spec, opening `file` instead of the last file when one is given (its
+/// tensor then chosen afresh). Nothing when there is no readable last session.
+std::optional<Session> startupSession(const QByteArray& lastJson, const QString& file);
 
 /// Reads / writes a session file; throw FileError naming the path.
 Session loadSession(const QString& path);
