@@ -1,8 +1,10 @@
-// The tensor list and the save dialog as people expect them (issue 39): a typed extension is kept
-// whatever filter is selected, a GGUF tensor shows the type the file stores, and long names that
-// differ in one part stay apart however narrow their column.
+// The tensor list, the save dialog and the result tables as people expect them (issue 39): a typed
+// extension is kept whatever filter is selected, a GGUF tensor shows the type the file stores, long
+// names that differ in one part stay apart however narrow their column, and a filter box narrows a
+// result table to the names holding its text.
 #include "gguf_test_util.h"
 #include "widgets/name_elision.h"
+#include "widgets/result_table.h"
 #include "widgets/save_file.h"
 #include "widgets/tensor_browser.h"
 #include "widgets/tensor_tree_model.h"
@@ -13,7 +15,10 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFontMetrics>
+#include <QLineEdit>
 #include <QSet>
+#include <QStandardItemModel>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
@@ -202,6 +207,42 @@ private slots:
             QVERIFY(i.data(Qt::ToolTipRole).toString().contains(full.toHtmlEscaped()));
         }
         QCOMPARE(shown.size(), kAlikeNames.size());
+    }
+
+    // A result table's filter box: typing keeps the rows whose name holds the text, in any case;
+    // clearing it brings every row back; the figures stay beside their names.
+    void resultTableFilter() {
+        QStandardItemModel model(0, 2);
+        for (int k = 0; k < kAlikeNames.size(); ++k)
+            model.appendRow({new QStandardItem(kAlikeNames[k]), new QStandardItem(QString::number(k))});
+        model.appendRow(
+            {new QStandardItem(QStringLiteral("lm_head.weight")), new QStandardItem(QStringLiteral("9"))});
+        QTableView view;
+        styleResultTable(&view);
+        QLineEdit* box = filterResultRows(&view, &model, 0);
+        QVERIFY(box);
+        QVERIFY(view.model() != &model);
+        QAbstractItemModelTester tester(view.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(view.model()->rowCount(), kAlikeNames.size() + 1);
+        QTest::keyClicks(box, QStringLiteral("ELSE_branch"));
+        QCOMPARE(view.model()->rowCount(), 1);
+        QCOMPARE(view.model()->index(0, 0).data().toString(), kAlikeNames[3]);
+        QCOMPARE(view.model()->index(0, 1).data().toString(), QStringLiteral("3"));
+        QCOMPARE(sourceRow(view.model()->index(0, 1)), 3); // the page's own row
+        box->clear();
+        QTest::keyClicks(box, QStringLiteral("head"));
+        QCOMPARE(view.model()->rowCount(), 1);
+        QCOMPARE(view.model()->index(0, 1).data().toString(), QStringLiteral("9"));
+        QTest::keyClicks(box, QStringLiteral("zzz"));
+        QCOMPARE(view.model()->rowCount(), 0);
+        box->clear();
+        QCOMPARE(view.model()->rowCount(), kAlikeNames.size() + 1);
+        model.appendRow(
+            {new QStandardItem(QStringLiteral("late.weight")), new QStandardItem(QStringLiteral("7"))});
+        QCOMPARE(view.model()->rowCount(), kAlikeNames.size() + 2); // rows added later show up
+        view.sortByColumn(1, Qt::DescendingOrder);                  // sorting is the model's own
+        QCOMPARE(model.item(0, 1)->text(), QStringLiteral("9"));
+        QCOMPARE(view.model()->index(0, 1).data().toString(), QStringLiteral("9"));
     }
 };
 

@@ -90,14 +90,14 @@ DiffPage::DiffPage(Workbench* bench, QWidget* parent)
     m_summary->setTextFormat(Qt::PlainText); // it quotes names from files: never read as HTML
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_view->setModel(m_model);
+    controls->addWidget(filterResultRows(m_view, m_model, DiffTableModel::NameColumn));
     m_view->setSortingEnabled(true);
     m_view->horizontalHeader()->setSortIndicator(DiffTableModel::SqnrColumn, Qt::AscendingOrder);
     styleResultTable(m_view);
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
-                if (current.isValid()) showRow(current.row());
+                if (current.isValid()) showRow(sourceRow(current));
             });
 
     m_plot->setMinimumHeight(160);

@@ -3,10 +3,25 @@
 #include "widgets/name_elision.h"
 
 #include <QHeaderView>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
 #include <QTableView>
 #include <algorithm>
 
 namespace ql {
+
+namespace {
+
+/// Filters; sorting is left to the page's model, which knows how its figures order.
+class NameFilter : public QSortFilterProxyModel {
+public:
+    using QSortFilterProxyModel::QSortFilterProxyModel;
+    void sort(int column, Qt::SortOrder order) override {
+        if (sourceModel()) sourceModel()->sort(column, order);
+    }
+};
+
+} // namespace
 
 void styleResultTable(QTableView* view) {
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
@@ -28,6 +43,24 @@ void fitResultColumns(QTableView* view, std::initializer_list<int> nameColumns) 
         // Names keep their last parts, not both ends: If_1_param_conv/weight and If_2_… read apart.
         if (!view->itemDelegateForColumn(c)) view->setItemDelegateForColumn(c, new NameElisionDelegate(view));
     }
+}
+
+QLineEdit* filterResultRows(QTableView* view, QAbstractItemModel* model, int nameColumn) {
+    auto* proxy = new NameFilter(view);
+    proxy->setSourceModel(model);
+    proxy->setFilterKeyColumn(nameColumn);
+    proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    view->setModel(proxy);
+    auto* box = new QLineEdit(view);
+    box->setPlaceholderText(QObject::tr("Filter by name"));
+    box->setClearButtonEnabled(true);
+    QObject::connect(box, &QLineEdit::textChanged, proxy, &QSortFilterProxyModel::setFilterFixedString);
+    return box;
+}
+
+int sourceRow(const QModelIndex& viewIndex) {
+    const auto* proxy = qobject_cast<const QAbstractProxyModel*>(viewIndex.model());
+    return proxy ? proxy->mapToSource(viewIndex).row() : viewIndex.row();
 }
 
 } // namespace ql
