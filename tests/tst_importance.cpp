@@ -2,11 +2,13 @@
 // (tests/data/imatrix, made by make_imatrix_fixtures.c with ggml's gguf writer) read to the means
 // llama-quantize derives; QuantLens's safetensors statistics against a double computation; and one
 // row per class of malformed input, each a FileError naming the file.
+#include "analysis/weighted_error.h"
 #include "base/error.h"
 #include "io/importance_file.h"
 #include "io/safetensors_source.h"
 #include "io/safetensors_writer.h"
 #include "io_test_util.h"
+#include "job/importance.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -563,6 +565,128 @@ private slots:
         }
         QVERIFY(refused > 0);
         qInfo("%d mutants read, %d refused", read, refused);
+    }
+
+    // The weighted error weighs each element by its input channel's importance, the channel being on
+    // the axis the weight's role reduces over. Each row's expected sums are computed here, element by
+    // element from the multi-index, with the channel named by the layout itself.
+    void weightsAlongTheRoleAxis_data() {
+        QTest::addColumn<QByteArray>("name");
+        QTest::addColumn<QList<qint64>>("shape");
+        QTest::addColumn<QByteArray>("op"); // the consuming ONNX operator; empty: the shape decides
+        QTest::addColumn<qint64>("group");
+        QTest::addColumn<int>("inputAxis"); // where the layout keeps the input channel
+        QTest::newRow("conv [O, I, kh, kw]")
+            << QByteArray("conv1.weight") << QList<qint64>{3, 4, 2, 3} << QByteArray("Conv") << 1LL << 1;
+        QTest::newRow("conv by shape")
+            << QByteArray("conv1.weight") << QList<qint64>{5, 2, 3, 3} << QByteArray("") << 1LL << 1;
+        QTest::newRow("conv1d [O, I, k]")
+            << QByteArray("c.weight") << QList<qint64>{4, 3, 5} << QByteArray("Conv") << 1LL << 1;
+        QTest::newRow("depthwise [O, 1, k, k]")
+            << QByteArray("dw.weight") << QList<qint64>{4, 1, 3, 3} << QByteArray("Conv") << 4LL << 0;
+        QTest::newRow("MatMul [in, out]")
+            << QByteArray("fc.weight") << QList<qint64>{5, 3} << QByteArray("MatMul") << 1LL << 0;
+        // Square: the wrong axis fits in size, and only the sums tell (the last axis was assumed).
+        QTest::newRow("square MatMul [in, out]")
+            << QByteArray("sq.weight") << QList<qint64>{4, 4} << QByteArray("MatMul") << 1LL << 0;
+        QTest::newRow("Gemm transB=0")
+            << QByteArray("g.weight") << QList<qint64>{6, 2} << QByteArray("Gemm") << 1LL << 0;
+        QTest::newRow("Linear [out, in]")
+            << QByteArray("lin.weight") << QList<qint64>{3, 5} << QByteArray("") << 1LL << 1;
+        QTest::newRow("Gemm transB=1")
+            << QByteArray("gt.weight") << QList<qint64>{4, 4} << QByteArray("GemmT") << 1LL << 1;
+    }
+    void weightsAlongTheRoleAxis() {
+        QFETCH(QByteArray, name);
+        QFETCH(QList<qint64>, shape);
+        QFETCH(QByteArray, op);
+        QFETCH(qint64, group);
+        QFETCH(int, inputAxis);
+        const Shape dims(shape.begin(), shape.end());
+        std::optional<WeightUse> use;
+        if (!op.isEmpty()) {
+            use = WeightUse{op == "GemmT" ? "Gemm" : op.toStdString(), 1, op == "GemmT", group};
+        }
+        std::int64_t n = 1;
+        for (const auto d : dims)
+            n *= d;
+        const std::int64_t channels = dims[static_cast<std::size_t>(inputAxis)];
+        std::mt19937 rng(7);
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        std::vector<float> x(static_cast<std::size_t>(n)), xhat(x.size()),
+            s(static_cast<std::size_t>(channels));
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            x[i] = u(rng);
+            xhat[i] = x[i] + 0.1f * u(rng);
+        }
+        for (std::size_t j = 0; j < s.size(); ++j)
+            s[j] = static_cast<float>((j + 1) * (j + 1)); // unequal, so a wrong axis changes the sums
+
+        // Expected: walk the multi-index in row-major order; the channel is its inputAxis coordinate.
+        double err = 0, sig = 0;
+        std::vector<std::int64_t> index(dims.size(), 0);
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double sj = s[static_cast<std::size_t>(index[static_cast<std::size_t>(inputAxis)])];
+            const double a = x[static_cast<std::size_t>(i)],
+                         d = a - static_cast<double>(xhat[static_cast<std::size_t>(i)]);
+            err += sj * d * d;
+            sig += sj * a * a;
+            for (int k = static_cast<int>(dims.size()) - 1; k >= 0; --k) {
+                if (++index[static_cast<std::size_t>(k)] < dims[static_cast<std::size_t>(k)]) break;
+                index[static_cast<std::size_t>(k)] = 0;
+            }
+        }
+
+        ImportanceFile file;
+        file.path = "stats.safetensors";
+        file.entries[name.toStdString()].sqMean = s;
+        const Importance importance(std::move(file));
+        const TensorInfo info{name.toStdString(), DType::F32, dims, static_cast<std::uint64_t>(n) * 4, ""};
+        std::string why;
+        const auto weights = importance.forTensor(info, weightRole(info.name, dims, use), why);
+        QVERIFY2(weights, why.c_str());
+        QCOMPARE(weights->channels, channels);
+        const WeightedError w =
+            weightedError(x, xhat, weights->sqMean, weights->channels, weights->matrices, weights->inner);
+        QCOMPARE(w.count, n);
+        QVERIFY2(std::abs(w.sumWeightedSqError - err) <= 1e-9 * err,
+                 (std::to_string(w.sumWeightedSqError) + " vs " + std::to_string(err)).c_str());
+        QVERIFY(std::abs(w.sumWeightedSqX - sig) <= 1e-9 * sig);
+    }
+
+    // An entry whose size is the weight's last axis but not its input channels is refused, naming the axis.
+    void refusesAnEntryOnTheWrongAxis() {
+        ImportanceFile file;
+        file.path = "stats.safetensors";
+        file.entries["fc.weight"].sqMean = {1.0f, 2.0f, 3.0f};
+        const Importance importance(std::move(file));
+        const Shape dims{5, 3}; // MatMul [in, out]: 5 input channels
+        std::string why;
+        QVERIFY(!importance.forTensor({"fc.weight", DType::F32, dims, 60, ""},
+                                      weightRole("fc.weight", dims, WeightUse{"MatMul", 1, false, 1}), why));
+        QVERIFY2(why.find("5 input channels on axis 0") != std::string::npos, why.c_str());
+    }
+
+    // Statistics keyed by module reach weights not named "<module>.weight": Paddle's "X.w_0", and an
+    // ONNX initializer whose whole name is the statistics' module.
+    void matchesPaddleAndInitializerNames() {
+        ImportanceFile file;
+        file.path = "stats.safetensors";
+        file.entries["linear_0.weight"].sqMean = {1.0f, 2.0f};
+        file.entries["onnx::MatMul_12.weight"].sqMean = {1.0f, 2.0f, 3.0f};
+        const Importance importance(std::move(file));
+        std::string why;
+        const auto paddle = importance.forTensor({"linear_0.w_0", DType::F32, {3, 2}, 24, ""},
+                                                 weightRole("linear_0.w_0", {3, 2}), why);
+        QVERIFY2(paddle, why.c_str());
+        QCOMPARE(paddle->origin, std::string("stats.safetensors: linear_0.weight"));
+        const auto onnx = importance.forTensor(
+            {"onnx::MatMul_12", DType::F32, {3, 4}, 48, ""},
+            weightRole("onnx::MatMul_12", {3, 4}, WeightUse{"MatMul", 1, false, 1}), why);
+        QVERIFY2(onnx, why.c_str());
+        QCOMPARE(onnx->inner, std::int64_t{4});
+        QVERIFY(!importance.forTensor({"linear_0.w_0x", DType::F32, {3, 2}, 24, ""},
+                                      weightRole("linear_0.w_0x", {3, 2}), why));
     }
 
     void missingFile() {

@@ -515,10 +515,12 @@ private slots:
         file.entries["b.weight"].sqMean = {0.0f, 2.0f, 0.0f};
         const Importance importance(std::move(file));
         std::string why;
-        QVERIFY(!importance.forTensor({"a.weight", DType::F32, {4, 3}, 48, ""}, why));
+        QVERIFY(!importance.forTensor({"a.weight", DType::F32, {4, 3}, 48, ""},
+                                      weightRole("a.weight", {4, 3}), why));
         QCOMPARE(why, std::string("importance entry 'a.weight' is zero on every input channel"));
         why.clear();
-        const auto b = importance.forTensor({"b.weight", DType::F32, {4, 3}, 48, ""}, why);
+        const auto b = importance.forTensor({"b.weight", DType::F32, {4, 3}, 48, ""},
+                                            weightRole("b.weight", {4, 3}), why);
         QVERIFY(b && why.empty());
         QCOMPARE(b->channels, std::int64_t{3});
     }

@@ -12,7 +12,7 @@ namespace {
 WeightedError weightedOf(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                          std::span<const float> x, const ImportanceWeights& s) {
     const std::vector<float> xhat = dequantizeReference(plan, params, codes);
-    WeightedError w = weightedError(x, xhat, s.sqMean, s.channels, s.matrices);
+    WeightedError w = weightedError(x, xhat, s.sqMean, s.channels, s.matrices, s.inner);
     w.importance = s.origin;
     return w;
 }

@@ -22,7 +22,8 @@ struct ImportanceWeights {
     std::span<const float> sqMean;
     std::int64_t channels = 0;
     int matrices = 1;
-    std::string origin; // "file: entry"
+    std::int64_t inner = 1; // elements per input channel step: the dims after the channel axis
+    std::string origin;     // "file: entry"
 };
 
 /// What a job asks its backend to measure beside the codes.

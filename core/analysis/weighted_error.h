@@ -1,7 +1,9 @@
 #pragma once
 // Importance-weighted error: the expected error in a linear layer's output, E‖(W − Ŵ)x‖², under the
 // diagonal approximation llama.cpp's importance matrices make: Σ_j E[x_j²] Σ_i (W_ij − Ŵ_ij)², with j
-// the input channel (the weight's last, contiguous axis). Mergeable sums, like ErrorStats.
+// the input channel: the axis the weight's role reduces over (quant/weight_role.h), the last of a
+// Linear [out, in], axis 1 of a conv [O, I, kh, kw], axis 0 of an ONNX MatMul [in, out]. Mergeable
+// sums, like ErrorStats.
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -28,8 +30,10 @@ struct WeightedError {
 
 /// x and x̂ in row-major order, s the importance per input channel: `channels` values per matrix,
 /// `matrices` matrices (a mixture of experts' weight [E, out, in] has one vector per expert).
+/// Element i of a matrix belongs to input channel (i / inner) % channels: `inner` is the product of
+/// the dimensions after the channel axis (1 when it is the last; kh * kw for a conv's axis 1).
 /// Elements where x or x̂ is not finite are left out, as ErrorStats does.
 WeightedError weightedError(std::span<const float> x, std::span<const float> xhat, std::span<const float> s,
-                            std::int64_t channels, int matrices = 1);
+                            std::int64_t channels, int matrices = 1, std::int64_t inner = 1);
 
 } // namespace ql

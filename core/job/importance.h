@@ -1,12 +1,14 @@
 #pragma once
 // Importance files as the jobs use them: each weight's activation statistics found by its name (the
-// name itself, its module's for QuantLens's own statistics, or its llama.cpp name for an imatrix
-// made on the GGUF of the same model), and the weighted error of a quantized tensor.
+// name itself, its module's for QuantLens's own statistics, a Paddle "X.w_0" as module X, or its
+// llama.cpp name for an imatrix made on the GGUF of the same model), laid along the input-channel
+// axis its role reduces over (quant/weight_role.h), and the weighted error of a quantized tensor.
 #include "analysis/weighted_error.h"
 #include "io/importance_file.h"
 #include "io/tensor_source.h"
 #include "quant/params.h"
 #include "quant/resolved_spec.h"
+#include "quant/weight_role.h"
 
 #include <map>
 #include <memory>
@@ -28,10 +30,13 @@ public:
         std::span<const float> sqMean;
         std::int64_t channels = 0;
         int matrices = 1;
-        std::string origin; // "file: entry"
+        std::int64_t inner = 1; // elements per input channel step (weightedError's `inner`)
+        std::string origin;     // "file: entry"
     };
-    /// The statistics for a weight, or nullopt with `why` (no entry; an entry of another size).
-    std::optional<Weights> forTensor(const TensorInfo& info, std::string& why) const;
+    /// The statistics for a weight whose role is `role` (job/job.h roleOf: its input channels are on
+    /// the role's reduction axis; a depthwise conv's on its filter axis), or nullopt with `why` (no
+    /// entry; an entry of another size).
+    std::optional<Weights> forTensor(const TensorInfo& info, const RoleAxes& role, std::string& why) const;
 
 private:
     ImportanceFile m_file;

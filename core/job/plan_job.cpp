@@ -208,7 +208,7 @@ PlanMeasurements measurePlan(const JobRequest& request, const std::vector<std::s
         std::optional<Importance::Weights> weights;
         if (importance) {
             std::string why;
-            weights = importance->forTensor(info, why);
+            weights = importance->forTensor(info, role, why);
             t.weighted = weights.has_value();
             t.note = weights ? weights->origin : why + "; weighted by the file's mean importance";
         }

@@ -10,6 +10,7 @@ namespace ql {
 
 LoadedTensor::LoadedTensor(const TensorSource& source, const TensorInfo& info)
     : m_info(info)
+    , m_use(source.weightUse(info.name))
     , m_tensor(source.load(info.name)) {
     // A file may place a tensor at any byte (ONNX external data, say): the kernels read whole
     // elements, so a misaligned one is copied to owned, aligned storage once.
@@ -65,9 +66,10 @@ TensorMeasurement measureTensor(const LoadedTensor& tensor, const ResolvedSpec& 
         StatisticsRequest request;
         request.options.groupRows = o.groupRows;
         if (o.importance) {
-            if (auto weights = o.importance->forTensor(tensor.info(), r.importanceNote))
-                request.importance =
-                    ImportanceWeights{weights->sqMean, weights->channels, weights->matrices, weights->origin};
+            const RoleAxes role = weightRole(tensor.info().name, tensor.info().shape, tensor.use());
+            if (auto weights = o.importance->forTensor(tensor.info(), role, r.importanceNote))
+                request.importance = ImportanceWeights{weights->sqMean, weights->channels, weights->matrices,
+                                                       weights->inner, weights->origin};
         }
         job.statistics = std::move(request);
     }

@@ -23,6 +23,8 @@ public:
     LoadedTensor& operator=(const LoadedTensor&) = delete;
 
     const TensorInfo& info() const { return m_info; }
+    /// How the model's graph uses it, where the file says (its role's input: quant/weight_role.h).
+    const std::optional<WeightUse>& use() const { return m_use; }
     const ValuesView& view() const { return m_view; }
     /// The job a backend runs, without its plan: the tensor itself, or the converted values.
     BackendTask job() const;
@@ -31,6 +33,7 @@ public:
 
 private:
     TensorInfo m_info;
+    std::optional<WeightUse> m_use;
     Tensor m_tensor;
     mutable std::vector<float> m_converted;
     ValuesView m_view;
