@@ -108,7 +108,7 @@ inline ql::StatisticsRequest everyStatistic(const ql::Shape& shape, std::vector<
     for (std::size_t j = 0; j < importance.size(); ++j)
         importance[j] = 0.25f + 0.5f * static_cast<float>(j % 7);
     ql::StatisticsRequest request;
-    request.importance = ql::ImportanceWeights{importance, channels, 1, "test: every channel"};
+    request.importance = ql::ImportanceWeights{importance, channels, 1, 1, "test: every channel"};
     return request;
 }
 
