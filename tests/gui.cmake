@@ -11,6 +11,9 @@ if(QUANTLENS_GUI)
     ql_add_test(tst_gui_start LIBS quantlens_gui_app) # runs the app: --help, --screenshot, start-up session
     target_compile_definitions(tst_gui_start PRIVATE QUANTLENS_APP="$<TARGET_FILE:quantlens>")
     add_dependencies(tst_gui_start quantlens)
+    if(QUANTLENS_ONNX)
+        target_compile_definitions(tst_gui_start PRIVATE QUANTLENS_TEST_ONNX=1)
+    endif()
     set_tests_properties(tst_gui_window tst_gui_screenshot tst_gui_plan tst_gui_diff tst_gui_export tst_gui_start
                          PROPERTIES TIMEOUT 300)
     if(QUANTLENS_ONNX) # the Model tab: ONNX Runtime where tst_evaluate finds it, its leaks suppressed

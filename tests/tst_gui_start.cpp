@@ -1,17 +1,22 @@
 // How the app starts (issue 39): --help and --version without a display, --screenshot at a fixed
-// size, and the last session (window, docks, spec) restored also when a file is given.
+// size, the last session (window, docks, spec) restored also when a file is given; and what a
+// model's file says about it (GGUF keys, ONNX opset and producer) in the Model info dock.
 #include "gui/main_window.h"
 #include "gui/session.h"
+#include "io/printable.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
+#include "io_test_util.h"
 #include "quantlens/config.h"
 #include "widgets/config_panel.h"
+#include "widgets/model_info_view.h"
 #include "widgets/tensor_browser.h"
 
 #include <QComboBox>
 #include <QImage>
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -65,6 +70,12 @@ QProcessEnvironment offscreen() {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
     return env;
+}
+
+std::string valueOf(const std::vector<ModelInfoEntry>& info, const std::string& key) {
+    for (const ModelInfoEntry& e : info)
+        if (e.key == key) return e.value;
+    return "(missing)";
 }
 
 } // namespace
@@ -163,6 +174,70 @@ private slots:
         // No last session, or one that no longer parses: the file alone.
         QVERIFY(!startupSession({}, m_other).has_value());
         QVERIFY(!startupSession("{not json", m_other).has_value());
+    }
+
+    void modelInfoOfGguf() {
+        const QString gguf = QStringLiteral(QUANTLENS_SOURCE_DIR "/tests/data/gguf/llama_qk.gguf");
+        const auto source = openTensorSource(gguf.toStdString());
+        const std::vector<ModelInfoEntry> info = source->modelInfo();
+        QVERIFY(!info.empty());
+        QCOMPARE(info.front().key, std::string("GGUF version"));
+        QCOMPARE(valueOf(info, "general.architecture"), std::string("\"llama\""));
+        QCOMPARE(valueOf(info, "llama.attention.head_count"), std::string("4"));
+        QCOMPARE(valueOf(info, "llama.attention.head_count_kv"), std::string("2"));
+
+        MainWindow w;
+        auto* view = w.findChild<ModelInfoView*>();
+        QVERIFY(view);
+        QCOMPARE(view->model()->rowCount(), 0); // nothing open yet
+        QVERIFY(w.openFile(gguf));
+        QCOMPARE(view->model()->rowCount(), static_cast<int>(info.size()));
+        const auto found = view->model()->findItems(QStringLiteral("general.architecture"));
+        QCOMPARE(found.size(), 1);
+        QCOMPARE(view->model()->item(found.front()->row(), 1)->text(), QStringLiteral("\"llama\""));
+        QVERIFY(w.openFile(m_file)); // a safetensors file without __metadata__: the rows go
+        QCOMPARE(view->model()->rowCount(), 0);
+    }
+
+    void modelInfoOfOnnx() {
+#ifndef QUANTLENS_TEST_ONNX
+        QSKIP("built without ONNX");
+#else
+        // A producer string that would drive a terminal, and a property far longer than a line.
+        const QString onnxFile = path("info.onnx");
+        const QString script = QStringLiteral(
+            "import sys, onnx\n"
+            "from onnx import TensorProto, helper, numpy_helper\n"
+            "import numpy as np\n"
+            "w = numpy_helper.from_array(np.ones((4, 8), np.float32), 'fc.weight')\n"
+            "x = helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 8])\n"
+            "y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 4])\n"
+            "n = helper.make_node('Gemm', ['x', 'fc.weight'], ['y'], transB=1)\n"
+            "g = helper.make_graph([n], 'g', [x], [y], initializer=[w])\n"
+            "m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)],\n"
+            "                      producer_name='exporter\\x1b[31m', producer_version='2.1')\n"
+            "helper.set_model_props(m, {'license': 'x' * 1000})\n"
+            "onnx.save(m, sys.argv[1])\n");
+        QString error;
+        qltest::runPython({QStringLiteral("-c"), script, onnxFile}, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const auto source = openTensorSource(onnxFile.toStdString());
+        const std::vector<ModelInfoEntry> info = source->modelInfo();
+        QVERIFY(std::stoi(valueOf(info, "ir_version")) >= 3);
+        QCOMPARE(valueOf(info, "opset ai.onnx"), std::string("17"));
+        QCOMPARE(valueOf(info, "producer_name"), printable("exporter\x1b[31m"));
+        QVERIFY(valueOf(info, "producer_name").find('\x1b') == std::string::npos);
+        QCOMPARE(valueOf(info, "producer_version"), std::string("2.1"));
+        const std::string license = valueOf(info, "license");
+        QVERIFY2(license.size() <= 240 + 3 && license.size() > 200, license.c_str()); // capped, "…" ending
+        QVERIFY(license.ends_with("\u2026"));
+
+        MainWindow w;
+        QVERIFY(w.openFile(onnxFile));
+        auto* view = w.findChild<ModelInfoView*>();
+        QVERIFY(view);
+        QCOMPARE(view->model()->findItems(QStringLiteral("opset ai.onnx")).size(), 1);
+#endif
     }
 };
 

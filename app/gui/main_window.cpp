@@ -12,6 +12,7 @@
 #include "widgets/headline_strip.h"
 #include "widgets/job_runner.h"
 #include "widgets/model_error_page.h"
+#include "widgets/model_info_view.h"
 #include "widgets/model_table_page.h"
 #include "widgets/plan_page.h"
 #include "widgets/plot_page.h"
@@ -81,7 +82,10 @@ template <typename Page> Page* MainWindow::addPage(Page* page, const QString& ti
 
 void MainWindow::buildPages() {
     m_browser = new TensorBrowser(this);
-    addDock(this, tr("Tensors"), QStringLiteral("tensors"), m_browser, Qt::LeftDockWidgetArea);
+    tabifyDockWidget(
+        addDock(this, tr("Model info"), QStringLiteral("modelInfo"), new ModelInfoView(m_bench, this),
+                Qt::LeftDockWidgetArea),
+        addDock(this, tr("Tensors"), QStringLiteral("tensors"), m_browser, Qt::LeftDockWidgetArea));
     // The panel is taller than small screens: it scrolls rather than squeezing its notes.
     auto* scroll = new QScrollArea(this);
     scroll->setWidget(m_config);

@@ -226,6 +226,13 @@ GgufValue GgufValue::at(std::uint64_t k) const {
     return elements[static_cast<std::size_t>(k)];
 }
 
+std::vector<ModelInfoEntry> GgufSource::modelInfo() const {
+    std::vector<ModelInfoEntry> info{modelInfoEntry("GGUF version", std::to_string(m_version))};
+    for (const auto& [key, value] : m_metadata)
+        info.push_back(modelInfoEntry(key, value.toString()));
+    return info;
+}
+
 std::string GgufValue::toString() const {
     switch (type) {
     case U8:

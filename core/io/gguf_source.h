@@ -66,6 +66,9 @@ public:
     /// llama.cpp's row order of q and k in a llama-family model (io/llama_rows.h).
     std::optional<LlamaRows> convertedRows(const std::string& name, std::int64_t rows) const override;
 
+    /// The GGUF version, then every metadata key in key order with its value as toString shows it.
+    std::vector<ModelInfoEntry> modelInfo() const override;
+
     std::uint32_t version() const { return m_version; }
     std::uint64_t alignment() const { return m_alignment; }
     const std::map<std::string, GgufValue>& metadata() const { return m_metadata; }

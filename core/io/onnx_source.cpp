@@ -260,6 +260,21 @@ std::unique_ptr<OnnxSource> OnnxSource::open(const std::string& path) {
     if (!model->has_graph() || model->ir_version() <= 0)
         throw FileError(path + ": not an ONNX model (no " + (model->has_graph() ? "IR version" : "graph") +
                         ")");
+    auto& info = source->m_modelInfo;
+    info.push_back(modelInfoEntry("ir_version", std::to_string(model->ir_version())));
+    if (!model->producer_name().empty())
+        info.push_back(modelInfoEntry("producer_name", model->producer_name()));
+    if (!model->producer_version().empty())
+        info.push_back(modelInfoEntry("producer_version", model->producer_version()));
+    if (!model->domain().empty()) info.push_back(modelInfoEntry("domain", model->domain()));
+    if (model->model_version() != 0)
+        info.push_back(modelInfoEntry("model_version", std::to_string(model->model_version())));
+    for (const auto& opset : model->opset_import())
+        info.push_back(
+            modelInfoEntry("opset " + (opset.domain().empty() ? std::string("ai.onnx") : opset.domain()),
+                           std::to_string(opset.version())));
+    for (const auto& prop : model->metadata_props())
+        info.push_back(modelInfoEntry(prop.key(), prop.value()));
     OnnxGraphReader(*source, fileBytes).read(*model->mutable_graph());
     return source;
 }

@@ -91,6 +91,9 @@ public:
     std::optional<StoredQuantization> storedCodes(const std::string& name, std::string* why) const override;
     /// Every QDQ weight, in file order.
     const std::vector<QdqWeight>& qdqWeights() const { return m_qdq; }
+    /// IR version, producer, domain, model version, each opset (default domain as "ai.onnx") and
+    /// the model's metadata_props, in file order.
+    std::vector<ModelInfoEntry> modelInfo() const override { return m_modelInfo; }
     /// A QDQ weight's parts, loaded (4-bit codes unpacked, one per byte); nullopt when it has no zero
     /// point. Throw FileError when `name` is not a QDQ weight.
     Tensor qdqCodes(const std::string& name) const;
@@ -113,6 +116,7 @@ private:
     std::vector<QdqWeight> m_qdq;
     std::vector<std::string> m_externalFiles;
     std::vector<UnlistedEntry> m_unlisted;
+    std::vector<ModelInfoEntry> m_modelInfo;
     std::unordered_map<std::string, WeightUse> m_uses; // listed name -> its first consumer
 };
 

@@ -183,4 +183,11 @@ std::optional<std::string> SafetensorsSource::textAttribute(const std::string& o
     return it->second;
 }
 
+std::vector<ModelInfoEntry> SafetensorsSource::modelInfo() const {
+    std::vector<ModelInfoEntry> info;
+    for (const auto& [key, value] : m_metadata)
+        info.push_back(modelInfoEntry(key, value));
+    return info;
+}
+
 } // namespace ql

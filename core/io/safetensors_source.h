@@ -29,6 +29,8 @@ public:
     void release(const std::string& name) const override;
     /// The __metadata__ of the (first) file, or the index's "metadata" for sharded models.
     const std::map<std::string, std::string>& metadata() const { return m_metadata; }
+    /// That metadata, in key order.
+    std::vector<ModelInfoEntry> modelInfo() const override;
     /// The file's own (object "") __metadata__ entries.
     std::optional<std::string> textAttribute(const std::string& object,
                                              const std::string& key) const override;

@@ -18,6 +18,30 @@ namespace fs = std::filesystem;
 
 namespace ql {
 
+namespace {
+
+/// The first at most `maxBytes` bytes of already printable `text`, cut between code points.
+std::string capped(std::string text, std::size_t maxBytes) {
+    if (text.size() <= maxBytes) return text;
+    std::size_t end = 0;
+    char32_t cp = 0;
+    while (end < text.size()) {
+        const std::size_t n = utf8At(text, end, cp);
+        const std::size_t step = n ? n : 1;
+        if (end + step > maxBytes) break;
+        end += step;
+    }
+    text.resize(end);
+    return text + "\u2026";
+}
+
+} // namespace
+
+ModelInfoEntry modelInfoEntry(std::string_view key, std::string_view value) {
+    constexpr std::size_t kMaxBytes = 240;
+    return {capped(printable(key), kMaxBytes), capped(printable(value), kMaxBytes)};
+}
+
 bool isWeightTensor(const TensorInfo& info) {
     return isFloating(info.dtype) && !info.shape.empty() && elementCount(info.shape) > 0;
 }

@@ -36,6 +36,16 @@ struct UnlistedEntry {
 /// buffers (position ids, masks) and scalar constants are not weights.
 bool isWeightTensor(const TensorInfo& info);
 
+/// One thing a file says about its model (GGUF's general.architecture, ONNX's opset), for display.
+struct ModelInfoEntry {
+    std::string key;
+    std::string value;
+};
+
+/// `key` and `value` as a file gave them, made safe to show: escaped (io/printable.h) and each cut
+/// to at most 240 bytes, a cut value ending in "…".
+ModelInfoEntry modelInfoEntry(std::string_view key, std::string_view value);
+
 struct StoredQuantization;
 struct QdqWeight;
 struct LlamaRows;
@@ -63,6 +73,10 @@ public:
     /// mapping's pages); tensors loaded earlier stay valid. A run over a model calls it after each
     /// tensor, so its memory follows the largest tensor, not the model.
     virtual void release(const std::string& name) const { (void)name; }
+
+    /// What the file says about the model (GGUF key/values, ONNX opset and producer, safetensors'
+    /// __metadata__), in a fixed order, each entry made by modelInfoEntry; empty where it says nothing.
+    virtual std::vector<ModelInfoEntry> modelInfo() const { return {}; }
 
     /// How the model's graph uses a listed tensor, where the file records it (ONNX: the first node
     /// consuming it, with the attributes that decide its layout); nullopt elsewhere. Feeds weightRole.
