@@ -52,6 +52,7 @@ private slots:
     void modelTableWorstFirst();
     void jsonSchema();
     void csvOneRowPerTensor();
+    void jsonWrittenATensorAtATime();
 };
 
 void TestAnalysisReport::ulpDistance_data() {
@@ -232,6 +233,41 @@ void TestAnalysisReport::csvOneRowPerTensor() {
     QVERIFY(lines[2].endsWith("\"no \"\"scale\"\"\""));
     QVERIFY_THROWS_EXCEPTION(FileError,
                              writeReport(dir.filePath(QStringLiteral("r.txt")).toStdString(), "m", reports));
+}
+
+// The JSON report is written a tensor at a time (memory follows the largest tensor, not the model), and
+// must be byte for byte what the whole tree dumps: with and without a comparison, no tensors, one, many,
+// and a name that is not UTF-8.
+void TestAnalysisReport::jsonWrittenATensorAtATime() {
+    const ResolvedSpec plan = perTensorPlan(Preset::Torch, Target::Int8, 3);
+    QuantParams p;
+    p.scales = {0.02f};
+    const std::vector<float> x{0.5f, -1.0f, 3.0f};
+    TensorReport failed;
+    failed.name = "bad\xff\nname";
+    failed.error = "no \"scale\"";
+    const Codes codes = quantizeReference(plan, p, x);
+    QuantParams q = p;
+    q.scales[0] = std::nextafter(0.02f, 1.0f);
+    const Comparison c = compareResults("a", plan, p, codes, "b", plan, q, codes, x);
+    const std::vector<std::vector<TensorReport>> cases{
+        {},
+        {reportOf("w", plan, p, x)},
+        {reportOf("w", plan, p, x), failed, reportOf("v", plan, p, {0, 0, 0})}};
+    QTemporaryDir dir;
+    int written = 0;
+    for (const auto& reports : cases) {
+        for (const Comparison* comparison : {static_cast<const Comparison*>(nullptr), &c}) {
+            const std::string path = dir.filePath(QStringLiteral("r%1.json").arg(written++)).toStdString();
+            writeReport(path, "m\xfe.safetensors", reports, comparison);
+            QFile f(QString::fromStdString(path));
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const std::string whole = reportJson("m\xfe.safetensors", reports, comparison)
+                                          .dump(1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                      "\n";
+            QCOMPARE(f.readAll().toStdString(), whole);
+        }
+    }
 }
 
 QTEST_GUILESS_MAIN(TestAnalysisReport)

@@ -17,9 +17,6 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 
 using namespace ql;
 
@@ -53,16 +50,22 @@ std::vector<std::string> allNames(const TensorSource& source) {
 
 // Peak resident memory of a quantlens-cli run, in KiB (-1 when it failed).
 long peakRssKb(const std::vector<std::string>& args) {
-    std::vector<char*> argv{const_cast<char*>(QUANTLENS_CLI)};
+    // Through GNU time, which forks the CLI from its own small process: a child spawned from this one
+    // would start its peak from this process's memory (the kernel keeps the larger at exec).
+    QTemporaryDir dir;
+    const QString out = dir.filePath(QStringLiteral("rss"));
+    QStringList argv{QStringLiteral("-f"), QStringLiteral("%M"), QStringLiteral("-o"), out,
+                     QStringLiteral(QUANTLENS_CLI)};
     for (const auto& a : args)
-        argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    if (posix_spawn(&pid, QUANTLENS_CLI, nullptr, nullptr, argv.data(), environ) != 0) return -1;
-    int status = 0;
-    rusage usage{};
-    if (wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
-    return usage.ru_maxrss;
+        argv << QString::fromStdString(a);
+    QProcess p;
+    p.start(QStringLiteral("/usr/bin/time"), argv);
+    if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) return -1;
+    QFile f(out);
+    if (!f.open(QIODevice::ReadOnly)) return -1;
+    bool ok = false;
+    const long kb = f.readAll().trimmed().toLong(&ok);
+    return ok ? kb : -1;
 }
 
 // The sample model's names are not module ".weight"s: its exports use the operators' own layout.

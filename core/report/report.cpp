@@ -286,21 +286,59 @@ std::string reportCsv(const std::vector<TensorReport>& tensors) {
     return out.str();
 }
 
+namespace {
+
+// Names from a file may hold bytes that are not UTF-8 (HDF5 allows any): JSON shows them as U+FFFD.
+std::string dumped(const json& j) {
+    return j.dump(1, ' ', false, json::error_handler_t::replace);
+}
+
+// `text` (a dump at depth 0) as it reads nested `depth` levels deep: raw newlines are only ever
+// structure, since JSON strings escape theirs.
+std::string nested(std::string text, int depth) {
+    const std::string indent(static_cast<std::size_t>(depth), ' ');
+    for (std::size_t at = text.find('\n'); at != std::string::npos;
+         at = text.find('\n', at + 1 + indent.size()))
+        text.insert(at + 1, indent);
+    return text;
+}
+
+// What reportJson(...) dumps, byte for byte, written a tensor at a time: a whole-model report (4096
+// clipping rows a tensor) costs one tensor's tree, so memory follows the largest tensor, not the model.
+// The keys come in the order the library's sorted objects print them.
+void writeJsonReport(AtomicFile& out, const std::string& file, const std::vector<TensorReport>& tensors,
+                     const Comparison* comparison) {
+    auto put = [&out](const std::string& text) { out.write(text.data(), text.size()); };
+    put("{\n");
+    if (comparison) put(" \"comparison\": " + nested(dumped(toJson(*comparison)), 1) + ",\n");
+    put(" \"file\": " + dumped(json(file)) + ",\n \"tensors\": ");
+    if (tensors.empty()) {
+        put("[]\n}\n");
+        return;
+    }
+    put("[\n");
+    for (std::size_t i = 0; i < tensors.size(); ++i)
+        put("  " + nested(dumped(toJson(tensors[i], ReportOptions{})), 2) +
+            (i + 1 < tensors.size() ? ",\n" : "\n"));
+    put(" ]\n}\n");
+}
+
+} // namespace
+
 void writeReport(const std::string& path, const std::string& file, const std::vector<TensorReport>& tensors,
                  const Comparison* comparison) {
     const std::filesystem::path target(path);
     const std::string ext = target.extension().string();
     if (ext != ".json" && ext != ".csv") throw FileError(path + ": report must end in .json or .csv");
-    // Names from a file may hold bytes that are not UTF-8 (HDF5 allows any): JSON shows them as U+FFFD.
-    const std::string text = ext == ".json"
-                                 ? reportJson(file, tensors, comparison)
-                                           .dump(1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                                       "\n"
-                                 : reportCsv(tensors);
     // A uniquely named temporary in the same folder, renamed into place: a reader never sees half a
     // report, two runs never share a temporary, and the file being read is never the target.
     AtomicFile out(path, file);
-    out.write(text.data(), text.size());
+    if (ext == ".json") {
+        writeJsonReport(out, file, tensors, comparison);
+    } else {
+        const std::string text = reportCsv(tensors);
+        out.write(text.data(), text.size());
+    }
     out.commit();
 }
 
