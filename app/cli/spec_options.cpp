@@ -1,6 +1,8 @@
 #include "cli/spec_options.h"
 
+#include "base/error.h"
 #include "cli/cli_error.h"
+#include "tensor/shape.h"
 
 #include <algorithm>
 #include <charconv>
@@ -61,13 +63,16 @@ void requireAxesInRange(const QuantSpec& spec, const TensorSource& source,
     for (const auto& n : names)
         if (const TensorInfo* t = source.find(n)) rank = std::max(rank, t->shape.size());
     const auto r = static_cast<int>(rank);
-    for (const int a : spec.axes)
-        if (a >= r || a < -r)
+    for (const int a : spec.axes) {
+        if (r == 0) throw UsageError("--axis " + std::to_string(a) + ": every selected tensor is a scalar");
+        try {
+            normalizeAxis(a, r); // the library's own words, as Python gives them
+        } catch (const QuantError& e) {
             throw UsageError(
-                "--axis " + std::to_string(a) + " is out of range for every selected tensor (" +
-                (r == 0 ? std::string("all are scalars")
-                        : "axes -" + std::to_string(r) + " to " + std::to_string(r - 1) + " at most") +
-                ")");
+                std::string(names.size() > 1 ? "--axis fits none of the selected tensors: " : "--axis: ") +
+                e.what());
+        }
+    }
 }
 
 QuantSpec buildSpec(const SpecOptions& o) {
