@@ -1,6 +1,7 @@
 // Every item model the widgets expose passes QAbstractItemModelTester, and behaves as the pages
 // rely on: the tensor tree groups by prefix, the filter keeps parents of matches, the model table
 // sorts worst first.
+#include "listing_source.h"
 #include "widgets/diff_table_model.h"
 #include "widgets/model_table_model.h"
 #include "widgets/plan_table_model.h"
@@ -31,20 +32,7 @@ std::vector<TensorInfo> inventory() {
             t("step", {1}, DType::I64)};
 }
 
-/// A source that only lists (the browser never loads).
-class ListingSource : public TensorSource {
-public:
-    explicit ListingSource(std::vector<TensorInfo> t)
-        : m_tensors(std::move(t)) {}
-    const std::string& path() const override { return m_path; }
-    const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
-    Tensor load(const std::string&) const override { return {}; }
-    Tensor loadRows(const std::string&, std::int64_t, std::int64_t) const override { return {}; }
-
-private:
-    std::string m_path = "listing";
-    std::vector<TensorInfo> m_tensors;
-};
+using qltest::ListingSource;
 
 ModelRow row(const char* name, double sqnr, double maxErr, const char* error = "") {
     ModelRow r;

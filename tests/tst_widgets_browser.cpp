@@ -3,6 +3,7 @@
 // names that differ in one part stay apart however narrow their column, and a filter box narrows a
 // result table to the names holding its text.
 #include "gguf_test_util.h"
+#include "listing_source.h"
 #include "widgets/name_elision.h"
 #include "widgets/result_table.h"
 #include "widgets/save_file.h"
@@ -36,20 +37,7 @@ const QStringList kAlikeNames = {
     QStringLiteral("model_weights/If_1_else_branch_param_conv/weight"),
 };
 
-/// A source that only lists (the browser never loads).
-class ListingSource : public TensorSource {
-public:
-    explicit ListingSource(std::vector<TensorInfo> t)
-        : m_tensors(std::move(t)) {}
-    const std::string& path() const override { return m_path; }
-    const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
-    Tensor load(const std::string&) const override { return {}; }
-    Tensor loadRows(const std::string&, std::int64_t, std::int64_t) const override { return {}; }
-
-private:
-    std::string m_path = "listing";
-    std::vector<TensorInfo> m_tensors;
-};
+using qltest::ListingSource;
 
 // Answers the next modal file dialog as a user would: picks `filter`, types `name`, presses Save.
 void answerFileDialog(const QString& filter, const QString& name) {
