@@ -384,8 +384,8 @@ void TestCli::mistakesGiveOneLine_data() {
                                << "int7";
     QTest::addRow("bad-preset") << (w + QStringList{QStringLiteral("--preset"), QStringLiteral("onnx")}) << 2
                                 << "onnx";
-    QTest::addRow("axis-out-of-range")
-        << (w + QStringList{QStringLiteral("--axis"), QStringLiteral("5")}) << 2 << "--axis 5";
+    QTest::addRow("axis-out-of-range") << (w + QStringList{QStringLiteral("--axis"), QStringLiteral("5")})
+                                       << 2 << "--axis: axis 5 is out of range";
     QTest::addRow("zero-point-with-symmetric")
         << (w + QStringList{QStringLiteral("--symmetric"), QStringLiteral("--scale"),
                             f + QStringLiteral(":scale"), QStringLiteral("--zero-point"),
