@@ -1,7 +1,10 @@
-# The mixed-precision planner (issue 16): solver against brute force, measurements, outputs, CLI.
-ql_add_test(tst_plan LIBS quantlens_backends)
-if(TARGET quantlens-cli)
-    target_compile_definitions(tst_plan PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
-    add_dependencies(tst_plan quantlens-cli)
-endif()
-set_tests_properties(tst_plan PROPERTIES TIMEOUT 600)
+# The mixed-precision planner (issue 16): solver against brute force, measurements, outputs, CLI;
+# tst_plan_roles: planning any weight by its role (issue 39).
+foreach(suite tst_plan tst_plan_roles)
+    ql_add_test(${suite} LIBS quantlens_backends)
+    if(TARGET quantlens-cli)
+        target_compile_definitions(${suite} PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
+        add_dependencies(${suite} quantlens-cli)
+    endif()
+    set_tests_properties(${suite} PROPERTIES TIMEOUT 600)
+endforeach()
