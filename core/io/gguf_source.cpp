@@ -115,9 +115,11 @@ GgufValue scalarAt(std::uint32_t type, const char* p) {
     case GgufValue::Bool:
         v.u = get(std::uint8_t{});
         break;
-    case GgufValue::I8:
-        v.i = get(std::int8_t{});
+    case GgufValue::I8: {
+        const std::int8_t byte = get(std::int8_t{}); // signed by the format: its sign extends
+        v.i = byte;
         break;
+    }
     case GgufValue::U16:
         v.u = get(std::uint16_t{});
         break;
