@@ -6,9 +6,9 @@ set -euo pipefail
 build_pkgs=(cmake g++ ninja-build ccache pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev
             libbenchmark-dev libhdf5-dev qt6-base-dev qt6-svg-dev libqcustomplot-dev libonnx-dev libprotobuf-dev
             python3-dev pybind11-dev python3-pybind11)
-# clang-format: the format suite. time: GNU time measures the CLI's peak memory (tst_shard). nodejs, npm: ONNX Runtime for the evaluate suite (setup-onnxruntime.sh)
+# clang-format, clang-tidy: the format and tidy suites. time: GNU time measures the CLI's peak memory (tst_shard). nodejs, npm: ONNX Runtime for the evaluate suite (setup-onnxruntime.sh)
 # and onnxruntime-node, the peer it compares with. slurm-wlm and munge: the fan-out suite starts a one-node Slurm cluster (tests/scripts/slurm_fanout.sh).
-test_pkgs=(clang-format time python3 python3-numpy python3-h5py python3-torch python3-onnx xvfb xauth slurm-wlm munge nodejs)
+test_pkgs=(clang-format clang-tidy time python3 python3-numpy python3-h5py python3-torch python3-onnx xvfb xauth slurm-wlm munge nodejs)
 
 want=("${build_pkgs[@]}")
 [ "${1:-}" = "--with-test-tools" ] && want+=("${test_pkgs[@]}")

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Runs clang-tidy (the checks in .clang-tidy) over the project's own C++ sources, in parallel, and
+fails on any diagnostic.
+
+    scripts/check-tidy.py [BUILD_DIR] [-j N] [--nice N] [--no-cache] [FILE_REGEX]
+
+The build must have been configured (the top CMakeLists.txt exports compile_commands.json) and built
+once, so that generated headers (moc, config.h) exist. FILE_REGEX narrows the files while fixing
+(default: every .cpp under app, backends, bench, core, tests, widgets; never generated moc files).
+
+A file found clean is remembered in BUILD_DIR/tidy-cache under a key made of clang-tidy's version,
+the .clang-tidy file, the file's compile command and the content of every file it includes (the
+compiler's dependency list), so a rerun checks only the files that a change can affect. Files with
+diagnostics are not remembered: they are checked again each run.
+
+Exits 77 (ctest: skipped) where clang-tidy is not installed (Debian package clang-tidy).
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Not the analysis pass's per-ISA builds: they are written in GCC's vector extensions
+# (__builtin_shuffle with run-time indices, conditional lvalues of vector lanes), which clang cannot
+# compile. The scalar oracle they must match bit for bit (analyzer_reference.cpp) is checked. Nor
+# core/base/cpu_isa.cpp: GCC's __builtin_cpu_supports("f16c"), a feature clang 14 does not name.
+DEFAULT_REGEX = (
+    "^" + re.escape(ROOT) + "/(?!core/analysis/analyzer_fast_|core/base/cpu_isa\\.cpp)"
+    "(app|backends|bench|core|tests|widgets)/.*\\.cpp$"
+)
+DIAGNOSTIC = re.compile(r": (warning|error): ")
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("build", nargs="?", default=os.path.join(ROOT, "build", "dev"))
+    parser.add_argument("regex", nargs="?", default=DEFAULT_REGEX)
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--nice", type=int, default=0, help="run clang-tidy at this niceness")
+    parser.add_argument("--no-cache", action="store_true", help="check every file, remember nothing")
+    args = parser.parse_args()
+    # One positional that is not a folder is the regex (as `check-tidy.py REGEX`).
+    if not os.path.isdir(args.build) and args.regex == DEFAULT_REGEX:
+        args.build, args.regex = os.path.join(ROOT, "build", "dev"), args.build
+    return args
+
+
+class FileHashes:
+    """Content hashes of the files the sources include, each file read once per run."""
+
+    def __init__(self):
+        self.known = {}
+
+    def __call__(self, path):
+        if path not in self.known:
+            try:
+                with open(path, "rb") as f:
+                    self.known[path] = hashlib.sha256(f.read()).hexdigest()
+            except OSError:
+                self.known[path] = "missing"
+        return self.known[path]
+
+
+def make_dependencies(text):
+    """The prerequisites of a make rule as the compiler writes it (`obj: a.cpp b.h \\`)."""
+    body = text.replace("\\\n", " ").split(":", 1)[-1]
+    return [p for p in body.split() if p]
+
+
+def dependencies(entry):
+    """Every file the entry's compile reads: the build's own dependency file where it is newer than
+    each file it lists, else the compiler's list made now (-M)."""
+    args = shlex.split(entry["command"])
+    directory = entry["directory"]
+    if "-o" in args:
+        depfile = os.path.join(directory, args[args.index("-o") + 1] + ".d")
+        try:
+            with open(depfile) as f:
+                deps = make_dependencies(f.read())
+            stamp = os.path.getmtime(depfile)
+            if deps and all(os.path.getmtime(os.path.join(directory, d)) <= stamp for d in deps):
+                return deps
+        except OSError:
+            pass
+    listing = [a for a in args if a != "-c"]
+    if "-o" in listing:
+        i = listing.index("-o")
+        del listing[i : i + 2]
+    out = subprocess.run(listing + ["-M"], cwd=directory, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        return None
+    return make_dependencies(out.stdout)
+
+
+def cache_key(entry, config, hashes):
+    deps = dependencies(entry)
+    if deps is None:
+        return None
+    digest = hashlib.sha256(config.encode())
+    digest.update(entry["command"].encode())
+    for dep in sorted(set(os.path.normpath(os.path.join(entry["directory"], d)) for d in deps)):
+        digest.update(f"\n{dep} {hashes(dep)}".encode())
+    return digest.hexdigest()
+
+
+def main():
+    args = parse_args()
+    tidy = shutil.which("clang-tidy-14") or shutil.which("clang-tidy")
+    if not tidy:
+        print("clang-tidy not installed (Debian package clang-tidy): skipped", file=sys.stderr)
+        return 77
+    database = os.path.join(args.build, "compile_commands.json")
+    if not os.path.isfile(database):
+        print(f"{database}: configure the build first", file=sys.stderr)
+        return 2
+    with open(database) as f:
+        selected = re.compile(args.regex)
+        entries = [e for e in json.load(f) if selected.search(e["file"])]
+    if not entries:
+        print(f"clang-tidy: no source matches {args.regex}", file=sys.stderr)
+        return 2
+
+    version = subprocess.run([tidy, "--version"], capture_output=True, text=True, check=True).stdout
+    with open(os.path.join(ROOT, ".clang-tidy")) as f:
+        config = version + f.read()
+    cache = os.path.join(args.build, "tidy-cache")
+    os.makedirs(cache, exist_ok=True)
+    hashes = FileHashes()
+    start = time.monotonic()
+
+    def remembered(entry):
+        return os.path.join(cache, hashlib.sha256(entry["file"].encode()).hexdigest()[:24])
+
+    def check(entry):
+        """(entry, key, diagnostics or None where clean, whether the cache answered)."""
+        key = None if args.no_cache else cache_key(entry, config, hashes)
+        if key is not None:
+            try:
+                with open(remembered(entry)) as f:
+                    if f.read() == key:
+                        return entry, key, None, True
+            except OSError:
+                pass
+        command = [tidy, "-p", args.build, "--quiet", entry["file"]]
+        if args.nice:
+            command = ["nice", "-n", str(args.nice)] + command
+        out = subprocess.run(command, capture_output=True, text=True, check=False)
+        text = out.stdout + out.stderr
+        if out.returncode != 0 or DIAGNOSTIC.search(text):
+            return entry, key, text or f"clang-tidy exited {out.returncode}\n", False
+        if key is not None:
+            with open(remembered(entry), "w") as f:
+                f.write(key)
+        return entry, key, None, False
+
+    failed, cached = [], 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for entry, _, diagnostics, was_cached in pool.map(check, entries):
+            cached += was_cached
+            if diagnostics is not None:
+                failed.append(entry["file"])
+                if not args.no_cache:
+                    try:
+                        os.remove(remembered(entry))
+                    except OSError:
+                        pass
+                sys.stderr.write(diagnostics)
+    seconds = round(time.monotonic() - start)
+    checked = len(entries) - cached
+    summary = f"{len(entries)} file(s), {checked} checked, {cached} unchanged since found clean, {args.jobs} job(s), {seconds} s"
+    if failed:
+        print(f"clang-tidy: diagnostics in {len(failed)} file(s) over {summary}:", file=sys.stderr)
+        for name in failed:
+            print(f"  {os.path.relpath(name, ROOT)}", file=sys.stderr)
+        return 1
+    print(f"clang-tidy: clean over {summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
