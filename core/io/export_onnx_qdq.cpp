@@ -8,8 +8,8 @@
 #include "runtime/ort_runtime.h"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -148,7 +148,7 @@ std::variant<QdqForm, std::string> formOf(const QuantizedTensor& q) {
         const auto diff = q.codes.at(i) - static_cast<std::int32_t>(q.params.zeroPointOf(k));
         const float y = static_cast<float>(diff) * q.params.scales[static_cast<std::size_t>(k)];
         const float r = ref[static_cast<std::size_t>(i)];
-        if (std::memcmp(&y, &r, sizeof y) != 0)
+        if (std::bit_cast<std::uint32_t>(y) != std::bit_cast<std::uint32_t>(r))
             differs = "element " + std::to_string(i) + " dequantizes to " + std::to_string(r) +
                       " and DequantizeLinear would give " + std::to_string(y);
     });

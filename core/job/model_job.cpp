@@ -86,7 +86,7 @@ std::string compressedTensorsRefusal(const QuantizedTensor& q, const std::string
     } catch (const FileError& e) {
         // "<file>: tensor '<name>' (<preset> <target>): no compressed-tensors layout: ..." without the
         // file and the name, which the pass-through's listing gives.
-        const std::string what = e.what();
+        std::string what = e.what();
         const auto at = what.find("): no compressed-tensors layout");
         const auto open = at == std::string::npos ? std::string::npos : what.rfind(" (", at);
         if (open == std::string::npos) return what;

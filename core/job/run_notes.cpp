@@ -12,6 +12,7 @@ std::vector<RunNote> importanceNotes(const std::vector<TensorReport>& reports) {
         if (r.quantized() && !r.weighted && !r.importanceNote.empty())
             byReason[r.importanceNote].push_back(r.name);
     std::vector<RunNote> notes;
+    notes.reserve(byReason.size());
     for (auto& [why, names] : byReason)
         notes.push_back({RunNote::Kind::NoImportance, std::move(names), why + ": no weighted error"});
     return notes;
@@ -19,6 +20,7 @@ std::vector<RunNote> importanceNotes(const std::vector<TensorReport>& reports) {
 
 std::vector<RunNote> notReadNotes(const std::vector<UnlistedEntry>& unread, const std::string& exportPath) {
     std::vector<RunNote> notes;
+    notes.reserve(unread.size());
     for (const UnlistedEntry& u : unread)
         notes.push_back(
             {RunNote::Kind::NotRead,

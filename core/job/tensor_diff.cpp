@@ -66,7 +66,7 @@ constexpr std::string_view kPacked = "_packed";
 
 // W for "W_packed" (W a ".weight"); empty otherwise.
 std::string packedWeightName(const std::string& name) {
-    const std::string stem = name.size() > kPacked.size() ? name.substr(0, name.size() - kPacked.size()) : "";
+    std::string stem = name.size() > kPacked.size() ? name.substr(0, name.size() - kPacked.size()) : "";
     if (stem.empty() || name.compare(stem.size(), std::string::npos, kPacked) != 0 || stem.size() < 7 ||
         stem.compare(stem.size() - 7, 7, ".weight") != 0)
         return {};
