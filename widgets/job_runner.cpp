@@ -71,8 +71,8 @@ JobHandle* JobRunner::start(Work work, Lane l) {
     return handle;
 }
 
-void JobRunner::deliver(JobHandle* handle, Lane l, quint64 generation, std::any result,
-                        std::exception_ptr error) {
+void JobRunner::deliver(JobHandle* handle, Lane l, quint64 generation, const std::any& result,
+                        const std::exception_ptr& error) {
     LaneState& s = lane(l);
     if (!handle || generation != s.generation) return; // superseded: a newer job owns the pages
     s.handle = nullptr;

@@ -92,7 +92,8 @@ private:
     LaneState& lane(Lane l) { return l == Lane::Main ? m_main : m_preview; }
     void supersede(LaneState& s);
     ProgressFn progressFn(JobHandle* handle, Lane lane, const Flag& cancel);
-    void deliver(JobHandle* handle, Lane lane, quint64 generation, std::any result, std::exception_ptr error);
+    void deliver(JobHandle* handle, Lane lane, quint64 generation, const std::any& result,
+                 const std::exception_ptr& error);
     void setBusy(bool busy);
 
     LaneState m_main;
