@@ -8,7 +8,7 @@
 #include "quant/resolved_spec.h"
 #include "tensor/dtype.h"
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
