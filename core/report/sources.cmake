@@ -4,4 +4,5 @@ target_sources(quantlens_core PRIVATE
     report/report.cpp
     report/report_read.cpp
     report/check.cpp
-    report/model_table.cpp)
+    report/model_table.cpp
+    report/model_summary.cpp)

@@ -1,0 +1,75 @@
+#include "report/model_summary.h"
+
+#include "report/model_table.h"
+
+#include <algorithm>
+#include <map>
+
+namespace ql {
+namespace {
+
+std::vector<std::pair<std::string, int>> byCount(const std::map<std::string, int>& reasons) {
+    std::vector<std::pair<std::string, int>> out(reasons.begin(), reasons.end());
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& l, const auto& r) { return l.second > r.second; });
+    return out;
+}
+
+std::string reasonsLine(const char* what, const std::vector<std::pair<std::string, int>>& reasons) {
+    std::string line = what;
+    for (std::size_t i = 0; i < reasons.size(); ++i)
+        line += (i ? "; " : " ") + std::to_string(reasons[i].second) + " " + reasons[i].first;
+    return line + ".";
+}
+
+} // namespace
+
+ModelSummary summarizeModel(const std::vector<TensorReport>& reports) {
+    ModelSummary s;
+    std::map<std::string, int> kept, failed;
+    ErrorStats all;
+    for (const TensorReport& r : reports) {
+        if (!r.error.empty()) {
+            ++failed[r.error];
+        } else if (!r.passedThrough.empty()) {
+            ++kept[r.passedThrough];
+        } else {
+            ++s.quantized;
+            s.quantizedElements += r.analysis.stats.count();
+            all.merge(r.analysis.stats);
+        }
+    }
+    s.kept = byCount(kept);
+    s.failed = byCount(failed);
+    if (s.quantized == 0) return s;
+    s.sqnrDb = all.sqnrDb();
+    std::vector<ModelRow> rows = modelRows(reports);
+    sortWorstFirst(rows); // the table's own order: the worst is the row it shows first
+    for (const ModelRow& row : rows)
+        if (row.error.empty() && row.kept.empty()) {
+            s.worst = row.name;
+            s.worstSqnrDb = row.sqnrDb;
+            s.worstWeightedSqnrDb = row.weightedSqnrDb;
+            break;
+        }
+    return s;
+}
+
+std::string summaryText(const ModelSummary& s) {
+    std::string text;
+    if (s.quantized > 0) {
+        text = "Overall SQNR " + tableNumber(s.sqnrDb, "%.2f") + " dB over " +
+               std::to_string(s.quantizedElements) + " quantized values of " + std::to_string(s.quantized) +
+               " tensor(s); worst tensor " + s.worst + " at " + tableNumber(s.worstSqnrDb, "%.2f") + " dB";
+        if (!std::isnan(s.worstWeightedSqnrDb))
+            text += " (" + tableNumber(s.worstWeightedSqnrDb, "%.2f") + " dB importance-weighted)";
+        text += ".";
+    } else {
+        text = "No tensor quantized.";
+    }
+    if (!s.kept.empty()) text += "\n" + reasonsLine("Kept unquantized:", s.kept);
+    if (!s.failed.empty()) text += "\n" + reasonsLine("Failed:", s.failed);
+    return text;
+}
+
+} // namespace ql
