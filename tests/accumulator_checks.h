@@ -4,6 +4,7 @@
 // relative (they are added in another order), or bit for bit when `bitwise`. The QVERIFYs return from
 // these helpers only: callers check QTest::currentTestFailed() where they go on.
 #include "analysis/accumulators.h"
+#include "analysis/statistics_agreement.h"
 
 #include <QtTest>
 #include <algorithm>
@@ -13,7 +14,7 @@
 namespace qltest {
 
 /// The relative tolerance of the floating sums (README "Statistics": sums agree with the oracle).
-inline constexpr double kSumTolerance = 1e-10;
+inline constexpr double kSumTolerance = ql::kStatisticsSumTolerance;
 
 inline bool sumsAgree(double a, double b, bool bitwise) {
     if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
@@ -35,69 +36,14 @@ inline void compareHistograms(const ql::Histogram& a, const ql::Histogram& b, co
              what);
 }
 
-/// Everything but the floating sums exactly; the sums within kSumTolerance (or exactly when `bitwise`).
+/// Everything but the floating sums exactly; the sums within kSumTolerance (or exactly when `bitwise`):
+/// core's rule (statisticsDifferences), every difference named.
 inline void compareAnalyses(const ql::TensorAnalysis& f, const ql::TensorAnalysis& r, bool bitwise) {
-    const ql::ErrorStats &a = f.stats, &b = r.stats;
-    QCOMPARE(a.count(), b.count());
-    QCOMPARE(a.finiteCount(), b.finiteCount());
-    QCOMPARE(a.nanCount(), b.nanCount());
-    QCOMPARE(a.infCount(), b.infCount());
-    QCOMPARE(a.nonFiniteOutputCount(), b.nonFiniteOutputCount());
-    QVERIFY(sumsAgree(a.maxAbsError(), b.maxAbsError(), bitwise) &&
-            (std::isnan(b.maxAbsError()) || a.maxAbsError() == b.maxAbsError()));
-    QCOMPARE(a.worstIndex(), b.worstIndex());
-    QVERIFY(sumsAgree(a.ratioOver1e3(), b.ratioOver1e3(), bitwise) &&
-            sumsAgree(a.ratioOver5e3(), b.ratioOver5e3(), bitwise));
-    if (bitwise) {
-        QVERIFY(a.sumSqError() == b.sumSqError() ||
-                (std::isnan(a.sumSqError()) && std::isnan(b.sumSqError())));
-    }
-    QL_CHECK_SUM(a.mse(), b.mse(), "mse");
-    QL_CHECK_SUM(a.sqnrDb(), b.sqnrDb(), "sqnr");
-    QL_CHECK_SUM(a.meanAbsError(), b.meanAbsError(), "mean |err|");
-    QL_CHECK_SUM(a.relError(), b.relError(), "relative error");
-    // Cosine divides Σ x·x̂ by √(Σx² Σx̂²): its sums' scale is 1, so its tolerance is absolute (a dot
-    // product that cancels to ~1e-12 carries the rounding of terms a trillion times larger).
-    QVERIFY2(bitwise ? sumsAgree(a.cosine(), b.cosine(), true)
-                     : (std::isnan(a.cosine()) ? std::isnan(b.cosine())
-                                               : std::fabs(a.cosine() - b.cosine()) <= kSumTolerance),
-             qPrintable(QStringLiteral("cosine: %1 vs oracle %2")
-                            .arg(a.cosine(), 0, 'g', 17)
-                            .arg(b.cosine(), 0, 'g', 17)));
-
-    QCOMPARE(f.codes.counts(), r.codes.counts());
-    const auto &ga = f.clipping.groups(), &gb = r.clipping.groups();
-    QCOMPARE(ga.size(), gb.size());
-    for (std::size_t g = 0; g < ga.size(); ++g) {
-        QCOMPARE(ga[g].count, gb[g].count);
-        QCOMPARE(ga[g].clippedLow, gb[g].clippedLow);
-        QCOMPARE(ga[g].clippedHigh, gb[g].clippedHigh);
-        QCOMPARE(ga[g].flushedToZero, gb[g].flushedToZero);
-        QCOMPARE(ga[g].maxAbsError, gb[g].maxAbsError);
-        QL_CHECK_SUM(ga[g].clipErrorSq, gb[g].clipErrorSq, "group clip error");
-        QL_CHECK_SUM(ga[g].roundErrorSq, gb[g].roundErrorSq, "group rounding error");
-        QL_CHECK_SUM(ga[g].sumSqX, gb[g].sumSqX, "group signal");
-    }
-    QCOMPARE(f.clipping.groupCount(), r.clipping.groupCount());
-    const ql::GroupClipping ta = f.clipping.total(), tb = r.clipping.total();
-    QCOMPARE(ta.count, tb.count);
-    QCOMPARE(ta.clippedLow, tb.clippedLow);
-    QCOMPARE(ta.clippedHigh, tb.clippedHigh);
-    QCOMPARE(ta.flushedToZero, tb.flushedToZero);
-    QCOMPARE(ta.maxAbsError, tb.maxAbsError);
-    QL_CHECK_SUM(ta.clipErrorSq, tb.clipErrorSq, "total clip error");
-    QL_CHECK_SUM(ta.roundErrorSq, tb.roundErrorSq, "total rounding error");
-    QL_CHECK_SUM(ta.sumSqX, tb.sumSqX, "total signal");
-    compareHistograms(f.error, r.error, "error histogram");
-    if (QTest::currentTestFailed()) return;
-    compareHistograms(f.absErrorLog, r.absErrorLog, "log |error| histogram");
-    if (QTest::currentTestFailed()) return;
-    compareHistograms(f.values, r.values, "value histogram");
-    if (QTest::currentTestFailed()) return;
-    compareHistograms(f.scales, r.scales, "scale histogram");
-    if (QTest::currentTestFailed()) return;
-    QCOMPARE(f.grid, r.grid);
-    QCOMPARE(f.gridGroup, r.gridGroup);
+    const std::vector<std::string> lines = ql::statisticsDifferences(f, r, bitwise ? 0.0 : kSumTolerance);
+    std::string joined;
+    for (const std::string& line : lines)
+        joined += (joined.empty() ? "" : "; ") + line;
+    QVERIFY2(lines.empty(), joined.c_str());
 }
 
 /// A request for every accumulator, the weighted error sums included: `importance` is filled with one

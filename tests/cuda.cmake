@@ -1,8 +1,8 @@
-# The cuda backend (issue 7). tst_cuda_element (the per-element arithmetic) and tst_cuda_walk (the
-# kernel body and its scale mapping) run the device code on the host, so they are built on every
-# machine, CUDA or not; tst_cuda_backend needs the backend itself and skips its device rows (with
-# the reason) where no GPU is present.
-foreach(suite tst_cuda_element tst_cuda_walk)
+# The cuda backend. tst_cuda_element (the per-element arithmetic), tst_cuda_walk (the
+# kernel body and its scale mapping) and tst_cuda_statistics (the statistics passes) run the device
+# code on the host, so they are built on every machine, CUDA or not; tst_cuda_backend needs the
+# backend itself and skips its device rows (with the reason) where no GPU is present.
+foreach(suite tst_cuda_element tst_cuda_walk tst_cuda_statistics)
     ql_add_test(${suite})
     target_include_directories(${suite} PRIVATE ${PROJECT_SOURCE_DIR}/backends)
     # The oracle's arithmetic: one IEEE operation at a time, as the kernels are built (-fmad=false).

@@ -158,7 +158,8 @@ void TestCli::compareNamesReciprocalVersusDivision() {
              QStringLiteral("scale-op"));
 }
 
-// The same spec on two backends: both error rows, the code comparison and each side's phases.
+// The same spec on two backends: both error rows, the code comparison, the statistics' agreement
+// and each side's phases.
 void TestCli::compareBackendsSideBySide() {
     const Run r =
         runCli({QStringLiteral("compare"), QStringLiteral("random.safetensors"), QStringLiteral("--tensor"),
@@ -170,6 +171,8 @@ void TestCli::compareBackendsSideBySide() {
     QVERIFY2(r.out.contains("A cpu ") && r.out.contains("B cpu-reference "), r.out.constData());
     QVERIFY2(r.out.contains("timing (median of 3 runs, ms)"), r.out.constData());
     QVERIFY2(r.out.contains("mismatched codes: 0 of"), r.out.constData());
+    QVERIFY2(r.out.contains("statistics: equal (counts and histograms exactly, sums within 1e-10 relative)"),
+             r.out.constData());
     const Run bad =
         runCli({QStringLiteral("compare"), QStringLiteral("random.safetensors"), QStringLiteral("--tensor"),
                 QStringLiteral("w"), QStringLiteral("--backend-b"), QStringLiteral("no-such-device")},

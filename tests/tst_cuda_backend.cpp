@@ -1,8 +1,10 @@
 // The cuda backend itself: registration, availability and its reasons on every machine; on a
 // machine with an NVIDIA GPU, codes and parameters equal to cpu-reference on every kernel path
 // (vector body and scalar tail, f32 / bf16 / f16 input, 1- and 4-byte codes, every mapping rule,
-// pinned staging of large tensors), event timings, progress, cancel and clean-up. Device rows skip
+// pinned staging of large tensors), the report's accumulators made on the device equal to the
+// oracle's, event timings, progress, cancel and clean-up. Device rows skip
 // with the reason when no GPU is present. (tst_backend_conformance runs the full preset grid on it too.)
+#include "accumulator_checks.h"
 #include "backend/registry.h"
 #include "backend_test_util.h"
 #include "base/error.h"
@@ -12,8 +14,10 @@
 #include "tensor/float_formats.h"
 
 #include <QtTest>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -72,6 +76,8 @@ private slots:
     void unavailableRefusesToRun();
     void matchesReference_data();
     void matchesReference();
+    void statisticsWithClippingAndKeptRows_data();
+    void statisticsWithClippingAndKeptRows();
     void explicitParamsAndBadParams();
     void eventTimingsAndRepeats();
     void progressCancelAndCleanUp();
@@ -218,6 +224,7 @@ void TestCudaBackend::matchesReference() {
     BackendTask job;
     job.plan = resolveSpec(spec, shape);
     job.tensor = tensorOf(conformanceValues(elementCount(shape), 9), shape, static_cast<DType>(dtype));
+    job.statistics = StatisticsRequest{};
     QVERIFY(!backend.supports(job.plan));
     const Result want = CpuReferenceBackend().run(job);
     const Result got = backend.run(job);
@@ -225,6 +232,12 @@ void TestCudaBackend::matchesReference() {
     QVERIFY(std::memcmp(got.params.scales.data(), want.params.scales.data(), want.params.scales.size() * 4) ==
             0);
     QCOMPARE(got.params.zeroPoints, want.params.zeroPoints);
+    QCOMPARE(got.params.scaleCodes, want.params.scaleCodes);
+    QCOMPARE(std::bit_cast<std::uint32_t>(got.params.tensorScale),
+             std::bit_cast<std::uint32_t>(want.params.tensorScale));
+    QVERIFY(got.statistics && want.statistics);
+    compareAccumulators(*got.statistics, *want.statistics);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(got.codes.target(), want.codes.target());
     QCOMPARE(got.codes.size(), want.codes.size());
     for (std::int64_t i = 0; i < want.codes.size(); ++i)
@@ -233,6 +246,70 @@ void TestCudaBackend::matchesReference() {
                                  .arg(i)
                                  .arg(got.codes.at(i))
                                  .arg(want.codes.at(i))));
+}
+
+void TestCudaBackend::statisticsWithClippingAndKeptRows_data() {
+    QTest::addColumn<QuantSpec>("spec");
+    QTest::addColumn<int>("dtype");
+    QTest::addColumn<int>("rows");
+    using P = Preset;
+    using T = Target;
+    using S = Scheme;
+    QuantSpec g128 = calibratedSpec(P::Custom, T::Int4, S::PerGroup, {-1});
+    g128.groupSize = 128;
+    const struct {
+        const char* name;
+        QuantSpec spec;
+    } specs[] = {
+        {"torch/per-channel0/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0})},
+        {"torch/per-channel-last/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {-1})},
+        {"torch/per-tensor/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerTensor, {}, false)},
+        {"ascend-quant/per-channel-last/int8-asym",
+         calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false)},
+        {"custom/per-group-g128/int4", g128},
+        {"tensorrt/per-tensor/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerTensor, {})},
+        {"mx/fp4", calibratedSpec(P::MX, T::Fp4E2M1, S::Block, {})},
+        {"nvfp4/fp4", calibratedSpec(P::NVFP4, T::Fp4E2M1, S::Block, {})},
+    };
+    for (const auto& r : specs)
+        for (DType dt : {DType::F32, DType::BF16})
+            for (int rows : {-1, 5})
+                QTest::addRow("%s/%s/rows-%d", r.name, std::string(nameOf(dt)).c_str(), rows)
+                    << r.spec << int(dt) << rows;
+}
+
+// Parameters from the clean values only, so the outliers clip; NaN and ±Inf among the values; every
+// clipping row kept, or only the first five (a whole-model run's report keeps a few).
+void TestCudaBackend::statisticsWithClippingAndKeptRows() {
+    QFETCH(QuantSpec, spec);
+    QFETCH(int, dtype);
+    QFETCH(int, rows);
+    const CudaBackend backend;
+    SKIP_WITHOUT_DEVICE(backend);
+    const Shape shape{257, 384};
+    BackendTask job;
+    job.plan = resolveSpec(spec, shape);
+    std::vector<float> values = conformanceValues(elementCount(shape), 21);
+    for (std::size_t i = 0; i < values.size(); i += 29)
+        values[i] *= 50.0f;
+    values[7] = std::numeric_limits<float>::quiet_NaN();
+    values[1000] = std::numeric_limits<float>::infinity();
+    values[2001] = -std::numeric_limits<float>::infinity();
+    job.tensor = tensorOf(values, shape, static_cast<DType>(dtype));
+    BackendTask clean = job;
+    std::vector<float> cleanValues = job.tensor.toFloatVector();
+    for (std::size_t i = 0; i < cleanValues.size(); ++i)
+        if (i % 29 == 0 || !std::isfinite(cleanValues[i])) cleanValues[i] = 0.25f;
+    clean.tensor = tensorOf(cleanValues, shape, DType::F32);
+    job.params = CpuReferenceBackend().run(clean).params;
+    job.statistics = StatisticsRequest{};
+    if (rows >= 0) job.statistics->options.groupRows = static_cast<std::size_t>(rows);
+    const Result want = CpuReferenceBackend().run(job);
+    const Result got = backend.run(job);
+    QVERIFY(want.statistics && got.statistics);
+    const GroupClipping total = want.statistics->analysis.clipping.total();
+    QVERIFY(total.clippedLow + total.clippedHigh > 0);
+    compareAccumulators(*got.statistics, *want.statistics);
 }
 
 // Given parameters are used as given (one scalar offset included); ones the oracle refuses are

@@ -5,6 +5,7 @@
 #include "backend_test_util.h"
 #include "cuda/cuda_plan.h"
 #include "cuda/cuda_range.h"
+#include "cuda/cuda_range_params.h"
 #include "quant/calibration.h"
 #include "quant/range_rule.h"
 #include "quant/reference.h"
@@ -192,9 +193,9 @@ template <class Fn> auto withInputType(DType dtype, Fn&& fn) {
     }
 }
 
-// Every group's range from the range kernel's body over an emulated grid (each lane joins its range
-// on its own here; the device's warp reduction joins the same values), turned into parameters by
-// the rule the backends share.
+// Every group's range (and NaN flag) from the range kernel's body over an emulated grid (each lane
+// joins its range on its own here; the device's warp reduction joins the same values), turned into
+// parameters by the step the backend runs (paramsFromRanges).
 template <class In>
 QuantParams emulateRanges(const ResolvedSpec& plan, const std::vector<In>& x, std::int64_t threads) {
     const HostScaleMap map = buildScaleMap(plan);
@@ -202,27 +203,30 @@ QuantParams emulateRanges(const ResolvedSpec& plan, const std::vector<In>& x, st
     a.map = map.hostView();
     a.count = static_cast<std::int64_t>(x.size());
     configureLaunch(a, threads, kVectorWidth<In>);
-    std::vector<std::int32_t> lo(static_cast<std::size_t>(plan.scaleCount)), hi = lo;
-    auto join = [&](std::int64_t g, std::int32_t l, std::int32_t h) {
-        lo[static_cast<std::size_t>(g)] = std::min(lo[static_cast<std::size_t>(g)], l);
-        hi[static_cast<std::size_t>(g)] = std::max(hi[static_cast<std::size_t>(g)], h);
+    std::vector<std::int32_t> lo(static_cast<std::size_t>(plan.scaleCount)), hi = lo, nan = lo;
+    auto join = [&](std::int64_t g, std::int32_t l, std::int32_t h, bool n) {
+        const auto k = static_cast<std::size_t>(g);
+        lo[k] = std::min(lo[k], l);
+        hi[k] = std::max(hi[k], h);
+        nan[k] |= n ? 1 : 0;
     };
     for (std::int64_t t = 0; t < threads; ++t)
         rangeStrided(
             x.data(), a, t, threads, static_cast<int>(t % 32),
-            [&](bool valid, std::int64_t g, std::int32_t l, std::int32_t h) {
+            [&](bool valid, std::int64_t g, std::int32_t l, std::int32_t h, bool n) {
                 if (valid)
-                    join(g, l, h);
-                else if (l != 0 || h != 0)
+                    join(g, l, h, n);
+                else if (l != 0 || h != 0 || n)
                     throw std::logic_error("a lane past the end carries a range");
             },
             join);
-    const RangeRule rule(plan);
-    QuantParams p = rule.emptyParams();
-    for (std::int64_t g = 0; g < plan.scaleCount; ++g)
-        rule.apply(fromRangeKey(lo[static_cast<std::size_t>(g)]),
-                   fromRangeKey(hi[static_cast<std::size_t>(g)]), g, p);
-    return p;
+    std::vector<float> low(lo.size()), high(hi.size());
+    for (std::size_t g = 0; g < lo.size(); ++g) {
+        low[g] = fromRangeKey(lo[g]);
+        high[g] = fromRangeKey(hi[g]);
+    }
+    if (!rangesNeedNanFlags(plan)) nan.clear();
+    return paramsFromRanges(plan, low, high, nan);
 }
 
 template <class In>
@@ -232,6 +236,11 @@ QString rangeMismatch(const ResolvedSpec& plan, const std::vector<float>& values
     const QuantParams want = calibrate(plan, widened);
     const QuantParams got = emulateRanges(plan, stored, threads);
     if (got.scales.size() != want.scales.size()) return QStringLiteral("scale count differs");
+    if (got.scaleCodes != want.scaleCodes) return QStringLiteral("block scale codes differ");
+    if (bitsOf(got.tensorScale) != bitsOf(want.tensorScale))
+        return QStringLiteral("tensor scale %1, calibrate's %2")
+            .arg(double(got.tensorScale))
+            .arg(double(want.tensorScale));
     for (std::size_t g = 0; g < want.scales.size(); ++g)
         if (bitsOf(got.scales[g]) != bitsOf(want.scales[g]) ||
             (!want.zeroPoints.empty() && got.zeroPoints[g] != want.zeroPoints[g]))
@@ -425,6 +434,8 @@ void TestCudaWalk::rangeBodyMatchesCalibrate_data() {
     QuantSpec g128 = calibratedSpec(Preset::Custom, Target::Int4, Scheme::PerGroup, {-1});
     g128.groupSize = 128;
     rows.push_back({"custom/per-group-g128/int4", g128, {40, 1024}});
+    rows.push_back(
+        {"mx/fp8-e4m3", calibratedSpec(Preset::MX, Target::Fp8E4M3, Scheme::Block, {}), {24, 256}});
     rows.push_back({"torch/per-channel0/uint8-minmax",
                     calibratedSpec(Preset::Torch, Target::UInt8, Scheme::PerChannel, {0}, false),
                     {70, 520}});
@@ -432,7 +443,7 @@ void TestCudaWalk::rangeBodyMatchesCalibrate_data() {
     int added = 0;
     for (const WalkRow& r : rows) {
         const ResolvedSpec plan = resolveSpec(r.spec, r.shape);
-        if (!rangeCalibrated(plan) || elementCount(r.shape) == 0) continue;
+        if (!rangesGiveParams(plan) || elementCount(r.shape) == 0) continue;
         const HostScaleMap map = buildScaleMap(plan);
         for (DType dt : {DType::F32, DType::BF16, DType::F16}) {
             if (!vectorsShareScale(map.hostView(), dt == DType::F32 ? 4 : 8))

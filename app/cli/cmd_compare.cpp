@@ -1,3 +1,4 @@
+#include "analysis/statistics_agreement.h"
 #include "base/error.h"
 #include "base/suggest.h"
 #include "cli/cli_error.h"
@@ -31,6 +32,19 @@ void printComparison(const Comparison& c) {
                     static_cast<long long>(c.scaleMismatches), static_cast<long long>(c.scaleCount),
                     static_cast<long long>(c.maxScaleUlp), static_cast<long long>(c.zeroPointMismatches));
     std::printf("verdict: %s\n", c.verdict.c_str());
+}
+
+// Two backends running one spec must agree on every statistic, not only on the codes.
+void printStatisticsAgreement(const TensorAnalysis& b, const TensorAnalysis& a) {
+    const std::vector<std::string> differences = statisticsDifferences(b, a);
+    if (differences.empty()) {
+        std::printf("statistics: equal (counts and histograms exactly, sums within %g relative)\n",
+                    kStatisticsSumTolerance);
+        return;
+    }
+    std::printf("statistics differ:\n");
+    for (const std::string& d : differences)
+        std::printf("  %s\n", d.c_str());
 }
 
 // Each side's phases (median of --repeat runs): where a device spends its time next to the CPU.
@@ -98,6 +112,7 @@ int runCompare(const CompareOptions& o) {
     std::fputs(formatModelTable(rows).c_str(), stdout);
     printTimings(out.a.label, out.a.report.timing, out.b->label, out.b->report.timing);
     printComparison(c);
+    if (!o.backendB.empty()) printStatisticsAgreement(out.b->report.analysis, out.a.report.analysis);
     if (!o.report.empty()) writeReport(o.report, o.file, reports, &c);
     return o.failOnMismatch && (c.mismatched > 0 || c.scaleMismatches > 0 || c.zeroPointMismatches > 0) ? 1
                                                                                                         : 0;

@@ -5,8 +5,8 @@
 #include "cuda/cuda_context.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_job.h"
+#include "cuda/cuda_range_params.h"
 #include "quant/calibration.h"
-#include "quant/range_rule.h"
 #include "quant/reference.h"
 
 #include <algorithm>
@@ -56,21 +56,6 @@ void faultIn(std::uint8_t* p, std::size_t bytes, unsigned threads) {
         for (std::size_t page = pages * w / threads; page < pages * (w + 1) / threads; ++page)
             p[page * kPage] = 0;
     });
-}
-
-// calibrate's last step for every group's range, the groups split over the host's threads when
-// there are many (int4 blocks of 128 on a large tensor: half a million).
-QuantParams paramsFromRanges(const ResolvedSpec& plan, const std::vector<float>& lo,
-                             const std::vector<float>& hi) {
-    const RangeRule rule(plan);
-    QuantParams p = rule.emptyParams();
-    const std::int64_t groups = plan.scaleCount;
-    const unsigned threads = groups < 65536 ? 1u : std::max(1u, std::thread::hardware_concurrency());
-    runOnWorkers(threads, [&](unsigned w) {
-        for (std::int64_t g = groups * w / threads; g < groups * (w + 1) / threads; ++g)
-            rule.apply(lo[static_cast<std::size_t>(g)], hi[static_cast<std::size_t>(g)], g, p);
-    });
-    return p;
 }
 
 // How the host's threads share the upload: copy workers, threads that fault in the code buffer,
@@ -129,11 +114,11 @@ std::optional<std::string> CudaBackend::supports(const ResolvedSpec& plan) const
     if (inner > 0x7FFFFFFF)
         return "the last dimension has " + std::to_string(inner) +
                " elements; the kernels index columns with 32 bits (at most 2^31 - 1)";
-    // Input (f32 at most), codes, and per group a scale, a zero point and a measured range (two
-    // keys); the tables are smaller.
+    // Input (f32 at most), codes, and per group a scale, a zero point, a measured range (two keys),
+    // a NaN flag and a clipping row of the statistics (64 bytes); the tables are smaller.
     const double n = static_cast<double>(elementCount(plan.shape));
     const double need = n * (4.0 + (plan.codeTarget == Target::Int32 ? 4.0 : 1.0)) +
-                        16.0 * static_cast<double>(plan.scaleCount);
+                        84.0 * static_cast<double>(plan.scaleCount);
     const double have = static_cast<double>(cuda::probeDevice(m_device).totalMemory);
     if (need > have) return "the job needs " + gib(need) + " of device memory; the GPU has " + gib(have);
     return std::nullopt;
@@ -189,7 +174,7 @@ Result CudaBackend::run(const BackendTask& job, const ProgressFn& progress) cons
             // calibrations read the same view of the input on the host while the copy workers
             // stage it. Meanwhile spare threads fault in the code buffer's pages, so the download
             // writes into memory that is already there. The parameters follow on the stream.
-            const bool rangesOnDevice = !given && rangeCalibrated(plan) && work.rangesOnDevice();
+            const bool rangesOnDevice = !given && cuda::rangesGiveParams(plan) && work.rangesOnDevice();
             const bool hostCalibrates = !given && !rangesOnDevice;
             const HostShare share = HostShare::of(hostCalibrates, cuda::Staging::worthStaging(input.bytes()));
             if (given) result.params = *given;
@@ -212,8 +197,9 @@ Result CudaBackend::run(const BackendTask& job, const ProgressFn& progress) cons
             if (rangesOnDevice) {
                 const auto calibrationStart = std::chrono::steady_clock::now();
                 std::vector<float> lo, hi;
-                work.measureRanges(plan.scaleCount, lo, hi);
-                result.params = checked(paramsFromRanges(plan, lo, hi));
+                std::vector<std::int32_t> nan;
+                work.measureRanges(plan.scaleCount, lo, hi, cuda::rangesNeedNanFlags(plan) ? &nan : nullptr);
+                result.params = checked(cuda::paramsFromRanges(plan, lo, hi, nan));
                 t.prepareMs = msSince(calibrationStart);
             }
             work.uploadParams(result.params);
@@ -236,6 +222,11 @@ Result CudaBackend::run(const BackendTask& job, const ProgressFn& progress) cons
             t.kernelMs = cuda::elapsedMs(kernelStart, kernelEnd);
             t.downloadMs = cuda::elapsedMs(downloadStart, downloadEnd);
             t.totalMs = msSince(start);
+            // The last run's statistics where its input and codes still are: only the sums, the
+            // counts and the kept clipping rows cross the link.
+            if (run == runs && job.statistics && cuda::statisticsOnDevice(plan, *job.statistics))
+                result.statistics = cuda::deviceStatistics(device, work.tensors(), plan, result.params,
+                                                           result.codes, *job.statistics);
             return t;
         });
     } catch (...) {
@@ -244,8 +235,15 @@ Result CudaBackend::run(const BackendTask& job, const ProgressFn& progress) cons
         if (m_context && cudaStreamSynchronize(m_context->stream()) != cudaSuccess) m_context.reset();
         throw;
     }
-    // Statistics on the host over the downloaded codes (moving them onto the device is its own step).
-    accumulateOnHost(job, result, progress);
+    // What the device does not measure (int32 codes, the importance-weighted sums) the host does,
+    // over the downloaded codes.
+    if (!result.statistics) {
+        accumulateOnHost(job, result, progress);
+    } else if (job.statistics->importance) {
+        std::vector<float> storage;
+        result.statistics->weighted = accumulateWeighted(plan, result.params, result.codes,
+                                                         jobView(job, storage), *job.statistics->importance);
+    }
     return result;
 }
 

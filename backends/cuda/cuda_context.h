@@ -14,7 +14,23 @@
 namespace ql::cuda {
 
 /// The buffers a job uses, one each.
-enum class BufferRole { Input, Codes, Scales, ZeroPoints, RowBase, ColumnTable, RangeLow, RangeHigh, Count };
+enum class BufferRole {
+    Input,
+    Codes,
+    Scales,
+    ZeroPoints,
+    RowBase,
+    ColumnTable,
+    RangeLow,
+    RangeHigh,
+    RangeNan,
+    StatisticsBlocks, // the statistics passes (cuda_device_statistics.cpp)
+    StatisticsCodes,
+    StatisticsRows,
+    StatisticsSlots,
+    StatisticsEdges,
+    Count
+};
 
 class DeviceContext {
 public:

@@ -3,6 +3,7 @@
 // parameters go up, the kernel runs, the codes come down, all on the context's stream and in its
 // buffers. CudaBackend::run and the benchmark's kernel-only measurement share it.
 #include "cuda/cuda_context.h"
+#include "cuda/cuda_device_statistics.h"
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_plan.h"
 
@@ -39,8 +40,10 @@ public:
     /// Whether measureRanges() can run on this job's layout and input (vectors that share a scale).
     bool rangesOnDevice() const;
     /// Every group's finite range [min(0, x), max(0, x)], measured by the range kernel from the
-    /// uploaded input, in stream order; `groups` = the plan's scale count. Returns when they are here.
-    void measureRanges(std::int64_t groups, std::vector<float>& lo, std::vector<float>& hi);
+    /// uploaded input, in stream order; `groups` = the plan's scale count. With `nan`, also whether
+    /// each group holds a NaN (1) or not (0). Returns when they are here.
+    void measureRanges(std::int64_t groups, std::vector<float>& lo, std::vector<float>& hi,
+                       std::vector<std::int32_t>* nan = nullptr);
     /// Enqueues the parameters (checked by the caller); `params` may go once this returns.
     void uploadParams(const QuantParams& params);
     /// Enqueues the kernel; throws when the launch is refused.
@@ -48,6 +51,10 @@ public:
     /// Copies the codes into `codes` (width bytes each); they are there when it returns.
     void download(void* codes);
     std::size_t codeBytes() const { return m_codeBytes; }
+    /// The input, codes and parameters as the kernel left them, for the statistics passes.
+    DeviceTensors tensors() const {
+        return {m_input, m_launch.kind, static_cast<const std::uint8_t*>(m_launch.codes), m_launch.args};
+    }
 
 private:
     DeviceContext& m_context;

@@ -26,21 +26,24 @@ TensorAccumulators accumulate(const ResolvedSpec& plan, const QuantParams& param
     options.progress = progress;
     TensorAccumulators a;
     a.analysis = analyze(plan, params, codes, x, options);
-    if (request.importance) {
-        // f32 in place; a 16-bit input is widened once for the weighted sums alone.
-        std::vector<float> widened;
-        std::span<const float> floats;
-        if (x.dtype == DType::F32 && reinterpret_cast<std::uintptr_t>(x.data) % alignof(float) == 0) {
-            floats = {reinterpret_cast<const float*>(x.data), static_cast<std::size_t>(x.count)};
-        } else {
-            widened.resize(static_cast<std::size_t>(x.count));
-            for (std::int64_t i = 0; i < x.count; ++i)
-                widened[static_cast<std::size_t>(i)] = x.at(i);
-            floats = widened;
-        }
-        a.weighted = weightedOf(plan, params, codes, floats, *request.importance);
-    }
+    if (request.importance) a.weighted = accumulateWeighted(plan, params, codes, x, *request.importance);
     return a;
+}
+
+WeightedError accumulateWeighted(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
+                                 const ValuesView& x, const ImportanceWeights& importance) {
+    // f32 in place; a 16-bit input is widened once for the weighted sums alone.
+    std::vector<float> widened;
+    std::span<const float> floats;
+    if (x.dtype == DType::F32 && reinterpret_cast<std::uintptr_t>(x.data) % alignof(float) == 0) {
+        floats = {reinterpret_cast<const float*>(x.data), static_cast<std::size_t>(x.count)};
+    } else {
+        widened.resize(static_cast<std::size_t>(x.count));
+        for (std::int64_t i = 0; i < x.count; ++i)
+            widened[static_cast<std::size_t>(i)] = x.at(i);
+        floats = widened;
+    }
+    return weightedOf(plan, params, codes, floats, importance);
 }
 
 TensorAccumulators accumulateReference(const ResolvedSpec& plan, const QuantParams& params,

@@ -49,6 +49,11 @@ TensorAccumulators accumulate(const ResolvedSpec& plan, const QuantParams& param
                               const ValuesView& x, const StatisticsRequest& request,
                               const std::function<void(double done)>& progress = {});
 
+/// The importance-weighted error sums alone (accumulate()'s with an importance request), for a
+/// backend whose own pass makes the rest.
+WeightedError accumulateWeighted(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
+                                 const ValuesView& x, const ImportanceWeights& importance);
+
 /// The oracle's accumulators: one element at a time through the scalar reference (analyzeReference,
 /// dequantizeReference). cpu-reference fills its Result with it; the conformance test compares every
 /// backend's with these.

@@ -3,6 +3,7 @@
 // the plan's part, worked out once, so a pass can find a group's edges as it reaches the group
 // instead of reading a table with a row per group (an NVFP4 tensor of 16M elements has a million).
 #include "analysis/clipping.h"
+#include "base/host_device.h"
 #include "quant/inverse_scale.h"
 #include "quant/params.h"
 #include "quant/resolved_spec.h"
@@ -16,23 +17,27 @@ namespace ql {
 
 class ClipEdgeRule {
 public:
+    ClipEdgeRule() = default; // the identity rule, until one is assigned (kernel arguments)
     explicit ClipEdgeRule(const ResolvedSpec& plan);
 
     /// Group g's thresholds: the reconstructions of its two extreme codes (dequantizeValue's
     /// arithmetic), and the rounding slack of one step (integer targets).
     [[gnu::always_inline]] ClipEdges of(const QuantParams& params, std::int64_t g) const {
-        const float scale = params.scales[static_cast<std::size_t>(g)];
-        const float zp = m_float ? 0.0f : params.zeroPointOf(g);
+        return edgesFor(params.scales[static_cast<std::size_t>(g)], m_float ? 0.0f : params.zeroPointOf(g));
+    }
+    /// The same from the group's scale and zero point (the CUDA backend's statistics run it too).
+    QL_HOST_DEVICE QL_FORCE_INLINE ClipEdges edgesFor(float scale, float zp) const {
         // codeValue: an integer code less the zero point; a minifloat's value, the same for every group.
         const double a = applyInverseScale(m_float ? m_low : m_low - zp, scale, m_op);
         const double b = applyInverseScale(m_float ? m_high : m_high - zp, scale, m_op);
         ClipEdges e;
-        e.low = std::min(a, b); // a negative scale (aclnnQuantize allows one) swaps the ends
-        e.high = std::max(a, b);
+        e.low = b < a ? b : a;  // std::min and std::max: a negative scale (aclnnQuantize allows one)
+        e.high = a < b ? b : a; // swaps the ends
         // (0 · Inf is not 0: a target without slack has none whatever its step.)
         e.roundingSlack = m_slackSteps == 0.0 ? 0.0 : m_slackSteps * ((e.high - e.low) / m_codeSpan);
         return e;
     }
+    bool floatTarget() const { return m_float; }
 
 private:
     float m_low = 0, m_high = 0; // the extreme codes' values before the zero point and the scale

@@ -5,6 +5,7 @@
 // An element is clipped low (high) when it lies below (above) the group's lowest (highest)
 // reconstruction by more than rounding alone explains: half a step for round-to-nearest, a whole
 // step for floor/ceil/trunc, nothing for floating targets (beyond ±max·step).
+#include "base/host_device.h"
 #include "base/huge_page_allocator.h"
 
 #include <algorithm>
@@ -27,7 +28,7 @@ struct GroupClipping {
     double clippedFraction() const;
     /// SQNR of this group alone in dB (NaN when empty, +Inf when exact).
     double sqnrDb() const;
-    inline void merge(const GroupClipping& o);
+    QL_HOST_DEVICE inline void merge(const GroupClipping& o);
 };
 
 /// The reconstruction range of one group and how far rounding alone can miss it.
@@ -53,7 +54,8 @@ public:
     /// One finite element (x, x̂ finite) of group g, whose edges are e.
     inline void add(std::int64_t group, const ClipEdges& e, float x, float xhat);
     /// The same into a group's running sums held elsewhere (a segment's, in registers).
-    static inline void addTo(GroupClipping& s, const ClipEdges& e, bool floatTarget, float x, float xhat);
+    QL_HOST_DEVICE static inline void addTo(GroupClipping& s, const ClipEdges& e, bool floatTarget, float x,
+                                            float xhat);
     bool floatTarget() const { return m_float; }
     /// The groups' sums, for a pass that fills them in place (the fast analysis's slices).
     GroupClipping* groupData() { return m_groups.data(); }
@@ -104,13 +106,14 @@ inline void ClippingStats::add(std::int64_t group, const ClipEdges& e, float xf,
     addTo(m_groups[static_cast<std::size_t>(group)], e, m_float, xf, xhatf);
 }
 
-inline void ClippingStats::addTo(GroupClipping& s, const ClipEdges& e, bool floatTarget, float xf,
-                                 float xhatf) {
+QL_HOST_DEVICE inline void ClippingStats::addTo(GroupClipping& s, const ClipEdges& e, bool floatTarget,
+                                                float xf, float xhatf) {
     const double x = xf;
     const double err = x - static_cast<double>(xhatf);
+    const double absErr = err < 0 ? -err : err;
     ++s.count;
     s.sumSqX += x * x;
-    s.maxAbsError = std::max(s.maxAbsError, std::fabs(err));
+    s.maxAbsError = absErr > s.maxAbsError ? absErr : s.maxAbsError;
     const bool low = x < e.low - e.roundingSlack;
     const bool high = x > e.high + e.roundingSlack;
     s.clippedLow += low;
@@ -119,7 +122,7 @@ inline void ClippingStats::addTo(GroupClipping& s, const ClipEdges& e, bool floa
     if (floatTarget && x != 0.0 && xhatf == 0.0f) ++s.flushedToZero;
 }
 
-inline void GroupClipping::merge(const GroupClipping& o) {
+QL_HOST_DEVICE inline void GroupClipping::merge(const GroupClipping& o) {
     count += o.count;
     clippedLow += o.clippedLow;
     clippedHigh += o.clippedHigh;
@@ -127,7 +130,7 @@ inline void GroupClipping::merge(const GroupClipping& o) {
     clipErrorSq += o.clipErrorSq;
     roundErrorSq += o.roundErrorSq;
     sumSqX += o.sumSqX;
-    maxAbsError = std::max(maxAbsError, o.maxAbsError);
+    maxAbsError = o.maxAbsError > maxAbsError ? o.maxAbsError : maxAbsError;
 }
 
 } // namespace ql

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
 
 namespace ql {
 
@@ -44,6 +45,18 @@ void Histogram::merge(const Histogram& o) {
     m_under += o.m_under;
     m_over += o.m_over;
     m_nan += o.m_nan;
+}
+
+void Histogram::addCounts(std::span<const std::int64_t> bins, std::int64_t under, std::int64_t over,
+                          std::int64_t nan) {
+    if (bins.size() != m_counts.size())
+        throw QuantError("histogram counts for " + std::to_string(bins.size()) + " bins added to one of " +
+                         std::to_string(m_counts.size()));
+    for (std::size_t i = 0; i < m_counts.size(); ++i)
+        m_counts[i] += bins[i];
+    m_under += under;
+    m_over += over;
+    m_nan += nan;
 }
 
 std::vector<double> Histogram::edges() const {
