@@ -7,13 +7,16 @@
 #include "job_test_util.h"
 #include "widgets/banner.h"
 #include "widgets/clipping_page.h"
+#include "widgets/config_panel.h"
 #include "widgets/headline_strip.h"
 #include "widgets/histogram_pages.h"
 #include "widgets/qcp.h"
 #include "widgets/tensor_browser.h"
+#include "widgets/timing_page.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QSignalSpy>
 #include <QSplitter>
@@ -250,6 +253,44 @@ private slots:
         strip->setOutcome(m_nan); // a new run: its news shows again
         QVERIFY(nonFinite->isVisible());
         QVERIFY(!strip->isStale());
+    }
+
+    // The Timing tab says what each phase measures in one line above its bars, whatever the run.
+    void timingSaysWhatPhasesAre() {
+        TimingPage page;
+        page.resize(1280, 800);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        page.setOutcome(m_wide);
+        const QLabel* line = page.phasesLine();
+        QVERIFY(line->isVisible());
+        for (const char* phase : {"calibration:", "upload:", "kernel:", "download:", "total:"})
+            QVERIFY2(line->text().contains(QLatin1String(phase)), qPrintable(line->text()));
+        QVERIFY(!line->text().contains(QLatin1Char('\n')));
+        QVERIFY2(line->fontMetrics().horizontalAdvance(line->text()) <= line->contentsRect().width(),
+                 "one line at 1280 pixels");
+        QVERIFY(line->geometry().bottom() < page.plots()[0]->geometry().top()); // read before the bars
+        QVERIFY(line->toolTip().contains(QStringLiteral("cpu-reference")));     // a tiny tensor's odd timings
+        page.clear(QStringLiteral("nothing yet"));
+        QVERIFY(line->isVisible()); // it explains the page, not one run
+        save(&page, "timing_1280x800.png");
+    }
+
+    // ascend-quant's scale is what aclnnAscendQuantV3 multiplies by: the panel says so in plain words
+    // (core's preset note), so 1/scale beside torch's scale is no surprise.
+    void ascendQuantSaysItsScaleIsTheInverse() {
+        ConfigPanel panel(m_request.registry);
+        panel.setShape({16, 32});
+        QuantSpec spec = int8PerChannel();
+        spec.preset = Preset::AscendQuant;
+        panel.setSpec(spec);
+        QVERIFY2(panel.plan().has_value(), qPrintable(panel.problem()));
+        const QString details = panel.detailsLabel()->text();
+        QVERIFY2(details.contains(QStringLiteral("multiplies by the scale it is given: 1/scale")),
+                 qPrintable(details));
+        spec.preset = Preset::Torch; // torch's own scale is the step: no such note
+        panel.setSpec(spec);
+        QVERIFY(!panel.detailsLabel()->text().contains(QStringLiteral("1/scale")));
     }
 
     // The pages together as the window lays them out, at 1280×800, for a person to look at.

@@ -62,6 +62,8 @@ public:
     QLineEdit* scaleRefEdit() const { return m_scaleRef; }
     QCheckBox* includeNonWeightsBox() const { return m_includeNonWeights; }
     QLabel* statusLabel() const { return m_status; }
+    /// What the plan resolved, with the operator's notes (core's preset notes, as the CLI prints them).
+    QLabel* detailsLabel() const { return m_details; }
 
 signals:
     /// Any control changed; plan() and problem() are already updated.

@@ -34,6 +34,17 @@ TimingPage::TimingPage(QWidget* parent)
     ticker->addTicks({1, 2, 3, 4, 5},
                      {tr("calibration"), tr("upload"), tr("kernel"), tr("download"), tr("total")});
     m_plot->xAxis->setTicker(ticker);
+    // What each bar measures, in one line above the plot (core/backend/timing.h's phases).
+    m_phases = new QLabel(
+        tr("calibration: finding the scales · upload: the input to the device · kernel: quantizing and "
+           "measuring · download: codes and scales back · total: the whole run"),
+        this);
+    m_phases->setWordWrap(true);
+    m_phases->setToolTip(
+        tr("On the CPU backends upload and download are empty. On a tiny tensor the fixed cost of starting "
+           "threads outweighs the work, so the multithreaded cpu backend can take longer than "
+           "cpu-reference; repeat the run (quantlens-cli --repeat) for a steadier median"));
+    m_layout->insertWidget(0, m_phases);
     clear(tr("Run a quantization to see its timings."));
 }
 

@@ -9,9 +9,12 @@ class TimingPage : public PlotPage {
 public:
     explicit TimingPage(QWidget* parent = nullptr);
     void setOutcome(const TensorOutcome& outcome) override;
+    /// The line that says what each phase means.
+    QLabel* phasesLine() const { return m_phases; }
 
 private:
     QCustomPlot* m_plot;
+    QLabel* m_phases;
 };
 
 } // namespace ql

@@ -180,7 +180,10 @@ void checkAscendQuant(const QuantSpec& spec, const Shape& shape, ResolvedSpec& p
     if (spec.target == Target::Int32 && last % 8 != 0)
         reject(spec, "int32 output packs eight int4 per word: the last dimension (" + std::to_string(last) +
                          ") must be a multiple of 8");
-    plan.notes = "aclnnAscendQuantV3 multiplies by the scale and adds the offset before rounding.";
+    // y = round(x*scale + offset) (spec §3.2): the scale it takes is the inverse of PyTorch's step.
+    plan.notes = "aclnnAscendQuantV3 multiplies by the scale it is given: 1/scale, the inverse of "
+                 "PyTorch's scale (its scales read as 1/step beside torch's), and adds the offset before "
+                 "rounding.";
     if (spec.sqrtMode)
         plan.notes += " sqrt mode follows the A2/A3 kernel, (x*s)*s; the operator's test golden computes "
                       "x*(s*s), which can differ by one code at ties.";
