@@ -9,17 +9,22 @@
 #include "widgets/job_runner.h"
 #include "widgets/model_table_page.h"
 #include "widgets/tensor_view.h"
+#include "widgets/weights_export.h"
 #include "widgets/workbench.h"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -37,6 +42,24 @@ Tensor wave(const Shape& shape, double phase, bool positive = false) {
         for (float& x : v)
             x = std::fabs(x) + 0.01f;
     return Tensor::fromFloats(shape, v);
+}
+
+// Answers the next modal file dialog as a user would: picks `filter`, types `name`, presses Save.
+void answerFileDialog(const QString& filter, const QString& name) {
+    auto* timer = new QTimer;
+    QObject::connect(timer, &QTimer::timeout, timer, [timer, filter, name] {
+        auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+        if (!dialog) return;
+        timer->stop();
+        timer->deleteLater();
+        dialog->selectNameFilter(filter);
+        dialog->selectFile(name);
+        QMetaObject::invokeMethod(dialog, "accept"); // Save (a protected slot)
+    });
+    timer->start(20);
+    QTimer::singleShot(10000, [] { // a dialog left open fails the test rather than hanging it
+        if (QWidget* open = QApplication::activeModalWidget()) open->close();
+    });
 }
 
 } // namespace
@@ -170,6 +193,59 @@ private slots:
             QCOMPARE(cliReport["tensors"][i].value("passed_through", std::string()),
                      report["tensors"][i].value("passed_through", std::string()));
 #endif
+    }
+
+    // The export dialog offers every layout of core's table (quantlens-cli quantize --export-layout):
+    // ascend-quant's inverse scale has no compressed-tensors form, so that export says why and names
+    // the native layout, which writes every quantized tensor as the operator produces it.
+    void nativeLayoutFromTheDialog() {
+        const QString filters = weightsExportFilters();
+        QString nativeFilter;
+        for (const QString& filter : filters.split(QStringLiteral(";;"))) {
+            if (filter.contains(QStringLiteral("native"))) nativeFilter = filter;
+        }
+        for (const ExportLayoutInfo& l : exportLayouts()) {
+            QVERIFY2(
+                filters.contains(QString::fromLatin1(l.name.data(), static_cast<qsizetype>(l.name.size()))),
+                qPrintable(filters));
+        }
+        QVERIFY(!nativeFilter.isEmpty());
+        QCOMPARE(layoutOfFilter(nativeFilter), ExportLayout::Native);
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("native")));
+        answerFileDialog(nativeFilter, path("native/ascend"));
+        const WeightsExportChoice chosen = askWeightsExport(nullptr);
+        QCOMPARE(chosen.layout, ExportLayout::Native);
+        QCOMPARE(QFileInfo(chosen.path).fileName(), QStringLiteral("ascend.safetensors"));
+
+        MainWindow w;
+        QVERIFY(w.openFile(m_file));
+        QComboBox* preset = w.config()->presetBox();
+        preset->setCurrentIndex(preset->findData(static_cast<int>(Preset::AscendQuant)));
+        QCOMPARE(w.config()->spec().preset, Preset::AscendQuant);
+        QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
+        w.quantizeAll();
+        QVERIFY2(model.wait(120000), qPrintable(w.errorText()));
+        QVERIFY2(w.modelTable()->summaryText().startsWith(QStringLiteral("2 tensor(s) quantized")),
+                 qPrintable(w.modelTable()->summaryText()));
+        QSignalSpy ended(&w, &MainWindow::jobEnded);
+        QVERIFY(w.exportWeights(path("native/ct.safetensors")));
+        QVERIFY(!waitJob(w, ended));
+        QVERIFY2(w.errorText().contains(QStringLiteral("inverse step")), qPrintable(w.errorText()));
+        QVERIFY2(w.errorText().contains(QStringLiteral("The native layout")), qPrintable(w.errorText()));
+        QVERIFY(!QFile::exists(path("native/ct.safetensors")));
+        QVERIFY(w.exportWeights(chosen.path, chosen.layout));
+        QVERIFY2(waitJob(w, ended), qPrintable(w.errorText()));
+        QVERIFY2(
+            w.messageText().contains(QStringLiteral("Wrote 2 quantized tensor(s) and 2 kept unquantized")),
+            qPrintable(w.messageText()));
+        QVERIFY(
+            !QFile::exists(path("native/config.json"))); // a native file is no compressed-tensors checkpoint
+        const auto out = openTensorSource(chosen.path.toStdString());
+        std::set<std::string> names;
+        for (const auto& t : out->tensors())
+            names.insert(t.name);
+        QVERIFY2(names.count("l0.mlp.bias") && names.count("l0.norm.weight"),
+                 "the kept tensors, as they are");
     }
 
     // One tensor asked for alone, which compressed-tensors cannot store, is refused with the reason.

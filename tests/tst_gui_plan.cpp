@@ -16,12 +16,14 @@
 #include <QAction>
 #include <QFile>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <cmath>
 
 using namespace ql;
 using namespace qltest;
@@ -73,6 +75,26 @@ private slots:
         notPlanned.sort();
         QCOMPARE(notPlanned, (QStringList{QStringLiteral("model.embed_tokens.weight"),
                                           QStringLiteral("model.norm.weight")}));
+        // The filter box keeps the rows whose name holds its text, planned or not; the page's model
+        // keeps every row.
+        QTest::keyClicks(page->filterBox(), QStringLiteral("NORM"));
+        QCOMPARE(page->view()->model()->rowCount(), 1);
+        QCOMPARE(page->view()->model()->index(0, PlanTableModel::NameColumn).data().toString(),
+                 QStringLiteral("model.norm.weight"));
+        page->filterBox()->clear();
+        QTest::keyClicks(page->filterBox(), QStringLiteral("proj"));
+        int projections = 0;
+        for (int row = 0; row < page->model()->rowCount(); ++row)
+            projections += page->model()
+                               ->index(row, PlanTableModel::NameColumn)
+                               .data()
+                               .toString()
+                               .contains(QStringLiteral("proj"));
+        QVERIFY(projections > 1 && projections < page->model()->rowCount());
+        QCOMPARE(page->view()->model()->rowCount(), projections);
+        QCOMPARE(page->model()->rowCount(), 9);
+        page->filterBox()->clear();
+        QCOMPARE(page->view()->model()->rowCount(), 9);
         QVERIFY2(page->summary()->text().contains(QStringLiteral("2 other tensor(s) kept as they are")),
                  qPrintable(page->summary()->text()));
         QVERIFY(page->result().has_value());
@@ -121,6 +143,125 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, 60000);
         QVERIFY(QFile::exists(path("out/config.json")));
         QVERIFY(w.errorText().isEmpty());
+    }
+
+    // After Quantize all the page sums the model up from the run's reports: the counts, the error of
+    // every quantized weight together, the worst tensor and why the others were kept.
+    void wholeModelSummary() {
+        MainWindow w;
+        QVERIFY(w.openFile(QString::fromStdString(m_fixture.model)));
+        QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
+        w.quantizeAll();
+        QTRY_COMPARE_WITH_TIMEOUT(model.count(), 1, 60000);
+        const auto& reports = w.modelTable()->outcome()->reports;
+        double signal = 0, noise = 0, worstSqnr = INFINITY;
+        std::int64_t values = 0;
+        std::string worst, keptReason;
+        int quantized = 0;
+        for (const TensorReport& r : reports) {
+            if (!r.passedThrough.empty()) {
+                keptReason = r.passedThrough;
+                continue;
+            }
+            QVERIFY2(r.error.empty(), r.error.c_str());
+            ++quantized;
+            const ErrorStats::Sums sums = r.analysis.stats.sums();
+            signal += sums.sumSqX;
+            noise += sums.sumSqErr;
+            values += sums.count;
+            if (r.analysis.stats.sqnrDb() < worstSqnr) worstSqnr = r.analysis.stats.sqnrDb(), worst = r.name;
+        }
+        QCOMPARE(quantized, 8);
+        const QString text = w.modelTable()->summaryText();
+        QVERIFY2(text.startsWith(QStringLiteral("8 tensor(s) quantized; 1 kept")), qPrintable(text));
+        const QString overall = QStringLiteral("Overall SQNR %1 dB over %2 quantized values of 8 tensor(s)")
+                                    .arg(QString::number(10 * std::log10(signal / noise), 'f', 2))
+                                    .arg(values);
+        QVERIFY2(text.contains(overall), qPrintable(text + QStringLiteral("\nwanted: ") + overall));
+        const QString worstText = QStringLiteral("worst tensor %1 at %2 dB")
+                                      .arg(QString::fromStdString(worst), QString::number(worstSqnr, 'f', 2));
+        QVERIFY2(text.contains(worstText), qPrintable(text + QStringLiteral("\nwanted: ") + worstText));
+        // The worst is the table's first row: one ranking.
+        QCOMPARE(w.modelTable()->model()->rows().front().name, worst);
+        QVERIFY2(text.contains(QStringLiteral("Kept unquantized: 1 ") + QString::fromStdString(keptReason)),
+                 qPrintable(text));
+    }
+
+    // The whole-model table's filter: the view shows the rows whose name holds the text, and a row
+    // activated through it opens that row's tensor.
+    void wholeModelTableFilter() {
+        MainWindow w;
+        QVERIFY(w.openFile(QString::fromStdString(m_fixture.model)));
+        QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
+        w.quantizeAll();
+        QTRY_COMPARE_WITH_TIMEOUT(model.count(), 1, 60000);
+        QTableView* view = w.modelTable()->view();
+        QCOMPARE(view->model()->rowCount(), 9);
+        QTest::keyClicks(w.modelTable()->filterBox(), QStringLiteral("Q_PROJ"));
+        QCOMPARE(view->model()->rowCount(), 1);
+        const QString name = view->model()->index(0, ModelTableModel::NameColumn).data().toString();
+        QVERIFY2(name.endsWith(QStringLiteral("q_proj.weight")), qPrintable(name));
+        QSignalSpy activated(w.modelTable(), &ModelTablePage::tensorActivated);
+        emit view->doubleClicked(view->model()->index(0, ModelTableModel::SqnrColumn));
+        QCOMPARE(activated.count(), 1);
+        QCOMPARE(activated.front().front().toString(), name);
+        // Sorting still sorts the model's rows, and the filter keeps to its text.
+        view->sortByColumn(ModelTableModel::NameColumn, Qt::AscendingOrder);
+        QCOMPARE(view->model()->rowCount(), 1);
+        w.modelTable()->filterBox()->clear();
+        QCOMPARE(view->model()->rowCount(), 9);
+    }
+
+    // Check against rules marks every failing row and lists every failure (more than eight here),
+    // each with every rule it broke, as quantlens-cli check does.
+    void checkMarksAndListsEveryFailure() {
+        const QString sample =
+            QStringLiteral(QUANTLENS_SOURCE_DIR "/resources/sample/sample_model.safetensors");
+        MainWindow w;
+        QVERIFY(w.openFile(sample));
+        QSignalSpy model(w.modelTable(), &ModelTablePage::shown);
+        w.quantizeAll();
+        QTRY_COMPARE_WITH_TIMEOUT(model.count(), 1, 60000);
+        ModelTableModel* table = w.modelTable()->model();
+        std::vector<std::string> quantized;
+        for (const ModelRow& r : table->rows())
+            if (r.kept.empty() && r.error.empty()) quantized.push_back(r.name);
+        QVERIFY(quantized.size() > 8);
+        // Every quantized tensor fails both rules; one rule more fails the smallest ones only.
+        const QString rules = path("every.rules");
+        QFile f(rules);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("sqnr < 1000\ncosine < 2\n");
+        f.close();
+        QVERIFY(!w.modelTable()->checkRules(rules));
+        const QString message = w.errorText();
+        QVERIFY2(message.contains(QStringLiteral("%1 of %1 fail").arg(quantized.size())),
+                 qPrintable(message));
+        QVERIFY2(!message.contains(QStringLiteral("more")), qPrintable(message));
+        for (const std::string& name : quantized) {
+            const QString line = QString::fromStdString(name) + QStringLiteral(": sqnr < 1000");
+            QVERIFY2(message.contains(line), qPrintable(message));
+        }
+        QCOMPARE(message.count(QStringLiteral("cosine < 2")), static_cast<qsizetype>(quantized.size()));
+        // The rows: quantized ones marked, with the broken rules in the Problem column; kept ones not.
+        for (int row = 0; row < table->rowCount(); ++row) {
+            const ModelRow& r = table->rows()[static_cast<std::size_t>(row)];
+            const bool checked = r.kept.empty() && r.error.empty();
+            const QModelIndex name = table->index(row, ModelTableModel::NameColumn);
+            QCOMPARE(name.data(ModelTableModel::CheckFailedRole).toBool(), checked);
+            QCOMPARE(name.data(Qt::BackgroundRole).isValid(), checked);
+            const QString problem = table->index(row, ModelTableModel::ErrorColumn).data().toString();
+            QCOMPARE(problem.contains(QStringLiteral("fails sqnr < 1000")), checked);
+            QCOMPARE(table->checkFailures(row).size(), checked ? std::size_t{2} : std::size_t{0});
+        }
+        // Rules nothing breaks clear the marks.
+        QFile g(rules);
+        QVERIFY(g.open(QIODevice::WriteOnly));
+        g.write("sqnr < -1000\n");
+        g.close();
+        QVERIFY(w.modelTable()->checkRules(rules));
+        for (int row = 0; row < table->rowCount(); ++row)
+            QVERIFY(!table->index(row, 0).data(ModelTableModel::CheckFailedRole).toBool());
     }
 
     // The notes quantlens-cli plan prints show in the message bar: here, with an importance file that

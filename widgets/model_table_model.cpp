@@ -3,6 +3,7 @@
 #include "widgets/qt_util.h"
 
 #include <QColor>
+#include <QStringList>
 #include <algorithm>
 
 namespace ql {
@@ -13,8 +14,21 @@ ModelTableModel::ModelTableModel(QObject* parent)
 void ModelTableModel::setRows(std::vector<ModelRow> rows) {
     beginResetModel();
     m_rows = std::move(rows);
+    m_checkFailures.clear();
     sortWorstFirst(m_rows);
     endResetModel();
+}
+
+void ModelTableModel::setCheckFailures(std::map<std::string, std::vector<std::string>> failures) {
+    m_checkFailures = std::move(failures);
+    if (!m_rows.empty()) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
+const std::vector<std::string>& ModelTableModel::checkFailures(int row) const {
+    static const std::vector<std::string> none;
+    if (row < 0 || row >= rowCount()) return none;
+    const auto it = m_checkFailures.find(m_rows[static_cast<std::size_t>(row)].name);
+    return it == m_checkFailures.end() ? none : it->second;
 }
 
 int ModelTableModel::rowCount(const QModelIndex& parent) const {
@@ -30,10 +44,20 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
     const ModelRow& r = m_rows[static_cast<std::size_t>(index.row())];
     const bool failed = !r.error.empty();
     const bool kept = !r.kept.empty(); // passed through unquantized
-    const QString problem = failed ? qs(r.error)
-                            : kept ? tr("kept unquantized: %1").arg(qs(r.kept))
-                                   : qs(nonFiniteNote(r.nonFinite, r.nonFiniteOutputs));
+    const std::vector<std::string>& broken = checkFailures(index.row());
+    QString problem = failed ? qs(r.error)
+                      : kept ? tr("kept unquantized: %1").arg(qs(r.kept))
+                             : qs(nonFiniteNote(r.nonFinite, r.nonFiniteOutputs));
+    if (!broken.empty()) { // the rules' verdict first: it is why the row is marked
+        QStringList rules;
+        for (const std::string& f : broken)
+            rules << qs(f);
+        const QString verdict = tr("fails %1").arg(rules.join(QStringLiteral("; ")));
+        problem = problem.isEmpty() ? verdict : verdict + QStringLiteral("; ") + problem;
+    }
     if (role == TensorNameRole) return qs(r.name);
+    if (role == CheckFailedRole) return !broken.empty();
+    if (role == Qt::BackgroundRole && !broken.empty()) return QColor(253, 231, 233);
     if (role == Qt::ToolTipRole) {
         QString tip = qs(r.name);
         if (!r.axes.empty()) { // each tensor's own: its role's, unless an axis was picked

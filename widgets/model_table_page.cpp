@@ -6,6 +6,7 @@
 #include "job/report_parts.h"
 #include "job/run_notes.h"
 #include "report/check.h"
+#include "report/model_summary.h"
 #include "report/report.h"
 #include "report/report_read.h"
 #include "widgets/config_panel.h"
@@ -17,10 +18,13 @@
 #include "widgets/workbench.h"
 
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <map>
 
 namespace ql {
 
@@ -30,7 +34,7 @@ ModelTablePage::ModelTablePage(Workbench* bench, QWidget* parent)
     , m_model(new ModelTableModel(this))
     , m_view(new QTableView(this))
     , m_summary(new QLabel(this)) {
-    m_view->setModel(m_model);
+    m_filter = filterResultRows(m_view, m_model, ModelTableModel::NameColumn);
     m_view->setSortingEnabled(true);
     m_view->horizontalHeader()->setSortIndicator(ModelTableModel::SqnrColumn, Qt::AscendingOrder);
     m_view->setColumnHidden(ModelTableModel::WeightedSqnrColumn, true); // until a run has importance
@@ -50,13 +54,21 @@ ModelTablePage::ModelTablePage(Workbench* bench, QWidget* parent)
                   .arg(m_bench->fileName()));
     });
     clear(tr("Run ▸ Quantize all fills this table."));
+    m_summary->setTextFormat(Qt::PlainText); // tensor names and reasons: never read as HTML
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_filter->setMaximumWidth(320);
+    auto* filterRow = new QHBoxLayout;
+    filterRow->addWidget(m_filter);
+    filterRow->addStretch(1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->addWidget(m_summary);
-    layout->addWidget(m_view);
+    layout->addLayout(filterRow);
+    layout->addWidget(m_view, 1);
 }
 
-void ModelTablePage::setRows(std::vector<ModelRow> rows) {
+void ModelTablePage::setRows(std::vector<ModelRow> rows, const std::string& overall) {
     int failed = 0, kept = 0;
     for (const auto& r : rows) {
         failed += !r.error.empty();
@@ -76,7 +88,9 @@ void ModelTablePage::setRows(std::vector<ModelRow> rows) {
             tr("; %n kept unquantized: the spec does not apply to them (shown last, an export copies them "
                "as they are)",
                nullptr, kept);
-    m_summary->setText(text + QLatin1Char('.'));
+    text += QLatin1Char('.');
+    if (!overall.empty()) text += QLatin1Char('\n') + qs(printable(overall));
+    m_summary->setText(text);
 }
 
 QString ModelTablePage::summaryText() const {
@@ -150,17 +164,18 @@ void ModelTablePage::quantizeAll() {
 void ModelTablePage::showRun(std::shared_ptr<const ModelOutcome> outcome) {
     m_outcome = std::move(outcome);
     m_report.reset();
-    setRows(modelRows(m_outcome->reports));
+    // The whole model in a few lines, from the reports as core sums them (report/model_summary.h).
+    setRows(modelRows(m_outcome->reports), ql::summaryText(summarizeModel(m_outcome->reports)));
 }
 
-bool ModelTablePage::exportWeights(const QString& path) {
+bool ModelTablePage::exportWeights(const QString& path, ExportLayout layout) {
     if (!m_outcome || !m_request) {
         m_bench->showMessage(tr("Nothing to export yet: run Quantize selected or Quantize all first."), true);
         return false;
     }
     return startWeightsExport(
         *m_bench, *m_request, std::string(), path,
-        [this](std::shared_ptr<const ModelOutcome> o) { showRun(std::move(o)); }, m_weightsOnly);
+        [this](std::shared_ptr<const ModelOutcome> o) { showRun(std::move(o)); }, m_weightsOnly, layout);
 }
 
 void ModelTablePage::activate(const QString& name) {
@@ -239,15 +254,22 @@ bool ModelTablePage::checkRules(const QString& rulesPath) {
                       : checkReportOf(nlohmann::json{{"file", ss(m_reportPath)}, {"tensors", *m_report}});
         const std::vector<CheckRule> rules = readRules(ss(rulesPath));
         const CheckResult result = runChecks(report, rules);
+        // Every failure, one line per subject with each rule it broke; the tensors' rows are marked.
         QStringList failing;
+        std::map<std::string, std::vector<std::string>> marks;
         int checked = 0;
         for (const auto& subject : result.subjects) {
             checked += subject.status != "kept";
-            if (subject.status == "fail")
-                failing << tr("%1: %2").arg(
-                    qs(subject.name),
-                    qs(subject.failures.empty() ? std::string("failed") : subject.failures.front()));
+            if (subject.status != "fail") continue;
+            QStringList broken;
+            for (const std::string& f : subject.failures)
+                broken << qs(printable(f));
+            if (broken.isEmpty()) broken << tr("failed");
+            failing << tr("%1: %2").arg(qs(printable(subject.name)), broken.join(QStringLiteral("; ")));
+            if (subject.entry >= 0 && static_cast<std::size_t>(subject.entry) < report.tensors.size())
+                marks[report.tensors[static_cast<std::size_t>(subject.entry)].name] = subject.failures;
         }
+        m_model->setCheckFailures(marks);
         if (failing.isEmpty()) {
             m_bench->showMessage(tr("%1: all %n checked subject(s) pass its %2 rule(s).", nullptr, checked)
                                      .arg(QFileInfo(rulesPath).fileName())
@@ -256,12 +278,12 @@ bool ModelTablePage::checkRules(const QString& rulesPath) {
             return true;
         }
         m_bench->showMessage(
-            tr("%1: %n of %2 fail (quantlens-cli check gives the same verdict):\n", nullptr,
-               static_cast<int>(failing.size()))
+            tr("%1: %n of %2 fail (quantlens-cli check gives the same verdict; failing rows are marked "
+               "red):\n",
+               nullptr, static_cast<int>(failing.size()))
                     .arg(QFileInfo(rulesPath).fileName())
                     .arg(checked) +
-                failing.mid(0, 8).join(QLatin1Char('\n')) +
-                (failing.size() > 8 ? tr("\n… and %1 more").arg(failing.size() - 8) : QString()),
+                failing.join(QLatin1Char('\n')),
             true);
     } catch (const std::exception& e) {
         m_bench->showMessage(tr("Could not check %1:\n%2").arg(rulesPath, qs(e.what())), true);

@@ -2,6 +2,7 @@
 // The model-wide table page: every tensor's headline numbers, worst first; double-click opens one.
 // It runs the whole model (Run ▸ Quantize all), shows a report written earlier, checks the CI gate's
 // rules on either, and exports the run's weights.
+#include "io/export.h"
 #include "job/job.h"
 #include "report/model_table.h"
 
@@ -11,6 +12,7 @@
 #include <optional>
 
 class QLabel;
+class QLineEdit;
 class QTableView;
 
 namespace ql {
@@ -22,11 +24,14 @@ class ModelTablePage : public QWidget {
     Q_OBJECT
 public:
     ModelTablePage(Workbench* bench, QWidget* parent);
-    void setRows(std::vector<ModelRow> rows);
+    /// Shows `rows` worst first; `overall` (summaryText of the run, may be empty) goes under the counts.
+    void setRows(std::vector<ModelRow> rows, const std::string& overall = {});
     /// No rows, and `message` where the summary goes (a model just opened, before any run).
     void clear(const QString& message);
     ModelTableModel* model() const { return m_model; }
+    /// The table as shown: through the name filter (filterBox()), so rows are the filter's.
     QTableView* view() const { return m_view; }
+    QLineEdit* filterBox() const { return m_filter; }
     QString summaryText() const;
     bool exportTo(const QString& path) const;
 
@@ -37,7 +42,7 @@ public:
     const std::shared_ptr<const ModelOutcome>& outcome() const { return m_outcome; }
     /// Exports the table's run through the runner (widgets/weights_export.h): the table then shows what
     /// the export holds, so its report agrees with it.
-    bool exportWeights(const QString& path);
+    bool exportWeights(const QString& path, ExportLayout layout = ExportLayout::CompressedTensors);
 
     /// True for a name that reads as a JSON report (not a sharded index, not a session).
     static bool isReportPath(const QString& path);
@@ -46,7 +51,8 @@ public:
     /// for that tensor (reportedTensorActivated). The open model, if any, stays open.
     bool openReport(const QString& path);
     /// The CI gate's rules file (quantlens-cli check --rules) on the whole-model result or the opened
-    /// report: true when every tensor passes; the failures are in the message bar.
+    /// report: true when every tensor passes; every failure is in the message bar and the failing
+    /// tensors' rows are marked (ModelTableModel::setCheckFailures).
     bool checkRules(const QString& rulesPath);
 
 signals:
@@ -74,6 +80,7 @@ private:
     QString m_reportPath;
     ModelTableModel* m_model;
     QTableView* m_view;
+    QLineEdit* m_filter = nullptr;
     QLabel* m_summary;
 };
 

@@ -17,6 +17,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
 #include <QSplitter>
@@ -117,7 +118,8 @@ PlanPage::PlanPage(Workbench* bench, QWidget* parent)
     m_plot->setToolTip(tr("The least total error any choice of formats reaches at each size (the front); the "
                           "red point is the plan for the budget"));
 
-    m_view->setModel(m_model);
+    m_filter = filterResultRows(m_view, m_model, PlanTableModel::NameColumn);
+    m_filter->setMaximumWidth(320);
     styleResultTable(m_view);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
@@ -131,6 +133,7 @@ PlanPage::PlanPage(Workbench* bench, QWidget* parent)
     layout->addLayout(controls);
     layout->addLayout(exportRow);
     layout->addWidget(m_summary);
+    layout->addWidget(m_filter, 0, Qt::AlignLeft);
     layout->addWidget(split, 1);
     clear(tr("Measure formats to plan a mixed-precision checkpoint under a budget."));
 }
@@ -299,7 +302,8 @@ void PlanPage::measure() {
     }
     if (chosen.empty()) return m_bench->showMessage(tr("Check at least one format to plan with."), true);
     m_bench->showMessage({}, false);
-    const PlanScope scope{.includeNonWeights = m_bench->config()->includeNonWeights()}; // as the CLI
+    PlanScope scope;
+    scope.includeNonWeights = m_bench->config()->includeNonWeights(); // as the CLI
     JobHandle* job =
         m_bench->runner()->run([request = m_bench->request(), chosen, scope](const ProgressFn& fn) {
             return measurePlan(request, selectTensors(*request.source, {{}, {}, true}), chosen,

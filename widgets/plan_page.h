@@ -13,6 +13,7 @@
 class QCustomPlot;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QPushButton;
 class QTableView;
 class QToolButton;
@@ -56,6 +57,9 @@ public:
     PlanTableModel* model() const { return m_model; }
     QCustomPlot* plot() const { return m_plot; }
     QLabel* summary() const { return m_summary; }
+    /// The table as shown, through the name filter (filterBox()).
+    QTableView* view() const { return m_view; }
+    QLineEdit* filterBox() const { return m_filter; }
 
 signals:
     /// A measuring job's result is on the page.
@@ -81,6 +85,7 @@ private:
     QCustomPlot* m_plot;
     PlanTableModel* m_model;
     QTableView* m_view;
+    QLineEdit* m_filter = nullptr;
     std::vector<QPushButton*> m_exports;
 };
 

@@ -29,9 +29,10 @@ QString withFilterExtension(const QString& path, const QString& chosen, const QS
     return wanted.isEmpty() ? path : path + wanted.front();
 }
 
-QString saveFileName(QWidget* parent, const QString& title, const QString& filters) {
+QString saveFileName(QWidget* parent, const QString& title, const QString& filters, QString* chosenFilter) {
     QString chosen;
     const QString path = QFileDialog::getSaveFileName(parent, title, {}, filters, &chosen);
+    if (chosenFilter) *chosenFilter = chosen;
     if (path.isEmpty()) return path;
     return withFilterExtension(path, chosen, filters);
 }

@@ -10,8 +10,9 @@ namespace ql {
 
 /// The chosen path with the extension of the filter chosen when the name typed has none of the
 /// filters' (so "HDF5" with "weights" gives weights.h5, and "x.h5" stays x.h5 under any filter);
-/// empty when the dialog was cancelled.
-QString saveFileName(QWidget* parent, const QString& title, const QString& filters);
+/// empty when the dialog was cancelled. `chosenFilter`, when given, gets the filter selected.
+QString saveFileName(QWidget* parent, const QString& title, const QString& filters,
+                     QString* chosenFilter = nullptr);
 
 /// The rule saveFileName applies to the dialog's answer: `path` kept when it ends in an extension
 /// that `filters` names, else given the first extension of `chosen` (the filter selected).

@@ -101,12 +101,12 @@ void TensorView::clear(const QString& message) {
         p->clear(message);
 }
 
-bool TensorView::exportWeights(const QString& path) {
+bool TensorView::exportWeights(const QString& path, ExportLayout layout) {
     if (!m_request || !m_outcome) {
         m_bench->showMessage(tr("Nothing to export yet: run Quantize selected or Quantize all first."), true);
         return false;
     }
-    return startWeightsExport(*m_bench, *m_request, m_outcome->a.report.name, path);
+    return startWeightsExport(*m_bench, *m_request, m_outcome->a.report.name, path, {}, false, layout);
 }
 
 } // namespace ql

@@ -1,6 +1,7 @@
 #pragma once
 // The selected tensor's view: the headline strip and the result pages (values, error, clipping,
 // timing, A vs B), the values preview shown on selection, and the run that fills them.
+#include "io/export.h"
 #include "job/job.h"
 
 #include <QObject>
@@ -40,7 +41,7 @@ public:
     void clear(const QString& message);
     std::shared_ptr<const TensorOutcome> outcome() const { return m_outcome; }
     /// Exports the last run's tensor (side A) through the runner (widgets/weights_export.h).
-    bool exportWeights(const QString& path);
+    bool exportWeights(const QString& path, ExportLayout layout = ExportLayout::CompressedTensors);
 
 signals:
     /// A run's result is on every page.

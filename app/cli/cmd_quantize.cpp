@@ -88,12 +88,15 @@ CLI::App* addQuantize(CLI::App& parent, QuantizeOptions& o) {
         "--out", o.out,
         "Write the codes, scales and zero points of the tensors that succeeded (.safetensors, .h5; or "
         ".onnx: the ONNX model, its weights as integer codes behind DequantizeLinear)");
-    cmd->add_option(
-           "--export-layout", o.exportLayout,
-           "compressed-tensors (a checkpoint vLLM and transformers load: the library's tensor layout "
-           "plus config.json with quantization_config beside the file; tensors whose arithmetic it "
-           "cannot express are refused) or native (what the operator emits). Safetensors only")
-        ->check(CLI::IsMember({"compressed-tensors", "native"}))
+    std::vector<std::string> layouts; // the table the app's export dialog offers too
+    std::string layoutHelp;
+    for (const ExportLayoutInfo& l : exportLayouts()) {
+        layouts.emplace_back(l.name);
+        layoutHelp += (layoutHelp.empty() ? "" : "; or ") + std::string(l.name) + " (" +
+                      std::string(l.description) + ")";
+    }
+    cmd->add_option("--export-layout", o.exportLayout, layoutHelp + ". Safetensors only")
+        ->check(CLI::IsMember(layouts))
         ->capture_default_str();
     cmd->add_option("--report", o.report, "Write a report (.json or .csv)");
     cmd->add_option("--repeat", o.repeat, "Run each tensor N times; timing gives the median")

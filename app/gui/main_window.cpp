@@ -20,6 +20,7 @@
 #include "widgets/save_file.h"
 #include "widgets/tensor_browser.h"
 #include "widgets/tensor_view.h"
+#include "widgets/weights_export.h"
 #include "widgets/workbench.h"
 
 #include <QAction>
@@ -227,10 +228,8 @@ void MainWindow::buildActions() {
                    tr("Write the last result's codes, scales and zero points (safetensors in the "
                       "compressed-tensors naming, or HDF5)"));
     connect(exWeights, &QAction::triggered, this, [this] {
-        QString filter = tr("safetensors (*.safetensors)");
-        if (QUANTLENS_HAVE_HDF5) filter += tr(";;HDF5 (*.h5)");
-        const QString p = saveFileName(this, tr("Export quantized weights"), filter);
-        if (!p.isEmpty()) exportWeights(p);
+        const WeightsExportChoice c = askWeightsExport(this); // each layout core's table offers
+        if (!c.path.isEmpty()) exportWeights(c.path, c.layout);
     });
     QAction* exReport = makeAction(this, tr("&Report…"), QKeySequence(tr("Ctrl+Shift+E")),
                                    tr("Write the statistics of the last result as JSON or CSV"));
@@ -390,12 +389,12 @@ void MainWindow::cancel() {
     m_bench->runner()->cancel();
 }
 
-bool MainWindow::exportWeights(const QString& path) {
+bool MainWindow::exportWeights(const QString& path, ExportLayout layout) {
     // The table's run, or the tensor's (side A); repeated for the target, so that what it cannot store
     // is decided during the run, as the CLI's quantize --out does, and the table says what it holds.
     if (m_modelTable->outcome() && m_tabs->currentWidget() == m_modelTable)
-        return m_modelTable->exportWeights(path);
-    return m_tensorView->exportWeights(path);
+        return m_modelTable->exportWeights(path, layout);
+    return m_tensorView->exportWeights(path, layout);
 }
 
 bool MainWindow::exportReport(const QString& path) {

@@ -4,6 +4,7 @@
 // Each page starts its own jobs and shows its own results; the window registers pages, holds the
 // menus, the message bar and the progress of the running job.
 #include "gui/session.h"
+#include "io/export.h"
 
 #include <QMainWindow>
 
@@ -49,7 +50,7 @@ public:
     /// Starts the export of the last result through the runner: the whole-model table's run when that
     /// tab is in front, else the tensor's (widgets/weights_export.h). Ends with jobEnded (empty on
     /// success); false + message when refused before any work.
-    bool exportWeights(const QString& path);
+    bool exportWeights(const QString& path, ExportLayout layout = ExportLayout::CompressedTensors);
     bool exportReport(const QString& path);
     bool exportPlot(const QString& path);
     bool saveSessionTo(const QString& path);

@@ -6,7 +6,9 @@
 #include "quant/resolved_spec.h"
 
 #include <functional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ql {
@@ -22,6 +24,16 @@ enum class ExportLayout {
     CompressedTensors, // weight / weight_packed + weight_shape, weight_scale, weight_zero_point
     Native,            // what the operator emits: torch quint4x2 bytes, Ascend int32 words, raw fp codes
 };
+
+/// The layouts a safetensors export can be written in, as quantlens-cli quantize --export-layout
+/// names them and the app's export dialog offers them: one table for both front ends.
+struct ExportLayoutInfo {
+    ExportLayout layout;
+    std::string_view name;        // the CLI's word
+    std::string_view description; // one line a person can read
+};
+std::span<const ExportLayoutInfo> exportLayouts();
+const ExportLayoutInfo& exportLayoutInfo(ExportLayout layout);
 
 /// Tensor names an export writes for one quantized tensor. compressed-tensors style: "x.weight"
 /// gives "x.weight" (8-bit codes) or "x.weight_packed" + "x.weight_shape" (packed sub-byte codes),

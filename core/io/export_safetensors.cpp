@@ -27,10 +27,28 @@ ExportNames exportNames(const std::string& name, bool packed) {
     return n;
 }
 
+std::span<const ExportLayoutInfo> exportLayouts() {
+    static constexpr ExportLayoutInfo table[] = {
+        {ExportLayout::CompressedTensors, "compressed-tensors",
+         "a checkpoint vLLM and transformers load: the library's tensor layout plus config.json with "
+         "quantization_config beside the file; tensors whose arithmetic it cannot express are refused"},
+        {ExportLayout::Native, "native",
+         "what the operator emits: torch quint4x2 bytes, Ascend int32 words, raw fp codes, under the "
+         "tensors' own names whatever they are"},
+    };
+    return table;
+}
+
+const ExportLayoutInfo& exportLayoutInfo(ExportLayout layout) {
+    for (const ExportLayoutInfo& info : exportLayouts())
+        if (info.layout == layout) return info;
+    return exportLayouts().front();
+}
+
 namespace {
 
 std::string_view layoutName(ExportLayout layout) {
-    return layout == ExportLayout::CompressedTensors ? "compressed-tensors" : "native";
+    return exportLayoutInfo(layout).name;
 }
 
 template <typename T> Tensor vectorTensor(DType dtype, Shape shape, const std::vector<T>& values) {
