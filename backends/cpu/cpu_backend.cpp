@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 namespace ql {
@@ -21,49 +22,51 @@ std::optional<std::string> CpuBackend::supports(const ResolvedSpec&) const {
     return std::nullopt;
 }
 
-CpuBackend::Measured CpuBackend::runImpl(const BackendTask& job, bool measure,
-                                         const ProgressFn& progress) const {
-    Measured m;
-    m.result.plan = job.plan;
+Result CpuBackend::run(const BackendTask& job, const ProgressFn& progress) const {
+    Result result;
+    result.plan = job.plan;
     std::vector<PhaseTimes> runs;
     const int repeat = std::max(job.repeat, 1);
     const ProgressFn runsProgress = runProgress(job, progress);
     reportProgress(runsProgress, 0.0);
     const cpu::DriverOptions options{m_threads, m_chunk};
+    // The statistics on this backend's threads (the result never depends on them), measured in the
+    // last run; their histogram pass reports the second half of the progress.
+    std::optional<AnalysisOptions> statistics;
+    if (job.statistics) {
+        statistics = job.statistics->options;
+        if (statistics->threads == 0) statistics->threads = m_threads;
+        statistics->progress = {};
+        if (progress)
+            statistics->progress = [&progress](double done) { reportProgress(progress, 0.5 + 0.5 * done); };
+    }
+    std::optional<TensorAnalysis> analysis;
     for (int r = 0; r < repeat; ++r) {
         const auto start = std::chrono::steady_clock::now();
         cpu::DriverOutput out =
-            cpu::runJob(job, options, measure, runsProgress, static_cast<double>(r) / repeat, 1.0 / repeat);
+            cpu::runJob(job, options, r + 1 == repeat && statistics ? &*statistics : nullptr, runsProgress,
+                        static_cast<double>(r) / repeat, 1.0 / repeat);
         PhaseTimes t;
-        t.totalMs = msSince(start);
         t.prepareMs = out.prepareMs;
         t.kernelMs = out.kernelMs;
+        t.totalMs = out.analysis ? out.prepareMs + out.kernelMs : msSince(start); // the histograms apart
         runs.push_back(t);
-        m.result.params = std::move(out.params);
-        m.result.codes = std::move(out.codes);
-        m.errors = out.errors;
-        m.passes = out.passes;
+        result.params = std::move(out.params);
+        result.codes = std::move(out.codes);
+        analysis = std::move(out.analysis);
     }
-    m.result.timing = Timing::fromRuns(runs);
-    if (job.statistics) {
-        // The vector statistics pass over this backend's threads (the result never depends on them).
-        std::vector<float> storage;
-        StatisticsRequest request = *job.statistics;
-        if (request.options.threads == 0) request.options.threads = m_threads;
-        std::function<void(double)> reporting;
-        if (progress) reporting = [&progress](double done) { reportProgress(progress, 0.5 + 0.5 * done); };
-        m.result.statistics = accumulate(m.result.plan, m.result.params, m.result.codes,
-                                         jobView(job, storage), request, reporting);
+    result.timing = Timing::fromRuns(runs);
+    if (analysis) {
+        TensorAccumulators a;
+        a.analysis = std::move(*analysis);
+        if (job.statistics->importance) {
+            std::vector<float> storage;
+            a.weighted = accumulateWeighted(result.plan, result.params, result.codes, jobView(job, storage),
+                                            *job.statistics->importance);
+        }
+        result.statistics = std::move(a);
     }
-    return m;
-}
-
-Result CpuBackend::run(const BackendTask& job, const ProgressFn& progress) const {
-    return runImpl(job, false, progress).result;
-}
-
-CpuBackend::Measured CpuBackend::runMeasured(const BackendTask& job, const ProgressFn& progress) const {
-    return runImpl(job, true, progress);
+    return result;
 }
 
 } // namespace ql

@@ -1,6 +1,7 @@
 #pragma once
 // cpu: vectorised (kernels.h, picked per ISA at run time) and multithreaded over chunks, with
-// calibration, quantization and error sums fused into as few passes as the layout allows.
+// calibration, quantization and the statistics' first pass fused into as few passes as the layout
+// allows; a job asking for statistics reads its input once more, for the histograms.
 // Bit-exact with cpu-reference: the same fp32 operations in the same order, no FMA contraction.
 #include "backend/backend.h"
 #include "cpu/kernels.h"
@@ -18,17 +19,7 @@ public:
     /// Progress as chunks finish, always from the calling thread; cancel stops every worker within a chunk.
     Result run(const BackendTask& job, const ProgressFn& progress = {}) const override;
 
-    /// A run plus the error sums of the codes against the input, measured in the same pass.
-    struct Measured {
-        Result result;
-        cpu::ErrorSums errors;
-        int passes = 0; // reads of the input from memory in the last repetition
-    };
-    Measured runMeasured(const BackendTask& job, const ProgressFn& progress = {}) const;
-
 private:
-    Measured runImpl(const BackendTask& job, bool measure, const ProgressFn& progress) const;
-
     unsigned m_threads;
     std::int64_t m_chunk;
 };

@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace ql::cpu {
 namespace {
@@ -60,12 +62,17 @@ void openSource(const BackendTask& job, Source& s) {
     s.width = job.tensor.dtype() == DType::F32 ? 4 : 2;
 }
 
+// Chunks of the quantize loop a statistics slice may take together: the first pass keeps a clipping
+// row per slice for every group its slice shares with others (every group, for scales along a column),
+// so hundreds of chunks are not hundreds of slices.
+constexpr std::int64_t kMaxStatisticsSlices = 64;
+
 class Engine {
 public:
-    Engine(const BackendTask& job, const DriverOptions& o, bool measure)
+    Engine(const BackendTask& job, const DriverOptions& o, const AnalysisOptions* statistics)
         : m_plan(job.plan)
         , m_opt(o)
-        , m_measure(measure)
+        , m_statistics(statistics)
         , m_walk(job.plan)
         , m_args(resolveArgs(job.plan))
         , m_rule(job.plan) {
@@ -85,15 +92,17 @@ private:
     void sizeZeroPoints();
     void quantizeSegment(const Segment& s);
     void quantizeRange(std::int64_t from, std::int64_t to);
-    void errorSegment(const Segment& s, ErrorSums& sums);
-    void measuredSegment(const Segment& s, ErrorSums& sums); // quantize and measure, fused where a kernel can
+    template <typename Range, typename Quantize>
+    void quantizeChunks(std::int64_t chunks, Range&& range, Quantize&& quantize, const ProgressFn& progress,
+                        double base, double span);
+    ValuesView values() const { return {m_src.data, m_src.dtype, m_n}; }
     void rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* nan);
     struct RowScratch { // one row's group ranges, or its blocks' signed absolute maxima
         std::vector<float> lo, hi, amax;
         std::vector<std::uint8_t> nan;
     };
     void paramsOfRow(std::int64_t r, RowScratch& t);
-    void fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums);
+    void fusedRows(std::int64_t r0, std::int64_t r1);
     std::int64_t rowChunks() const { return (m_walk.rows() + rowsPerChunk() - 1) / rowsPerChunk(); }
     std::int64_t rowsPerChunk() const {
         return std::max<std::int64_t>(1, m_opt.chunkElements / std::max<std::int64_t>(m_walk.inner(), 1));
@@ -108,7 +117,8 @@ private:
 
     const ResolvedSpec& m_plan;
     DriverOptions m_opt;
-    bool m_measure;
+    const AnalysisOptions* m_statistics;  // none: codes only
+    std::optional<SlicedAnalysis> m_pass; // the statistics' first pass, beside the quantize loop
     RowWalker m_walk;
     QuantArgs m_args;
     RangeRule m_rule;
@@ -183,28 +193,6 @@ void Engine::quantizeRange(std::int64_t from, std::int64_t to) {
         [&](const Segment& s) { quantizeSegment(s); });
 }
 
-void Engine::measuredSegment(const Segment& s, ErrorSums& sums) {
-    const std::size_t g = static_cast<std::size_t>(s.scale);
-    if (m_k.quantMeasuredConst && !s.perElement && m_codes.width() == 1) {
-        m_k.quantMeasuredConst(m_args, m_src.at(s.begin), s.length, m_params.scales[g], *zpAt(s.scale),
-                               m_codes.data() + s.begin, &sums, s.begin);
-        return;
-    }
-    quantizeSegment(s);
-    errorSegment(s, sums);
-}
-
-// The scalar path, for what the fused kernel does not take (one scale per element, int32 codes).
-void Engine::errorSegment(const Segment& s, ErrorSums& sums) {
-    const std::size_t g = static_cast<std::size_t>(s.scale);
-    for (std::int64_t i = 0; i < s.length; ++i) {
-        const std::size_t gi = s.perElement ? g + static_cast<std::size_t>(i) : g;
-        const float zp = zpAt(s.scale)[s.perElement ? i : 0];
-        const float xhat = dequantizeValue(m_codes.at(s.begin + i), m_params.scales[gi], zp, m_plan);
-        sums.addElement(m_src.value(s.begin + i), xhat, s.begin + i);
-    }
-}
-
 void Engine::rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* nan) {
     const std::size_t g = static_cast<std::size_t>(s.scale);
     if (s.perElement) {
@@ -219,7 +207,7 @@ void Engine::rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* 
 // One read from memory: each row's groups are measured, turned into params and quantized while
 // the row is still in cache (rows own their groups, so threads never share a parameter). NVFP4's
 // blocks were measured by the read before (blockMaxima): here they only become scales.
-void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
+void Engine::fusedRows(std::int64_t r0, std::int64_t r1) {
     RowScratch scratch;
     for (std::int64_t r = r0; r < r1; ++r) {
         const std::int64_t first = m_walk.rowFirstScale(r), count = m_walk.rowScaleCount();
@@ -227,12 +215,7 @@ void Engine::fusedRows(std::int64_t r0, std::int64_t r1, ErrorSums& sums) {
         if (m_zpPerGroup)
             for (std::int64_t g = first; g < first + count; ++g)
                 m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
-        if (!m_measure) {
-            quantizeRange(r * m_walk.inner(), (r + 1) * m_walk.inner());
-            continue;
-        }
-        m_walk.forSegments(r * m_walk.inner(), (r + 1) * m_walk.inner(),
-                           [&](const Segment& s) { measuredSegment(s, sums); });
+        quantizeRange(r * m_walk.inner(), (r + 1) * m_walk.inner());
     }
 }
 
@@ -318,6 +301,36 @@ float Engine::tensorAbsMax(const ProgressFn& progress, double base, double span)
     return amax;
 }
 
+// quantize(c) for every chunk c in [0, chunks) on every worker, chunk c being elements range(c) =
+// {from, to}. With statistics, each chunk's first pass runs right after it, while its input and codes
+// are in cache: consecutive chunks make a slice (at most kMaxStatisticsSlices of them), taken in order
+// by one worker, so the sums depend on the chunk size alone, never on the threads.
+template <typename Range, typename Quantize>
+void Engine::quantizeChunks(std::int64_t chunks, Range&& range, Quantize&& quantize,
+                            const ProgressFn& progress, double base, double span) {
+    const std::int64_t perSlice =
+        m_statistics ? std::max<std::int64_t>(1, (chunks + kMaxStatisticsSlices - 1) / kMaxStatisticsSlices)
+                     : 1;
+    const std::int64_t slices = (chunks + perSlice - 1) / perSlice;
+    if (m_statistics) {
+        std::vector<std::int64_t> starts(static_cast<std::size_t>(slices));
+        for (std::int64_t i = 0; i < slices; ++i)
+            starts[static_cast<std::size_t>(i)] = range(i * perSlice).first;
+        m_pass.emplace(m_plan, m_params, m_codes, values(), *m_statistics, starts);
+    }
+    parallelChunks(
+        m_opt.threads, slices,
+        [&](std::int64_t i, unsigned) {
+            for (std::int64_t c = i * perSlice, end = std::min(chunks, (i + 1) * perSlice); c < end; ++c) {
+                quantize(c);
+                if (!m_pass) continue;
+                const auto [from, to] = range(c);
+                m_pass->addPart(i, from, to);
+            }
+        },
+        progress, base, span);
+}
+
 DriverOutput Engine::run(const std::optional<QuantParams>& given, const ProgressFn& progress, double base,
                          double span) {
     DriverOutput out;
@@ -327,7 +340,6 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
     const bool fast =
         calibrating && (rangeCalibrated(m_plan) || blockRangeCalibrated(m_plan)) && m_k.rangeConst;
     const bool fused = fast && m_walk.rowsOwnGroups() && m_walk.inner() <= (1 << 16);
-    std::vector<ErrorSums> partial;
     if (fast) {
         m_params = m_rule.emptyParams();
         if (m_rule.needsTensorAmax()) { // NVFP4: a read for the tensor scale before the block scales
@@ -352,10 +364,21 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
 
     if (fused) {
         sizeZeroPoints(); // (each row's zero points are filled as its turn comes)
-        partial.resize(static_cast<std::size_t>(rowChunks()));
-        forRowChunks([&](std::int64_t r0, std::int64_t r1, std::int64_t c,
-                         unsigned) { fusedRows(r0, r1, partial[static_cast<std::size_t>(c)]); },
-                     progress, base, span);
+        const std::int64_t rows = rowsPerChunk(), inner = m_walk.inner();
+        auto rowsOf = [&](std::int64_t c) {
+            return std::pair{c * rows, std::min(m_walk.rows(), (c + 1) * rows)};
+        };
+        quantizeChunks(
+            rowChunks(),
+            [&](std::int64_t c) {
+                const auto [r0, r1] = rowsOf(c);
+                return std::pair{r0 * inner, r1 * inner};
+            },
+            [&](std::int64_t c) {
+                const auto [r0, r1] = rowsOf(c);
+                fusedRows(r0, r1);
+            },
+            progress, base, span);
         checkParams(m_plan, m_params);
         out.passes += 1;
     } else {
@@ -399,23 +422,22 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
         out.prepareMs = msSince(start);
         prepareParams();
         const std::int64_t chunks = std::max<std::int64_t>(1, (m_n + chunk - 1) / chunk);
-        partial.resize(static_cast<std::size_t>(chunks));
-        parallelChunks(
-            m_opt.threads, chunks,
-            [&](std::int64_t c, unsigned) {
-                const std::int64_t from = c * chunk, to = std::min(m_n, (c + 1) * chunk);
-                if (!m_measure) return quantizeRange(from, to);
-                m_walk.forSegments(from, to, [&](const Segment& s) {
-                    measuredSegment(s, partial[static_cast<std::size_t>(c)]);
-                });
+        auto range = [&](std::int64_t c) { return std::pair{c * chunk, std::min(m_n, (c + 1) * chunk)}; };
+        quantizeChunks(
+            chunks, range,
+            [&](std::int64_t c) {
+                const auto [from, to] = range(c);
+                quantizeRange(from, to);
             },
             progress, quantBase, quantSpan);
         out.passes += 1;
     }
-    for (const auto& p : partial)
-        out.errors.merge(p, 0);
     out.kernelMs = msSince(start) - out.prepareMs;
     out.prepareMs += m_allocMs; // the code buffer is prepared before the data moves
+    if (m_pass) { // the histogram pass: a read of the input and the codes, not timed with the kernels
+        out.analysis = m_pass->finish();
+        out.passes += 1;
+    }
     out.params = std::move(m_params);
     out.codes = std::move(m_codes);
     return out;
@@ -423,7 +445,7 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
 
 } // namespace
 
-DriverOutput runJob(const BackendTask& job, const DriverOptions& options, bool measure,
+DriverOutput runJob(const BackendTask& job, const DriverOptions& options, const AnalysisOptions* statistics,
                     const ProgressFn& progress, double base, double span) {
     if (job.plan.shape.empty() || elementCount(job.plan.shape) == 0) {
         // Scalars and empty tensors: nothing to vectorise; the reference is the answer.
@@ -432,32 +454,12 @@ DriverOutput runJob(const BackendTask& job, const DriverOptions& options, bool m
         DriverOutput out;
         out.params = job.params ? *job.params : calibrate(job.plan, x);
         out.codes = quantizeReference(job.plan, out.params, x);
-        for (std::size_t i = 0; measure && i < x.size(); ++i)
-            out.errors.addElement(x[i],
-                                  dequantizeValue(out.codes.at(static_cast<std::int64_t>(i)),
-                                                  out.params.scales[0], out.params.zeroPointOf(0), job.plan),
-                                  static_cast<std::int64_t>(i));
         reportProgress(progress, base + span);
+        if (statistics) out.analysis = analyze(job.plan, out.params, out.codes, x, *statistics);
         return out;
     }
-    Engine engine(job, options, measure);
+    Engine engine(job, options, statistics);
     return engine.run(job.params, progress, base, span);
-}
-
-double mse(const ErrorSums& s) {
-    return s.finite ? s.sumSqErr / static_cast<double>(s.finite) : std::numeric_limits<double>::quiet_NaN();
-}
-
-double sqnrDb(const ErrorSums& s) {
-    if (s.finite == 0) return std::numeric_limits<double>::quiet_NaN();
-    if (s.sumSqErr == 0) return std::numeric_limits<double>::infinity();
-    return 10.0 * std::log10(s.sumSqX / s.sumSqErr);
-}
-
-double cosine(const ErrorSums& s) {
-    if (s.sumSqX == 0 && s.sumSqXhat == 0) return 1.0;
-    if (s.sumSqX == 0 || s.sumSqXhat == 0) return 0.0;
-    return s.sumDot / std::sqrt(s.sumSqX * s.sumSqXhat);
 }
 
 } // namespace ql::cpu

@@ -1,11 +1,14 @@
 #pragma once
 // The cpu backend's job driver: walks any layout as rows of constant-scale runs, splits the work
-// into chunks over threads, and fuses calibration, quantization and error sums into as few passes
-// over the input as the layout allows (one read when each row owns its scale groups).
+// into chunks over threads, and fuses calibration, quantization and the statistics' first pass into
+// as few passes over the input as the layout allows (one read when each row owns its scale groups,
+// and one more for the histograms when the job asks for statistics).
+#include "analysis/analyzer.h"
 #include "backend/backend.h"
 #include "cpu/kernels.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace ql::cpu {
 
@@ -17,20 +20,17 @@ struct DriverOptions {
 struct DriverOutput {
     QuantParams params;
     Codes codes;
-    ErrorSums errors;     // filled when measuring
+    /// With statistics: the analysis of these codes, its first pass made beside the quantize loop.
+    std::optional<TensorAnalysis> analysis;
     double prepareMs = 0; // code-buffer allocation, and calibration passes that run before quantizing
-    double kernelMs = 0;
-    int passes = 0; // reads of the input from memory
+    double kernelMs = 0;  // the quantize loop, the statistics' first pass included
+    int passes = 0;       // reads of the input from memory
 };
 
-/// Runs one repetition of `job`. Progress goes from `base` to `base + span`; throws Cancelled when
-/// it returns false and QuantError for a bad job (the same checks as the reference).
-DriverOutput runJob(const BackendTask& job, const DriverOptions& options, bool measure,
+/// Runs one repetition of `job`, with `statistics` (may be null) measured as it goes. Progress goes
+/// from `base` to `base + span` (the histogram pass reports through statistics->progress); throws
+/// Cancelled when it returns false and QuantError for a bad job (the same checks as the reference).
+DriverOutput runJob(const BackendTask& job, const DriverOptions& options, const AnalysisOptions* statistics,
                     const ProgressFn& progress, double base, double span);
-
-/// Error metrics from the sums (definitions as ql::ErrorStats).
-double mse(const ErrorSums& s);
-double sqnrDb(const ErrorSums& s);
-double cosine(const ErrorSums& s);
 
 } // namespace ql::cpu

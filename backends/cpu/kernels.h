@@ -47,24 +47,6 @@ using Nvfp4ScalesFn = void (*)(const QuantArgs& e4m3, const float* amax, std::in
                                std::uint8_t* codes, float* scales);
 /// Element-wise: lo[i], hi[i] widened by element i; nan[i] set when it is NaN.
 using RangePerElemFn = void (*)(const void* src, std::int64_t n, float* lo, float* hi, std::uint8_t* nan);
-/// Error sums of n elements against their reconstruction from codes (integer targets).
-struct ErrorSums {
-    double sumSqX = 0, sumSqXhat = 0, sumDot = 0, sumSqErr = 0, sumAbsErr = 0;
-    float maxAbsErr = 0;
-    std::int64_t count = 0, finite = 0, nanX = 0, infX = 0, nonFiniteXhat = 0, over1e3 = 0, over5e3 = 0;
-    std::int64_t worstIndex = -1; // flat index
-    /// ErrorStats::addElement for one element, in double; the worst element by the vector lanes'
-    /// fp32 measure |x - x̂|, so scalar and vector paths break ties alike. Out of line: the kernels
-    /// of every ISA call the one baseline copy.
-    void addElement(float x, float xhat, std::int64_t index);
-    void merge(const ErrorSums& o, std::int64_t offset);
-};
-/// quantConst plus the error sums of its codes (x̂ as the reference dequantizes: (q - zp) then the
-/// scale), each vector measured while still in registers. Adds to `sums` (whose worst element so
-/// far spares most blocks a rescan); element 0 has flat index `firstIndex`.
-using QuantMeasuredConstFn = void (*)(const QuantArgs&, const void* src, std::int64_t n, float scale,
-                                      float zp, std::uint8_t* out, ErrorSums* sums, std::int64_t firstIndex);
-
 struct KernelSet {
     QuantConstFn quantConst = nullptr;   // null: no vector path for this plan/dtype (use the scalar one)
     QuantBlocksFn quantBlocks = nullptr; // set with quantConst
@@ -73,7 +55,6 @@ struct KernelSet {
     AbsMaxBlocksFn absMaxBlocks = nullptr; // set with rangeConst
     Nvfp4ScalesFn nvfp4Scales = nullptr;   // set with rangeConst
     RangePerElemFn rangePerElem = nullptr;
-    QuantMeasuredConstFn quantMeasuredConst = nullptr; // integer targets only
     const char* isa = "";
 };
 

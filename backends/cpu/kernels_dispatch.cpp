@@ -46,59 +46,6 @@ const Choice& choice() {
 
 } // namespace
 
-void ErrorSums::addElement(float x, float xhat, std::int64_t index) {
-    ++count;
-    if (std::isnan(x)) {
-        ++nanX;
-        return;
-    }
-    if (std::isinf(x)) {
-        ++infX;
-        return;
-    }
-    if (!std::isfinite(xhat)) {
-        ++nonFiniteXhat;
-        return;
-    }
-    ++finite;
-    const double xd = x, hd = xhat, d = xd - hd, ae = std::fabs(d), absX = std::fabs(xd);
-    sumSqX += xd * xd;
-    sumSqXhat += hd * hd;
-    sumDot += xd * hd;
-    sumSqErr += d * d;
-    sumAbsErr += ae;
-    const float aef = std::fabs(x - xhat);
-    if (aef > maxAbsErr || worstIndex < 0) {
-        maxAbsErr = aef;
-        worstIndex = index;
-    }
-    // At x = 0 this is "x̂ differs at all", as ErrorStats defines the Ascend ratios.
-    over1e3 += ae > 1e-3 * absX;
-    over5e3 += ae > 5e-3 * absX;
-}
-
-void ErrorSums::merge(const ErrorSums& o, std::int64_t offset) {
-    sumSqX += o.sumSqX;
-    sumSqXhat += o.sumSqXhat;
-    sumDot += o.sumDot;
-    sumSqErr += o.sumSqErr;
-    sumAbsErr += o.sumAbsErr;
-    count += o.count;
-    finite += o.finite;
-    nanX += o.nanX;
-    infX += o.infX;
-    nonFiniteXhat += o.nonFiniteXhat;
-    over1e3 += o.over1e3;
-    over5e3 += o.over5e3;
-    if (o.worstIndex < 0) return;
-    const std::int64_t idx = o.worstIndex + offset;
-    // Ties keep the lowest index, so the merge order never changes the answer.
-    if (worstIndex < 0 || o.maxAbsErr > maxAbsErr || (o.maxAbsErr == maxAbsErr && idx < worstIndex)) {
-        maxAbsErr = o.maxAbsErr;
-        worstIndex = idx;
-    }
-}
-
 bool kernelReads(DType dtype) {
     return dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16;
 }

@@ -1,20 +1,17 @@
 // The vector kernels, written once and compiled per ISA: the including file defines QL_KERNEL_NS
 // (a distinct namespace per ISA, so the copies never meet under the one-definition rule) and is
-// built with that ISA's -m flags. GCC vectors of the ISA's native width lower to its registers;
-// the one intrinsic is the FMA of the error sums (fmaV). Every step of code arithmetic is the
-// reference's fp32 operation in the reference's order.
+// built with that ISA's -m flags. GCC vectors of the ISA's native width lower to its registers, with
+// no intrinsics. Every step of code arithmetic is the reference's fp32 operation in the reference's
+// order.
 // Only out-of-line core functions and builtins are called from here: an inline function or template
 // emitted by an AVX-512 file could be the copy the linker keeps for a baseline caller.
-#include <cstring>
-#include <type_traits>
-#include <utility>
-#if defined(__AVX512F__) || defined(__FMA__)
-#include <immintrin.h>
-#endif
-
 #include "cpu/kernels.h"
 #include "quant/reference.h"
 #include "tensor/float_formats.h"
+
+#include <cstring>
+#include <type_traits>
+#include <utility>
 
 #ifndef QL_KERNEL_NS
 #error "define QL_KERNEL_NS before including kernels_impl.h"
@@ -33,7 +30,6 @@ using vi = std::int32_t __attribute__((vector_size(4 * W)));
 using vu = std::uint32_t __attribute__((vector_size(4 * W)));
 using vu16 = std::uint16_t __attribute__((vector_size(2 * W)));
 using vi8 = std::int8_t __attribute__((vector_size(W)));
-using vdW = double __attribute__((vector_size(8 * W)));
 
 enum class Op { Div, Mul, Recip, Twice };
 enum class Mode { IntTorch, IntZero, Float };
@@ -145,21 +141,6 @@ template <class V, class Op> inline auto treeReduce(V v, Op op) {
 }
 constexpr auto minOp = [](auto a, auto b) { return a < b ? a : b; };
 constexpr auto maxOp = [](auto a, auto b) { return a > b ? a : b; };
-constexpr auto addOp = [](auto a, auto b) { return a + b; };
-
-// a * b + c in one rounding where the ISA has FMA. Only the error sums (kernels_error.h) use it: they
-// are statistics, held to ErrorStats within a tolerance. Code arithmetic never contracts.
-inline vf fmaV(vf a, vf b, vf c) {
-#if defined(__AVX512F__)
-    static_assert(W == 16);
-    return (vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
-#elif defined(__FMA__)
-    static_assert(W == 8);
-    return (vf)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
-#else
-    return a * b + c;
-#endif
-}
 
 // std::nearbyint & co. for |t| < 2^23; larger magnitudes, Inf and NaN are already integral.
 template <Rounding R> inline vf roundV(vf t) {
@@ -522,8 +503,6 @@ void rangePerElem(const void* srcv, std::int64_t n, float* lo, float* hi, std::u
     }
 }
 
-#include "cpu/kernels_error.h"
-
 // Template selection: one instantiation per (input, scale op, rounding, code mode).
 template <class In, Op O, Mode M> KernelSet pickRounding(Rounding r) {
     KernelSet k;
@@ -547,7 +526,6 @@ template <class In, Op O, Mode M> KernelSet pickRounding(Rounding r) {
             QL_ROUNDING_CASE(Trunc)
 #undef QL_ROUNDING_CASE
         }
-        k.quantMeasuredConst = pickMeasured<In, O, M>(r);
     }
     return k;
 }

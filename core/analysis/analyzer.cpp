@@ -87,7 +87,7 @@ ClipEdgeRule::ClipEdgeRule(const ResolvedSpec& plan)
 namespace detail {
 
 TensorAnalysis beginAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
-                             std::int64_t n, const AnalysisOptions& opt, std::size_t groupRows) {
+                             std::int64_t n, std::size_t groupRows) {
     const std::int64_t want = elementCount(plan.shape);
     if (n != want || codes.size() != want)
         throw QuantError("analysis: " + std::to_string(n) + " values and " + std::to_string(codes.size()) +
@@ -99,7 +99,6 @@ TensorAnalysis beginAnalysis(const ResolvedSpec& plan, const QuantParams& params
     a.codes = CodeStats(plan.codeTarget);
     a.clipping = ClippingStats(std::min(groupRows, params.scales.size()), params.scales.size(),
                                isFloatTarget(plan.codeTarget));
-    a.scales = scaleHistogram(params, opt.scaleBins);
     return a;
 }
 
@@ -113,7 +112,8 @@ void openHistograms(TensorAnalysis& a, const AnalysisRanges& r, const AnalysisOp
 }
 
 void finishAnalysis(TensorAnalysis& a, const ResolvedSpec& plan, const QuantParams& params,
-                    std::int64_t gridGroup) {
+                    std::int64_t gridGroup, const AnalysisOptions& opt) {
+    a.scales = scaleHistogram(params, opt.scaleBins);
     if (params.scales.empty()) return;
     a.gridGroup = gridGroup;
     a.gridEdges = ClipEdgeRule(plan).of(params, gridGroup);
@@ -147,11 +147,20 @@ AnalysisIsa analysisIsa(AnalysisIsa wanted) {
 #endif
 }
 
+namespace {
+
+// Below this many elements the oracle's single pass is as fast.
+bool oracleMeasures(const ResolvedSpec& plan, std::int64_t n) {
+    constexpr std::int64_t kSmall = 1 << 12;
+    return n < kSmall || plan.shape.empty();
+}
+
+} // namespace
+
 TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                        const ValuesView& x, const AnalysisOptions& opt) {
     const std::int64_t n = x.count;
-    constexpr std::int64_t kSmall = 1 << 12; // below this the oracle's single pass is as fast
-    if (n < kSmall || plan.shape.empty()) {
+    if (oracleMeasures(plan, n)) {
         std::vector<float> values(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
         for (std::int64_t i = 0; i < n; ++i)
             values[static_cast<std::size_t>(i)] = x.at(i);
@@ -167,6 +176,43 @@ TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, cons
     default:
         return detail::baseline::analyzeFast(plan, params, codes, x, opt);
     }
+}
+
+SlicedAnalysis::SlicedAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
+                               const ValuesView& x, const AnalysisOptions& options,
+                               const std::vector<std::int64_t>& sliceStarts)
+    : m_plan(plan)
+    , m_params(params)
+    , m_codes(codes)
+    , m_x(x)
+    , m_options(options) {
+    if (oracleMeasures(plan, x.count)) {
+        (void)detail::beginAnalysis(plan, params, codes, x.count, 0); // the same size checks
+        return;
+    }
+    switch (analysisIsa(options.isa)) {
+#ifdef QL_ANALYZER_X86
+    case AnalysisIsa::Avx512:
+        m_pass = detail::avx512::slicedPass(plan, params, codes, x, options, sliceStarts);
+        break;
+    case AnalysisIsa::Avx2:
+        m_pass = detail::avx2::slicedPass(plan, params, codes, x, options, sliceStarts);
+        break;
+#endif
+    default:
+        m_pass = detail::baseline::slicedPass(plan, params, codes, x, options, sliceStarts);
+    }
+}
+
+SlicedAnalysis::~SlicedAnalysis() = default;
+
+void SlicedAnalysis::addPart(std::int64_t slice, std::int64_t from, std::int64_t to) {
+    if (m_pass) m_pass->addPart(slice, from, to);
+}
+
+TensorAnalysis SlicedAnalysis::finish() {
+    if (!m_pass) return analyze(m_plan, m_params, m_codes, m_x, m_options);
+    return m_pass->finish(m_options.progress, 0.0, 1.0);
 }
 
 TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,

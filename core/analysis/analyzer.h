@@ -13,10 +13,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
 namespace ql {
+
+namespace detail {
+class SlicedPass;
+}
 
 /// Which build of the fast pass runs: the widest the CPU has (AVX-512, AVX2 or the baseline on
 /// x86-64; QUANTLENS_CPU_ISA=sse2|avx2 caps it), or a narrower one. Every build gives the same
@@ -65,6 +70,39 @@ TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, cons
                        const ValuesView& x, const AnalysisOptions& options = {});
 TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                        std::span<const float> x, const AnalysisOptions& options = {});
+/// analyze() cut at its seam, for a backend that makes the codes a part at a time: each part's first
+/// pass (sums, counts, clipping, the histograms' ranges) runs right after the backend has made its
+/// codes, while x and the codes are still in cache, and finish() reads them once more for the
+/// histograms. The slices are the caller's (slice s holds [sliceStarts[s], sliceStarts[s + 1]), the
+/// last up to the end); their sums merge in slice order, so the result depends on the data and the
+/// cut alone, never on the threads, and agrees with analyze()'s as analyze() agrees with the oracle.
+class SlicedAnalysis {
+public:
+    /// Checks the sizes as analyze() does. A part reads the params of the groups it touches and its
+    /// codes: they must be final when it is added (a calibration may fill the params as it goes).
+    SlicedAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
+                   const ValuesView& x, const AnalysisOptions& options,
+                   const std::vector<std::int64_t>& sliceStarts);
+    ~SlicedAnalysis();
+    SlicedAnalysis(const SlicedAnalysis&) = delete;
+    SlicedAnalysis& operator=(const SlicedAnalysis&) = delete;
+
+    /// Elements [from, to) of slice s. A slice's parts come in order, from one thread at a time; other
+    /// slices' may run at the same time.
+    void addPart(std::int64_t slice, std::int64_t from, std::int64_t to);
+    /// Once every element has been added: the histogram pass on options.threads (options.progress
+    /// from 0 to 1), and the analysis.
+    TensorAnalysis finish();
+
+private:
+    const ResolvedSpec& m_plan;
+    const QuantParams& m_params;
+    const Codes& m_codes;
+    ValuesView m_x;
+    AnalysisOptions m_options;
+    std::unique_ptr<detail::SlicedPass> m_pass; // none: a tensor the oracle measures faster (finish)
+};
+
 /// The oracle: one element at a time, in order, through dequantizeValue and the accumulators' add().
 TensorAnalysis analyzeReference(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                                 std::span<const float> x, const AnalysisOptions& options = {});

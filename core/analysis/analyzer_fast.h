@@ -303,25 +303,46 @@ struct alignas(64) SecondPass {
     Histogram error, absErrorLog, values;
 };
 
-TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
-                           const ValuesView& x, const AnalysisOptions& opt) {
-    const std::int64_t n = x.count;
-    TensorAnalysis a = detail::beginAnalysis(plan, params, codes, n, opt, opt.groupRows);
-    const auto rows = static_cast<std::int64_t>(a.clipping.groups().size());
-    const RowWalker walker(plan);
-    const Reconstruct xhatOf(plan);
-    const std::int64_t slices = sliceCount(n);
-    auto sliceBegin = [&](std::int64_t s) { return n * s / slices; };
-    const bool wide = codes.target() == Target::Int32;
-    const std::vector<float>& scales = params.scales;
+// The pass over one cut of the tensor into slices (SlicedAnalysis): each slice's first pass as the
+// caller adds its parts, then, in finish(), the slices merged in order and the histogram pass.
+class Pass final : public SlicedPass {
+public:
+    Pass(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes, const ValuesView& x,
+         const AnalysisOptions& opt, const std::vector<std::int64_t>& sliceStarts)
+        : m_plan(plan)
+        , m_params(params)
+        , m_codes(codes)
+        , m_x(x)
+        , m_opt(opt)
+        , m_a(detail::beginAnalysis(plan, params, codes, x.count, opt.groupRows))
+        , m_rows(static_cast<std::int64_t>(m_a.clipping.groups().size()))
+        , m_walker(plan)
+        , m_xhatOf(plan)
+        , m_edgeRule(plan)
+        , m_floatTarget(m_a.clipping.floatTarget())
+        , m_wide(codes.target() == Target::Int32) {
+        const std::size_t slices = sliceStarts.size();
+        std::vector<GroupRange> ranges(slices);
+        for (std::size_t s = 0; s < slices; ++s)
+            ranges[s] = m_walker.scaleRange(sliceStarts[s], s + 1 < slices ? sliceStarts[s + 1] : x.count);
+        const SliceGroups::Bounds bounds(ranges);
+        m_first.assign(slices, FirstPass{{}, {}, {}, {}, {}, m_a.codes, {}, {}});
+        for (std::size_t s = 0; s < slices; ++s)
+            m_first[s].clipping = SliceGroups(ranges, bounds, s, m_a.clipping.groupData(), m_rows);
+    }
 
-    // Every segment of slice s: seg(segment, load, codeAt) with the dtype and code width decided. A
-    // segment is one group's run, per-element scales, or whole short blocks side by side (runLength
+    void addPart(std::int64_t s, std::int64_t from, std::int64_t to) override;
+    TensorAnalysis finish(const std::function<void(double)>& progress, double first, double span) override;
+
+private:
+    // Every segment of [from, to): seg(segment, load, codeAt) with the dtype and code width decided.
+    // A segment is one group's run, per-element scales, or whole short blocks side by side (runLength
     // set, below kBlock); blocks of kBlock or more come one at a time.
-    auto forSegmentsOf = [&](std::int64_t s, auto&& seg) {
-        withLoader(x, [&](auto load) {
-            withCodes(codes, [&](auto codeAt) {
-                walker.forSpans(sliceBegin(s), sliceBegin(s + 1), [&](const Segment& g) {
+    template <typename Seg>
+    QL_INLINE void forSegmentsOf(std::int64_t from, std::int64_t to, Seg&& seg) const {
+        withLoader(m_x, [&](auto load) {
+            withCodes(m_codes, [&](auto codeAt) {
+                m_walker.forSpans(from, to, [&](const Segment& g) {
                     if (g.runLength < kBlock) return seg(g, load, codeAt);
                     for (std::int64_t j = 0; j < g.length / g.runLength; ++j)
                         seg(Segment{g.begin + j * g.runLength, g.runLength, g.scale + j, false}, load,
@@ -329,173 +350,191 @@ TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, 
                 });
             });
         });
-    };
+    }
 
-    const ClipEdgeRule edgeRule(plan); // each group's edges as the pass reaches it, not a table of them
-    const bool floatTarget = a.clipping.floatTarget();
-    std::vector<GroupRange> groupRanges(static_cast<std::size_t>(slices));
-    for (std::int64_t s = 0; s < slices; ++s)
-        groupRanges[static_cast<std::size_t>(s)] = walker.scaleRange(sliceBegin(s), sliceBegin(s + 1));
-    std::vector<FirstPass> first(static_cast<std::size_t>(slices),
-                                 FirstPass{{}, {}, {}, {}, {}, a.codes, {}, {}});
-    forEachSlice(
-        slices, opt.threads,
-        [&](std::int64_t s) {
-            FirstPass& p = first[static_cast<std::size_t>(s)];
-            p.clipping = SliceGroups(groupRanges, static_cast<std::size_t>(s), a.clipping.groupData(), rows);
-            auto countCode = [&](std::int32_t c) QL_INLINE {
-                if (wide)
-                    p.wideCodes.add(c);
+    const ResolvedSpec& m_plan;
+    const QuantParams& m_params;
+    const Codes& m_codes;
+    ValuesView m_x;
+    AnalysisOptions m_opt;
+    TensorAnalysis m_a;
+    std::int64_t m_rows; // clipping rows kept
+    RowWalker m_walker;
+    Reconstruct m_xhatOf;
+    ClipEdgeRule m_edgeRule; // each group's edges as the pass reaches it, not a table of them
+    bool m_floatTarget;
+    bool m_wide; // int32 codes
+    std::vector<FirstPass> m_first;
+};
+
+void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
+    FirstPass& p = m_first[static_cast<std::size_t>(s)];
+    const QuantParams& params = m_params;
+    const std::vector<float>& scales = params.scales;
+    const Reconstruct& xhatOf = m_xhatOf;
+    const ClipEdgeRule& edgeRule = m_edgeRule;
+    const bool wide = m_wide, floatTarget = m_floatTarget;
+    const std::int64_t rows = m_rows;
+    auto countCode = [&](std::int32_t c) QL_INLINE {
+        if (wide)
+            p.wideCodes.add(c);
+        else
+            ++p.byteCodes[0][static_cast<std::size_t>(c & 0xFF)];
+    };
+    // 8-bit codes into four tables taken in turn, so neighbouring equal codes do not chain.
+    auto countCodes = [&](auto codeAt, std::int64_t b, int len) QL_INLINE {
+        if (wide) {
+            for (int k = 0; k < len; ++k)
+                p.wideCodes.add(codeAt(b + k));
+            return;
+        }
+        int k = 0;
+        for (; k + 4 <= len; k += 4)
+            for (int t = 0; t < 4; ++t)
+                ++p.byteCodes[t][static_cast<std::size_t>(codeAt(b + k + t) & 0xFF)];
+        for (; k < len; ++k)
+            ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
+    };
+    // A block holding NaN or Inf, element by element (flat indices first + k).
+    auto addElements = [&](const float* xs, const float* xh, int len, std::int64_t first, const ClipEdges& e,
+                           GroupClipping* row) QL_INLINE {
+        for (int k = 0; k < len; ++k) {
+            const float xi = xs[k], xhi = xh[k];
+            p.stats.addElement(xi, xhi, first + k);
+            if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
+            if (row) ClippingStats::addTo(*row, e, floatTarget, xi, xhi);
+            ClippingStats::addTo(p.groups, e, floatTarget, xi, xhi);
+            p.ranges.add(xi, xhi);
+        }
+    };
+    // Short groups (MX and NVFP4 blocks) staged together, then summed group by group in one call that
+    // keeps the slice's lanes in registers: the same operations in the same order as a group at a time.
+    alignas(64) float bx[kBlock], bh[kBlock];
+    std::array<BatchGroup, kBlock> batch;
+    int batched = 0, staged = 0;
+    auto addGroups = [&](const BatchGroup* groups, int count) QL_INLINE {
+        if (floatTarget)
+            p.sums.template addGroups<true>(bx, bh, groups, count);
+        else
+            p.sums.template addGroups<false>(bx, bh, groups, count);
+    };
+    auto flushBatch = [&]() __attribute__((noinline)) { // one copy: its callers stay lean
+        if (allFinite(bx, bh, staged)) [[likely]] {
+            addGroups(batch.data(), batched);
+        } else {
+            for (int j = 0; j < batched; ++j) {
+                const BatchGroup& b = batch[static_cast<std::size_t>(j)];
+                if (allFinite(bx + b.offset, bh + b.offset, b.length))
+                    addGroups(&b, 1);
                 else
-                    ++p.byteCodes[0][static_cast<std::size_t>(c & 0xFF)];
-            };
-            // 8-bit codes into four tables taken in turn, so neighbouring equal codes do not chain.
-            auto countCodes = [&](auto codeAt, std::int64_t b, int len) QL_INLINE {
-                if (wide) {
-                    for (int k = 0; k < len; ++k)
-                        p.wideCodes.add(codeAt(b + k));
-                    return;
-                }
-                int k = 0;
-                for (; k + 4 <= len; k += 4)
-                    for (int t = 0; t < 4; ++t)
-                        ++p.byteCodes[t][static_cast<std::size_t>(codeAt(b + k + t) & 0xFF)];
-                for (; k < len; ++k)
-                    ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
-            };
-            // A block holding NaN or Inf, element by element (flat indices first + k).
-            auto addElements = [&](const float* xs, const float* xh, int len, std::int64_t first,
-                                   const ClipEdges& e, GroupClipping* row) QL_INLINE {
-                for (int k = 0; k < len; ++k) {
-                    const float xi = xs[k], xhi = xh[k];
-                    p.stats.addElement(xi, xhi, first + k);
-                    if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
-                    if (row) ClippingStats::addTo(*row, e, floatTarget, xi, xhi);
-                    ClippingStats::addTo(p.groups, e, floatTarget, xi, xhi);
-                    p.ranges.add(xi, xhi);
-                }
-            };
-            // Short groups (MX and NVFP4 blocks) staged together, then summed group by group in one
-            // call that keeps the slice's lanes in registers: the same operations in the same order
-            // as a group at a time.
-            alignas(64) float bx[kBlock], bh[kBlock];
-            std::array<BatchGroup, kBlock> batch;
-            int batched = 0, staged = 0;
-            auto addGroups = [&](const BatchGroup* groups, int count) QL_INLINE {
-                if (floatTarget)
-                    p.sums.template addGroups<true>(bx, bh, groups, count);
-                else
-                    p.sums.template addGroups<false>(bx, bh, groups, count);
-            };
-            auto flushBatch = [&]() __attribute__((noinline)) { // one copy: its callers stay lean
-                if (allFinite(bx, bh, staged)) [[likely]] {
-                    addGroups(batch.data(), batched);
-                } else {
-                    for (int j = 0; j < batched; ++j) {
-                        const BatchGroup& b = batch[static_cast<std::size_t>(j)];
-                        if (allFinite(bx + b.offset, bh + b.offset, b.length))
-                            addGroups(&b, 1);
-                        else
-                            addElements(bx + b.offset, bh + b.offset, b.length, b.first, b.edges, b.row);
-                    }
-                }
-                batched = staged = 0;
-            };
-            // `count` whole groups of `len` from flat index b, scales g, g + 1, …, staged for the batch
-            // (the caller leaves room): values, codes and x̂ a stretch at a time, then each group's entry.
-            auto stageGroups = [&](auto load, auto codeAt, std::int64_t b, int count, int len,
-                                   std::int64_t g) QL_INLINE {
-                const int n = count * len;
-                stageValues(load, b, n, bx + staged);
-                countCodes(codeAt, b, n);
-                xhatOf.runs(codeAt, b, count, len, params, g, bh + staged);
-                for (int j = 0; j < count; ++j) {
-                    const std::int64_t gj = g + j;
-                    const ClipEdges e = edgeRule.of(params, gj);
-                    p.widest.add(gj, e);
-                    batch[static_cast<std::size_t>(batched++)] = {staged + j * len, len,
-                                                                  b + std::int64_t{j} * len, e,
-                                                                  gj < rows ? &p.clipping[gj] : nullptr};
-                }
-                staged += n;
-            };
-            forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
-                if (seg.perElement) { // one group per element: straight into the slice's tables
-                    flushBatch();
-                    for (std::int64_t k = 0; k < seg.length; ++k) {
-                        const std::int64_t i = seg.begin + k, g = seg.scale + k;
-                        const std::int32_t c = codeAt(i);
-                        const float xi = load(i), xh = xhatOf(c, scales[static_cast<std::size_t>(g)],
-                                                              params.zeroPointOf(g));
-                        const ClipEdges e = edgeRule.of(params, g);
-                        p.widest.add(g, e);
-                        p.stats.addElement(xi, xh, i);
-                        countCode(c);
-                        if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
-                        ClippingStats::addTo(p.clipping[g], e, floatTarget, xi, xh);
-                        ClippingStats::addTo(p.groups, e, floatTarget, xi, xh);
-                        p.ranges.add(xi, xh);
-                    }
-                    return;
-                }
-                if (seg.runLength != 0 || seg.length < kBlock) // short groups, staged for the batch
-                    return forStagedGroups(seg, staged, flushBatch,
-                                           [&](std::int64_t b, std::int64_t g, int count, int len)
-                                               QL_INLINE { stageGroups(load, codeAt, b, count, len, g); });
-                const std::int64_t g = seg.scale;
+                    addElements(bx + b.offset, bh + b.offset, b.length, b.first, b.edges, b.row);
+            }
+        }
+        batched = staged = 0;
+    };
+    // `count` whole groups of `len` from flat index b, scales g, g + 1, …, staged for the batch (the
+    // caller leaves room): values, codes and x̂ a stretch at a time, then each group's entry.
+    auto stageGroups = [&](auto load, auto codeAt, std::int64_t b, int count, int len,
+                           std::int64_t g) QL_INLINE {
+        const int n = count * len;
+        stageValues(load, b, n, bx + staged);
+        countCodes(codeAt, b, n);
+        xhatOf.runs(codeAt, b, count, len, params, g, bh + staged);
+        for (int j = 0; j < count; ++j) {
+            const std::int64_t gj = g + j;
+            const ClipEdges e = edgeRule.of(params, gj);
+            p.widest.add(gj, e);
+            batch[static_cast<std::size_t>(batched++)] = {staged + j * len, len, b + std::int64_t{j} * len, e,
+                                                          gj < rows ? &p.clipping[gj] : nullptr};
+        }
+        staged += n;
+    };
+    forSegmentsOf(from, to, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
+        if (seg.perElement) { // one group per element: straight into the slice's tables
+            flushBatch();
+            for (std::int64_t k = 0; k < seg.length; ++k) {
+                const std::int64_t i = seg.begin + k, g = seg.scale + k;
+                const std::int32_t c = codeAt(i);
+                const float xi = load(i),
+                            xh = xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g));
                 const ClipEdges e = edgeRule.of(params, g);
                 p.widest.add(g, e);
-                GroupClipping* const row = g < rows ? &p.clipping[g] : nullptr;
-                // A long group, a block at a time: codes counted and x̂ made in one read, then the sums
-                // of an all-finite block in vector lanes; a block with NaN/Inf takes the element path.
-                flushBatch();
-                p.sums.beginGroup(e);
-                forBlocksOf(seg, load, codeAt, xhatOf, params,
-                            [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
-                                countCodes(codeAt, b, len);
-                                if (allFinite(xs, xh, len)) [[likely]] {
-                                    if (floatTarget)
-                                        p.sums.template addBlock<true>(xs, xh, len, b);
-                                    else
-                                        p.sums.template addBlock<false>(xs, xh, len, b);
-                                    return;
-                                }
-                                addElements(xs, xh, len, b, e, row);
-                            });
-                if (row)
-                    p.sums.endGroup(*row);
-                else
-                    p.sums.endGroupWithoutRow();
-            });
-            flushBatch();
-            p.sums.finish(p.stats, p.ranges, p.groups);
-        },
-        opt.progress, 0.0, 0.5);
+                p.stats.addElement(xi, xh, i);
+                countCode(c);
+                if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
+                ClippingStats::addTo(p.clipping[g], e, floatTarget, xi, xh);
+                ClippingStats::addTo(p.groups, e, floatTarget, xi, xh);
+                p.ranges.add(xi, xh);
+            }
+            return;
+        }
+        if (seg.runLength != 0 || seg.length < kBlock) // short groups, staged for the batch
+            return forStagedGroups(seg, staged, flushBatch,
+                                   [&](std::int64_t b, std::int64_t g, int count, int len)
+                                       QL_INLINE { stageGroups(load, codeAt, b, count, len, g); });
+        const std::int64_t g = seg.scale;
+        const ClipEdges e = edgeRule.of(params, g);
+        p.widest.add(g, e);
+        GroupClipping* const row = g < rows ? &p.clipping[g] : nullptr;
+        // A long group, a block at a time: codes counted and x̂ made in one read, then the sums of an
+        // all-finite block in vector lanes; a block with NaN/Inf takes the element path.
+        flushBatch();
+        p.sums.beginGroup(e);
+        forBlocksOf(seg, load, codeAt, xhatOf, params,
+                    [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
+                        countCodes(codeAt, b, len);
+                        if (allFinite(xs, xh, len)) [[likely]] {
+                            if (floatTarget)
+                                p.sums.template addBlock<true>(xs, xh, len, b);
+                            else
+                                p.sums.template addBlock<false>(xs, xh, len, b);
+                            return;
+                        }
+                        addElements(xs, xh, len, b, e, row);
+                    });
+        if (row)
+            p.sums.endGroup(*row);
+        else
+            p.sums.endGroupWithoutRow();
+    });
+    flushBatch();
+}
+
+TensorAnalysis Pass::finish(const std::function<void(double)>& progress, double first, double span) {
+    TensorAnalysis& a = m_a;
+    const QuantParams& params = m_params;
+    const Reconstruct& xhatOf = m_xhatOf;
+    const std::vector<float>& scales = params.scales;
+    const std::int64_t n = m_x.count;
     detail::AnalysisRanges r;
     WidestGroup widest;
     GroupClipping total; // of every group, in slice order
-    const bool signedBytes = codes.target() == Target::Int8 || codes.target() == Target::Int4;
-    for (const FirstPass& p : first) { // in slice order: the sums never depend on timing
+    const bool signedBytes = m_codes.target() == Target::Int8 || m_codes.target() == Target::Int4;
+    for (FirstPass& p : m_first) { // in slice order: the sums never depend on timing
+        p.sums.finish(p.stats, p.ranges, p.groups);
         a.stats.merge(p.stats);
         p.clipping.mergeShared();
         total.merge(p.groups);
         r.merge(p.ranges);
         widest.merge(p.widest);
-        if (wide) a.codes.merge(p.wideCodes);
-        for (int b = 0; b < 256 && !wide; ++b)
+        if (m_wide) a.codes.merge(p.wideCodes);
+        for (int b = 0; b < 256 && !m_wide; ++b)
             if (const std::int64_t count = p.byteCodes[0][static_cast<std::size_t>(b)] +
                                            p.byteCodes[1][static_cast<std::size_t>(b)] +
                                            p.byteCodes[2][static_cast<std::size_t>(b)] +
                                            p.byteCodes[3][static_cast<std::size_t>(b)])
                 a.codes.add(signedBytes ? static_cast<std::int8_t>(b) : b, count);
     }
-    first.clear();
+    m_first.clear();
 
-    detail::openHistograms(a, r, opt);
+    // The histograms' counts do not depend on the cut: the second pass takes the fixed slices.
+    const std::int64_t slices = sliceCount(n);
+    auto sliceBegin = [&](std::int64_t s) { return n * s / slices; };
+    detail::openHistograms(a, r, m_opt);
     std::vector<SecondPass> second(static_cast<std::size_t>(slices),
                                    SecondPass{a.error, a.absErrorLog, a.values});
     forEachSlice(
-        slices, opt.threads,
+        slices, m_opt.threads,
         [&](std::int64_t s) {
             SecondPass& h = second[static_cast<std::size_t>(s)];
             HistogramFiller error(h.error), absError(h.absErrorLog), values(h.values);
@@ -528,46 +567,72 @@ TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, 
                 }
                 staged = 0;
             };
-            forSegmentsOf(s, [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
-                if (seg.perElement) {
-                    for (std::int64_t k = 0; k < seg.length; ++k) {
-                        const std::int64_t i = seg.begin + k, g = seg.scale + k;
-                        const float xi = load(i), xh = xhatOf(codeAt(i), scales[static_cast<std::size_t>(g)],
-                                                              params.zeroPointOf(g));
-                        if (std::isfinite(xi) && std::isfinite(xh)) fill(xi, xh);
+            forSegmentsOf(
+                sliceBegin(s), sliceBegin(s + 1), [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
+                    if (seg.perElement) {
+                        for (std::int64_t k = 0; k < seg.length; ++k) {
+                            const std::int64_t i = seg.begin + k, g = seg.scale + k;
+                            const float xi = load(i),
+                                        xh = xhatOf(codeAt(i), scales[static_cast<std::size_t>(g)],
+                                                    params.zeroPointOf(g));
+                            if (std::isfinite(xi) && std::isfinite(xh)) fill(xi, xh);
+                        }
+                        return;
                     }
-                    return;
-                }
-                // Counts do not depend on the order they are taken in: short segments (MX and NVFP4
-                // blocks) share one staged block instead of paying a block each.
-                if (seg.runLength != 0) // whole short blocks
-                    return forStagedGroups(seg, staged, flush,
-                                           [&](std::int64_t b, std::int64_t g, int count, int len) QL_INLINE {
-                                               const int n = count * len;
-                                               stageValues(load, b, n, xs + staged);
-                                               xhatOf.runs(codeAt, b, count, len, params, g, xh + staged);
-                                               staged += n;
-                                           });
-                for (std::int64_t b = seg.begin, end = seg.begin + seg.length; b < end;) {
-                    const int len = static_cast<int>(std::min<std::int64_t>(kBlock - staged, end - b));
-                    stageValues(load, b, len, xs + staged);
-                    xhatOf.runs(codeAt, b, 1, len, params, seg.scale, xh + staged);
-                    staged += len;
-                    b += len;
-                    if (staged == kBlock) flush();
-                }
-            });
+                    // Counts do not depend on the order they are taken in: short segments (MX and NVFP4
+                    // blocks) share one staged block instead of paying a block each.
+                    if (seg.runLength != 0) // whole short blocks
+                        return forStagedGroups(
+                            seg, staged, flush,
+                            [&](std::int64_t b, std::int64_t g, int count, int len) QL_INLINE {
+                                const int k = count * len;
+                                stageValues(load, b, k, xs + staged);
+                                xhatOf.runs(codeAt, b, count, len, params, g, xh + staged);
+                                staged += k;
+                            });
+                    for (std::int64_t b = seg.begin, end = seg.begin + seg.length; b < end;) {
+                        const int len = static_cast<int>(std::min<std::int64_t>(kBlock - staged, end - b));
+                        stageValues(load, b, len, xs + staged);
+                        xhatOf.runs(codeAt, b, 1, len, params, seg.scale, xh + staged);
+                        staged += len;
+                        b += len;
+                        if (staged == kBlock) flush();
+                    }
+                });
             flush();
         },
-        opt.progress, 0.5, 0.5);
+        progress, first, span);
     for (const SecondPass& h : second) {
         a.error.merge(h.error);
         a.absErrorLog.merge(h.absErrorLog);
         a.values.merge(h.values);
     }
-    detail::finishAnalysis(a, plan, params, widest.result(edgeRule.of(params, 0)));
+    detail::finishAnalysis(a, m_plan, params, widest.result(m_edgeRule.of(params, 0)), m_opt);
     a.clipping.setTotal(total);
-    return a;
+    return std::move(a);
+}
+
+std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantParams& params,
+                                       const Codes& codes, const ValuesView& x, const AnalysisOptions& opt,
+                                       const std::vector<std::int64_t>& sliceStarts) {
+    return std::make_unique<Pass>(plan, params, codes, x, opt, sliceStarts);
+}
+
+TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
+                           const ValuesView& x, const AnalysisOptions& opt) {
+    const std::int64_t n = x.count, slices = sliceCount(n);
+    std::vector<std::int64_t> starts(static_cast<std::size_t>(slices));
+    for (std::int64_t s = 0; s < slices; ++s)
+        starts[static_cast<std::size_t>(s)] = n * s / slices;
+    Pass pass(plan, params, codes, x, opt, starts);
+    forEachSlice(
+        slices, opt.threads,
+        [&](std::int64_t s) {
+            pass.addPart(s, starts[static_cast<std::size_t>(s)],
+                         s + 1 < slices ? starts[static_cast<std::size_t>(s + 1)] : n);
+        },
+        opt.progress, 0.0, 0.5);
+    return pass.finish(opt.progress, 0.5, 0.5);
 }
 
 #undef QL_INLINE

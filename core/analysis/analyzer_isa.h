@@ -1,7 +1,12 @@
 #pragma once
 // The fast analysis pass's builds, one per ISA (analyzer_fast.h), each compiled in a translation unit
-// of its own (analyzer_fast_<isa>.cpp) so they build side by side; analyze() picks one (internal).
+// of its own (analyzer_fast_<isa>.cpp) so they build side by side; analyze() and SlicedAnalysis pick
+// one (internal).
 #include "analysis/analyzer.h"
+
+#include <functional>
+#include <memory>
+#include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define QL_ANALYZER_X86 1
@@ -9,19 +14,38 @@
 
 namespace ql::detail {
 
+/// One build's pass over a cut of the tensor into slices (SlicedAnalysis).
+class SlicedPass {
+public:
+    virtual ~SlicedPass() = default;
+    /// Elements [from, to) of slice s, a slice's parts in order.
+    virtual void addPart(std::int64_t slice, std::int64_t from, std::int64_t to) = 0;
+    /// The slices merged, then the histogram pass, reporting first + span × its fraction done.
+    virtual TensorAnalysis finish(const std::function<void(double)>& progress, double first, double span) = 0;
+};
+
 namespace baseline {
 TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                            const ValuesView& x, const AnalysisOptions& opt);
-}
+std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantParams& params,
+                                       const Codes& codes, const ValuesView& x, const AnalysisOptions& opt,
+                                       const std::vector<std::int64_t>& sliceStarts);
+} // namespace baseline
 #ifdef QL_ANALYZER_X86
 namespace avx2 {
 TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                            const ValuesView& x, const AnalysisOptions& opt);
-}
+std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantParams& params,
+                                       const Codes& codes, const ValuesView& x, const AnalysisOptions& opt,
+                                       const std::vector<std::int64_t>& sliceStarts);
+} // namespace avx2
 namespace avx512 {
 TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                            const ValuesView& x, const AnalysisOptions& opt);
-}
+std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantParams& params,
+                                       const Codes& codes, const ValuesView& x, const AnalysisOptions& opt,
+                                       const std::vector<std::int64_t>& sliceStarts);
+} // namespace avx512
 #endif
 
 } // namespace ql::detail

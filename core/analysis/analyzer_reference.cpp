@@ -16,7 +16,7 @@ EdgeRows clipEdges(const ResolvedSpec& plan, const QuantParams& params, std::siz
 
 TensorAnalysis analyzeReference(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                                 std::span<const float> x, const AnalysisOptions& opt) {
-    TensorAnalysis a = detail::beginAnalysis(plan, params, codes, static_cast<std::int64_t>(x.size()), opt,
+    TensorAnalysis a = detail::beginAnalysis(plan, params, codes, static_cast<std::int64_t>(x.size()),
                                              ClippingStats::kAllRows);
     const ScaleIndexer indexer(plan.layout, plan.shape);
     const EdgeRows edges = clipEdges(plan, params); // every group's, until the end
@@ -48,7 +48,7 @@ TensorAnalysis analyzeReference(const ResolvedSpec& plan, const QuantParams& par
     std::size_t widest = 0;
     for (std::size_t g = 1; g < edges.size(); ++g)
         if (edges[g].high - edges[g].low > edges[widest].high - edges[widest].low) widest = g;
-    detail::finishAnalysis(a, plan, params, static_cast<std::int64_t>(widest));
+    detail::finishAnalysis(a, plan, params, static_cast<std::int64_t>(widest), opt);
     a.clipping.keepFirstGroups(opt.groupRows);
     return a;
 }

@@ -28,14 +28,15 @@ struct AnalysisRanges {
     }
 };
 
-/// Checks the sizes and sets up the code, clipping and scale statistics, with clipping rows for the
-/// first `groupRows` groups.
+/// Checks the sizes and sets up the code and clipping statistics, with clipping rows for the first
+/// `groupRows` groups.
 TensorAnalysis beginAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
-                             std::int64_t n, const AnalysisOptions& options, std::size_t groupRows);
+                             std::int64_t n, std::size_t groupRows);
 /// Fixes the histograms' edges from the first pass (error over ±max |error|, values over [min, max]).
 void openHistograms(TensorAnalysis& a, const AnalysisRanges& r, const AnalysisOptions& options);
-/// Shows `gridGroup` (the group with the widest range) with the values: its grid and edges.
+/// The scale histogram, and `gridGroup` (the group with the widest range) shown with the values: its
+/// grid and edges (at the end: a backend's calibration may fill the params as the pass goes).
 void finishAnalysis(TensorAnalysis& a, const ResolvedSpec& plan, const QuantParams& params,
-                    std::int64_t gridGroup);
+                    std::int64_t gridGroup, const AnalysisOptions& options);
 
 } // namespace ql::detail

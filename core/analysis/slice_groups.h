@@ -22,23 +22,32 @@ using GroupRange = std::pair<std::int64_t, std::int64_t>;
 
 class SliceGroups {
 public:
+    /// For every slice, the highest group an earlier slice may use and the lowest a later one may:
+    /// worked out once for all the slices (a backend's cut may have hundreds).
+    struct Bounds {
+        std::vector<std::int64_t> below, above;
+        explicit Bounds(const std::vector<GroupRange>& ranges)
+            : below(ranges.size(), std::numeric_limits<std::int64_t>::min())
+            , above(ranges.size(), std::numeric_limits<std::int64_t>::max()) {
+            auto empty = [&](std::size_t t) { return ranges[t].first > ranges[t].second; };
+            for (std::size_t t = 1; t < ranges.size(); ++t)
+                below[t] = empty(t - 1) ? below[t - 1] : std::max(below[t - 1], ranges[t - 1].second);
+            for (std::size_t t = ranges.size(); t-- > 1;)
+                above[t - 1] = empty(t) ? above[t] : std::min(above[t], ranges[t].first);
+        }
+    };
+
     SliceGroups() = default;
-    /// Slice `s` of slices using `ranges`, writing the groups below `rows` it alone touches into
-    /// `shared` (which has `rows` rows).
-    SliceGroups(const std::vector<GroupRange>& ranges, std::size_t s, GroupClipping* shared,
-                std::int64_t rows)
+    /// Slice `s` of slices using `ranges` (whose Bounds are `bounds`), writing the groups below `rows`
+    /// it alone touches into `shared` (which has `rows` rows).
+    SliceGroups(const std::vector<GroupRange>& ranges, const Bounds& bounds, std::size_t s,
+                GroupClipping* shared, std::int64_t rows)
         : m_shared(shared)
         , m_rows(rows) {
         const auto [first, last] = ranges[s];
         if (first > last) return;
         // Groups above every earlier slice's range and below every later one's are this slice's alone.
-        std::int64_t below = std::numeric_limits<std::int64_t>::min();
-        std::int64_t above = std::numeric_limits<std::int64_t>::max();
-        for (std::size_t t = 0; t < ranges.size(); ++t) {
-            if (t == s || ranges[t].first > ranges[t].second) continue;
-            if (t < s) below = std::max(below, ranges[t].second);
-            if (t > s) above = std::min(above, ranges[t].first);
-        }
+        const std::int64_t below = bounds.below[s], above = bounds.above[s];
         m_first = first;
         m_ownFirst = below < first ? first : below + 1;
         m_ownLast = above > last ? last : above - 1;
