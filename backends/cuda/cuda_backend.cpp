@@ -129,6 +129,20 @@ std::size_t CudaBackend::deviceBytesHeld() const {
     return m_context ? m_context->heldBytes() : 0;
 }
 
+void CudaBackend::prepare() const {
+    const std::lock_guard lock(m_mutex);
+    if (m_configError || m_context || m_preparing.joinable()) return;
+    m_preparing = std::jthread([this] {
+        if (unavailableReason()) return; // run() says why
+        const std::lock_guard held(m_mutex);
+        try {
+            if (!m_context && cudaSetDevice(m_device) == cudaSuccess) context();
+        } catch (const std::exception&) {
+            m_context.reset(); // the first run tries again and reports the error
+        }
+    });
+}
+
 cuda::DeviceContext& CudaBackend::context() const {
     if (!m_context) m_context = std::make_unique<cuda::DeviceContext>(m_device);
     return *m_context;

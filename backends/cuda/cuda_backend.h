@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 namespace ql {
 namespace cuda {
@@ -36,6 +37,10 @@ public:
     /// call (the context is then dropped and the next job starts a fresh one), Cancelled.
     Result run(const BackendTask& job, const ProgressFn& progress = {}) const override;
 
+    /// Creates the device context on a thread of its own (the GPU's start takes a good part of a
+    /// second on some machines); run() waits for it.
+    void prepare() const override;
+
     /// Device memory the kept context holds now (0 before the first job).
     std::size_t deviceBytesHeld() const;
 
@@ -46,6 +51,7 @@ private:
     std::optional<std::string> m_configError;
     mutable std::mutex m_mutex;
     mutable std::unique_ptr<cuda::DeviceContext> m_context;
+    mutable std::jthread m_preparing; // last: joined before the context goes
 };
 
 } // namespace ql

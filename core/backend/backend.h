@@ -63,6 +63,10 @@ public:
     virtual std::optional<std::string> supports(const ResolvedSpec& plan) const = 0;
     /// Runs the job. Throws QuantError for a bad job, Cancelled when progress returned false.
     virtual Result run(const BackendTask& job, const ProgressFn& progress = {}) const = 0;
+    /// Starts, without waiting for it, what the first run would start anyway (a device context);
+    /// run() waits for it. The pipeline calls it as a job begins, so that the start overlaps opening
+    /// the file and reading the first tensor. Errors are left for run() to report.
+    virtual void prepare() const {}
 };
 
 /// The job's values as f32: `values` when set, else the tensor (in place when it is F32, else

@@ -106,6 +106,7 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
                          const ModelJobOptions& options, const ModelEvents& events) {
     const TensorSource& source = *request.source;
     const Backend& backend = request.registry->require(request.backend);
+    backend.prepare(); // a device starts while the first tensor is read
     ModelOutcome out;
     ExplicitParams explicitParams(request, names.size()); // each parameter file opened once
     const int total = static_cast<int>(names.size());

@@ -66,6 +66,7 @@ TensorOutcome runTensorJob(const JobRequest& request, const std::string& name, c
     const BackendRegistry& registry = *request.registry;
     const bool twoSides = request.compare.kind != CompareWith::Kind::None;
     const int steps = twoSides ? 2 : 1;
+    registry.require(request.backend).prepare(); // a device starts while the tensor is read
     const LoadedTensor tensor(source, info);
 
     std::optional<QuantParams> paramsA;
