@@ -25,6 +25,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -111,6 +112,29 @@ def cache_key(entry, config, hashes):
     return digest.hexdigest()
 
 
+UNITY_SOURCE = re.compile(r"/Unity/unity_[0-9]+_cxx\.cxx$")
+UNITY_INCLUDE = re.compile(r'^#include "([^"]+)"', re.MULTILINE)
+
+
+def without_unity(entries):
+    """The database with each unity-build unit (UNITY_BUILD targets) replaced by the sources it
+    includes, each with the unit's command: clang-tidy checks every source as its own file. Their
+    object names are made up, so their dependencies come from the compiler (-M)."""
+    out = []
+    for entry in entries:
+        if not UNITY_SOURCE.search(entry["file"]):
+            out.append(entry)
+            continue
+        with open(entry["file"]) as f:
+            sources = UNITY_INCLUDE.findall(f.read())
+        args = shlex.split(entry["command"])
+        for source in sources:
+            own = [source if a == entry["file"] else a for a in args]
+            own[own.index("-o") + 1] += "." + os.path.basename(source) + ".tidy.o"
+            out.append({"directory": entry["directory"], "file": source, "command": shlex.join(own)})
+    return out
+
+
 def main():
     args = parse_args()
     tidy = shutil.which("clang-tidy-14") or shutil.which("clang-tidy")
@@ -122,8 +146,9 @@ def main():
         print(f"{database}: configure the build first", file=sys.stderr)
         return 2
     with open(database) as f:
-        selected = re.compile(args.regex)
-        entries = [e for e in json.load(f) if selected.search(e["file"])]
+        every = without_unity(json.load(f))
+    selected = re.compile(args.regex)
+    entries = [e for e in every if selected.search(e["file"])]
     if not entries:
         print(f"clang-tidy: no source matches {args.regex}", file=sys.stderr)
         return 2
@@ -134,6 +159,11 @@ def main():
     cache = os.path.join(args.build, "tidy-cache")
     os.makedirs(cache, exist_ok=True)
     hashes = FileHashes()
+    # The database clang-tidy reads: the build's, with unity units expanded (a source missing from
+    # it would get a neighbour's flags, guessed).
+    expanded = tempfile.TemporaryDirectory()
+    with open(os.path.join(expanded.name, "compile_commands.json"), "w") as f:
+        json.dump(every, f)
     start = time.monotonic()
 
     def remembered(entry):
@@ -149,7 +179,7 @@ def main():
                         return entry, key, None, True
             except OSError:
                 pass
-        command = [tidy, "-p", args.build, "--quiet", entry["file"]]
+        command = [tidy, "-p", expanded.name, "--quiet", entry["file"]]
         if args.nice:
             command = ["nice", "-n", str(args.nice)] + command
         out = subprocess.run(command, capture_output=True, text=True, check=False)
