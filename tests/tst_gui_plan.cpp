@@ -183,7 +183,7 @@ private slots:
         QVERIFY2(text.contains(worstText), qPrintable(text + QStringLiteral("\nwanted: ") + worstText));
         // The worst is the table's first row: one ranking.
         QCOMPARE(w.modelTable()->model()->rows().front().name, worst);
-        QVERIFY2(text.contains(QStringLiteral("Kept unquantized: 1 ") + QString::fromStdString(keptReason)),
+        QVERIFY2(text.contains(QStringLiteral("\nKept unquantized: 1 ") + QString::fromStdString(keptReason)),
                  qPrintable(text));
     }
 
@@ -253,6 +253,14 @@ private slots:
             const QString problem = table->index(row, ModelTableModel::ErrorColumn).data().toString();
             QCOMPARE(problem.contains(QStringLiteral("fails sqnr < 1000")), checked);
             QCOMPARE(table->checkFailures(row).size(), checked ? std::size_t{2} : std::size_t{0});
+        }
+        // For a person to look at: the marked table at 1280x800, where QUANTLENS_SCREENSHOT_DIR says.
+        if (const QString dir = qEnvironmentVariable("QUANTLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
+            w.resize(1280, 800);
+            w.show();
+            w.tabs()->setCurrentWidget(w.modelTable());
+            QTest::qWait(50);
+            QVERIFY(w.grab().save(dir + QStringLiteral("/check_marks_1280x800.png")));
         }
         // Rules nothing breaks clear the marks.
         QFile g(rules);

@@ -89,7 +89,9 @@ void ModelTablePage::setRows(std::vector<ModelRow> rows, const std::string& over
                "as they are)",
                nullptr, kept);
     text += QLatin1Char('.');
-    if (!overall.empty()) text += QLatin1Char('\n') + qs(printable(overall));
+    // Line by line: printable() would show the line breaks as escapes.
+    for (const QString& line : qs(overall).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+        text += QLatin1Char('\n') + qs(printable(ss(line)));
     m_summary->setText(text);
 }
 
