@@ -336,7 +336,7 @@ bool PlanPage::exportWeights(const QString& path) {
         [r, m = m_measurements, result = *m_result, target = ss(path)](const ProgressFn& fn) {
             return exportPlan(r, *m, result, target, progressOverTensors(fn));
         });
-    job->onFinished<int>(this, [this, path](std::shared_ptr<const int> n) {
+    job->onFinished<int>(this, [this, path](const std::shared_ptr<const int>& n) {
         m_bench->showMessage(
             tr("Wrote %1: %n weight(s) quantized as planned, with config.json beside it.", nullptr, *n)
                 .arg(path),

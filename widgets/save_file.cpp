@@ -31,7 +31,7 @@ QString withFilterExtension(const QString& path, const QString& chosen, const QS
 
 QString saveFileName(QWidget* parent, const QString& title, const QString& filters, QString* chosenFilter) {
     QString chosen;
-    const QString path = QFileDialog::getSaveFileName(parent, title, {}, filters, &chosen);
+    QString path = QFileDialog::getSaveFileName(parent, title, {}, filters, &chosen);
     if (chosenFilter) *chosenFilter = chosen;
     if (path.isEmpty()) return path;
     return withFilterExtension(path, chosen, filters);

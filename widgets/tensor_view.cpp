@@ -65,7 +65,7 @@ void TensorView::select(const TensorInfo& info) {
                                                 const ProgressFn&) { return previewValues(*source, tensor); },
                                             JobRunner::Lane::Preview);
     job->onFinished<ValuePreview>(
-        this, [this](std::shared_ptr<const ValuePreview> p) { m_values->setPreview(*p); });
+        this, [this](const std::shared_ptr<const ValuePreview>& p) { m_values->setPreview(*p); });
 }
 
 void TensorView::quantize(const std::string& tensor) {

@@ -91,8 +91,8 @@ bool startWeightsExport(Workbench& bench, const JobRequest& ran, const std::stri
         return outcome;
     });
     const std::size_t unlisted = all ? ran.source->unlisted().size() : 0;
-    job->onFinished<ModelOutcome>(&bench, [&bench, path, unlisted,
-                                           written](std::shared_ptr<const ModelOutcome> o) {
+    job->onFinished<ModelOutcome>(&bench, [&bench, path, unlisted, written = std::move(written)](
+                                              const std::shared_ptr<const ModelOutcome>& o) {
         if (written) written(o);
         const auto quantized = static_cast<int>(o->reports.size()) - o->failed - o->passedThrough;
         QString done = tr("Wrote %1 quantized tensor(s)").arg(quantized);
