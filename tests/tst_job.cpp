@@ -295,9 +295,9 @@ void TestJob::progressCoversTheStatisticsPass() {
     });
     QVERIFY(std::is_sorted(seen.begin(), seen.end()));
     QCOMPARE(seen.back(), 1.0);
-    // Its step count depends on the thread count (tst_fast_analysis pins it); the middle of the pass
-    // (its first half done) is always reported.
-    QVERIFY(std::find(seen.begin(), seen.end(), 0.75) != seen.end());
+    // The backend's run (its quantize loop with the statistics' first pass) always ends at the half;
+    // the histogram pass moves the bar on from there (its steps depend on the threads and their timing).
+    QVERIFY(std::find(seen.begin(), seen.end(), 0.5) != seen.end());
     // The same figures as a run without a progress callback.
     const TensorOutcome plain = runTensorJob(request, "big.weight");
     QCOMPARE(out.a.report.analysis.stats.sqnrDb(), plain.a.report.analysis.stats.sqnrDb());
