@@ -12,6 +12,13 @@ if(QUANTLENS_ONNX AND TARGET quantlens-cli)
         QUANTLENS_ORT_NONE="$<TARGET_FILE:ql_ort_none>"
         QUANTLENS_ORT_CACHE="${PROJECT_SOURCE_DIR}/build/onnxruntime")
     add_dependencies(tst_evaluate quantlens-cli ql_ort_old ql_ort_none)
-    set_tests_properties(tst_evaluate PROPERTIES TIMEOUT 900 ENVIRONMENT
-        "QT_QPA_PLATFORM=offscreen;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp:print_suppressions=0")
+    # evaluate --activations read back by plan --importance, and plan --objective output.
+    ql_add_test(tst_evaluate_importance)
+    target_compile_definitions(tst_evaluate_importance PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>"
+        QUANTLENS_ORT_CACHE="${PROJECT_SOURCE_DIR}/build/onnxruntime")
+    add_dependencies(tst_evaluate_importance quantlens-cli)
+    foreach(suite tst_evaluate tst_evaluate_importance)
+        set_tests_properties(${suite} PROPERTIES TIMEOUT 900 ENVIRONMENT
+            "QT_QPA_PLATFORM=offscreen;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp:print_suppressions=0")
+    endforeach()
 endif()

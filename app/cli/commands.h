@@ -119,6 +119,9 @@ struct PlanOptions {
     std::string out;
     bool includeNonWeights = false;
     bool quiet = false;
+    std::string objective = "weights"; // or "output": measured through ONNX Runtime
+    ql::EvaluateOptions samples;       // --inputs / --random / --seed for the output objective
+    std::vector<std::string> dims;     // NAME=N
 };
 CLI::App* addPlan(CLI::App& parent, PlanOptions& o);
 int runPlan(const PlanOptions& o);
@@ -133,8 +136,14 @@ struct EvaluateCliOptions {
     int layers = 20;
     std::string report;
     std::string saveOutputs;
+    std::string activations; // each weight's input_sq_mean (.safetensors)
     bool quiet = false;
 };
+/// The model's samples as evaluate and `plan --objective output` take them: --inputs FILE, or --random N
+/// with --seed and --dim NAME=N (repeatable) for dynamic dimensions; into `o` (inputs, random, seed,
+/// dims). Throws UsageError for a --dim that is not NAME=N or comes without --random.
+void addSampleOptions(CLI::App& cmd, ql::EvaluateOptions& o, std::vector<std::string>& dims);
+void parseSampleOptions(ql::EvaluateOptions& o, const std::vector<std::string>& dims);
 CLI::App* addEvaluate(CLI::App& parent, ql::EvaluateOptions& o, EvaluateCliOptions& c);
 int runEvaluate(ql::EvaluateOptions o, const EvaluateCliOptions& c);
 

@@ -4,6 +4,7 @@
 #include "io/export_compressed_tensors.h"
 #include "job/importance.h"
 #include "job/tensor_measurement.h"
+#include "quant/reference.h"
 
 #include <algorithm>
 #include <limits>
@@ -123,8 +124,12 @@ PlanCell measureCell(const JobRequest& request, const Backend& backend, const Lo
         } else {
             c.bits = nativeBits(q.plan, q.params, info.dtype);
         }
-        c.error =
-            weights ? weightedErrorOf(q.plan, q.params, q.codes, tensor.floats(), *weights).sumWeightedSqError
+        if (scope.outputError)
+            c.error = scope.outputError(info, dequantizeReference(q.plan, q.params, q.codes));
+        else
+            c.error =
+                weights
+                    ? weightedErrorOf(q.plan, q.params, q.codes, tensor.floats(), *weights).sumWeightedSqError
                     : stats.sumSqError() * fallbackWeight;
         c.sqnrDb = stats.sqnrDb();
     } catch (const Cancelled&) {
@@ -137,6 +142,10 @@ PlanCell measureCell(const JobRequest& request, const Backend& backend, const Lo
 }
 
 } // namespace
+
+std::string whyNotPlanned(const TensorSource& source, const TensorInfo& info, const PlanScope& scope) {
+    return whyNotPlanned(info, roleOf(source, info), scope);
+}
 
 QuantSpec planSpecFor(const PlanCandidate& candidate, const RoleAxes& role) {
     if (!candidate.spec) throw QuantError("the candidate " + candidate.name + " keeps the weight as stored");
@@ -193,6 +202,7 @@ PlanMeasurements measurePlan(const JobRequest& request, const std::vector<std::s
     PlanMeasurements m;
     m.file = source.path();
     m.importance = importance ? importance->file().path : std::string();
+    m.outputObjective = scope.outputError ? scope.objective : std::string();
     m.candidates = candidates;
     const int total = static_cast<int>(names.size());
     for (int i = 0; i < total; ++i) {

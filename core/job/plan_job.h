@@ -10,6 +10,7 @@
 #include "job/plan_solver.h"
 
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -60,6 +61,9 @@ struct PlanTensor {
 struct PlanMeasurements {
     std::string file;
     std::string importance; // the importance file, empty: plain squared error
+    /// What the cells' errors measure when it is the model's outputs (PlanScope::outputError), in
+    /// words; empty: the weights' own squared error.
+    std::string outputObjective;
     std::vector<PlanCandidate> candidates;
     std::vector<PlanTensor> tensors;                             // the weights planned
     std::vector<std::pair<std::string, std::string>> notPlanned; // name, why (kept as they are)
@@ -71,7 +75,15 @@ struct PlanScope {
     bool includeNonWeights = false;
     /// Only choices a compressed-tensors checkpoint stores (for an export): the others are unavailable.
     bool compressedTensorsOnly = false;
+    /// The output objective: a cell's error is this function of the weight and its values quantized
+    /// then dequantized by the candidate (the model's output error with only that weight quantized),
+    /// not the weight's squared error. `objective` says what it measures, in words.
+    std::function<double(const TensorInfo&, const std::vector<float>&)> outputError = {};
+    std::string objective = {};
 };
+
+/// Why measurePlan keeps `info` as it is (not a weight, an embedding table, ...); empty: it plans it.
+std::string whyNotPlanned(const TensorSource& source, const TensorInfo& info, const PlanScope& scope);
 
 /// Measures each candidate on each selected tensor, one tensor at a time, each along its role's axes
 /// (any name, any layout: Linear, conv, recurrent, stacked). Tensors that are not weights (biases,

@@ -97,8 +97,10 @@ json planJson(const PlanMeasurements& m, const PlanResult& r) {
             {"version", 1},
             {"file", m.file},
             {"importance", m.importance},
-            {"objective",
-             m.importance.empty() ? "sum of squared errors" : "sum of importance-weighted squared errors"},
+            {"objective", !m.outputObjective.empty() ? m.outputObjective
+                          : m.importance.empty()     ? "sum of squared errors"
+                                                     : "sum of importance-weighted squared errors"},
+            {"output_objective", !m.outputObjective.empty()},
             {"candidates", std::move(candidates)},
             {"tensors", std::move(tensors)},
             {"not_planned", std::move(notPlanned)},
@@ -123,6 +125,7 @@ PlanMeasurements planMeasurementsFromJson(const json& j, const std::string& path
             throw bad("version " + j.at("version").dump() + " is not 1");
         m.file = j.at("file").get<std::string>();
         m.importance = j.at("importance").get<std::string>();
+        if (j.value("output_objective", false)) m.outputObjective = j.at("objective").get<std::string>();
         std::set<std::string> names; // each candidate, and each tensor, once: a second is ambiguous
         for (const auto& c : j.at("candidates")) {
             PlanCandidate pc{c.at("name").get<std::string>(), std::nullopt,

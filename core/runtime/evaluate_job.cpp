@@ -282,6 +282,13 @@ std::map<std::string, std::vector<float>> quantizedWeights(const JobRequest& req
 
 } // namespace
 
+std::vector<std::vector<HostTensor>>
+evaluationSamples(const EvaluateOptions& o, const std::vector<TensorDecl>& decls, EvaluateOutcome& outcome) {
+    if (o.inputs.empty() == (o.random <= 0))
+        throw QuantError("give the inputs with exactly one of --inputs FILE or --random N");
+    return o.inputs.empty() ? randomSamples(o, decls, outcome) : samplesFromFile(o.inputs, decls, outcome);
+}
+
 EvaluateOutcome runEvaluateJob(const JobRequest& request, const EvaluateOptions& o,
                                const ProgressFn& progress) {
     if (o.inputs.empty() == (o.random <= 0))
@@ -292,8 +299,7 @@ EvaluateOutcome runEvaluateJob(const JobRequest& request, const EvaluateOptions&
     outcome.runtime = "ONNX Runtime " + rt->version() + " (" + rt->path() + ")";
     const ModelRewriter model(path);
     const auto plain = rt->open(model.original(), path);
-    auto samples = o.inputs.empty() ? randomSamples(o, plain->inputs(), outcome)
-                                    : samplesFromFile(o.inputs, plain->inputs(), outcome);
+    auto samples = evaluationSamples(o, plain->inputs(), outcome);
     outcome.samples = static_cast<int>(samples.size());
 
     // The weights: float32 of rank >= 2 in the main graph, through the request's spec and backend;
@@ -328,6 +334,8 @@ EvaluateOutcome runEvaluateJob(const JobRequest& request, const EvaluateOptions&
                 layerNames.push_back(out);
                 layerNode.push_back(i);
             }
+    std::optional<ActivationCollector> activations;
+    if (o.activations) activations.emplace(model, *request.source, model.weights());
     const auto floatLayers = rt->open(model.rewrite({}, extras), path + " (every node output)");
     std::unique_ptr<OrtModel> quantModel;
     if (o.against.empty()) {
@@ -414,6 +422,17 @@ EvaluateOutcome runEvaluateJob(const JobRequest& request, const EvaluateOptions&
             layerAcc[l].add(fv, q.toDoubles());
             if (o.local && keep.count(layerNames[l])) kept[s][layerNames[l]] = fv;
         }
+        if (activations) // the float run's values: a graph input, a node output or a graph output
+            activations->add([&](const std::string& name) -> const HostTensor* {
+                for (const HostTensor& t : samples[s])
+                    if (t.name == name) return &t;
+                if (const auto e = std::find(extras.begin(), extras.end(), name); e != extras.end())
+                    return &layersOut[static_cast<std::size_t>(e - extras.begin())];
+                if (const auto g = std::find(graphOutputs.begin(), graphOutputs.end(), name);
+                    g != graphOutputs.end())
+                    return &plainOut[static_cast<std::size_t>(g - graphOutputs.begin())];
+                return nullptr;
+            });
         done += 1;
         reportProgress(progress, done / steps);
     }
@@ -487,6 +506,10 @@ EvaluateOutcome runEvaluateJob(const JobRequest& request, const EvaluateOptions&
             }
         }
 
+    if (activations) {
+        outcome.activations = activations->stats();
+        outcome.activationsSkipped = activations->skipped();
+    }
     for (std::size_t l = 0; l < layerNames.size(); ++l) {
         if (!layerFloat[l]) continue;
         const ModelNode& n = model.nodes()[layerNode[l]];

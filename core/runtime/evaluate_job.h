@@ -6,6 +6,7 @@
 // per layer (every node output): the cumulative error (every weight quantized) and the local one (only
 // that node's weights quantized).
 #include "job/job.h"
+#include "runtime/activation_stats.h"
 #include "runtime/ort_runtime.h"
 
 #include <cstdint>
@@ -29,6 +30,9 @@ struct EvaluateOptions {
     /// Quantize one weight at a time and measure the graph outputs' error: one run per weight and
     /// sample.
     bool sensitivity = false;
+    /// Collect each weight's input statistics (E[x^2] per input channel of its consumer's data input)
+    /// from the float run, for an importance file.
+    bool activations = false;
     /// Told what the run will cost (runs of the model) once the weights and samples are known, before
     /// the long part starts.
     std::function<void(const std::string&)> announce;
@@ -84,11 +88,21 @@ struct EvaluateOutcome {
     /// With EvaluateOptions::sensitivity: every quantized weight, the most sensitive (lowest output
     /// SQNR) first.
     std::vector<WeightSensitivity> sensitivity;
+    /// With EvaluateOptions::activations: each weight's input statistics from the float run, and the
+    /// weights that have none (name, why).
+    std::vector<ActivationStat> activations;
+    std::vector<std::pair<std::string, std::string>> activationsSkipped;
     /// Each graph output over the samples (first axis), float and quantized model: what --save-outputs
     /// writes.
     std::vector<HostTensor> floatOutputs;
     std::vector<HostTensor> quantizedOutputs;
 };
+
+/// The samples the options name (`inputs`, or `random` generated ones), checked against the model's
+/// inputs `decls`: sets the outcome's inputNotes and generated. Throws FileError, QuantError.
+std::vector<std::vector<HostTensor>> evaluationSamples(const EvaluateOptions& options,
+                                                       const std::vector<TensorDecl>& decls,
+                                                       EvaluateOutcome& outcome);
 
 /// Runs the evaluation for the request's model (an ONNX file; its float32 weights of rank >= 2 in the
 /// main graph are quantized with the request's spec). Throws RuntimeError (runtime missing or

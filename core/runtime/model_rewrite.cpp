@@ -39,9 +39,11 @@ ModelRewriter::ModelRewriter(const std::string& path)
     for (auto& init : *graph.mutable_initializer())
         addWeight(init, init.name());
     for (auto& node : *graph.mutable_node()) {
-        ModelNode n{node.name(), node.op_type(), {node.input().begin(), node.input().end()}, {}};
+        ModelNode n{node.name(), node.op_type(), {node.input().begin(), node.input().end()}, {}, {}};
         for (const auto& o : node.output())
             if (!o.empty()) n.outputs.push_back(o);
+        for (const auto& a : node.attribute())
+            if (a.type() == onnx::AttributeProto::INT) n.ints[a.name()] = a.i();
         if (node.op_type() == "Constant" && (node.domain().empty() || node.domain() == "ai.onnx") &&
             node.output_size() > 0)
             for (auto& a : *node.mutable_attribute())

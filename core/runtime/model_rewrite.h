@@ -4,6 +4,7 @@
 // initializer through its API but not a Constant node's value, and it has no call that exposes an
 // intermediate value (spec/onnxruntime_abi.md §6): both happen here, in the ModelProto, with the ONNX
 // project's protobuf classes. Only the main graph is rewritten: subgraph weights stay as they are.
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,7 +17,8 @@ struct ModelNode {
     std::string name; // may be empty
     std::string opType;
     std::vector<std::string> inputs;
-    std::vector<std::string> outputs; // empty names (omitted optional outputs) left out
+    std::vector<std::string> outputs;         // empty names (omitted optional outputs) left out
+    std::map<std::string, std::int64_t> ints; // its integer attributes ("transA", "group", ...)
 };
 
 class ModelRewriter {
