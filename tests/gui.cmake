@@ -8,6 +8,7 @@ if(QUANTLENS_GUI)
     ql_add_test(tst_gui_plan LIBS quantlens_gui_app)
     ql_add_test(tst_gui_diff LIBS quantlens_gui_app)
     ql_add_test(tst_gui_export LIBS quantlens_gui_app)
+    ql_add_test(tst_gui_layout LIBS quantlens_gui_app) # the window at 1280x800 and 1920x1080, docks
     ql_add_test(tst_gui_start LIBS quantlens_gui_app) # runs the app: --help, --screenshot, start-up session
     target_compile_definitions(tst_gui_start PRIVATE QUANTLENS_APP="$<TARGET_FILE:quantlens>")
     add_dependencies(tst_gui_start quantlens)
@@ -15,7 +16,7 @@ if(QUANTLENS_GUI)
         target_compile_definitions(tst_gui_start PRIVATE QUANTLENS_TEST_ONNX=1)
     endif()
     set_tests_properties(tst_gui_window tst_gui_screenshot tst_gui_plan tst_gui_diff tst_gui_export tst_gui_start
-                         PROPERTIES TIMEOUT 300)
+                         tst_gui_layout PROPERTIES TIMEOUT 300)
     if(QUANTLENS_ONNX) # the Model tab: ONNX Runtime where tst_evaluate finds it, its leaks suppressed
         ql_add_test(tst_gui_model_error LIBS quantlens_gui_app)
         target_compile_definitions(tst_gui_model_error PRIVATE QUANTLENS_ORT_CACHE="${PROJECT_SOURCE_DIR}/build/onnxruntime")

@@ -181,10 +181,12 @@ void ConfigPanel::buildControls() {
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    // What to run and on what above the convention it implies: at 1280x800 Compare and the status
+    // line are in view without scrolling.
     layout->addWidget(spec);
-    layout->addWidget(conv);
     layout->addWidget(run);
     layout->addWidget(m_status);
+    layout->addWidget(conv);
     layout->addStretch(1);
 
     const auto changed = [this] {

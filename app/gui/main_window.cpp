@@ -1,5 +1,6 @@
 #include "gui/main_window.h"
 
+#include "gui/dock_widths.h"
 #include "gui/window_helpers.h"
 #include "io/model_formats.h"
 #include "io/printable.h"
@@ -63,6 +64,7 @@ MainWindow::MainWindow(QWidget* parent)
     buildPages();
     buildStatusBar();
     buildActions();
+    new DockWidths(this); // docks squeezed by a narrow window take their width back as it grows
     // 1440x900, or less on a smaller screen: the window must fit whole where it opens.
     const QRect screenRect = screen() ? screen()->availableGeometry() : QRect(0, 0, 1440, 900);
     resize(std::min(1440, screenRect.width() * 95 / 100), std::min(900, screenRect.height() * 95 / 100));
