@@ -64,6 +64,10 @@ void TestAnalysisReport::ulpDistance_data() {
     QTest::addRow("next-up") << 1.0f << std::nextafter(1.0f, 2.0f) << qint64(1);
     QTest::addRow("across-zero") << floatFromBits(1) << -floatFromBits(1) << qint64(2);
     QTest::addRow("three") << 0.5f << floatFromBits(floatBits(0.5f) + 3) << qint64(3);
+    // MX's scale of a block holding a NaN is NaN on both sides: the same scale.
+    QTest::addRow("same-nan") << floatFromBits(0x7FC00000u) << floatFromBits(0x7FC00000u) << qint64(0);
+    QTest::addRow("nan-and-number") << floatFromBits(0x7FC00000u) << 1.0f
+                                    << qint64(std::numeric_limits<std::int64_t>::max());
 }
 
 void TestAnalysisReport::ulpDistance() {

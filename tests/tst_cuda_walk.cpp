@@ -193,9 +193,9 @@ template <class Fn> auto withInputType(DType dtype, Fn&& fn) {
     }
 }
 
-// Every group's range (and NaN flag) from the range kernel's body over an emulated grid (each lane
-// joins its range on its own here; the device's warp reduction joins the same values), turned into
-// parameters by the step the backend runs (paramsFromRanges).
+// Every group's range from the range kernel's body over an emulated grid (each lane joins its range
+// on its own here; the device's warp reduction joins the same values), turned into parameters by
+// the step the backend runs (paramsFromRanges).
 template <class In>
 QuantParams emulateRanges(const ResolvedSpec& plan, const std::vector<In>& x, std::int64_t threads) {
     const HostScaleMap map = buildScaleMap(plan);
@@ -203,20 +203,18 @@ QuantParams emulateRanges(const ResolvedSpec& plan, const std::vector<In>& x, st
     a.map = map.hostView();
     a.count = static_cast<std::int64_t>(x.size());
     configureLaunch(a, threads, kVectorWidth<In>);
-    std::vector<std::int32_t> lo(static_cast<std::size_t>(plan.scaleCount)), hi = lo, nan = lo;
-    auto join = [&](std::int64_t g, std::int32_t l, std::int32_t h, bool n) {
-        const auto k = static_cast<std::size_t>(g);
-        lo[k] = std::min(lo[k], l);
-        hi[k] = std::max(hi[k], h);
-        nan[k] |= n ? 1 : 0;
+    std::vector<std::int32_t> lo(static_cast<std::size_t>(plan.scaleCount)), hi = lo;
+    auto join = [&](std::int64_t g, std::int32_t l, std::int32_t h) {
+        lo[static_cast<std::size_t>(g)] = std::min(lo[static_cast<std::size_t>(g)], l);
+        hi[static_cast<std::size_t>(g)] = std::max(hi[static_cast<std::size_t>(g)], h);
     };
     for (std::int64_t t = 0; t < threads; ++t)
         rangeStrided(
             x.data(), a, t, threads, static_cast<int>(t % 32),
-            [&](bool valid, std::int64_t g, std::int32_t l, std::int32_t h, bool n) {
+            [&](bool valid, std::int64_t g, std::int32_t l, std::int32_t h) {
                 if (valid)
-                    join(g, l, h, n);
-                else if (l != 0 || h != 0 || n)
+                    join(g, l, h);
+                else if (l != 0 || h != 0)
                     throw std::logic_error("a lane past the end carries a range");
             },
             join);
@@ -225,8 +223,7 @@ QuantParams emulateRanges(const ResolvedSpec& plan, const std::vector<In>& x, st
         low[g] = fromRangeKey(lo[g]);
         high[g] = fromRangeKey(hi[g]);
     }
-    if (!rangesNeedNanFlags(plan)) nan.clear();
-    return paramsFromRanges(plan, low, high, nan);
+    return paramsFromRanges(plan, low, high);
 }
 
 template <class In>
@@ -443,7 +440,7 @@ void TestCudaWalk::rangeBodyMatchesCalibrate_data() {
     int added = 0;
     for (const WalkRow& r : rows) {
         const ResolvedSpec plan = resolveSpec(r.spec, r.shape);
-        if (!rangesGiveParams(plan) || elementCount(r.shape) == 0) continue;
+        if (!rangeCalibrated(plan) || elementCount(r.shape) == 0) continue;
         const HostScaleMap map = buildScaleMap(plan);
         for (DType dt : {DType::F32, DType::BF16, DType::F16}) {
             if (!vectorsShareScale(map.hostView(), dt == DType::F32 ? 4 : 8))

@@ -188,7 +188,7 @@ Result CudaBackend::run(const BackendTask& job, const ProgressFn& progress) cons
             // calibrations read the same view of the input on the host while the copy workers
             // stage it. Meanwhile spare threads fault in the code buffer's pages, so the download
             // writes into memory that is already there. The parameters follow on the stream.
-            const bool rangesOnDevice = !given && cuda::rangesGiveParams(plan) && work.rangesOnDevice();
+            const bool rangesOnDevice = !given && rangeCalibrated(plan) && work.rangesOnDevice();
             const bool hostCalibrates = !given && !rangesOnDevice;
             const HostShare share = HostShare::of(hostCalibrates, cuda::Staging::worthStaging(input.bytes()));
             if (given) result.params = *given;
@@ -211,9 +211,8 @@ Result CudaBackend::run(const BackendTask& job, const ProgressFn& progress) cons
             if (rangesOnDevice) {
                 const auto calibrationStart = std::chrono::steady_clock::now();
                 std::vector<float> lo, hi;
-                std::vector<std::int32_t> nan;
-                work.measureRanges(plan.scaleCount, lo, hi, cuda::rangesNeedNanFlags(plan) ? &nan : nullptr);
-                result.params = checked(cuda::paramsFromRanges(plan, lo, hi, nan));
+                work.measureRanges(plan.scaleCount, lo, hi);
+                result.params = checked(cuda::paramsFromRanges(plan, lo, hi));
                 t.prepareMs = msSince(calibrationStart);
             }
             work.uploadParams(result.params);

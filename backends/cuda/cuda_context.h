@@ -23,7 +23,6 @@ enum class BufferRole {
     ColumnTable,
     RangeLow,
     RangeHigh,
-    RangeNan,
     StatisticsBlocks, // the statistics passes (cuda_device_statistics.cpp)
     StatisticsCodes,
     StatisticsRows,

@@ -53,30 +53,23 @@ bool DeviceJob::rangesOnDevice() const {
     return vectorsShareScale(m_launch.args.map, 16 / bytesOf(m_launch.kind));
 }
 
-void DeviceJob::measureRanges(std::int64_t groups, std::vector<float>& lo, std::vector<float>& hi,
-                              std::vector<std::int32_t>* nan) {
+void DeviceJob::measureRanges(std::int64_t groups, std::vector<float>& lo, std::vector<float>& hi) {
     const std::size_t bytes = static_cast<std::size_t>(groups) * sizeof(std::int32_t);
     RangeLaunch r{};
     r.input = m_input;
     r.kind = m_launch.kind;
     r.lo = static_cast<std::int32_t*>(m_context.buffer(BufferRole::RangeLow, bytes));
     r.hi = static_cast<std::int32_t*>(m_context.buffer(BufferRole::RangeHigh, bytes));
-    r.nan = nan ? static_cast<std::int32_t*>(m_context.buffer(BufferRole::RangeNan, bytes)) : nullptr;
     r.args = m_launch.args;
     const cudaStream_t stream = m_context.stream();
-    for (std::int32_t* keys : {r.lo, r.hi, r.nan})
-        if (keys) check(cudaMemsetAsync(keys, 0, bytes, stream), "cudaMemsetAsync");
+    check(cudaMemsetAsync(r.lo, 0, bytes, stream), "cudaMemsetAsync");
+    check(cudaMemsetAsync(r.hi, 0, bytes, stream), "cudaMemsetAsync");
     check(launchRange(r, stream), "range kernel launch");
     std::vector<std::int32_t> keys(2 * static_cast<std::size_t>(groups));
     check(cudaMemcpyAsync(keys.data(), r.lo, bytes, cudaMemcpyDeviceToHost, stream),
           "cudaMemcpyAsync(ranges)");
     check(cudaMemcpyAsync(keys.data() + groups, r.hi, bytes, cudaMemcpyDeviceToHost, stream),
           "cudaMemcpyAsync(ranges)");
-    if (nan) {
-        nan->resize(static_cast<std::size_t>(groups));
-        check(cudaMemcpyAsync(nan->data(), r.nan, bytes, cudaMemcpyDeviceToHost, stream),
-              "cudaMemcpyAsync(NaN flags)");
-    }
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     lo.resize(static_cast<std::size_t>(groups));
     hi.resize(static_cast<std::size_t>(groups));

@@ -40,10 +40,8 @@ public:
     /// Whether measureRanges() can run on this job's layout and input (vectors that share a scale).
     bool rangesOnDevice() const;
     /// Every group's finite range [min(0, x), max(0, x)], measured by the range kernel from the
-    /// uploaded input, in stream order; `groups` = the plan's scale count. With `nan`, also whether
-    /// each group holds a NaN (1) or not (0). Returns when they are here.
-    void measureRanges(std::int64_t groups, std::vector<float>& lo, std::vector<float>& hi,
-                       std::vector<std::int32_t>* nan = nullptr);
+    /// uploaded input, in stream order; `groups` = the plan's scale count. Returns when they are here.
+    void measureRanges(std::int64_t groups, std::vector<float>& lo, std::vector<float>& hi);
     /// Enqueues the parameters (checked by the caller); `params` may go once this returns.
     void uploadParams(const QuantParams& params);
     /// Enqueues the kernel; throws when the launch is refused.

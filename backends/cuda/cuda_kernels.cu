@@ -18,27 +18,24 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 // The range of every valid lane joins its group's: one pair of atomics per warp when the warp's
 // vectors share a group (rows and blocks of 32 vectors and more), else one pair per lane. Empty
-// ranges (key 0, the zeroed start) need no atomic. With `nan`, a group that holds a NaN is flagged.
+// ranges (key 0, the zeroed start) need no atomic.
 struct WarpRanges {
     std::int32_t* lo;
     std::int32_t* hi;
-    std::int32_t* nan; // null: not asked for
 
-    __device__ void single(std::int64_t g, std::int32_t l, std::int32_t h, bool n) const {
+    __device__ void single(std::int64_t g, std::int32_t l, std::int32_t h) const {
         if (l < 0) atomicMin(lo + g, l);
         if (h > 0) atomicMax(hi + g, h);
-        if (n && nan) atomicOr(nan + g, 1);
     }
-    __device__ void operator()(bool valid, std::int64_t g, std::int32_t l, std::int32_t h, bool n) const {
+    __device__ void operator()(bool valid, std::int64_t g, std::int32_t l, std::int32_t h) const {
         constexpr unsigned kAll = 0xFFFFFFFFu;
         const std::int64_t leader = __shfl_sync(kAll, g, 0); // lane 0 is valid in every iteration
         if (__all_sync(kAll, !valid || g == leader)) {
             l = __reduce_min_sync(kAll, l);
             h = __reduce_max_sync(kAll, h);
-            const bool any = __any_sync(kAll, valid && n);
-            if ((threadIdx.x & 31) == 0) single(leader, l, h, any);
+            if ((threadIdx.x & 31) == 0) single(leader, l, h);
         } else if (valid) {
-            single(g, l, h, n);
+            single(g, l, h);
         }
     }
 };
@@ -49,7 +46,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
     rangeStrided(x, args, thread, threads, static_cast<int>(threadIdx.x & 31), ranges,
-                 [&](std::int64_t g, std::int32_t l, std::int32_t h, bool n) { ranges.single(g, l, h, n); });
+                 [&](std::int64_t g, std::int32_t l, std::int32_t h) { ranges.single(g, l, h); });
 }
 
 // One resident wave of `kernel` over `count` elements in vectors of `width`: enough 16-byte loads
@@ -92,8 +89,8 @@ template <class In> cudaError_t launchRangeTyped(const RangeLaunch& l, cudaStrea
     QuantizeArgs args = l.args;
     configureLaunch(args, static_cast<std::int64_t>(blocks) * kThreadsPerBlock, kVectorWidth<In>);
     if (!args.vectorsShareScale) return cudaErrorInvalidValue;
-    kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(static_cast<const In*>(l.input),
-                                                    WarpRanges{l.lo, l.hi, l.nan}, args);
+    kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(static_cast<const In*>(l.input), WarpRanges{l.lo, l.hi},
+                                                    args);
     return cudaGetLastError();
 }
 

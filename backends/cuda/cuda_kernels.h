@@ -32,7 +32,6 @@ struct RangeLaunch {
     InputKind kind;
     std::int32_t* lo;
     std::int32_t* hi;
-    std::int32_t* nan; // per group, zeroed by the caller: set where the group holds a NaN (null: not asked)
     QuantizeArgs args; // map and count; configureLaunch() is applied by the launch
 };
 

@@ -25,10 +25,6 @@ QL_HD inline float fromRangeKey(std::int32_t k) {
                  : floatOf(static_cast<std::uint32_t>(k));
 }
 
-QL_HD inline bool isNaN(float x) {
-    return (bitsOf(x) & 0x7FFFFFFFu) > 0x7F800000u;
-}
-
 /// Widens `lo` / `hi` by one element (non-finite elements leave them as they are).
 QL_HD inline void addToRange(float x, std::int32_t& lo, std::int32_t& hi) {
     if ((bitsOf(x) & 0x7FFFFFFFu) >= 0x7F800000u) return;
@@ -38,10 +34,9 @@ QL_HD inline void addToRange(float x, std::int32_t& lo, std::int32_t& hi) {
 }
 
 /// The work of thread `thread` of `threads` (a multiple of the warp width), lane `lane` of its warp.
-/// Every lane of a warp runs the same iterations, so `combine(valid, group, lo, hi, nan)` may reduce
-/// across the warp; lanes past the end pass valid = false and the empty range. `nan`: the vector
-/// holds a NaN (MX's block rule reads it). Thread 0 also takes the scalar tail, one element at a
-/// time, through `single(group, lo, hi, nan)`. Only for layouts
+/// Every lane of a warp runs the same iterations, so `combine(valid, group, lo, hi)` may reduce
+/// across the warp; lanes past the end pass valid = false and the empty range. Thread 0 also
+/// takes the scalar tail, one element at a time, through `single(group, lo, hi)`. Only for layouts
 /// whose vectors share a scale (vectorsShareScale) with `a` configured for this grid.
 template <class In, class Combine, class Single>
 QL_HD inline void rangeStrided(const In* x, const QuantizeArgs& a, std::int64_t thread, std::int64_t threads,
@@ -58,18 +53,14 @@ QL_HD inline void rangeStrided(const In* x, const QuantizeArgs& a, std::int64_t 
             const bool valid = v < vectors;
             std::int32_t lo = 0, hi = 0;
             std::int64_t group = -1;
-            bool nan = false;
             if (valid) {
                 c.base = a.map.rowStart(c.row);
                 group = c.scaleIndex(a.map);
                 const RawVector in = loadPack<RawVector>(x + v * V);
-                for (int k = 0; k < V; ++k) {
-                    const float value = widen(elementOf<In>(in, k));
-                    addToRange(value, lo, hi);
-                    nan = nan || isNaN(value);
-                }
+                for (int k = 0; k < V; ++k)
+                    addToRange(widen(elementOf<In>(in, k)), lo, hi);
             }
-            combine(valid, group, lo, hi, nan);
+            combine(valid, group, lo, hi);
             c.jump(a.strideRows, a.strideCols, a.map);
         }
     }
@@ -77,9 +68,8 @@ QL_HD inline void rangeStrided(const In* x, const QuantizeArgs& a, std::int64_t 
     Cursor e = Cursor::at(vectors * V, a.map);
     for (std::int64_t i = vectors * V; i < a.count; ++i) {
         std::int32_t lo = 0, hi = 0;
-        const float value = widen(x[i]);
-        addToRange(value, lo, hi);
-        single(e.scaleIndex(a.map), lo, hi, isNaN(value));
+        addToRange(widen(x[i]), lo, hi);
+        single(e.scaleIndex(a.map), lo, hi);
         e.next(a.map);
     }
 }

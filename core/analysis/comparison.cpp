@@ -41,7 +41,7 @@ void compareScales(const QuantParams& a, const QuantParams& b, Comparison& c) {
 } // namespace
 
 std::int64_t ulpDistance(float a, float b) {
-    if (a == b) return 0;
+    if (a == b || floatBits(a) == floatBits(b)) return 0; // the same NaN is the same scale
     if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<std::int64_t>::max();
     // Map the bit patterns onto a line where adjacent floats are adjacent integers.
     auto line = [](float f) {

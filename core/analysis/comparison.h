@@ -55,7 +55,8 @@ Comparison compareResults(const std::string& labelA, const ResolvedSpec& planA, 
                           const Codes& codesA, const std::string& labelB, const ResolvedSpec& planB,
                           const QuantParams& paramsB, const Codes& codesB, std::span<const float> x);
 
-/// Distance in units in the last place between two floats (0 when equal, also +0 vs −0).
+/// Distance in units in the last place between two floats (0 when equal, also +0 vs −0, and for
+/// two NaNs of the same bits; the largest distance between a NaN and anything else).
 std::int64_t ulpDistance(float a, float b);
 
 /// Where two code arrays differ: counts over a grid of at most maxCells x maxCells cells of the
