@@ -107,9 +107,8 @@ inline std::vector<Family> families() {
     };
 }
 
-/// A safetensors file holding one tensor "w" of rows x cols values, in `dtype` (F32 or BF16).
-inline void writeModel(const std::string& path, std::int64_t rows, std::int64_t cols, DType dtype,
-                       const std::vector<float>& x) {
+/// rows x cols values in `dtype` (F32 or BF16).
+inline Tensor tensorOf(std::int64_t rows, std::int64_t cols, DType dtype, const std::vector<float>& x) {
     Tensor t = Tensor::fromFloats({rows, cols}, x);
     if (dtype == DType::BF16) {
         t = Tensor(DType::BF16, {rows, cols});
@@ -117,7 +116,13 @@ inline void writeModel(const std::string& path, std::int64_t rows, std::int64_t 
         for (std::size_t i = 0; i < x.size(); ++i)
             p[i] = floatToBf16(x[i]);
     }
-    writeSafetensors(path, {{"w", t}});
+    return t;
+}
+
+/// A safetensors file holding one tensor "w" of rows x cols values, in `dtype` (F32 or BF16).
+inline void writeModel(const std::string& path, std::int64_t rows, std::int64_t cols, DType dtype,
+                       const std::vector<float>& x) {
+    writeSafetensors(path, {{"w", tensorOf(rows, cols, dtype, x)}});
 }
 
 /// Wall time of one quantlens-cli run, stdout and stderr discarded.

@@ -16,6 +16,7 @@
 #include "bench_jobs.h"
 #include "bench_limit.h"
 #include "builtin_backends.h"
+#include "cpu/cpu_backend.h"
 #include "io/safetensors_writer.h"
 #include "job/job.h"
 #include "tensor/float_formats.h"
@@ -189,6 +190,35 @@ int main(int argc, char** argv) {
                           f.name.c_str(), tensor.c_str(), jobMs, limit, limit / jobMs, jobMs / floor,
                           jobMs / baseInTurnMs, backendMs, jobMs - backendMs, cli, limit / cli);
             emit();
+        }
+        // The statistics in the backend's own pass against the design before it: the codes, then the
+        // separate analysis pass over the input and the codes (three reads of the input, not two). The
+        // first family's backend task on the in-memory tensor, each timed in turn with the limit and
+        // the floor.
+        {
+            BackendTask task;
+            task.tensor = bench::tensorOf(sh.rows, sh.cols, sh.dtype, x);
+            task.plan = resolveSpec(bench::families().front().spec, {sh.rows, sh.cols});
+            task.statistics = StatisticsRequest{};
+            BackendTask codesOnly = task;
+            codesOnly.statistics.reset();
+            const CpuBackend cpu;
+            auto inPass = [&] { (void)cpu.run(task); };
+            auto apart = [&] {
+                const Result r = cpu.run(codesOnly);
+                std::vector<float> storage;
+                (void)accumulate(r.plan, r.params, r.codes, jobView(task, storage), *task.statistics);
+            };
+            const auto ms =
+                bench::bestMsInTurn(quick ? 3 : 5, {{limitRun, 4}, {floorRun, 2}, {inPass}, {apart}});
+            const std::pair<const char*, double> rows[] = {
+                {"cpu backend, int8 per-channel absmax, statistics in its pass", ms[2]},
+                {"cpu backend, the same, codes then the analysis pass apart (before)", ms[3]}};
+            for (const auto& [name, jobMs] : rows) {
+                std::snprintf(line, sizeof line, "| %s | %s | %.1f | %.2f | %.3f | %.2f | | | | | |\n", name,
+                              tensor.c_str(), jobMs, ms[0], ms[0] / jobMs, jobMs / ms[1]);
+                emit();
+            }
         }
         // NumPy computing the same statistics as the first family (f32 only: NumPy has no bf16),
         // against the limit and floor timed with that family (a process of seconds is not timed in turn).
