@@ -261,7 +261,7 @@ void registerModel(pb::module_& m) {
         .def("names", &namesOf, "Every tensor's name, in file order")
         .def("keys", &namesOf)
         .def("__len__", [](const Model& mdl) { return mdl.source().tensors().size(); })
-        .def("__iter__", [](pb::object self) { return self.attr("names")().attr("__iter__")(); })
+        .def("__iter__", [](const pb::object& self) { return self.attr("names")().attr("__iter__")(); })
         .def("__contains__",
              [](const Model& mdl, const std::string& name) { return mdl.source().find(name) != nullptr; })
         .def("__getitem__", &tensorArray, pb::arg("name"),

@@ -261,7 +261,7 @@ void registerQuantize(pb::module_& m) {
                                "One tensor quantized: codes, parameters and the report's statistics.")
         .def_property_readonly(
             "codes",
-            [](pb::object self) -> pb::object {
+            [](const pb::object& self) -> pb::object {
                 const Quantized& q = of(self);
                 if (q.packed && !q.words.empty())
                     return readOnlyView(q.words.data(), pb::dtype::of<std::int32_t>(), q.packedShape, self);
@@ -276,7 +276,7 @@ void registerQuantize(pb::module_& m) {
         .def_property_readonly("packed", [](const QuantizeResult& r) { return r.get().packed; })
         .def_property_readonly(
             "scales",
-            [](pb::object self) {
+            [](const pb::object& self) {
                 const Result& r = of(self).run.result;
                 return readOnlyView(r.params.scales.data(), pb::dtype::of<float>(), exportScaleShape(r.plan),
                                     self);
@@ -285,7 +285,7 @@ void registerQuantize(pb::module_& m) {
             "MX: 2^e, NVFP4: E4M3 block scale times the tensor scale), in the scale shape ([1] per tensor)")
         .def_property_readonly(
             "zero_points",
-            [](pb::object self) -> pb::object {
+            [](const pb::object& self) -> pb::object {
                 const Result& r = of(self).run.result;
                 if (r.params.zeroPoints.empty()) return pb::none();
                 const Shape shape = r.params.zeroPoints.size() == 1 ? Shape{1} : exportScaleShape(r.plan);
@@ -294,7 +294,7 @@ void registerQuantize(pb::module_& m) {
             "Zero points (float32, in the scale shape), or None when symmetric")
         .def_property_readonly(
             "scale_codes",
-            [](pb::object self) -> pb::object {
+            [](const pb::object& self) -> pb::object {
                 const Result& r = of(self).run.result;
                 if (r.params.scaleCodes.empty()) return pb::none();
                 return readOnlyView(r.params.scaleCodes.data(), pb::dtype::of<std::uint8_t>(),
