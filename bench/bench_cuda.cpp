@@ -7,7 +7,7 @@
 // run) on the cuda backend, for each calibration and preset family of bench_pipeline. The bound is
 // the input's host-to-device copy plus the codes' device-to-host copy at the pinned bandwidth this
 // run measures; "of bound" is the job's time over it (target 1.25 at most). The same job with every
-// statistic (the host's pass), and the cpu backend's job on the same machine, stand beside it, and
+// statistic (made on the device), and the cpu backend's job on the same machine, stand beside it, and
 // the quantlens-cli process runs `quantize --all` on the file with each backend.
 //
 // The limit is a device-to-device cudaMemcpy of the input's size; its GB/s counts the bytes read
