@@ -105,8 +105,9 @@ void ModelTablePage::clear(const QString& message) {
 }
 
 bool ModelTablePage::exportTo(const QString& path) const {
-    // Every row in the current order, not the part scrolled into view: a view of its own, sized to
-    // hold them all, drawn off screen (an image taller than a painter can address is refused).
+    // Every row the table shows (through its filter) in the current order, not the part scrolled into
+    // view: a view of its own, sized to hold them all, drawn off screen (an image taller than a painter
+    // can address is refused).
     constexpr int kMaxRows = 1500;
     const int rows = m_view->model()->rowCount();
     if (rows > kMaxRows) return false;
