@@ -7,6 +7,7 @@
 #include "backend_test_util.h"
 #include "cuda/cuda_plan.h"
 #include "cuda/cuda_statistics_merge.h"
+#include "cuda_walk_rows.h"
 #include "quant/calibration.h"
 
 #include <QtTest>
@@ -22,41 +23,17 @@ namespace {
 
 constexpr std::int64_t kBlockThreads = 64; // an emulated block: two warps, merged as the kernel merges
 
-struct StatisticsRow {
-    const char* name;
-    QuantSpec spec;
-    Shape shape;
-};
-
-std::vector<StatisticsRow> statisticsRows() {
-    using P = Preset;
-    using T = Target;
-    using S = Scheme;
-    std::vector<StatisticsRow> rows;
-    auto add = [&](const char* n, QuantSpec s, Shape shape) {
-        rows.push_back({n, std::move(s), std::move(shape)});
-    };
-    for (Shape shape : {Shape{33, 129}, Shape{16, 64}, Shape{7}}) {
-        add("torch/per-tensor/int8", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}), shape);
-        add("torch/per-tensor/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerTensor, {}, false),
-            shape);
-        add("tensorrt/per-tensor/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}), shape);
-        add("mx/fp4", calibratedSpec(P::MX, T::Fp4E2M1, S::Block, {}), shape);
+// The kernels' layouts (cuda_walk_rows.h) that keep one-byte codes and calibrate on their own (the
+// device's statistics leave int32 codes and empty tensors to the host; npu_group_quant's offset is
+// the user's).
+std::vector<WalkRow> statisticsRows() {
+    std::vector<WalkRow> rows;
+    for (WalkRow& r : walkRows()) {
+        const ResolvedSpec plan = resolveSpec(r.spec, r.shape);
+        const bool empty = elementCount(r.shape) == 0; // no launch: the host's pass (cuda_backend.cpp)
+        if (!empty && plan.codeTarget != Target::Int32 && !(plan.scalarZeroPoint && !plan.spec.symmetric))
+            rows.push_back(std::move(r));
     }
-    for (Shape shape : {Shape{33, 128}, Shape{3, 5, 64}}) {
-        add("torch/per-channel0/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}), shape);
-        add("aclnn-quantize/per-channel-last/fp8-e5m2",
-            calibratedSpec(P::AclnnQuantize, T::Fp8E5M2, S::PerChannel, {-1}), shape);
-        add("ascend-quant/per-channel-last/int8-asym",
-            calibratedSpec(P::AscendQuant, T::Int8, S::PerChannel, {-1}, false), shape);
-        QuantSpec pg = calibratedSpec(P::Custom, T::Int4, S::PerGroup, {-1});
-        pg.groupSize = 16;
-        add("custom/per-group-last-g16/int4", pg, shape);
-        add("nvfp4/fp4", calibratedSpec(P::NVFP4, T::Fp4E2M1, S::Block, {}), shape);
-    }
-    QuantSpec blk = calibratedSpec(P::TensorRT, T::Int4, S::Block, {});
-    blk.block = {4, 16};
-    add("tensorrt/block-4x16/int4", blk, {12, 64});
     return rows;
 }
 
@@ -195,7 +172,8 @@ void TestCudaStatistics::binPlacementMatchesHistogram() {
 void TestCudaStatistics::passesMatchTheOracle_data() {
     QTest::addColumn<int>("row");
     QTest::addColumn<bool>("bf16");
-    const std::vector<StatisticsRow> rows = statisticsRows();
+    const std::vector<WalkRow> rows = statisticsRows();
+    QVERIFY(rows.size() >= 40); // the grid must not shrink unnoticed
     for (std::size_t r = 0; r < rows.size(); ++r)
         for (bool bf16 : {false, true})
             QTest::addRow("%s %s %s", rows[r].name, toString(rows[r].shape).c_str(), bf16 ? "bf16" : "f32")
@@ -205,7 +183,7 @@ void TestCudaStatistics::passesMatchTheOracle_data() {
 void TestCudaStatistics::passesMatchTheOracle() {
     QFETCH(int, row);
     QFETCH(bool, bf16);
-    const StatisticsRow r = statisticsRows()[static_cast<std::size_t>(row)];
+    const WalkRow r = statisticsRows()[static_cast<std::size_t>(row)];
     const ResolvedSpec plan = resolveSpec(r.spec, r.shape);
     const std::vector<float> values = testValues(elementCount(r.shape), static_cast<unsigned>(row) + 1);
     std::vector<float> x = values;
@@ -215,7 +193,8 @@ void TestCudaStatistics::passesMatchTheOracle() {
     const Codes codes = quantizeReference(plan, params, x);
     const StatisticsRequest request;
     const TensorAccumulators want = accumulateReference(plan, params, codes, x, request);
-    QVERIFY(want.analysis.clipping.total().clippedLow + want.analysis.clipping.total().clippedHigh > 0);
+    if (elementCount(r.shape) > 13) // an outlier among the values: something clips
+        QVERIFY(want.analysis.clipping.total().clippedLow + want.analysis.clipping.total().clippedHigh > 0);
     for (std::int64_t threads : {std::int64_t{64}, std::int64_t{192}, std::int64_t{4096}}) {
         const TensorAccumulators got = bf16 ? emulateStatistics(plan, params, codes, stored, request, threads)
                                             : emulateStatistics(plan, params, codes, x, request, threads);
