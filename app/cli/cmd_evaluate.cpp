@@ -187,7 +187,8 @@ CLI::App* addEvaluate(CLI::App& parent, EvaluateOptions& o, EvaluateCliOptions& 
         "Write each output of both models over the samples (.safetensors: float/NAME, quantized/NAME)");
     cmd->add_option("--activations", c.activations,
                     "Write each weight's input statistics from the float run (.safetensors of "
-                    "WEIGHT.input_sq_mean: E[x^2] per input channel of the data its node reads, axis 1 for "
+                    "WEIGHT.input_sq_mean, MODULE.input_sq_mean for a MODULE.weight: E[x^2] per input "
+                    "channel of the data its node reads, axis 1 for "
                     "Conv, the last axis for MatMul/Gemm), for quantize/plan --importance");
     cmd->add_flag("--quiet,-q", c.quiet, "No progress bar");
     return cmd;

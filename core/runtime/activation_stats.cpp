@@ -171,7 +171,10 @@ void writeActivationStats(const std::string& path, const std::vector<ActivationS
     for (const ActivationStat& s : stats) {
         Tensor t(DType::F32, {static_cast<std::int64_t>(s.sqMean.size())});
         std::memcpy(t.mutableData(), s.sqMean.data(), s.sqMean.size() * sizeof(float));
-        tensors.push_back({s.weight + ".input_sq_mean", std::move(t)});
+        // "<module>.weight" as its module, the form PyTorch-made statistics take; any other name whole.
+        const bool module = s.weight.size() > 7 && s.weight.ends_with(".weight");
+        tensors.push_back(
+            {(module ? s.weight.substr(0, s.weight.size() - 7) : s.weight) + ".input_sq_mean", std::move(t)});
     }
     writeSafetensors(path, tensors,
                      {{"quantlens", "input_sq_mean of each weight's consumer, from evaluate on " + model},

@@ -56,9 +56,10 @@ private:
     std::vector<std::pair<std::string, std::string>> m_skipped; // weight, why
 };
 
-/// Writes the statistics as `<weight>.input_sq_mean` float32 tensors (the form
-/// readSafetensorsStatistics keys `<weight>.weight`, which job/importance.h matches to the weight
-/// itself), atomically, with __metadata__ "dataset" and "chunks" (the samples).
+/// Writes the statistics as float32 `<module>.input_sq_mean` for a weight named `<module>.weight` and
+/// `<weight>.input_sq_mean` for any other (readSafetensorsStatistics keys them `<module>.weight` and
+/// `<weight>.weight`, both of which job/importance.h matches to the weight), atomically, with
+/// __metadata__ "dataset" and "chunks" (the samples).
 void writeActivationStats(const std::string& path, const std::vector<ActivationStat>& stats,
                           const std::string& dataset, int samples, const std::string& model);
 

@@ -147,7 +147,8 @@ def check_activations(taps_json, stats, input_name, dims, inputs_prefix, *peers)
         want = sums / count
         if t["filters"]:
             want = np.repeat(want, t["filters"] // c)
-        have = got.get(w + ".input_sq_mean")
+        module = w[:-len(".weight")] if w.endswith(".weight") and len(w) > 7 else w
+        have = got.get(module + ".input_sq_mean")
         if have is None or have.shape != want.shape or not np.allclose(have, want, rtol=1e-5, atol=1e-12):
             bad.append(f"{w}: {None if have is None else have[:4]} != {want[:4]}")
     if bad or len(got) != len(found):
