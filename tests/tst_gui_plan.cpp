@@ -183,7 +183,8 @@ private slots:
         QVERIFY2(text.contains(worstText), qPrintable(text + QStringLiteral("\nwanted: ") + worstText));
         // The worst is the table's first row: one ranking.
         QCOMPARE(w.modelTable()->model()->rows().front().name, worst);
-        QVERIFY2(text.contains(QStringLiteral("\nKept unquantized: 1 ") + QString::fromStdString(keptReason)),
+        QVERIFY2(text.contains(QStringLiteral("\nKept unquantized, 1 tensor(s): ") +
+                               QString::fromStdString(keptReason)),
                  qPrintable(text));
     }
 

@@ -18,7 +18,7 @@ std::vector<std::pair<std::string, int>> byCount(const std::map<std::string, int
 std::string reasonsLine(const char* what, const std::vector<std::pair<std::string, int>>& reasons) {
     std::string line = what;
     for (std::size_t i = 0; i < reasons.size(); ++i)
-        line += (i ? "; " : " ") + std::to_string(reasons[i].second) + " " + reasons[i].first;
+        line += (i ? "; " : ", ") + std::to_string(reasons[i].second) + " tensor(s): " + reasons[i].first;
     return line + ".";
 }
 
@@ -67,8 +67,8 @@ std::string summaryText(const ModelSummary& s) {
     } else {
         text = "No tensor quantized.";
     }
-    if (!s.kept.empty()) text += "\n" + reasonsLine("Kept unquantized:", s.kept);
-    if (!s.failed.empty()) text += "\n" + reasonsLine("Failed:", s.failed);
+    if (!s.kept.empty()) text += "\n" + reasonsLine("Kept unquantized", s.kept);
+    if (!s.failed.empty()) text += "\n" + reasonsLine("Failed", s.failed);
     return text;
 }
 

@@ -31,7 +31,8 @@ struct ModelSummary {
 ModelSummary summarizeModel(const std::vector<TensorReport>& reports);
 
 /// The summary as sentences, one per line: "Overall SQNR 31.25 dB over 1024 quantized values; worst
-/// tensor a.weight at 18.02 dB." then the kept and failed tensors' reasons with their counts.
+/// tensor a.weight at 18.02 dB." then the kept and failed tensors' reasons with their counts
+/// ("Kept unquantized, 3 tensor(s): a bias, norm or scale vector ...").
 std::string summaryText(const ModelSummary& summary);
 
 } // namespace ql
