@@ -435,7 +435,9 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
     out.kernelMs = msSince(start) - out.prepareMs;
     out.prepareMs += m_allocMs; // the code buffer is prepared before the data moves
     if (m_pass) { // the histogram pass: a read of the input and the codes, not timed with the kernels
+        const auto histograms = std::chrono::steady_clock::now();
         out.analysis = m_pass->finish();
+        out.histogramMs = msSince(histograms);
         out.passes += 1;
     }
     out.params = std::move(m_params);

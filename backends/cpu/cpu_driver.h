@@ -22,9 +22,10 @@ struct DriverOutput {
     Codes codes;
     /// With statistics: the analysis of these codes, its first pass made beside the quantize loop.
     std::optional<TensorAnalysis> analysis;
-    double prepareMs = 0; // code-buffer allocation, and calibration passes that run before quantizing
-    double kernelMs = 0;  // the quantize loop, the statistics' first pass included
-    int passes = 0;       // reads of the input from memory
+    double prepareMs = 0;   // code-buffer allocation, and calibration passes that run before quantizing
+    double kernelMs = 0;    // the quantize loop, the statistics' first pass included
+    double histogramMs = 0; // the statistics' histogram pass, after the kernels
+    int passes = 0;         // reads of the input from memory
 };
 
 /// Runs one repetition of `job`, with `statistics` (may be null) measured as it goes. Progress goes
