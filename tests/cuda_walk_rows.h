@@ -3,6 +3,7 @@
 // one row per mapping rule the kernels have, on shapes whose last dimension is and is not a multiple
 // of the vector width.
 #include "backend_test_util.h"
+#include "cuda/cuda_plan.h"
 
 #include <stdexcept>
 #include <vector>
@@ -72,6 +73,20 @@ inline std::vector<WalkRow> walkRows() {
     add("torch/per-tensor/scalar", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}), Shape{});
     add("torch/per-channel0/empty", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}), {4, 0});
     return rows;
+}
+
+/// The kernels' arguments over host memory (not yet configured for a grid): `map` (buildScaleMap of
+/// the plan) and `params` must outlive them.
+inline ql::cuda::QuantizeArgs hostArgs(const ql::ResolvedSpec& plan, const ql::cuda::HostScaleMap& map,
+                                       const ql::QuantParams& params, std::int64_t count) {
+    ql::cuda::QuantizeArgs a{};
+    a.op = ql::cuda::elementOpFor(plan);
+    a.map = map.hostView();
+    a.scales = params.scales.data();
+    a.zeroPoints = params.zeroPoints.data();
+    a.zeroPointMode = ql::cuda::zeroPointModeOf(params);
+    a.count = count;
+    return a;
 }
 
 } // namespace qltest

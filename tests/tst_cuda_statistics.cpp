@@ -73,14 +73,7 @@ TensorAccumulators emulateStatistics(const ResolvedSpec& plan, const QuantParams
     TensorAnalysis& a = result.analysis;
     a = detail::beginAnalysis(plan, params, codes, n, rows);
     const HostScaleMap map = buildScaleMap(plan);
-    QuantizeArgs walk{};
-    walk.op = elementOpFor(plan);
-    walk.map = map.hostView();
-    walk.scales = params.scales.data();
-    walk.zeroPoints = params.zeroPoints.data();
-    walk.zeroPointMode = zeroPointModeOf(params);
-    walk.count = n;
-    StatisticsArgs args = statisticsArgs(walk, codes.data(), plan, rows);
+    StatisticsArgs args = statisticsArgs(hostArgs(plan, map, params, n), codes.data(), plan, rows);
     configureLaunch(args.walk, threads, 1);
 
     std::vector<BlockSums> blocks;

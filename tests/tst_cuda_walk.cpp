@@ -64,13 +64,7 @@ template <class In, class Code>
 Codes emulateKernel(const ResolvedSpec& plan, const QuantParams& params, const std::vector<In>& x,
                     std::int64_t threads) {
     const HostScaleMap map = buildScaleMap(plan);
-    QuantizeArgs a{};
-    a.op = elementOpFor(plan);
-    a.map = map.hostView();
-    a.scales = params.scales.data();
-    a.zeroPoints = params.zeroPoints.data();
-    a.zeroPointMode = zeroPointModeOf(params);
-    a.count = static_cast<std::int64_t>(x.size());
+    QuantizeArgs a = hostArgs(plan, map, params, static_cast<std::int64_t>(x.size()));
     if (a.count > 0) configureLaunch(a, threads, kVectorWidth<In>);
     Codes codes(plan.codeTarget, a.count, Codes::Uninitialized{});
     if (a.count == 0) return codes; // the backend launches nothing either
