@@ -9,6 +9,7 @@ if(QUANTLENS_GUI)
     ql_add_test(tst_gui_diff LIBS quantlens_gui_app)
     ql_add_test(tst_gui_export LIBS quantlens_gui_app)
     ql_add_test(tst_gui_layout LIBS quantlens_gui_app) # the window at 1280x800 and 1920x1080, docks
+    ql_add_test(tst_gui_models LIBS quantlens_gui_app) # conv, recurrent, transformer, GGUF in a row
     ql_add_test(tst_gui_start LIBS quantlens_gui_app) # runs the app: --help, --screenshot, start-up session
     target_compile_definitions(tst_gui_start PRIVATE QUANTLENS_APP="$<TARGET_FILE:quantlens>")
     add_dependencies(tst_gui_start quantlens)
@@ -17,6 +18,7 @@ if(QUANTLENS_GUI)
     endif()
     set_tests_properties(tst_gui_window tst_gui_screenshot tst_gui_plan tst_gui_diff tst_gui_export tst_gui_start
                          tst_gui_layout PROPERTIES TIMEOUT 300)
+    set_tests_properties(tst_gui_models PROPERTIES TIMEOUT 900)
     if(QUANTLENS_ONNX) # the Model tab: ONNX Runtime where tst_evaluate finds it, its leaks suppressed
         ql_add_test(tst_gui_model_error LIBS quantlens_gui_app)
         target_compile_definitions(tst_gui_model_error PRIVATE QUANTLENS_ORT_CACHE="${PROJECT_SOURCE_DIR}/build/onnxruntime")
@@ -24,7 +26,7 @@ if(QUANTLENS_GUI)
             "QT_QPA_PLATFORM=offscreen;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp:print_suppressions=0")
     endif()
     if(TARGET quantlens-cli) # the window's whole-model report and diff against the CLI's
-        foreach(suite tst_gui_window tst_gui_diff tst_gui_export)
+        foreach(suite tst_gui_window tst_gui_diff tst_gui_export tst_gui_models)
             target_compile_definitions(${suite} PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
             add_dependencies(${suite} quantlens-cli)
         endforeach()

@@ -58,6 +58,7 @@ public:
     QComboBox* backendBox() const { return m_backend; }
     QSpinBox* groupSizeBox() const { return m_groupSize; }
     QLineEdit* groupEndsEdit() const { return m_groupEnds; }
+    QLineEdit* blockEdit() const { return m_block; }
     QComboBox* calibrationBox() const { return m_calibration; }
     QLineEdit* scaleRefEdit() const { return m_scaleRef; }
     QCheckBox* includeNonWeightsBox() const { return m_includeNonWeights; }
