@@ -13,6 +13,8 @@
 #include "widgets/tensor_browser.h"
 
 #include <QComboBox>
+#include <QDir>
+#include <QFileInfo>
 #include <QImage>
 #include <QProcess>
 #include <QProcessEnvironment>
@@ -117,12 +119,18 @@ private slots:
         QTest::newRow("default") << QStringList() << QSize(1440, 900);
         QTest::newRow("1280x800") << QStringList{QStringLiteral("--size"), QStringLiteral("1280x800")}
                                   << QSize(1280, 800);
+        QTest::newRow("1920x1080") << QStringList{QStringLiteral("--size"), QStringLiteral("1920x1080")}
+                                   << QSize(1920, 1080);
     }
 
     void screenshotAtFixedSize() {
         QFETCH(QStringList, sizeArgs);
         QFETCH(QSize, expected);
-        const QString png = path("shot.png");
+        // Kept in the build's screenshots folder, to be looked at.
+        const QString png = QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/quantlens_app_%1x%2.png")
+                                .arg(expected.width())
+                                .arg(expected.height());
+        QDir().mkpath(QFileInfo(png).absolutePath());
         QFile::remove(png);
         const Run r =
             runApp(QStringList{QStringLiteral("--screenshot"), png} + sizeArgs + QStringList{m_file},
