@@ -73,6 +73,12 @@ MainWindow::MainWindow(QWidget* parent)
     QTimer::singleShot(0, this, [this] {
         const auto docks = findChildren<QDockWidget*>();
         resizeDocks(docks, QList<int>(docks.size(), std::min(340, width() / 4)), Qt::Horizontal);
+        // The histograms 3 parts, the tab pages 2: a splitter lays out by size hints, which gave the
+        // two-plot tab pages most of a 1280x800 window and left the histograms at their minimum.
+        if (auto* split = centralWidget()->findChild<QSplitter*>(QString(), Qt::FindDirectChildrenOnly)) {
+            const int height = split->height();
+            split->setSizes({height * 3 / 5, height - height * 3 / 5});
+        }
     });
 }
 
@@ -132,6 +138,9 @@ void MainWindow::buildPages() {
     // The value and error histograms first: each has one plot and a note, the tab pages two plots.
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    // A tab widget asks for the tallest of its pages' minimums, a hidden page's worked out at a stale
+    // width; two plots and a note are what a page needs in front.
+    m_tabs->setMinimumHeight(320);
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
     layout->setContentsMargins(4, 4, 4, 4);
