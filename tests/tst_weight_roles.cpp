@@ -151,6 +151,10 @@ private slots:
         row("mx/conv-3x3", mx, {24, 96, 3, 3}, "Conv", 1, 1, "");
         row("mx/depthwise", mx, {64, 1, 3, 3}, "Conv", 64, 1, "hold one element each");
         row("mx/gru", mx, {1, 48, 64}, "GRU", 1, 2, "");
+        // 65 input channels in blocks of 32 end with a block of one (Silero VAD's encoder convs).
+        row("mx/conv1d-65-channels", mx, {128, 65, 3}, "Conv", 1, 1, "end with a block of one element");
+        row("mx/conv1d-66-channels", mx, {128, 66, 3}, "Conv", 1, 1, "");
+        row("g128/linear-129", g128, {256, 129}, "", 1, 1, "end with a block of one element");
         row("nvfp4/conv-1x1", nv, {96, 384, 1, 1}, "Conv", 1, 1, "");
         row("nvfp4/matmul", nv, {512, 256}, "MatMul", 1, 0, "");
         row("tensorrt-block/linear", trt, {64, 128}, "", 1, 1, "");

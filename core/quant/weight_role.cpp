@@ -174,17 +174,29 @@ std::string degenerateLayout(const ResolvedSpec& plan) {
     const Shape& shape = plan.shape;
     if (shape.size() < 2) return {};
     if (plan.spec.scheme != Scheme::PerGroup && plan.spec.scheme != Scheme::Block) return {};
-    if (plan.scaleCount < elementCount(shape)) return {};
+    const char* pick = "(pick an axis the blocks fit, or per-channel)";
+    if (plan.scaleCount >= elementCount(shape)) {
+        for (std::size_t d = 0; d < shape.size(); ++d) {
+            const DimMapping& m = plan.layout.dims[d];
+            if (m.kind == DimMapping::Kind::Block)
+                return "blocks of " + std::to_string(m.block) + " along axis " + std::to_string(d) +
+                       ", which has " + std::to_string(shape[d]) + " element" + (shape[d] == 1 ? "" : "s") +
+                       " in " + toString(shape) +
+                       ", hold one element each: every value would get its own scale " + pick;
+        }
+        return "every group holds one element in " + toString(shape) +
+               ": every value would get its own scale";
+    }
+    // Blocks that do not divide the axis end with a short one; one of a single element is the same
+    // degenerate scale (MX's 32 along a conv's 65 input channels).
     for (std::size_t d = 0; d < shape.size(); ++d) {
         const DimMapping& m = plan.layout.dims[d];
-        if (m.kind == DimMapping::Kind::Block)
+        if (m.kind == DimMapping::Kind::Block && m.block > 1 && shape[d] > m.block && shape[d] % m.block == 1)
             return "blocks of " + std::to_string(m.block) + " along axis " + std::to_string(d) +
-                   ", which has " + std::to_string(shape[d]) + " element" + (shape[d] == 1 ? "" : "s") +
-                   " in " + toString(shape) +
-                   ", hold one element each: every value would get its own scale (pick " +
-                   "an axis the blocks fit, or per-channel)";
+                   ", which has " + std::to_string(shape[d]) + " elements in " + toString(shape) +
+                   ", end with a block of one element: its value would get a scale of its own " + pick;
     }
-    return "every group holds one element in " + toString(shape) + ": every value would get its own scale";
+    return {};
 }
 
 std::string describe(const RoleAxes& role) {

@@ -64,8 +64,9 @@ std::string notAWeight(const RoleAxes& role);
 QuantSpec specForRole(const QuantSpec& spec, const RoleAxes& role);
 
 /// Why the plan's layout quantizes nothing useful: every group or block holds one element (a block
-/// along a dimension of size 1, as MX along the last axis of a 1x1 conv `[O, I, 1, 1]`). Empty when
-/// the layout is fine. Rank-1 and smaller tensors are never refused here.
+/// along a dimension of size 1, as MX along the last axis of a 1x1 conv `[O, I, 1, 1]`), or the blocks
+/// end with one of a single element (32 along 65). Empty when the layout is fine. Rank-1 and smaller
+/// tensors are never refused here.
 std::string degenerateLayout(const ResolvedSpec& plan);
 
 /// One line for a report and the app: "conv [O, I/group, k...] (ONNX Conv input 1): channel axis 0,
