@@ -2,7 +2,7 @@
 """Runs clang-tidy (the checks in .clang-tidy) over the project's own C++ sources, in parallel, and
 fails on any diagnostic.
 
-    scripts/check-tidy.py [BUILD_DIR] [-j N] [--nice N] [--no-cache] [FILE_REGEX]
+    scripts/check-tidy.py [BUILD_DIR] [-j N] [--nice N] [--no-cache] [--skip FOLDER] [FILE_REGEX]
 
 The build must have been configured (the top CMakeLists.txt exports compile_commands.json) and built
 once, so that generated headers (moc, config.h) exist. FILE_REGEX narrows the files while fixing
@@ -47,6 +47,8 @@ def parse_args():
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--nice", type=int, default=0, help="run clang-tidy at this niceness")
     parser.add_argument("--no-cache", action="store_true", help="check every file, remember nothing")
+    parser.add_argument("--skip", action="append", default=[], metavar="FOLDER",
+                        help="leave out the sources under this folder of the project (repeatable)")
     args = parser.parse_args()
     # One positional that is not a folder is the regex (as `check-tidy.py REGEX`).
     if not os.path.isdir(args.build) and args.regex == DEFAULT_REGEX:
@@ -116,9 +118,26 @@ UNITY_SOURCE = re.compile(r"/Unity/unity_[0-9]+_cxx\.cxx$")
 UNITY_INCLUDE = re.compile(r'^#include "([^"]+)"', re.MULTILINE)
 
 
+def without_gch(command):
+    """The command with each forced include that has GCC's precompiled header beside it (CMake's
+    cmake_pch.hxx, the suites' shared one) passed on to clang's front end as plain text: the clang
+    driver would take the .gch for a clang PCH and fail ("not a valid precompiled PCH file")."""
+    args = shlex.split(command)
+    out = []
+    i = 0
+    while i < len(args):
+        if args[i] == "-include" and i + 1 < len(args) and os.path.exists(args[i + 1] + ".gch"):
+            out += ["-Xclang", "-include", "-Xclang", args[i + 1]]
+            i += 2
+            continue
+        out.append(args[i])
+        i += 1
+    return shlex.join(out)
+
+
 def without_unity(entries):
     """The database with each unity-build unit (UNITY_BUILD targets) replaced by the sources it
-    includes, each with the unit's command: clang-tidy checks every source as its own file. Their
+    includes, each with the unit's command, so clang-tidy checks every source as its own file. Their
     object names are made up, so their dependencies come from the compiler (-M)."""
     out = []
     for entry in entries:
@@ -148,7 +167,8 @@ def main():
     with open(database) as f:
         every = without_unity(json.load(f))
     selected = re.compile(args.regex)
-    entries = [e for e in every if selected.search(e["file"])]
+    skipped = tuple(os.path.join(ROOT, folder.strip("/")) + "/" for folder in args.skip)
+    entries = [e for e in every if selected.search(e["file"]) and not e["file"].startswith(skipped)]
     if not entries:
         print(f"clang-tidy: no source matches {args.regex}", file=sys.stderr)
         return 2
@@ -159,11 +179,11 @@ def main():
     cache = os.path.join(args.build, "tidy-cache")
     os.makedirs(cache, exist_ok=True)
     hashes = FileHashes()
-    # The database clang-tidy reads: the build's, with unity units expanded (a source missing from
-    # it would get a neighbour's flags, guessed).
+    # The database clang-tidy reads: every source of the build's, unity units expanded (a source
+    # missing from it would get a neighbour's flags, guessed), precompiled headers read as text.
     expanded = tempfile.TemporaryDirectory()
     with open(os.path.join(expanded.name, "compile_commands.json"), "w") as f:
-        json.dump(every, f)
+        json.dump([dict(e, command=without_gch(e["command"])) for e in every], f)
     start = time.monotonic()
 
     def remembered(entry):

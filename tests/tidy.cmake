@@ -9,9 +9,9 @@
 if(NOT CMAKE_EXPORT_COMPILE_COMMANDS OR CMAKE_CXX_FLAGS MATCHES "-fsanitize=")
     return()
 endif()
+# The suites' own sources (tests/) are left out until a whole run over them is clean: until the
+# precompiled-header fix in scripts/check-tidy.py, clang rejected GCC's .gch and checked none of them.
 add_test(NAME tidy COMMAND ${QUANTLENS_PYTHON_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/check-tidy.py
-                           ${PROJECT_BINARY_DIR})
+                           ${PROJECT_BINARY_DIR} --skip tests)
 # It takes every core: run alone, not beside other suites.
-set_tests_properties(tidy PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 3000 RUN_SERIAL TRUE LABELS tidy)
-# Off until its first whole run is clean.
-set_tests_properties(tidy PROPERTIES DISABLED TRUE)
+set_tests_properties(tidy PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 3600 RUN_SERIAL TRUE LABELS tidy)
