@@ -19,6 +19,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QPointer>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -57,7 +58,12 @@ void answerFileDialog(const QString& filter, const QString& name) {
         QMetaObject::invokeMethod(dialog, "accept"); // Save (a protected slot)
     });
     timer->start(20);
-    QTimer::singleShot(10000, [] { // a dialog left open fails the test rather than hanging it
+    // A dialog that never came fails the test rather than hanging it. Only this answer's own: a
+    // later test's dialog must not be closed by an earlier answer's guard.
+    QTimer::singleShot(10000, [guard = QPointer<QTimer>(timer)] {
+        if (!guard) return; // answered
+        guard->stop();
+        guard->deleteLater();
         if (QWidget* open = QApplication::activeModalWidget()) open->close();
     });
 }
