@@ -19,6 +19,9 @@ if(QUANTLENS_GUI)
     set_tests_properties(tst_gui_window tst_gui_screenshot tst_gui_plan tst_gui_diff tst_gui_export tst_gui_start
                          tst_gui_layout PROPERTIES TIMEOUT 300)
     set_tests_properties(tst_gui_models PROPERTIES TIMEOUT 900)
+    # Its one test function runs 24 whole-model jobs and their CLI twins: minutes under the sanitizers,
+    # past QtTest's own 300 s watchdog for a function.
+    set_property(TEST tst_gui_models APPEND PROPERTY ENVIRONMENT "QTEST_FUNCTION_TIMEOUT=870000")
     if(QUANTLENS_ONNX) # the Model tab: ONNX Runtime where tst_evaluate finds it, its leaks suppressed
         ql_add_test(tst_gui_model_error LIBS quantlens_gui_app)
         target_compile_definitions(tst_gui_model_error PRIVATE QUANTLENS_ORT_CACHE="${PROJECT_SOURCE_DIR}/build/onnxruntime")
