@@ -87,13 +87,8 @@ private:
 private slots:
     void initTestCase() {
         QVERIFY(m_dir.isValid());
-        // The runtime is part of the test setup (scripts/test.sh runs setup-onnxruntime.sh): never a skip.
-        QVERIFY2(QFileInfo::exists(kLibrary),
-                 qPrintable(kLibrary + QStringLiteral(" is missing: run scripts/setup-onnxruntime.sh")));
-        QVERIFY2(pythonHas(QStringLiteral("numpy, onnx, torch")),
-                 "python3 with numpy, onnx and torch is needed");
-        QVERIFY2(!QStandardPaths::findExecutable(QStringLiteral("node")).isEmpty(),
-                 "node is needed (the peer)");
+        const QString missing = missingForEvaluate();
+        QVERIFY2(missing.isEmpty(), qPrintable(missing));
         m_skipModels = fetchPaddleModels();
         QVERIFY2(m_skipModels.isEmpty() || m_skipModels.startsWith(QStringLiteral("npm")),
                  qPrintable(m_skipModels));

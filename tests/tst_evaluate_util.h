@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QString>
 #include <QStringList>
 #include <nlohmann/json.hpp>
@@ -70,6 +71,18 @@ inline QString fetchPaddleModels() {
         run(QStringLiteral("tar"), {QStringLiteral("xzf"), kModelCache + QLatin1Char('/') + tgz.first(),
                                     QStringLiteral("-C"), kModelCache});
     return untar.code == 0 ? QString() : QStringLiteral("cannot unpack the models: ") + untar.err;
+}
+
+/// What the evaluate suites need and do not find (the runtime, python3 with numpy, onnx and torch,
+/// node as the peer); empty when all is there. The test command installs them: never a skip.
+inline QString missingForEvaluate() {
+    if (!QFileInfo::exists(kOrtLibrary))
+        return kOrtLibrary + QStringLiteral(" is missing: run scripts/setup-onnxruntime.sh");
+    if (!pythonHas(QStringLiteral("numpy, onnx, torch")))
+        return QStringLiteral("python3 with numpy, onnx and torch is needed");
+    if (QStandardPaths::findExecutable(QStringLiteral("node")).isEmpty())
+        return QStringLiteral("node is needed (the peer)");
+    return {};
 }
 
 } // namespace qltest
