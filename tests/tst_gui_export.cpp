@@ -1,6 +1,7 @@
 // The app's exports follow the rules the CLI's do (issue 38): what a compressed-tensors export cannot
 // store is decided during the run, so the window's table, its report and the export agree; and no
 // file the app writes may replace any input of the run (the model, the importance or scale file).
+#include "file_dialog_answer.h"
 #include "gui/main_window.h"
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
@@ -17,15 +18,12 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
-#include <QPointer>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QTimer>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -43,29 +41,6 @@ Tensor wave(const Shape& shape, double phase, bool positive = false) {
         for (float& x : v)
             x = std::fabs(x) + 0.01f;
     return Tensor::fromFloats(shape, v);
-}
-
-// Answers the next modal file dialog as a user would: picks `filter`, types `name`, presses Save.
-void answerFileDialog(const QString& filter, const QString& name) {
-    auto* timer = new QTimer;
-    QObject::connect(timer, &QTimer::timeout, timer, [timer, filter, name] {
-        auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
-        if (!dialog) return;
-        timer->stop();
-        timer->deleteLater();
-        dialog->selectNameFilter(filter);
-        dialog->selectFile(name);
-        QMetaObject::invokeMethod(dialog, "accept"); // Save (a protected slot)
-    });
-    timer->start(20);
-    // A dialog that never came fails the test rather than hanging it. Only this answer's own: a
-    // later test's dialog must not be closed by an earlier answer's guard.
-    QTimer::singleShot(10000, [guard = QPointer<QTimer>(timer)] {
-        if (!guard) return; // answered
-        guard->stop();
-        guard->deleteLater();
-        if (QWidget* open = QApplication::activeModalWidget()) open->close();
-    });
 }
 
 } // namespace
@@ -218,8 +193,9 @@ private slots:
         QVERIFY(!nativeFilter.isEmpty());
         QCOMPARE(layoutOfFilter(nativeFilter), ExportLayout::Native);
         QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("native")));
-        answerFileDialog(nativeFilter, path("native/ascend"));
+        const qltest::FileDialogAnswer answer(nativeFilter, path("native/ascend"));
         const WeightsExportChoice chosen = askWeightsExport(nullptr);
+        QVERIFY(answer.answered());
         QCOMPARE(chosen.layout, ExportLayout::Native);
         QCOMPARE(QFileInfo(chosen.path).fileName(), QStringLiteral("ascend.safetensors"));
 

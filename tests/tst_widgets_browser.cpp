@@ -2,6 +2,7 @@
 // extension is kept whatever filter is selected, a GGUF tensor shows the type the file stores, long
 // names that differ in one part stay apart however narrow their column, and a filter box narrows a
 // result table to the names holding its text.
+#include "file_dialog_answer.h"
 #include "gguf_test_util.h"
 #include "listing_source.h"
 #include "widgets/name_elision.h"
@@ -14,7 +15,6 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
-#include <QFileDialog>
 #include <QFontMetrics>
 #include <QLineEdit>
 #include <QSet>
@@ -22,7 +22,6 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QTimer>
 #include <QTreeView>
 
 using namespace ql;
@@ -38,21 +37,6 @@ const QStringList kAlikeNames = {
 };
 
 using qltest::ListingSource;
-
-// Answers the next modal file dialog as a user would: picks `filter`, types `name`, presses Save.
-void answerFileDialog(const QString& filter, const QString& name) {
-    auto* timer = new QTimer;
-    QObject::connect(timer, &QTimer::timeout, timer, [timer, filter, name] {
-        auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
-        if (!dialog) return;
-        timer->stop();
-        timer->deleteLater();
-        dialog->selectNameFilter(filter); // first: a filter chosen after typing rewrites the name's suffix
-        dialog->selectFile(name);
-        QMetaObject::invokeMethod(dialog, "accept"); // Save (a protected slot)
-    });
-    timer->start(20);
-}
 
 } // namespace
 
@@ -94,12 +78,10 @@ private slots:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const QString filters = QStringLiteral("safetensors (*.safetensors);;HDF5 (*.h5 *.hdf5)");
-        answerFileDialog(QStringLiteral("safetensors (*.safetensors)"), dir.filePath(QStringLiteral("x.h5")));
-        // A dialog left open fails the test rather than hanging it.
-        QTimer::singleShot(10000, [] {
-            if (QWidget* open = QApplication::activeModalWidget()) open->close();
-        });
+        const qltest::FileDialogAnswer answer(QStringLiteral("safetensors (*.safetensors)"),
+                                              dir.filePath(QStringLiteral("x.h5")));
         const QString path = saveFileName(nullptr, QStringLiteral("Export quantized weights"), filters);
+        QVERIFY(answer.answered());
         QCOMPARE(QFileInfo(path).fileName(), QStringLiteral("x.h5"));
         QCOMPARE(QFileInfo(path).absolutePath(), QFileInfo(dir.path()).absoluteFilePath());
     }
