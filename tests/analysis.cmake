@@ -13,3 +13,5 @@ set_source_files_properties(tst_fast_analysis.cpp PROPERTIES COMPILE_OPTIONS "-W
 ql_add_test(tst_job LIBS quantlens_backends)
 # Reports read back (the GUI opening a report, merged or its own) and bounded model-run reports.
 ql_add_test(tst_report_read LIBS quantlens_backends)
+# The whole-model summary: sizes and bits per weight before and after, worked out by hand.
+ql_add_test(tst_model_summary LIBS quantlens_backends)

@@ -1,5 +1,7 @@
 #pragma once
 // std::string <-> QString and number formatting shared by the pages.
+#include "base/byte_size.h"
+
 #include <QString>
 #include <cmath>
 #include <string>
@@ -28,15 +30,9 @@ inline QString plainToolTip(const QString& text) {
     return QStringLiteral("<p style='white-space:pre-wrap'>") + text.toHtmlEscaped() + QStringLiteral("</p>");
 }
 
-/// "1.5 MB" style byte counts.
+/// "1.5 MB" style byte counts (core's byteSizeText).
 inline QString fmtBytes(double bytes) {
-    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 4) {
-        bytes /= 1024;
-        ++u;
-    }
-    return QString::number(bytes, 'f', u ? 1 : 0) + QLatin1Char(' ') + QLatin1String(units[u]);
+    return QString::fromStdString(byteSizeText(bytes));
 }
 
 } // namespace ql

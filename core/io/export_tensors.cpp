@@ -75,16 +75,45 @@ Tensor packFp4Rows(const Codes& codes, const Shape& shape) {
     return t;
 }
 
+ParamStorage paramStorage(const ResolvedSpec& plan, std::span<const float> zeroPoints) {
+    ParamStorage s;
+    s.scaleCount = elementCount(exportScaleShape(plan));
+    const Preset preset = plan.spec.preset;
+    // spec/cli.md: mx/nvfp4 scales are exported as their codes.
+    if (preset == Preset::MX) s.scale = DType::U8;
+    if (preset == Preset::NVFP4) {
+        s.scale = DType::F8E4M3;
+        s.globalScale = true;
+    }
+    if (zeroPoints.empty()) return s;
+    s.zeroPointCount = zeroPoints.size() == 1 ? 1 : s.scaleCount;
+    const std::int64_t lo = codeMin(plan.codeTarget), hi = codeMax(plan.codeTarget);
+    bool integral = plan.codeTarget != Target::Int32 && !isFloatTarget(plan.codeTarget);
+    for (float v : zeroPoints)
+        integral = integral && std::isfinite(v) && v == std::nearbyint(v) && v >= lo && v <= hi;
+    s.zeroPoint = !integral ? DType::F32 : lo < 0 ? DType::I8 : DType::U8;
+    return s;
+}
+
+std::int64_t quantizedBits(const ResolvedSpec& plan, std::span<const float> zeroPoints) {
+    const ParamStorage s = paramStorage(plan, zeroPoints);
+    std::int64_t bits = elementCount(plan.shape) * bitsOf(codeDType(plan.codeTarget));
+    bits += s.scaleCount * bitsOf(s.scale);
+    if (s.globalScale) bits += bitsOf(DType::F32);
+    if (s.zeroPoint) bits += s.zeroPointCount * bitsOf(*s.zeroPoint);
+    return bits;
+}
+
 ScaleTensors scaleTensors(const QuantizedTensor& q, const std::string& file) {
     ScaleTensors s;
     const Shape shape = exportScaleShape(q.plan);
-    const Preset preset = q.plan.spec.preset;
-    if (preset == Preset::MX || preset == Preset::NVFP4) {
-        // spec/cli.md: mx/nvfp4 scales are exported as their codes.
-        s.scale = Tensor(preset == Preset::MX ? DType::U8 : DType::F8E4M3, shape);
+    const auto& zp = q.params.zeroPoints;
+    const ParamStorage storage = paramStorage(q.plan, zp);
+    if (storage.scale != DType::F32) {
+        s.scale = Tensor(storage.scale, shape);
         std::memcpy(s.scale.mutableData(), q.params.scaleCodes.data(), q.params.scaleCodes.size());
-        s.encoding = preset == Preset::MX ? "e8m0" : "e4m3";
-        if (preset == Preset::NVFP4) {
+        s.encoding = storage.scale == DType::U8 ? "e8m0" : "e4m3";
+        if (storage.globalScale) {
             const float g = q.params.tensorScale;
             s.globalScale = Tensor::fromFloats(Shape{1}, std::span<const float>(&g, 1));
         }
@@ -92,18 +121,13 @@ ScaleTensors scaleTensors(const QuantizedTensor& q, const std::string& file) {
         s.scale = Tensor::fromFloats(shape, q.params.scales);
         s.encoding = "f32";
     }
-    const auto& zp = q.params.zeroPoints;
-    if (zp.empty()) return s;
+    if (!storage.zeroPoint) return s;
     const Shape zshape = zp.size() == 1 ? Shape{1} : shape;
-    const std::int64_t lo = codeMin(q.plan.codeTarget), hi = codeMax(q.plan.codeTarget);
-    bool integral = q.plan.codeTarget != Target::Int32 && !isFloatTarget(q.plan.codeTarget);
-    for (float v : zp)
-        integral = integral && std::isfinite(v) && v == std::nearbyint(v) && v >= lo && v <= hi;
-    if (!integral) {
+    if (*storage.zeroPoint == DType::F32) {
         s.zeroPoint = Tensor::fromFloats(zshape, zp); // float offsets (Ascend, pypto, npu_group_quant)
         return s;
     }
-    s.zeroPoint = Tensor(lo < 0 ? DType::I8 : DType::U8, zshape);
+    s.zeroPoint = Tensor(*storage.zeroPoint, zshape);
     auto* out = reinterpret_cast<std::uint8_t*>(s.zeroPoint.mutableData());
     for (std::size_t i = 0; i < zp.size(); ++i)
         out[i] = static_cast<std::uint8_t>(static_cast<std::int32_t>(zp[i]));

@@ -3,6 +3,9 @@
 #include "io/export.h"
 #include "tensor/tensor.h"
 
+#include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 
 namespace ql {
@@ -24,6 +27,24 @@ struct ScaleTensors {
     bool hasGlobalScale() const { return globalScale.data() != nullptr; }
 };
 ScaleTensors scaleTensors(const QuantizedTensor& q, const std::string& file);
+
+/// How QuantLens stores one quantized tensor's parameters (scaleTensors writes them so): a scale per
+/// group in F32, or the format's scale codes (MX: an E8M0 byte per block, NVFP4: an F8_E4M3 per block
+/// plus its F32 tensor scale); zero points, when there are any, in the code dtype if every one given
+/// is a whole number in the code range, else in F32 (the float offsets of Ascend, pypto and
+/// npu_group_quant); one zero point stands for the whole tensor.
+struct ParamStorage {
+    DType scale = DType::F32;
+    std::int64_t scaleCount = 1;
+    bool globalScale = false;
+    std::optional<DType> zeroPoint;
+    std::int64_t zeroPointCount = 0;
+};
+ParamStorage paramStorage(const ResolvedSpec& plan, std::span<const float> zeroPoints);
+/// The bits one quantized tensor takes as stored: its codes at their width (4 for sub-byte targets)
+/// and its parameters as paramStorage stores them. The planner's cost of a format without a
+/// compressed-tensors layout, and the model summary's size after quantization.
+std::int64_t quantizedBits(const ResolvedSpec& plan, std::span<const float> zeroPoints);
 /// Scale tensor shape: [1] for per-tensor (spec/cli.md), else the plan's scale shape.
 Shape exportScaleShape(const ResolvedSpec& plan);
 

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "io/export_compressed_tensors.h"
+#include "io/export_tensors.h"
 #include "job/importance.h"
 #include "job/tensor_measurement.h"
 #include "quant/reference.h"
@@ -52,20 +53,6 @@ std::string whyNotPlanned(const TensorInfo& info, const RoleAxes& role, const Pl
         return "an embedding table (" + role.basis +
                "): vLLM and transformers load quantized Linear weights only";
     return {};
-}
-
-// The bits a layout stores in QuantLens's native export: the codes packed at their width, a scale
-// per group (in the weight's dtype, or the format's 8-bit scale codes), zero points at the code
-// width, NVFP4's global scale.
-std::int64_t nativeBits(const ResolvedSpec& plan, const QuantParams& params, DType weightDType) {
-    const Target t = plan.codeTarget;
-    const std::int64_t codeBits = isSubByte(t) ? 4 : bitsOf(codeDType(t));
-    const auto scales = static_cast<std::int64_t>(params.scales.size());
-    std::int64_t bits = elementCount(plan.shape) * codeBits;
-    bits += scales * (params.scaleCodes.empty() ? bitsOf(weightDType) : 8);
-    bits += static_cast<std::int64_t>(params.zeroPoints.size()) * codeBits;
-    if (plan.spec.preset == Preset::NVFP4) bits += 32;
-    return bits;
 }
 
 std::int64_t storedBits(const std::vector<NamedTensor>& stored, const std::string& shapeName) {
@@ -122,7 +109,7 @@ PlanCell measureCell(const JobRequest& request, const Backend& backend, const Lo
             c.bits = storedBits(stored, described.value("shape", std::string()));
             c.compressedTensors = {{"format", args->format}, {"weights", args->weights}};
         } else {
-            c.bits = nativeBits(q.plan, q.params, info.dtype);
+            c.bits = quantizedBits(q.plan, q.params.zeroPoints); // as QuantLens's native layout stores it
         }
         if (scope.outputError)
             c.error = scope.outputError(info, dequantizeReference(q.plan, q.params, q.codes));

@@ -1,5 +1,7 @@
 #include "report/model_summary.h"
 
+#include "base/byte_size.h"
+#include "io/export_tensors.h"
 #include "report/model_table.h"
 
 #include <algorithm>
@@ -22,6 +24,18 @@ std::string reasonsLine(const char* what, const std::vector<std::pair<std::strin
     return line + ".";
 }
 
+std::string bitsPerWeight(const StoredSize& size) {
+    return tableNumber(size.bitsPerWeightBefore(), "%.2f") + " -> " +
+           tableNumber(size.bitsPerWeightAfter(), "%.2f") + " bits per weight";
+}
+
+std::string sizeLine(const ModelSummary& s) {
+    std::string line = "Weights " + byteSizeText(static_cast<double>(s.model.bitsBefore) / 8) + " -> " +
+                       byteSizeText(static_cast<double>(s.model.bitsAfter) / 8);
+    if (s.quantized > 0) line += "; quantized tensors " + bitsPerWeight(s.quantizedSize);
+    return line + "; whole model " + bitsPerWeight(s.model) + ".";
+}
+
 } // namespace
 
 ModelSummary summarizeModel(const std::vector<TensorReport>& reports) {
@@ -29,6 +43,16 @@ ModelSummary summarizeModel(const std::vector<TensorReport>& reports) {
     std::map<std::string, int> kept, failed;
     ErrorStats all;
     for (const TensorReport& r : reports) {
+        const std::int64_t elements = elementCount(r.shape);
+        const std::int64_t stored = elements * bitsOf(r.dtype);
+        const std::int64_t after = r.quantized() ? quantizedBits(r.plan, r.params.zeroPoints) : stored;
+        const auto add = [&](StoredSize& size) {
+            size.elements += elements;
+            size.bitsBefore += stored;
+            size.bitsAfter += after;
+        };
+        add(s.model);
+        if (r.quantized()) add(s.quantizedSize);
         if (!r.error.empty()) {
             ++failed[r.error];
         } else if (!r.passedThrough.empty()) {
@@ -67,6 +91,7 @@ std::string summaryText(const ModelSummary& s) {
     } else {
         text = "No tensor quantized.";
     }
+    if (s.model.elements > 0) text += "\n" + sizeLine(s);
     if (!s.kept.empty()) text += "\n" + reasonsLine("Kept unquantized", s.kept);
     if (!s.failed.empty()) text += "\n" + reasonsLine("Failed", s.failed);
     return text;

@@ -1,7 +1,8 @@
 #pragma once
 // A whole-model run in a few lines: how many tensors were quantized, kept and failed (with their
-// reasons), the error of every quantized weight taken together, and the worst tensor as the table
-// ranks it. Both front ends print it from the run's reports; nothing is measured again.
+// reasons), the error of every quantized weight taken together, the worst tensor as the table ranks
+// it, and the weights' size and bits per weight before and after. Both front ends print it from the
+// run's reports; nothing is measured again.
 #include "report/report.h"
 
 #include <cmath>
@@ -11,6 +12,23 @@
 #include <vector>
 
 namespace ql {
+
+/// Stored sizes of a set of tensors, in bits: before, as the model file stores them (dtype bits per
+/// element); after, quantized tensors as QuantLens stores them (io/export_tensors.h quantizedBits:
+/// codes at their width, scales, zero points, NVFP4's tensor scale) and the others unchanged.
+struct StoredSize {
+    std::int64_t elements = 0;
+    std::int64_t bitsBefore = 0;
+    std::int64_t bitsAfter = 0;
+    /// NaN when there are no elements.
+    double bitsPerWeightBefore() const { return perElement(bitsBefore); }
+    double bitsPerWeightAfter() const { return perElement(bitsAfter); }
+
+private:
+    double perElement(std::int64_t bits) const {
+        return elements ? static_cast<double>(bits) / static_cast<double>(elements) : std::nan("");
+    }
+};
 
 struct ModelSummary {
     int quantized = 0;
@@ -26,13 +44,18 @@ struct ModelSummary {
     std::string worst;
     double worstSqnrDb = std::nan("");
     double worstWeightedSqnrDb = std::nan("");
+    /// Every tensor of the run (kept and failed ones at their stored size both before and after).
+    StoredSize model;
+    /// The quantized tensors alone.
+    StoredSize quantizedSize;
 };
 
 ModelSummary summarizeModel(const std::vector<TensorReport>& reports);
 
 /// The summary as sentences, one per line: "Overall SQNR 31.25 dB over 1024 quantized values; worst
-/// tensor a.weight at 18.02 dB." then the kept and failed tensors' reasons with their counts
-/// ("Kept unquantized, 3 tensor(s): a bias, norm or scale vector ...").
+/// tensor a.weight at 18.02 dB.", then the sizes ("Weights 10.8 MB -> 2.9 MB; quantized tensors 32.00
+/// -> 4.25 bits per weight; whole model 32.00 -> 5.10 bits per weight."), then the kept and failed
+/// tensors' reasons with their counts ("Kept unquantized, 3 tensor(s): a bias, norm or scale vector ...").
 std::string summaryText(const ModelSummary& summary);
 
 } // namespace ql
