@@ -295,12 +295,19 @@ std::string dumped(const json& j) {
 
 // `text` (a dump at depth 0) as it reads nested `depth` levels deep: raw newlines are only ever
 // structure, since JSON strings escape theirs.
-std::string nested(std::string text, int depth) {
+// Built in one copy: inserting each indent in place would move the rest of the text each time, a
+// time quadratic in the report's size.
+std::string nested(const std::string& text, int depth) {
     const std::string indent(static_cast<std::size_t>(depth), ' ');
-    for (std::size_t at = text.find('\n'); at != std::string::npos;
-         at = text.find('\n', at + 1 + indent.size()))
-        text.insert(at + 1, indent);
-    return text;
+    std::string out;
+    out.reserve(text.size() + text.size() / 8 * indent.size());
+    std::size_t from = 0;
+    for (std::size_t at; (at = text.find('\n', from)) != std::string::npos; from = at + 1) {
+        out.append(text, from, at + 1 - from);
+        out += indent;
+    }
+    out.append(text, from);
+    return out;
 }
 
 // What reportJson(...) dumps, byte for byte, written a tensor at a time: a whole-model report (4096
