@@ -73,6 +73,49 @@ private slots:
         QVERIFY2(run.code == 0, run.err.constData());
     }
 
+    // The run ends with the weights' size and bits per weight, before and after. Worked out here from
+    // the report's entries: every tensor of the sample is stored at 32 bits (f32, one int32); torch
+    // int8 per-channel stores 8 bits a code and an f32 scale per channel; kept tensors stay as stored.
+    void summarySaysTheSizes() {
+        CliRun run = cli({QStringLiteral("quantize"), kSample, QStringLiteral("--all"), QStringLiteral("-q"),
+                          QStringLiteral("--preset"), QStringLiteral("torch"), QStringLiteral("--report"),
+                          QStringLiteral("sizes.json")});
+        QVERIFY2(run.code == 0, run.err.constData());
+        std::int64_t elements = 0, before = 0, after = 0, quantized = 0, quantizedAfter = 0;
+        const nlohmann::json written = report("sizes.json");
+        for (const auto& t : written.at("tensors")) {
+            QVERIFY(t.at("dtype") == "f32" || t.at("dtype") == "int32");
+            std::int64_t n = 1;
+            for (const auto& d : t.at("shape"))
+                n *= d.get<std::int64_t>();
+            elements += n;
+            before += 32 * n;
+            if (t.contains("passed_through")) {
+                after += 32 * n;
+                continue;
+            }
+            const auto& spec = t.at("spec");
+            QCOMPARE(spec.at("code_dtype").get<std::string>(), std::string("int8"));
+            QVERIFY(spec.at("symmetric").get<bool>());
+            std::int64_t scales = 1;
+            for (const auto& d : spec.at("scale_shape"))
+                scales *= d.get<std::int64_t>();
+            quantized += n;
+            quantizedAfter += 8 * n + 32 * scales;
+            after += 8 * n + 32 * scales;
+        }
+        QVERIFY(quantized > 0 && quantized < elements);
+        const QString line =
+            QStringLiteral("\nWeights %1 KB -> %2 KB; quantized tensors 32.00 -> %3 bits per "
+                           "weight; whole model 32.00 -> %4 bits per weight.\n")
+                .arg(before / 8 / 1024.0, 0, 'f', 1)
+                .arg(after / 8 / 1024.0, 0, 'f', 1)
+                .arg(double(quantizedAfter) / double(quantized), 0, 'f', 2)
+                .arg(double(after) / double(elements), 0, 'f', 2);
+        QVERIFY2(QString::fromUtf8(run.out).contains(line),
+                 qPrintable(line + QString::fromUtf8(run.out.right(600))));
+    }
+
     // `--axis 5` fits no tensor of the model: a usage error (2), not a run whose tensors all fail (1).
     void axisOutOfRangeIsAUsageError() {
         CliRun run = cli({QStringLiteral("quantize"), kSample, QStringLiteral("--all"),
