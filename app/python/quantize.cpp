@@ -11,6 +11,7 @@
 #include "quant/packing.h"
 #include "quant/reference.h"
 #include "quant/spec_json.h"
+#include "quant/weight_view.h"
 #include "report/report.h"
 #include "spec_keywords.h"
 
@@ -109,10 +110,13 @@ std::shared_ptr<Quantized> runOne(const LoadedTensor& tensor, const Prepared& p,
     auto q = std::make_shared<Quantized>();
     // axis=None: the array's role by its shape and name (quant/weight_role.h), as the CLI's default.
     const TensorInfo& info = tensor.info();
-    const QuantSpec spec =
-        p.keywords.spec.axis.empty() ? specForRole(p.spec, weightRole(info.name, info.shape)) : p.spec;
-    const ResolvedSpec plan = resolveSpec(spec, info.shape);
-    if (const std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
+    ResolvedSpec plan;
+    if (p.keywords.spec.axis.empty()) {
+        plan = planForRole(p.spec, info.shape, weightRole(info.name, info.shape)); // or a conv's 2-D view
+    } else {
+        plan = resolveSpec(p.spec, info.shape);
+        if (const std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
+    }
     q->run = measureTensor(tensor, plan, *p.backend,
                            {.params = p.params, .repeat = p.keywords.repeat, .progress = progress});
     if (p.keywords.packed) pack(*q);
@@ -268,7 +272,7 @@ void registerQuantize(pb::module_& m) {
                 if (q.packed)
                     return readOnlyView(q.nibbles.data(), pb::dtype::of<std::uint8_t>(), q.packedShape, self);
                 const Codes& c = q.run.result.codes;
-                return readOnlyView(c.data(), codeDtype(c.target()), q.run.result.plan.shape, self);
+                return readOnlyView(c.data(), codeDtype(c.target()), q.run.result.plan.ownShape(), self);
             },
             "The codes: one per element in x's shape (int8 / uint8 / int32 values, raw bits for fp8 and "
             "fp4), "
@@ -317,7 +321,7 @@ void registerQuantize(pb::module_& m) {
                     pb::gil_scoped_release release;
                     x = dequantizeReference(res.plan, res.params, res.codes);
                 }
-                return ownedArray(std::move(x), res.plan.shape);
+                return ownedArray(std::move(x), res.plan.ownShape());
             },
             "x̂ = the codes dequantized with the operator's arithmetic, float32 in x's shape")
         .def_property_readonly(
@@ -360,7 +364,7 @@ void registerQuantize(pb::module_& m) {
         .def_property_readonly("backend", [](const QuantizeResult& r) { return r.get().run.report.backend; })
         .def_property_readonly("shape",
                                [](const QuantizeResult& r) {
-                                   const Shape& s = r.get().run.result.plan.shape;
+                                   const Shape& s = r.get().run.result.plan.ownShape();
                                    pb::tuple t(s.size());
                                    for (std::size_t i = 0; i < s.size(); ++i)
                                        t[i] = s[i];

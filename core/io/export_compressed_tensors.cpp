@@ -218,6 +218,12 @@ CompressedTensorsArgs compressedTensorsArgs(const QuantizedTensor& q, const std:
     const ResolvedSpec& p = q.plan;
     const Target t = p.codeTarget;
     const Preset preset = p.spec.preset;
+    // A loader decompresses into the module's own weight: a conv quantized as its 2-D view
+    // (quant/weight_view.h) would come back in the view's shape.
+    if (p.viewed())
+        refuse(file, q,
+               "it is quantized as its view " + toString(p.shape) + " of " + toString(p.tensorShape) +
+                   ", and compressed-tensors' loaders decompress a weight in its module's own shape");
     switch (p.convention.scaleOp) {
     case ScaleOp::Divide:
     case ScaleOp::MultiplyReciprocal:

@@ -111,6 +111,24 @@ std::variant<QdqForm, std::string> formOf(const QuantizedTensor& q) {
             fullAxis = static_cast<int>(d);
         }
     }
+    // A view (quant/weight_view.h): the graph holds the weight in its own shape, where the view's blocks
+    // cross the kernel's axes; its first (a conv's O) or last axis (a Keras kernel's O) is the tensor's.
+    if (p.viewed() && blocked >= 0)
+        return std::string("blocks along the kernel flattened into " + toString(shape) +
+                           ": DequantizeLinear blocks one axis of the weight's own shape " +
+                           toString(p.tensorShape));
+    if (p.viewed() && full == 1) {
+        const bool first = fullAxis == 0 && shape[0] == p.tensorShape.front();
+        const bool last = fullAxis == 1 && shape[1] == p.tensorShape.back();
+        if (!first && !last)
+            return std::string("scales along axis " + std::to_string(fullAxis) + " of its view " +
+                               toString(shape) + " are along no axis of its own shape " +
+                               toString(p.tensorShape));
+        f.axis = first ? 0 : static_cast<int>(p.tensorShape.size()) - 1;
+        f.opset = std::max(f.opset, 13);
+        f.scaleDims = {shape[static_cast<std::size_t>(fullAxis)]};
+        full = 0; // said: no per-axis form of the view's below
+    }
     if (blocked >= 0) {
         // Blocked scales keep every other dimension: a dimension sharing one scale cannot be said.
         for (std::size_t d = 0; d < shape.size(); ++d)
@@ -264,7 +282,7 @@ void exportOnnxQdq(const std::string& path, const std::vector<QuantizedTensor>& 
         const bool packed = f.codeType == kInt4 || f.codeType == kUint4;
         const std::string codeName = names.make(name + "_quantized");
         const std::string bytes = codeBytes(values, packed);
-        setTensor(codes, codeName, f.codeType, q->plan.shape, bytes.data(), bytes.size());
+        setTensor(codes, codeName, f.codeType, q->plan.ownShape(), bytes.data(), bytes.size());
         onnx::NodeProto dq;
         dq.set_op_type("DequantizeLinear");
         dq.set_name(names.make(name + "_DequantizeLinear"));

@@ -84,8 +84,7 @@ Codes fp4Rows(const TensorSource& s, const std::string& name, const Tensor& t, c
 ResolvedSpec planOf(const TensorSource& s, const std::string& name, const json& j) {
     try {
         if (!j.is_object() || !j.contains("shape")) fail(s, name, "its plan has no shape");
-        const Shape shape = j.at("shape").get<Shape>();
-        return resolveSpec(specFromJson(j), shape);
+        return planFromJson(j); // through the view it was quantized in, where it records one
     } catch (const QuantError& e) {
         fail(s, name, std::string("its plan: ") + e.what());
     } catch (const json::exception& e) {

@@ -68,8 +68,10 @@ RoleAxes roleOf(const TensorSource& source, const TensorInfo& info);
 /// The spec `spec` (A's, or B's) runs on `info` with: as given, or with request.roleAxes the axes of
 /// the tensor's role.
 QuantSpec specForTensor(const JobRequest& request, const QuantSpec& spec, const TensorInfo& info);
-/// Plans `spec` for `info` as every job does: resolveSpec, then refusing a layout whose every
-/// block holds one element (degenerateLayout). Throws QuantError with the reason.
+/// Plans `spec` for `info` as every job does: with request.roleAxes the role's rule (quant/weight_view.h
+/// planForRole: the role's axes, or a conv's [O, I*kh*kw] view where only that fits), else the spec as
+/// given; a layout whose every block holds one element is refused (degenerateLayout). Throws QuantError
+/// with the reason.
 ResolvedSpec planForTensor(const JobRequest& request, const QuantSpec& spec, const TensorInfo& info);
 
 /// Lists every file the request reads as an input of `files`: the model (each shard, its index), the

@@ -6,6 +6,7 @@
 #include "job/importance.h"
 #include "job/tensor_measurement.h"
 #include "quant/reference.h"
+#include "quant/weight_view.h"
 
 #include <algorithm>
 #include <limits>
@@ -86,8 +87,7 @@ PlanCell measureCell(const JobRequest& request, const Backend& backend, const Lo
         return c;
     }
     try {
-        const ResolvedSpec plan = resolveSpec(planSpecFor(candidate, role), info.shape);
-        if (std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
+        const ResolvedSpec plan = planOfCandidate(candidate, role, info.shape);
         // (a cell needs the totals and the codes: no clipping rows)
         TensorMeasurement run = measureTensor(tensor, plan, backend, {.progress = progress, .groupRows = 0});
         const ErrorStats& stats = run.report.analysis.stats;
@@ -134,9 +134,12 @@ std::string whyNotPlanned(const TensorSource& source, const TensorInfo& info, co
     return whyNotPlanned(info, roleOf(source, info), scope);
 }
 
-QuantSpec planSpecFor(const PlanCandidate& candidate, const RoleAxes& role) {
+ResolvedSpec planOfCandidate(const PlanCandidate& candidate, const RoleAxes& role, const Shape& shape) {
     if (!candidate.spec) throw QuantError("the candidate " + candidate.name + " keeps the weight as stored");
-    return candidate.roleAxes ? specForRole(*candidate.spec, role) : *candidate.spec;
+    if (candidate.roleAxes) return planForRole(*candidate.spec, shape, role);
+    ResolvedSpec plan = resolveSpec(*candidate.spec, shape);
+    if (std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
+    return plan;
 }
 
 std::vector<PlanCandidate> defaultPlanCandidates() {

@@ -28,8 +28,9 @@ struct PlanCandidate {
     /// False: the spec's axes apply to every weight as given, and fail those they do not fit.
     bool roleAxes = true;
 };
-/// The spec `candidate` quantizes a weight of `role` with.
-QuantSpec planSpecFor(const PlanCandidate& candidate, const RoleAxes& role);
+/// The plan `candidate` quantizes a weight of `role` and `shape` with: the role's rule (quant/weight_view.h
+/// planForRole: its axes, or a conv's [O, I*kh*kw] view) or the spec's own axes. Throws QuantError.
+ResolvedSpec planOfCandidate(const PlanCandidate& candidate, const RoleAxes& role, const Shape& shape);
 /// The formats the planner tries unless told otherwise, in order of size.
 std::vector<PlanCandidate> defaultPlanCandidates();
 /// Throws QuantError naming the unknown name and the known ones.

@@ -35,9 +35,7 @@ std::string moduleOf(const std::string& weight) {
 
 // The spec the plan quantizes `info` with under `c`: the role's axes read from the file as measured.
 ResolvedSpec chosenLayout(const TensorSource& source, const TensorInfo& info, const PlanCandidate& c) {
-    ResolvedSpec plan = resolveSpec(planSpecFor(c, roleOf(source, info)), info.shape);
-    if (std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
-    return plan;
+    return planOfCandidate(c, roleOf(source, info), info.shape);
 }
 
 double readNumber(const json& v) {

@@ -380,8 +380,8 @@ TensorDiff diffTensors(const TensorSource& a, const TensorSource& b, const Tenso
         const auto sa = requantize || xa ? std::nullopt : storedQuantization(a, pair.a, &whyA);
         const auto sb = xb ? std::nullopt : storedQuantization(b, pair.b, &whyB);
         const bool dqA = readAsDequantized(sa) || xa, dqB = readAsDequantized(sb) || xb;
-        const Shape shapeA = xa ? xa->plan.shape : dqA ? sa->shape : ia.shape;
-        const Shape shapeB = xb ? xb->plan.shape : dqB ? sb->shape : ib.shape;
+        const Shape shapeA = xa ? xa->plan.ownShape() : dqA ? sa->shape : ia.shape; // not its view
+        const Shape shapeB = xb ? xb->plan.ownShape() : dqB ? sb->shape : ib.shape;
         d.shape = shapeA;
         if (shapeA != shapeB) {
             d.failure = "shapes differ: " + toString(shapeA) + " and " + toString(shapeB);

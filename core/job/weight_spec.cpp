@@ -1,6 +1,8 @@
-// Per-tensor specs: the role's axes when the user named none (DESIGN "Weights in their model").
+// Per-tensor specs: the role's axes, or its flattened view, when the user named none (DESIGN "Weights
+// in their model"; the rule is quant/weight_view.h planForRole).
 #include "base/error.h"
 #include "job/job.h"
+#include "quant/weight_view.h"
 
 namespace ql {
 
@@ -14,14 +16,10 @@ QuantSpec specForTensor(const JobRequest& request, const QuantSpec& spec, const 
 }
 
 ResolvedSpec planForTensor(const JobRequest& request, const QuantSpec& spec, const TensorInfo& info) {
-    ResolvedSpec plan = resolveSpec(specForTensor(request, spec, info), info.shape);
-    if (std::string why = degenerateLayout(plan); !why.empty()) {
-        if (request.roleAxes && request.source) { // the default came from the role: say which
-            const RoleAxes role = roleOf(*request.source, info);
-            why = std::string(nameOf(role.role)) + " " + std::string(layoutOf(role.role)) + ": " + why;
-        }
-        throw QuantError(why);
-    }
+    if (request.roleAxes && request.source)
+        return planForRole(spec, info.shape, roleOf(*request.source, info));
+    ResolvedSpec plan = resolveSpec(spec, info.shape); // an axis the user named applies as given
+    if (std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
     return plan;
 }
 

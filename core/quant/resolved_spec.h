@@ -11,7 +11,11 @@ namespace ql {
 
 struct ResolvedSpec {
     QuantSpec spec;
-    Shape shape;
+    Shape shape; // what the layout indexes: the tensor's shape, or its view (tensorShape)
+    /// The tensor's own shape when the plan quantizes it through a view (quant/weight_view.h: a conv
+    /// [O, I, kh, kw] as [O, I*kh*kw]); empty when the plan takes the tensor as it is. A view is the
+    /// same row-major values in the same order, so codes and values are the same bytes either way.
+    Shape tensorShape;
     Layout layout;
     Convention convention;
     Target codeTarget = Target::Int8; // element code type (int4 for Ascend's packed "int32")
@@ -22,6 +26,9 @@ struct ResolvedSpec {
 
     std::int64_t qmin() const { return codeMin(codeTarget, spec.narrowRange); }
     std::int64_t qmax() const { return codeMax(codeTarget); }
+    bool viewed() const { return !tensorShape.empty(); }
+    /// The tensor's own shape, viewed or not: what a report shows and an export's values re-open as.
+    const Shape& ownShape() const { return viewed() ? tensorShape : shape; }
     /// Shape of the natively packed output (int32 words: last dim / 8).
     Shape packedShape() const;
 };

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "base/whole_number.h"
+#include "quant/weight_view.h"
 
 namespace ql {
 namespace {
@@ -130,11 +131,19 @@ QuantSpec specFromJson(const nlohmann::json& j) {
 nlohmann::json toJson(const ResolvedSpec& plan) {
     nlohmann::json j = toJson(plan.spec);
     j["shape"] = plan.shape;
+    if (plan.viewed()) j["tensor_shape"] = plan.tensorShape; // "shape" is its view (quant/weight_view.h)
     j["scale_shape"] = plan.scaleShape;
     j["code_dtype"] = nameOf(plan.codeTarget);
     j["resolved_convention"] = conventionJson(plan.convention);
     if (!plan.notes.empty()) j["notes"] = plan.notes;
     return j;
+}
+
+ResolvedSpec planFromJson(const nlohmann::json& j) {
+    if (!j.is_object() || !j.contains("shape")) throw QuantError("spec JSON: the plan has no \"shape\"");
+    const Shape shape = wholeList<std::int64_t>(j, "shape");
+    if (!j.contains("tensor_shape")) return resolveSpec(specFromJson(j), shape);
+    return resolveViewed(specFromJson(j), wholeList<std::int64_t>(j, "tensor_shape"), shape);
 }
 
 } // namespace ql

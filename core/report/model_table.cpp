@@ -58,6 +58,7 @@ std::vector<ModelRow> modelRows(const std::vector<TensorReport>& reports) {
         ModelRow row;
         row.name = r.name;
         row.shape = toString(r.shape);
+        if (r.quantized() && r.plan.viewed()) row.shape += " as " + toString(r.plan.shape); // its axes' shape
         row.error = r.error;
         row.kept = r.passedThrough;
         if (r.quantized() && r.plan.spec.scheme != Scheme::PerTensor) row.axes = r.plan.spec.axes;
@@ -138,10 +139,18 @@ ModelRow rowOf(const nlohmann::json& t) {
     row.error = t.value("error", std::string());
     row.kept = t.value("passed_through", std::string());
     if (!row.error.empty() || !row.kept.empty()) return row;
-    if (const auto spec = t.find("spec"); spec != t.end() && spec->is_object() &&
-                                          spec->value("scheme", std::string()) != nameOf(Scheme::PerTensor))
+    const auto spec = t.find("spec");
+    if (spec != t.end() && spec->is_object() &&
+        spec->value("scheme", std::string()) != nameOf(Scheme::PerTensor))
         for (const auto& a : spec->value("axes", nlohmann::json::array()))
             if (a.is_number_integer()) row.axes.push_back(a.get<int>());
+    // A tensor quantized through a view (quant/weight_view.h): its axes are the view's, so it is shown.
+    if (spec != t.end() && spec->is_object() && spec->contains("tensor_shape") && spec->contains("shape")) {
+        Shape view;
+        for (const auto& d : (*spec)["shape"])
+            if (d.is_number_integer()) view.push_back(d.get<std::int64_t>());
+        row.shape += " as " + toString(view);
+    }
     if (!t.contains("stats") || !t["stats"].is_object())
         throw FileError("tensor '" + row.name + "' has no \"stats\"");
     const auto& s = t["stats"];

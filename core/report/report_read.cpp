@@ -144,7 +144,7 @@ TensorReport readEntry(const json& t) {
     const json& spec = field(t, "spec", "a tensor entry");
     r.plan.spec = specFromJson(spec);
     try {
-        r.plan = resolveSpec(r.plan.spec, r.shape);
+        r.plan = spec.contains("tensor_shape") ? planFromJson(spec) : resolveSpec(r.plan.spec, r.shape);
     } catch (const QuantError&) { // a spec that needed its calibration files: the spec alone is shown
         r.plan.shape = r.shape;
         r.plan.codeTarget = r.plan.spec.target;
