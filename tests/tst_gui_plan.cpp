@@ -186,6 +186,13 @@ private slots:
         QVERIFY2(text.contains(QStringLiteral("\nKept unquantized, 1 tensor(s): ") +
                                QString::fromStdString(keptReason)),
                  qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("\nWeights ")) &&
+                     text.contains(QStringLiteral(" bits per weight.")),
+                 qPrintable(text));
+        // The run's report opened again reads the same: its entries summed up by the same core summary.
+        QVERIFY(w.exportReport(path("summary.json")));
+        QVERIFY(w.modelTable()->openReport(path("summary.json")));
+        QCOMPARE(w.modelTable()->summaryText(), text);
     }
 
     // The whole-model table's filter: the view shows the rows whose name holds the text, and a row

@@ -212,6 +212,22 @@ bool ModelTablePage::isReportPath(const QString& path) {
            !name.endsWith(QStringLiteral(".qlsession.json"));
 }
 
+namespace {
+
+// A report's whole model in a few lines, as after a run: its entries through core's summary.
+std::string reportSummary(const nlohmann::json& tensors) {
+    std::vector<TensorReport> reports;
+    try {
+        for (const auto& entry : tensors)
+            reports.push_back(reportFromJson(entry));
+    } catch (const std::exception& e) { // the table still shows what the entries hold
+        return std::string("No summary: ") + e.what();
+    }
+    return summaryText(summarizeModel(reports));
+}
+
+} // namespace
+
 bool ModelTablePage::openReport(const QString& path) {
     nlohmann::json report;
     std::vector<ModelRow> rows;
@@ -224,10 +240,11 @@ bool ModelTablePage::openReport(const QString& path) {
         m_bench->showMessage(tr("Could not open %1:\n%2").arg(path, qs(e.what())), true);
         return false;
     }
+    const std::string overall = reportSummary(report["tensors"]);
     m_report = std::make_shared<const nlohmann::json>(std::move(report["tensors"]));
     m_reportPath = path;
     m_outcome.reset();
-    setRows(std::move(rows));
+    setRows(std::move(rows), overall);
     m_bench->raise(this);
     emit reportOpened();
     QString what = tr("Report %1: %2 tensors of %3.")
