@@ -32,7 +32,7 @@ inline std::vector<WalkRow> walkRows() {
         }
         rows.push_back({n, std::move(s), std::move(shape)});
     };
-    for (Shape shape : {Shape{33, 129}, Shape{8, 64}, Shape{7}, Shape{1, 1031}}) {
+    for (const Shape& shape : {Shape{33, 129}, Shape{8, 64}, Shape{7}, Shape{1, 1031}}) {
         add("torch/per-tensor/int8", calibratedSpec(P::Torch, T::Int8, S::PerTensor, {}), shape);
         add("torch/per-tensor/uint8-asym", calibratedSpec(P::Torch, T::UInt8, S::PerTensor, {}, false),
             shape);
@@ -40,7 +40,7 @@ inline std::vector<WalkRow> walkRows() {
         add("tensorrt/per-tensor/fp8", calibratedSpec(P::TensorRT, T::Fp8E4M3, S::PerTensor, {}), shape);
         add("mx/fp4", calibratedSpec(P::MX, T::Fp4E2M1, S::Block, {}), shape);
     }
-    for (Shape shape : {Shape{33, 129}, Shape{8, 64}, Shape{3, 5, 64}, Shape{5, 3, 7, 9}}) {
+    for (const Shape& shape : {Shape{33, 129}, Shape{8, 64}, Shape{3, 5, 64}, Shape{5, 3, 7, 9}}) {
         add("torch/per-channel0/int8", calibratedSpec(P::Torch, T::Int8, S::PerChannel, {0}), shape);
         add("aclnn-quantize/per-channel-last/fp8-e5m2",
             calibratedSpec(P::AclnnQuantize, T::Fp8E5M2, S::PerChannel, {-1}), shape);

@@ -29,7 +29,7 @@ inline std::string kvU32(const std::string& key, std::uint32_t type, std::uint32
         u32(s, v);
     return s;
 }
-inline std::string info(const std::string& name, std::vector<std::uint64_t> ne, std::uint32_t type,
+inline std::string info(const std::string& name, const std::vector<std::uint64_t>& ne, std::uint32_t type,
                         std::uint64_t offset) {
     std::string s;
     str(s, name);

@@ -86,6 +86,7 @@ Encoded encode(const std::vector<float>& x, DType dtype, bool misalign) {
 
 std::vector<std::uint32_t> bitsOf(const std::vector<float>& v) {
     std::vector<std::uint32_t> out;
+    out.reserve(v.size());
     for (float f : v)
         out.push_back(std::bit_cast<std::uint32_t>(f));
     return out;
@@ -100,7 +101,7 @@ QuantSpec make(Preset p, Target t, Scheme s, std::vector<int> axes, bool symmetr
 std::vector<std::pair<QString, Case>> cases() {
     std::vector<std::pair<QString, Case>> out;
     const auto add = [&](const char* name, QuantSpec s, Shape shape) {
-        out.push_back({QString::fromLatin1(name), Case{std::move(s), std::move(shape)}});
+        out.emplace_back(QString::fromLatin1(name), Case{std::move(s), std::move(shape)});
     };
     add("torch/int8/per-tensor", make(Preset::Torch, Target::Int8, Scheme::PerTensor, {}, true), {48, 96});
     add("torch/int8/axis0", make(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}, true), {48, 96});
@@ -178,7 +179,7 @@ void TestCalibrationFast::fastEqualsOracle_data() {
         const bool blocks = c.spec.preset == Preset::MX || c.spec.preset == Preset::NVFP4;
         std::vector<std::pair<QString, Calibration>> methods;
         const auto method = [&](const char* n, CalibMethod m, double p = 99.99) {
-            methods.push_back({QString::fromLatin1(n), Calibration{m, p}});
+            methods.emplace_back(QString::fromLatin1(n), Calibration{m, p});
         };
         if (blocks) {
             method("absmax", CalibMethod::AbsMax);

@@ -233,7 +233,7 @@ void TestCli::randomOptionsNeverCrash() {
                  << (args[0] == QLatin1String("sweep") ? QStringLiteral("4,8,3")
                                                        : QStringLiteral("aclnn-quantize"));
         for (int k = next(5); k >= 0; --k) {
-            const QString flag = flags[next(static_cast<int>(flags.size()))];
+            const QString& flag = flags[next(static_cast<int>(flags.size()))];
             args << flag;
             if (!flag.startsWith(QLatin1String("--asym")) && !flag.startsWith(QLatin1String("--narrow")) &&
                 !flag.startsWith(QLatin1String("--sqrt")))

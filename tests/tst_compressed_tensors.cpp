@@ -278,7 +278,7 @@ private slots:
             QCOMPARE(config.at(key), value);
         const nlohmann::json& qc = config.at("quantization_config");
         std::vector<std::string> targets = {kModules[0], kModules[1]};
-        if (gate == QLatin1String("quantized")) targets.push_back(kModules[2]);
+        if (gate == QLatin1String("quantized")) targets.emplace_back(kModules[2]);
         const nlohmann::json ignore = gateKept ? nlohmann::json{kModules[2]} : nlohmann::json::array();
         const nlohmann::json expected = {{"config_groups",
                                           {{"group_0",

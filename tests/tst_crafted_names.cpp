@@ -94,7 +94,7 @@ class TestCraftedNames : public QObject {
         QCOMPARE(rules.rules.size(), planned.size()); // one rule each, no more
         for (const char* other : {"blk.0.attn_v.weight", "blk.0.attn_output.weight", "attn", "b.weight",
                                   "blk.1.attn_q.weight", "Linear", "linear.weight", "evil_stage: 1.weight"})
-            others.push_back(other);
+            others.emplace_back(other);
         for (const std::string& other : others)
             QVERIFY2(rules.typeOf(other).empty(), qPrintable(QString::fromStdString(printable(other))));
     }

@@ -19,8 +19,8 @@ using namespace ql;
 
 namespace {
 
-Tensor bf16Of(const std::vector<float>& v, Shape shape) {
-    return qltest::tensorOf(v, std::move(shape), DType::BF16);
+Tensor bf16Of(const std::vector<float>& v, const Shape& shape) {
+    return qltest::tensorOf(v, shape, DType::BF16);
 }
 
 } // namespace

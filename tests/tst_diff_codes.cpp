@@ -91,7 +91,7 @@ void TestDiffCodes::initTestCase() {
 
 QByteArray TestDiffCodes::cli(const QStringList& args, int expectCode) {
     const qltest::CliRun r = qltest::runCli(args, m_dir.path());
-    const QByteArray out = r.out + r.err;
+    QByteArray out = r.out + r.err;
     if (r.code != expectCode) qWarning("%s", out.constData());
     [&] { QCOMPARE(r.code, expectCode); }();
     return out;

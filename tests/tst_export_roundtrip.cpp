@@ -130,6 +130,7 @@ private slots:
         const auto exported = openTensorSource(out.toStdString());
         const std::vector<ExportedEntry> entries = exportedEntries(*exported);
         std::vector<std::string> names; // the weights, and the bias where the layout takes 1-D tensors
+        names.reserve(entries.size());
         for (const auto& e : entries)
             names.push_back(e.name);
         for (const auto& n : kQuantized)

@@ -11,7 +11,8 @@
 
 #include <QTemporaryDir>
 #include <QTest>
-#include <cstring>
+#include <bit>
+#include <cstdint>
 #include <filesystem>
 
 using namespace ql;
@@ -29,7 +30,7 @@ bool sameBits(const std::vector<float>& a, const std::vector<float>& b, std::str
         return false;
     }
     for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::memcmp(&a[i], &b[i], 4) != 0) {
+        if (std::bit_cast<std::uint32_t>(a[i]) != std::bit_cast<std::uint32_t>(b[i])) {
             *where =
                 "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);
             return false;

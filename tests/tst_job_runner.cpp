@@ -16,7 +16,7 @@ using namespace ql;
 namespace {
 
 // Work that reports progress until `release` is set (or it is cancelled), then returns `value`.
-auto waitingWork(std::shared_ptr<std::atomic<bool>> release, int value) {
+auto waitingWork(const std::shared_ptr<std::atomic<bool>>& release, int value) {
     return [release, value](const ProgressFn& fn) {
         double done = 0;
         while (!release->load()) {
@@ -54,7 +54,8 @@ private slots:
         QVERIFY(runner.isBusy());
         QCOMPARE(runner.current(), job);
         std::string got;
-        job->onFinished<std::string>(&receiver, [&got](std::shared_ptr<const std::string> r) { got = *r; });
+        job->onFinished<std::string>(&receiver,
+                                     [&got](const std::shared_ptr<const std::string>& r) { got = *r; });
         QTRY_COMPARE_WITH_TIMEOUT(got, std::string("done"), 30000);
         QVERIFY(!runner.isBusy());
         QVERIFY(!runner.current());
@@ -79,11 +80,12 @@ private slots:
         auto release = std::make_shared<std::atomic<bool>>(false);
         std::vector<int> got;
         JobHandle* first = runner.run(waitingWork(release, 1));
-        first->onFinished<int>(&receiver, [&got](std::shared_ptr<const int> r) { got.push_back(*r); });
+        first->onFinished<int>(&receiver, [&got](const std::shared_ptr<const int>& r) { got.push_back(*r); });
         const quint64 before = runner.generation();
         JobHandle* second = runner.run([](const ProgressFn&) { return 2; });
         QVERIFY(runner.generation() > before);
-        second->onFinished<int>(&receiver, [&got](std::shared_ptr<const int> r) { got.push_back(*r); });
+        second->onFinished<int>(&receiver,
+                                [&got](const std::shared_ptr<const int>& r) { got.push_back(*r); });
         release->store(true); // had the first not seen its cancel flag, it would return now
         QTRY_COMPARE_WITH_TIMEOUT(got.size(), std::size_t(1), 30000);
         drain();
@@ -130,7 +132,7 @@ private slots:
         auto calls = std::make_shared<int>(0);
         auto* receiver = new QObject;
         JobHandle* job = runner.run(waitingWork(release, 1));
-        job->onFinished<int>(receiver, [calls](std::shared_ptr<const int>) { ++*calls; });
+        job->onFinished<int>(receiver, [calls](const std::shared_ptr<const int>&) { ++*calls; });
         const auto finished = countFinished(job);
         delete receiver;
         release->store(true);
@@ -144,9 +146,9 @@ private slots:
         auto release = std::make_shared<std::atomic<bool>>(false);
         int run = 0, preview = 0;
         JobHandle* main = runner.run(waitingWork(release, 1));
-        main->onFinished<int>(&receiver, [&run](std::shared_ptr<const int> r) { run = *r; });
+        main->onFinished<int>(&receiver, [&run](const std::shared_ptr<const int>& r) { run = *r; });
         JobHandle* p = runner.run([](const ProgressFn&) { return 7; }, JobRunner::Lane::Preview);
-        p->onFinished<int>(&receiver, [&preview](std::shared_ptr<const int> r) { preview = *r; });
+        p->onFinished<int>(&receiver, [&preview](const std::shared_ptr<const int>& r) { preview = *r; });
         QTRY_COMPARE_WITH_TIMEOUT(preview, 7, 30000);
         QVERIFY(runner.isBusy()); // the run goes on
         release->store(true);
@@ -156,10 +158,10 @@ private slots:
         auto slow = std::make_shared<std::atomic<bool>>(false);
         preview = 0;
         JobHandle* late = runner.run(waitingWork(slow, 8), JobRunner::Lane::Preview);
-        late->onFinished<int>(&receiver, [&preview](std::shared_ptr<const int> r) { preview = *r; });
+        late->onFinished<int>(&receiver, [&preview](const std::shared_ptr<const int>& r) { preview = *r; });
         QVERIFY(!runner.isBusy()); // a preview is not a run
         JobHandle* next = runner.run([](const ProgressFn&) { return 3; });
-        next->onFinished<int>(&receiver, [&run](std::shared_ptr<const int> r) { run = *r; });
+        next->onFinished<int>(&receiver, [&run](const std::shared_ptr<const int>& r) { run = *r; });
         slow->store(true);
         QTRY_COMPARE_WITH_TIMEOUT(run, 3, 30000);
         drain();

@@ -19,7 +19,7 @@ using namespace ql;
 namespace {
 
 std::vector<TensorInfo> inventory() {
-    auto t = [](const char* name, Shape shape, DType d = DType::F32) {
+    auto t = [](const char* name, const Shape& shape, DType d = DType::F32) {
         return TensorInfo{name, d, shape, static_cast<std::uint64_t>(elementCount(shape) * storageBytes(d)),
                           "fixture"};
     };

@@ -117,8 +117,7 @@ private slots:
             "x\nblk.0.attn_q.weight=q2_k\ny.weight",
             "Blk.0.Attn_Q.weight",
             "tab\there\vv\ff\rr",
-            "q\xe2\x80\xa8"
-            "line",
+            "q\xe2\x80\xa8line",
             "caf\xc3\xa9",
             "esc\x1b[2J",
             "(a|b)*+?[^$]{2}\\",

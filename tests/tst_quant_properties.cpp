@@ -34,7 +34,7 @@ void TestQuantProperties::grid_data() {
     QTest::addColumn<QuantSpec>("spec");
     QTest::addColumn<std::vector<std::int64_t>>("shape");
     using S = std::vector<std::int64_t>;
-    const auto add = [](const char* name, QuantSpec s, S shape) {
+    const auto add = [](const char* name, QuantSpec s, const S& shape) {
         s.calibration.method = CalibMethod::AbsMax;
         QTest::addRow("%s/%s", name, toString(shape).c_str()) << s << shape;
     };

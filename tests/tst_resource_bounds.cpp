@@ -51,6 +51,7 @@ Bounded runBounded(const QStringList& args, const QString& cwd) {
     for (const QString& a : args)
         argv.push_back(a.toStdString());
     std::vector<char*> cargv;
+    cargv.reserve(argv.size() + 1);
     for (auto& a : argv)
         cargv.push_back(a.data());
     cargv.push_back(nullptr);

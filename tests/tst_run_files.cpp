@@ -50,7 +50,7 @@ QByteArray makeIndexedModel(const QString& folder) {
     const auto source = openTensorSource(kModel.toStdString());
     for (const auto& t : source->tensors())
         map[t.name] = "model.safetensors";
-    const QByteArray index = QByteArray::fromStdString(
+    QByteArray index = QByteArray::fromStdString(
         nlohmann::json{{"metadata", nlohmann::json::object()}, {"weight_map", map}}.dump(2));
     writeAll(folder + QStringLiteral("/model.safetensors.index.json"), index);
     return index;

@@ -271,7 +271,7 @@ void TestShard::mergeRefusesWhatDoesNotBelong() {
     // Parts whose content is not a report's: a number written as a string, a NUL byte with text
     // after it, a name carrying a terminal escape sequence. Each refused, naming its own part.
     auto edited = [&](const char* name, const std::function<void(nlohmann::json&)>& edit,
-                      QByteArray tail = {}) {
+                      const QByteArray& tail = {}) {
         nlohmann::json j = nlohmann::json::parse(readAll(dir + QStringLiteral("/a0.json")).toStdString());
         edit(j);
         QFile f(dir + QLatin1Char('/') + QLatin1String(name));
@@ -417,8 +417,7 @@ void TestShard::memoryFollowsTheLargestTensor() {
                 v[k] = std::sin(0.001f * float(k) + float(i));
             t.push_back({"layer" + std::to_string(i) + ".weight", Tensor::fromFloats({1024, 1024}, v)});
         }
-        const std::string path =
-            m_dir.filePath(QStringLiteral("rss-%1.safetensors").arg(tensors)).toStdString();
+        std::string path = m_dir.filePath(QStringLiteral("rss-%1.safetensors").arg(tensors)).toStdString();
         writeSafetensors(path, t);
         return path;
     };

@@ -74,7 +74,7 @@ private slots:
         QTest::addColumn<QString>("role");
         QTest::addColumn<int>("channel");
         QTest::addColumn<int>("reduction");
-        auto row = [](const char* label, const char* name, Shape shape, const char* op, int input,
+        auto row = [](const char* label, const char* name, const Shape& shape, const char* op, int input,
                       bool transB, qint64 group, const char* role, int channel, int reduction) {
             QTest::addRow("%s", label)
                 << QString::fromLatin1(name) << shape << QString::fromLatin1(op) << input << transB << group
@@ -140,8 +140,8 @@ private slots:
         trt.block = {16};
         QuantSpec perTensor = presetSpec(Preset::Torch);
         perTensor.scheme = Scheme::PerTensor;
-        auto row = [](const char* label, QuantSpec s, Shape shape, const char* op, qint64 group, int axis,
-                      const char* refusal) {
+        auto row = [](const char* label, const QuantSpec& s, const Shape& shape, const char* op, qint64 group,
+                      int axis, const char* refusal) {
             QTest::addRow("%s", label)
                 << s << shape << QString::fromLatin1(op) << group << axis << QString::fromLatin1(refusal);
         };

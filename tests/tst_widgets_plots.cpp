@@ -41,7 +41,7 @@ QuantSpec int8PerChannel() {
 }
 
 // A bell of values (a sum of sines, deterministic) with `outliers` at ±30 and `nans` NaNs.
-Tensor bell(Shape shape, int outliers, int nans = 0) {
+Tensor bell(const Shape& shape, int outliers, int nans = 0) {
     const auto n = static_cast<std::size_t>(elementCount(shape));
     std::vector<float> v(n);
     for (std::size_t i = 0; i < n; ++i) {
