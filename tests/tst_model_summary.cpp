@@ -130,8 +130,8 @@ void TestModelSummary::summaryLine() {
     const ModelOutcome out =
         run(calibrated(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}), {"fc.weight", "fc.bias"});
     const std::string text = summaryText(summarizeModel(out.reports));
-    const std::string line = "\nWeights 2.1 KB -> 640 B; quantized tensors 32.00 -> 9.00 bits per weight; "
-                             "whole model 32.00 -> 9.70 bits per weight.\n";
+    const std::string line = "\nWeights 2.1 KB → 640 B; quantized tensors 32.00 → 9.00 bits per weight; "
+                             "whole model 32.00 → 9.70 bits per weight.\n";
     QVERIFY2(text.find(line) != std::string::npos, text.c_str());
     QVERIFY2(text.rfind("Overall SQNR ", 0) == 0, text.c_str()); // the error first, then the sizes
 }
@@ -144,7 +144,7 @@ void TestModelSummary::nothingQuantized() {
     QCOMPARE(s.quantizedSize.elements, std::int64_t{0});
     QVERIFY(std::isnan(s.quantizedSize.bitsPerWeightAfter()));
     const std::string text = summaryText(s);
-    QVERIFY2(text.rfind("No tensor quantized.\nWeights 64 B -> 64 B; whole model 32.00 -> 32.00 bits per "
+    QVERIFY2(text.rfind("No tensor quantized.\nWeights 64 B → 64 B; whole model 32.00 → 32.00 bits per "
                         "weight.\nKept unquantized, 1 tensor(s): ",
                         0) == 0,
              text.c_str());

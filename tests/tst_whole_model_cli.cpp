@@ -105,13 +105,12 @@ private slots:
             after += 8 * n + 32 * scales;
         }
         QVERIFY(quantized > 0 && quantized < elements);
-        const QString line =
-            QStringLiteral("\nWeights %1 KB -> %2 KB; quantized tensors 32.00 -> %3 bits per "
-                           "weight; whole model 32.00 -> %4 bits per weight.\n")
-                .arg(before / 8 / 1024.0, 0, 'f', 1)
-                .arg(after / 8 / 1024.0, 0, 'f', 1)
-                .arg(double(quantizedAfter) / double(quantized), 0, 'f', 2)
-                .arg(double(after) / double(elements), 0, 'f', 2);
+        const QString line = QStringLiteral("\nWeights %1 KB → %2 KB; quantized tensors 32.00 → %3 bits per "
+                                            "weight; whole model 32.00 → %4 bits per weight.\n")
+                                 .arg(before / 8 / 1024.0, 0, 'f', 1)
+                                 .arg(after / 8 / 1024.0, 0, 'f', 1)
+                                 .arg(double(quantizedAfter) / double(quantized), 0, 'f', 2)
+                                 .arg(double(after) / double(elements), 0, 'f', 2);
         QVERIFY2(QString::fromUtf8(run.out).contains(line),
                  qPrintable(line + QString::fromUtf8(run.out.right(600))));
     }

@@ -25,12 +25,12 @@ std::string reasonsLine(const char* what, const std::vector<std::pair<std::strin
 }
 
 std::string bitsPerWeight(const StoredSize& size) {
-    return tableNumber(size.bitsPerWeightBefore(), "%.2f") + " -> " +
+    return tableNumber(size.bitsPerWeightBefore(), "%.2f") + " → " +
            tableNumber(size.bitsPerWeightAfter(), "%.2f") + " bits per weight";
 }
 
 std::string sizeLine(const ModelSummary& s) {
-    std::string line = "Weights " + byteSizeText(static_cast<double>(s.model.bitsBefore) / 8) + " -> " +
+    std::string line = "Weights " + byteSizeText(static_cast<double>(s.model.bitsBefore) / 8) + " → " +
                        byteSizeText(static_cast<double>(s.model.bitsAfter) / 8);
     if (s.quantized > 0) line += "; quantized tensors " + bitsPerWeight(s.quantizedSize);
     return line + "; whole model " + bitsPerWeight(s.model) + ".";

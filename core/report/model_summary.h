@@ -53,8 +53,8 @@ struct ModelSummary {
 ModelSummary summarizeModel(const std::vector<TensorReport>& reports);
 
 /// The summary as sentences, one per line: "Overall SQNR 31.25 dB over 1024 quantized values; worst
-/// tensor a.weight at 18.02 dB.", then the sizes ("Weights 10.8 MB -> 2.9 MB; quantized tensors 32.00
-/// -> 4.25 bits per weight; whole model 32.00 -> 5.10 bits per weight."), then the kept and failed
+/// tensor a.weight at 18.02 dB.", then the sizes ("Weights 10.8 MB → 2.9 MB; quantized tensors 32.00
+/// → 4.25 bits per weight; whole model 32.00 → 5.10 bits per weight."), then the kept and failed
 /// tensors' reasons with their counts ("Kept unquantized, 3 tensor(s): a bias, norm or scale vector ...").
 std::string summaryText(const ModelSummary& summary);
 
