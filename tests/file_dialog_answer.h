@@ -4,6 +4,8 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFileDialog>
+#include <QFileInfo>
+#include <QLineEdit>
 #include <QString>
 #include <QTimer>
 #include <QWidget>
@@ -44,13 +46,23 @@ private:
     void poll() {
         QFileDialog* dialog = openDialog();
         if (!dialog) return;
-        m_poll.stop();
         if (m_since.elapsed() > m_patienceMs) {
-            dialog->reject(); // too late to be the one asked for
+            m_poll.stop();
+            dialog->reject(); // too late to be the one asked for, or the name never took
             return;
         }
-        dialog->selectNameFilter(m_filter); // first: a filter chosen after typing rewrites the suffix
-        dialog->selectFile(m_name);
+        // As a user does: the filter, the folder, then the name typed in its field. (selectFile()
+        // leaves the field alone once it has the focus, and the folder stays selected: Save would
+        // open the folder.) Save is pressed on a later tick, once the dialog reads the name back.
+        if (dialog->selectedFiles().value(0) != m_name) {
+            dialog->selectNameFilter(m_filter); // first: a filter chosen after typing rewrites the suffix
+            const QFileInfo file(m_name);
+            dialog->setDirectory(file.absolutePath());
+            if (auto* field = dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit")))
+                field->setText(file.fileName());
+            return;
+        }
+        m_poll.stop();
         m_answered = true;
         QMetaObject::invokeMethod(dialog, "accept"); // Save (a protected slot)
     }
