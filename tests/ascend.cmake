@@ -1,4 +1,4 @@
-# The ascend backend's suite and its CPU stand-in for CANN (issue 7). The stand-in is three shared
+# The ascend backend's suite and its CPU stand-in for CANN. The stand-in is three shared
 # libraries with CANN's names, built into the build tree only (never installed, never on the
 # loader path); the test points QUANTLENS_ASCEND_LIB_DIR at them.
 set(_standin_src ${CMAKE_CURRENT_SOURCE_DIR}/ascend_standin)

@@ -1,4 +1,4 @@
-# Small files whose metadata claims big costs (issue 37, class 5): each case runs quantlens-cli under
+# Small files whose metadata claims big costs: each case runs quantlens-cli under
 # time and memory limits.
 if(TARGET quantlens-cli)
     ql_add_test(tst_resource_bounds)

@@ -1,4 +1,4 @@
-# cpu backend conformance (issue 6): every built backend against cpu-reference.
+# cpu backend conformance: every built backend against cpu-reference.
 ql_add_test(tst_backend_conformance LIBS quantlens_backends)
 # The kernels are built per ISA and picked at run time: run the narrower builds too, so a CI
 # machine checks every copy whatever CPU it has (QUANTLENS_CPU_ISA only ever narrows the choice).

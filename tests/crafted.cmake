@@ -1,4 +1,4 @@
-# Crafted files and names, round three (issue 37): NaN/Inf in diffs and their gates, plan files that
+# Crafted files and names: NaN/Inf in diffs and their gates, plan files that
 # list a tensor twice or lack their arguments, floats where integers are meant, and plan runs that
 # leave no output when they fail.
 if(TARGET quantlens-cli)

@@ -1,4 +1,4 @@
-# Issue 37: one escaping rule for what files name (printable), names written so their readers read
+# One escaping rule for what files name (printable), names written so their readers read
 # them back (llama-quantize rules, YAML, llm-compressor targets), and the CLI's outputs checked
 # with those readers.
 ql_add_test(tst_printable)

@@ -1,4 +1,4 @@
-# quantlens-cli evaluate (issue 42): ONNX Runtime loaded at run time, on PaddleOCR's models from npm and a
+# quantlens-cli evaluate: ONNX Runtime loaded at run time, on PaddleOCR's models from npm and a
 # transformer exported here by PyTorch, the float run checked bit for bit against onnxruntime-node. The
 # runtime comes from scripts/setup-onnxruntime.sh (scripts/test.sh runs it); without it the suite fails.
 if(QUANTLENS_ONNX AND TARGET quantlens-cli)

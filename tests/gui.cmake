@@ -1,4 +1,4 @@
-# GUI suites (issue 5): item models, the real main window driven under the offscreen platform,
+# GUI suites: item models, the real main window driven under the offscreen platform,
 # and a screenshot of the window with results for the bundled sample model.
 if(QUANTLENS_GUI)
     ql_add_test(tst_models LIBS quantlens_widgets)

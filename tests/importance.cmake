@@ -1,2 +1,2 @@
-# Importance files (issue 16): llama.cpp imatrix files (tests/data/imatrix) and safetensors statistics.
+# Importance files: llama.cpp imatrix files (tests/data/imatrix) and safetensors statistics.
 ql_add_test(tst_importance)

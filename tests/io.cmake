@@ -1,4 +1,4 @@
-# Suites of core/io (issue 3): safetensors, HDF5, export, real models, and the parser fuzzer.
+# Suites of core/io: safetensors, HDF5, export, real models, and the parser fuzzer.
 ql_add_test(tst_safetensors)
 ql_add_test(tst_safetensors_errors)
 ql_add_test(tst_model_formats)
@@ -33,7 +33,7 @@ if(TARGET quantlens-cli)
     add_dependencies(tst_compressed_tensors quantlens-cli)
     set_tests_properties(tst_compressed_tensors PROPERTIES TIMEOUT 600)
 endif()
-# Every export round-trips (issue 39): each preset family in each format, read back and diffed.
+# Every export round-trips: each preset family in each format, read back and diffed.
 if(TARGET quantlens-cli)
     ql_add_test(tst_export_roundtrip LIBS quantlens_backends)
     target_compile_definitions(tst_export_roundtrip PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
@@ -43,7 +43,7 @@ if(TARGET quantlens-cli)
     add_dependencies(tst_export_roundtrip quantlens-cli)
     set_tests_properties(tst_export_roundtrip PROPERTIES TIMEOUT 600)
 endif()
-# A conv quantized through its [O, I*kh*kw] view (issue 39): the role rule, the CLI, every export.
+# A conv quantized through its [O, I*kh*kw] view: the role rule, the CLI, every export.
 if(TARGET quantlens-cli)
     ql_add_test(tst_weight_views LIBS quantlens_backends)
     target_compile_definitions(tst_weight_views PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")

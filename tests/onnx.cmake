@@ -1,4 +1,4 @@
-# ONNX models in (issue 14): the native reader, against fixtures python3-onnx and numpy build.
+# ONNX models in: the native reader, against fixtures python3-onnx and numpy build.
 if(QUANTLENS_ONNX)
     ql_add_test(tst_onnx)
     set_tests_properties(tst_onnx PROPERTIES TIMEOUT 300)
@@ -7,6 +7,6 @@ if(QUANTLENS_ONNX)
         add_dependencies(tst_onnx quantlens-cli)
     endif()
 endif()
-# Weights in their model (issue 39): the role table, each ONNX weight's consumer, per-tensor axes.
+# Weights in their model: the role table, each ONNX weight's consumer, per-tensor axes.
 ql_add_test(tst_weight_roles LIBS quantlens_backends)
 set_tests_properties(tst_weight_roles PROPERTIES TIMEOUT 300)

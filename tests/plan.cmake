@@ -1,5 +1,5 @@
-# The mixed-precision planner (issue 16): solver against brute force, measurements, outputs, CLI;
-# tst_plan_roles: planning any weight by its role (issue 39).
+# The mixed-precision planner: solver against brute force, measurements, outputs, CLI;
+# tst_plan_roles: planning any weight by its role.
 foreach(suite tst_plan tst_plan_roles)
     ql_add_test(${suite} LIBS quantlens_backends)
     if(TARGET quantlens-cli)

@@ -1,4 +1,4 @@
-# README examples are tests (issue 39): every quantlens-cli command of README.md, run as written on the
+# README examples are tests: every quantlens-cli command of README.md, run as written on the
 # bundled samples and on files the script makes. evaluate's examples use the runtime and PaddleOCR's
 # classifier that tst_evaluate's setup fetches (scripts/setup-onnxruntime.sh, npm).
 if(TARGET quantlens-cli)

@@ -1,4 +1,4 @@
-// Crafted files and names, round three (issue 37, classes 4 and 6): answers that were silently wrong
+// Crafted files and names: answers that were silently wrong
 // and runs that left half their outputs behind.
 // - diff: NaN/Inf in either side is counted, said in the table and the report, and fails every gate
 //   when it is not the same on both sides (a pair with NaN on one side only is not bit-identical).

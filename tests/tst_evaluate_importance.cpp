@@ -1,4 +1,4 @@
-// Importance from the user's own data and the planner's output objective (issue 42), run as the CLI
+// Importance from the user's own data and the planner's output objective, run as the CLI
 // process with ONNX Runtime from scripts/setup-onnxruntime.sh (missing, the suite fails):
 //  - `evaluate --activations` writes each weight's input_sq_mean from the float run; `plan --importance`
 //    reads it back and weighs every weight of PaddleOCR's classifier (Conv, depthwise Conv, MatMul) and

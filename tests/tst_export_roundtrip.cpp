@@ -1,4 +1,4 @@
-// Every export round-trips (issue 39): for each preset family and each format QuantLens writes
+// Every export round-trips: for each preset family and each format QuantLens writes
 // (compressed-tensors, the operator's native layout, HDF5), the CLI quantizes a fixture, the export is
 // opened with the reader QuantLens uses (io/export_reader.h) and must give back the job's own codes and
 // dequantized values, and `quantlens-cli diff --requantize` of the original against it must match every

@@ -1,4 +1,4 @@
-// The app's exports follow the rules the CLI's do (issue 38): what a compressed-tensors export cannot
+// The app's exports follow the rules the CLI's do: what a compressed-tensors export cannot
 // store is decided during the run, so the window's table, its report and the export agree; and no
 // file the app writes may replace any input of the run (the model, the importance or scale file).
 #include "file_dialog_answer.h"

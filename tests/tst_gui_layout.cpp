@@ -1,4 +1,4 @@
-// The main window at the sizes people use (issue 39): at 1280x800 and 1920x1080 the configuration's
+// The main window at the sizes people use: at 1280x800 and 1920x1080 the configuration's
 // Compare box and the A-vs-B page are in view without scrolling, the histograms above it not squeezed; docks
 // squeezed by a narrow window take their width back when it grows. Screenshots of each size go to
 // <build>/screenshots.

@@ -1,4 +1,4 @@
-// The Model tab (issue 42) in the real main window (offscreen): PaddleOCR's text-direction classifier
+// The Model tab in the real main window (offscreen): PaddleOCR's text-direction classifier
 // (the model tst_evaluate fetches from npm) run through ONNX Runtime from scripts/setup-onnxruntime.sh;
 // a missing runtime says on the page how to get it; a run can be cancelled; the outputs' table holds
 // the job's finite figures, the chart one point per layer, a click on a layer selects its weight in the

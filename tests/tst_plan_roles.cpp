@@ -67,7 +67,7 @@ class TestPlanRoles : public QObject {
 private slots:
     void initTestCase() { QVERIFY(m_dir.isValid()); }
 
-    // Plan on any weight (issue 39): PaddleOCR's classifier (the bundled sample) names its weights
+    // Plan on any weight: PaddleOCR's classifier (the bundled sample) names its weights
     // ".w_0" and is all convs: each conv, and the fc, is planned along its role's axes, its cells
     // the job's own run of that spec; biases, batch-norm vectors and scalars are listed, not planned.
     void plansEveryWeightOfAConvNet() {

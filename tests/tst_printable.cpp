@@ -1,4 +1,4 @@
-// Issue 37: one rule shows every string a file supplied (printable), and the names a plan writes for
+// One rule shows every string a file supplied (printable), and the names a plan writes for
 // other programs read back as themselves: a llama-quantize rule matches its tensor and no other (read
 // as llama-quantize reads it), a YAML scalar and an llm-compressor target give back the name.
 #include "io/printable.h"

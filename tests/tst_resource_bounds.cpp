@@ -1,4 +1,4 @@
-// Small files whose metadata claims big costs (issue 37, class 5): a long key over many strings, many
+// Small files whose metadata claims big costs: a long key over many strings, many
 // tiny tensors, a long node name over many initializers, many Constant nodes, a gzip bomb, a deep
 // config.json, a shard count of 2^40. Each runs quantlens-cli as users run it, under an address-space
 // limit and a wall-clock limit, and must end inside them with its exit code and its message naming

@@ -1,4 +1,4 @@
-// Weights in their model (issue 39): the role table (quant/weight_role.h), the ONNX reader's word on
+// Weights in their model: the role table (quant/weight_role.h), the ONNX reader's word on
 // each weight's consumer, and the jobs' per-tensor axes, on a model built with python3-onnx and on
 // PaddleOCR's detector (the npm model tst_real_model fetches into the build folder).
 #include "base/error.h"

@@ -1,4 +1,4 @@
-// Whole-model runs in the CLI (issue 39): weights only by default (the role table decides what a
+// Whole-model runs in the CLI: weights only by default (the role table decides what a
 // weight is), --include-non-weights for the rest; and the spec flags' mistakes said as usage errors
 // with their real reason and a suggestion for a near miss. On the bundled PaddleOCR sample.
 #include "cli_test_util.h"

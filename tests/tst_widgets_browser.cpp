@@ -1,4 +1,4 @@
-// The tensor list, the save dialog and the result tables as people expect them (issue 39): a typed
+// The tensor list, the save dialog and the result tables as people expect them: a typed
 // extension is kept whatever filter is selected, a GGUF tensor shows the type the file stores, long
 // names that differ in one part stay apart however narrow their column, and a filter box narrows a
 // result table to the names holding its text.
@@ -72,7 +72,7 @@ private slots:
                  QStringLiteral("out/") + saved);
     }
 
-    // The real dialog, answered as the issue's user did: x.h5 typed with the safetensors filter
+    // The real dialog, answered as a user did: x.h5 typed with the safetensors filter
     // still selected is saved as x.h5, not x.h5.safetensors.
     void saveDialogKeepsTypedExtension() {
         QTemporaryDir dir;

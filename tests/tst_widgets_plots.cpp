@@ -1,4 +1,4 @@
-// The result pages as people expect them (issue 39): a log axis on the values plot shows a lone
+// The result pages as people expect them: a log axis on the values plot shows a lone
 // outlier beside the bulk, a group's bar tells its figures on hover and is selected by a click, plot
 // ranges never carry over from the last tensor, titles of alike names read apart, and the banners
 // stay small and can be closed. Screenshots of the pages at 1280×800 are written where

@@ -1,4 +1,4 @@
-# Whole-model runs in the CLI (issue 39): weights only by default, spec mistakes as usage errors.
+# Whole-model runs in the CLI: weights only by default, spec mistakes as usage errors.
 if(TARGET quantlens-cli)
     ql_add_test(tst_whole_model_cli)
     target_compile_definitions(tst_whole_model_cli PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")

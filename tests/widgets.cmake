@@ -1,4 +1,4 @@
-# Widget suites (issue 39): the pages and the tensor list as people expect them, each rough edge
+# Widget suites: the pages and the tensor list as people expect them, each rough edge
 # with a check, driven under the offscreen platform.
 if(QUANTLENS_GUI)
     ql_add_test(tst_widgets_browser LIBS quantlens_widgets)

@@ -1,5 +1,5 @@
 #pragma once
-// The Model tab (issue 42): the open ONNX model run through ONNX Runtime in float and with its weights
+// The Model tab: the open ONNX model run through ONNX Runtime in float and with its weights
 // quantized by the current spec (core/runtime's evaluate job), on random samples or an inputs file.
 // The graph outputs' error (SQNR, cosine, max |Δ|, top-1/top-5/KL for class scores), the per-layer
 // error by graph order (cumulative: every weight quantized; local: only that node's), and the

@@ -1,5 +1,5 @@
 #pragma once
-// The mixed-precision plan (issue 16): which candidate formats to measure, a bits-per-weight budget,
+// The mixed-precision plan: which candidate formats to measure, a bits-per-weight budget,
 // the error-vs-bits front with the chosen point, the chosen format per weight, and the plan's three
 // exports. Measuring and the weights' export run in the workbench's JobRunner; choosing re-runs the
 // solver on the measurements as the budget changes (no re-measuring).

@@ -1,4 +1,4 @@
-// quantlens-cli evaluate (issue 42): the float model and the quantized one through ONNX Runtime.
+// quantlens-cli evaluate: the float model and the quantized one through ONNX Runtime.
 #include "cli/cli_error.h"
 #include "cli/commands.h"
 #include "cli/job_request.h"

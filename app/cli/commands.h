@@ -126,7 +126,7 @@ struct PlanOptions {
 CLI::App* addPlan(CLI::App& parent, PlanOptions& o);
 int runPlan(const PlanOptions& o);
 
-// evaluate (issue 42): the evaluation's own options, and the CLI's.
+// evaluate: the evaluation's own options, and the CLI's.
 struct EvaluateCliOptions {
     std::string model;
     SpecOptions spec;

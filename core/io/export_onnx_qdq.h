@@ -1,5 +1,5 @@
 #pragma once
-// A QDQ ONNX export (issue 42): the source model with each quantized weight stored as its integer codes
+// A QDQ ONNX export: the source model with each quantized weight stored as its integer codes
 // behind a DequantizeLinear node (scale, zero point, and the axis / block_size attributes), the
 // explicit-quantization input TensorRT and Ascend ATC take. Weights may be initializers or Constant
 // nodes of the main graph. Integer codes only: int8/uint8 per-tensor (opset 10), per-channel (opset

@@ -1,7 +1,7 @@
 #pragma once
 // Importance files: per-input-channel activation statistics E[x_j^2] for each linear layer, read
 // from llama.cpp importance matrices (the legacy binary .dat and the GGUF form) or from a
-// safetensors file of QuantLens's own (issue 16). Readers only; the weighting is done elsewhere.
+// safetensors file of QuantLens's own. Readers only; the weighting is done elsewhere.
 #include <cstdint>
 #include <map>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// The mixed-precision planner (issue 16): measure every selected weight under each candidate format
+// The mixed-precision planner: measure every selected weight under each candidate format
 // (the target operator's arithmetic, on the request's backend), then choose one format per weight
 // minimising the total (importance-weighted) squared error under a bits budget (plan_solver.h).
 //

@@ -1,5 +1,5 @@
 #pragma once
-// Activation statistics from a model run (issue 42): for each weight, E[x_j^2] over the data input of
+// Activation statistics from a model run: for each weight, E[x_j^2] over the data input of
 // the node that consumes it, one value per input channel j of the weight, laid out as the importance
 // reader (job/importance.h) reads it for the weight's role: the input-channel axis of a Linear,
 // conv or recurrent weight; a depthwise conv's filters, each reading its one channel.

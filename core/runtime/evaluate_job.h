@@ -1,5 +1,5 @@
 #pragma once
-// What quantization does to a model's outputs (issue 42): the float model and the model whose weights
+// What quantization does to a model's outputs: the float model and the model whose weights
 // hold their quantized-then-dequantized values (the preset's exact arithmetic on the chosen backend,
 // core/job's model run, dequantized with core/quant's reference) run through ONNX Runtime on the same
 // inputs. Per graph output: SQNR, cosine, max |Δ| and, for class scores, top-1/top-5 agreement and KL;

@@ -1,5 +1,5 @@
 #pragma once
-// The planner's output objective (issue 42, `plan --objective output`): the error a weight's quantized
+// The planner's output objective (`plan --objective output`): the error a weight's quantized
 // values cause at the model's outputs, measured by running the model through ONNX Runtime with only
 // that weight replaced, on the same samples as the float run it is compared with.
 #include "runtime/evaluate_job.h"

@@ -1,4 +1,4 @@
-# ONNX Runtime loaded at run time (issue 42): the loader builds everywhere; the model rewrite and the
+# ONNX Runtime loaded at run time: the loader builds everywhere; the model rewrite and the
 # evaluation need the ONNX protobuf classes, and say so in a build without them.
 target_sources(quantlens_core PRIVATE runtime/activation_stats.cpp runtime/input_file.cpp
     runtime/ort_runtime.cpp)

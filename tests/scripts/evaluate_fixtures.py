@@ -1,4 +1,4 @@
-"""Fixtures for tests/tst_evaluate.cpp (issue 42).
+"""Fixtures for tests/tst_evaluate.cpp.
 
   evaluate_fixtures.py transformer OUT.onnx        a small transformer encoder, exported by PyTorch's ONNX exporter
   evaluate_fixtures.py mlp OUT.onnx                two Linear layers (Gemm, weights [out, in]), opset 14

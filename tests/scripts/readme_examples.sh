@@ -1,5 +1,5 @@
 #!/bin/bash
-# README examples are tests (issue 39): every quantlens-cli command in README.md's shell blocks runs
+# README examples are tests: every quantlens-cli command in README.md's shell blocks runs
 # here, as written, on the bundled samples (resources/sample) or on files this script makes under the
 # names the README uses (model.safetensors is the tiny llama sample), and must exit as expected and
 # print its key line. A README command missing from the table below, or a table entry the README no
