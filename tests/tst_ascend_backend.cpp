@@ -219,7 +219,7 @@ void TestAscendBackend::specVectors() {
     QCOMPARE(qltest::toInts(r.codes), qltest::toInts(CpuReferenceBackend().run(job).codes));
 }
 
-// ---- the ABI: tensor descriptors and attributes exactly as spec/ascend_abi.md gives them ----
+// ---- the ABI: tensor descriptors and attributes exactly as CANN's headers declare them ----
 
 void TestAscendBackend::abiCodes_data() {
     QTest::addColumn<QuantSpec>("spec");

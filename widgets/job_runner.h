@@ -1,5 +1,5 @@
 #pragma once
-// Runs long work off the GUI thread (DESIGN "Long work"): one entry, run(work) → JobHandle. The work
+// Runs long work off the GUI thread: one entry, run(work) → JobHandle. The work
 // runs under QtConcurrent with a ProgressFn that reports progress and reads a std::atomic<bool> cancel
 // flag; its result comes back on the GUI thread through the handle. A generation counter drops a
 // superseded job's late result, and a job never delivers to a handle (or runner) already gone. No

@@ -1,4 +1,4 @@
-// quantlens-cli: the QuantLens engine without a display (spec/cli.md).
+// quantlens-cli: the QuantLens engine without a display.
 // Exit codes: 0 success, 1 a job failed (one line naming file, tensor, reason), 2 bad usage.
 #include "backend/backend.h"
 #include "base/error.h"

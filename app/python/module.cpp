@@ -1,4 +1,4 @@
-// The quantlens Python module: core's jobs for NumPy users (DESIGN "Python"). Errors are Python
+// The quantlens Python module: core's jobs for NumPy users. Errors are Python
 // exceptions carrying the CLI's one-line messages.
 #include "backends.h"
 #include "base/error.h"

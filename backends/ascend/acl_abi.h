@@ -1,7 +1,8 @@
 #pragma once
 // The slice of the CANN C ABI QuantLens calls, declared here so that no CANN header or library is
-// needed to build (spec/ascend_abi.md). Every value below is copied from that page; nothing else
-// in QuantLens may include this file except backends/ascend and the test stand-in.
+// needed to build (CANN's acl/acl.h, acl/acl_base.h and aclnn headers). Every value below is copied from
+// those headers; nothing else in QuantLens may include this file except backends/ascend and the test
+// stand-in.
 #include <cstddef>
 #include <cstdint>
 
@@ -39,7 +40,7 @@ inline constexpr aclrtMemcpyKind kDeviceToHost = 2;
 
 inline constexpr aclrtMemMallocPolicy kMallocHugeFirst = 0; // what the CANN samples use
 
-// Function pointer types, one per prototype in spec/ascend_abi.md.
+// Function pointer types, one per prototype QuantLens calls.
 using InitFn = aclError (*)(const char* configPath);
 using FinalizeFn = aclError (*)();
 using SetDeviceFn = aclError (*)(std::int32_t deviceId);

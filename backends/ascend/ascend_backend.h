@@ -1,6 +1,6 @@
 #pragma once
 // ascend: quantizes on an Ascend NPU through aclnnQuantize, aclnnAscendQuantV3 and aclnnGroupQuant,
-// loading CANN at run time (DESIGN "Backends and jobs", spec/ascend_abi.md).
+// loading CANN at run time (CANN's acl and aclnn C interfaces, declared in acl_abi.h).
 #include "ascend/ascend_runtime.h"
 #include "backend/backend.h"
 

@@ -105,7 +105,7 @@ void AscendRuntime::open(const std::vector<std::string>& dirs) {
                           (lib.error.empty() ? "" : ": " + lib.error);
         return lib;
     };
-    // Load order from spec/ascend_abi.md: ascendcl and nnopbase GLOBAL so that opapi's own
+    // Load order CANN needs: ascendcl and nnopbase GLOBAL so that opapi's own
     // dependencies on them resolve to the copies we opened.
     const Opened acl = require({"libascendcl.so"});
     if (!acl.handle) return;
@@ -118,7 +118,7 @@ void AscendRuntime::open(const std::vector<std::string>& dirs) {
 
     m_standIn = dlsym(acl.handle, "quantlens_ascend_standin") != nullptr;
     if (m_standIn && envOr("QUANTLENS_ASCEND_ALLOW_STANDIN") != "1") {
-        // The test double must never pass for a device (DESIGN "Backends and jobs").
+        // The test double must never pass for a device.
         m_loadError =
             acl.path + " is QuantLens's CPU stand-in for CANN (a test double), not an Ascend runtime";
         return;

@@ -1,5 +1,5 @@
 #pragma once
-// Loads CANN at run time (dlopen) and resolves the entry points QuantLens calls (spec/ascend_abi.md).
+// Loads CANN at run time (dlopen) and resolves the entry points QuantLens calls.
 // No CANN header or library is needed to build; when the libraries are absent the runtime says why.
 #include "ascend/acl_abi.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 // cuda: quantizes on an NVIDIA GPU with kernels for every preset, layout and target, bit-exact with
-// cpu-reference (DESIGN "Backends and jobs"). Timings come from CUDA events.
+// cpu-reference. Timings come from CUDA events.
 #include "backend/backend.h"
 
 #include <memory>

@@ -1,5 +1,5 @@
 #pragma once
-// The report's mergeable accumulators (DESIGN "The pipeline"): what a backend fills beside its codes,
+// The report's mergeable accumulators: what a backend fills beside its codes,
 // and the one host accumulate() that fills them from a tensor and its codes. A backend asked for
 // statistics (BackendTask::statistics) returns them in Result::statistics; core formats them into the
 // report and never measures the codes again.

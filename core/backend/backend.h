@@ -1,5 +1,5 @@
 #pragma once
-// The Backend interface (DESIGN "Backends and jobs"): one small contract every device implements.
+// The Backend interface: one small contract every device implements.
 #include "analysis/accumulators.h"
 #include "backend/timing.h"
 #include "quant/params.h"

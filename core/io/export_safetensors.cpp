@@ -1,5 +1,5 @@
 // exportSafetensors: quantized codes, scales and zero points in compressed-tensors' exact layout
-// (export_compressed_tensors.h) or as the operator emits them (spec/cli.md "Export"), with the full
+// (export_compressed_tensors.h) or as the operator emits them, with the full
 // QuantLens plan in __metadata__ so a file can be re-analysed.
 #include "base/error.h"
 #include "io/atomic_file.h"

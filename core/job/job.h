@@ -1,5 +1,5 @@
 #pragma once
-// The one pipeline every front end runs (DESIGN "The pipeline"): a tensor job (one side, or A and
+// The one pipeline every front end runs: a tensor job (one side, or A and
 // B compared), a model job (every selected tensor, one at a time) and a sweep job. The CLI prints
 // and writes what these return; the GUI's runner turns their callbacks into signals. Neither
 // re-runs or re-analyses anything.

@@ -1,5 +1,5 @@
 #pragma once
-// An operator's exact arithmetic: where CPU and NPU results part (DESIGN "convention").
+// An operator's exact arithmetic: where CPU and NPU results part.
 #include "tensor/float_formats.h"
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// How scale entries map onto a tensor's elements, one rule per input dimension (DESIGN "layout").
+// How scale entries map onto a tensor's elements, one rule per input dimension.
 #include "tensor/shape.h"
 
 #include <cstdint>

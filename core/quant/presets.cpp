@@ -1,4 +1,4 @@
-// Each preset's operator: its convention and the constraints it enforces (spec/semantics.md).
+// Each preset's operator: its convention and the constraints it enforces, as its source has them.
 #include "base/error.h"
 #include "quant/resolved_spec.h"
 

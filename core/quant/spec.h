@@ -1,5 +1,5 @@
 #pragma once
-// QuantSpec: everything a user chooses for one quantization job (DESIGN "The quantization model").
+// QuantSpec: everything a user chooses for one quantization job.
 #include "quant/convention.h"
 #include "quant/target.h"
 
@@ -46,7 +46,7 @@ struct QuantSpec {
     Preset preset = Preset::Torch;
     Target target = Target::Int8;
     Scheme scheme = Scheme::PerChannel;
-    std::vector<int> axes{0};            // own-scale axes (PyTorch meaning, spec/cli.md)
+    std::vector<int> axes{0};            // own-scale axes (PyTorch meaning)
     std::int64_t groupSize = 128;        // per-group
     std::vector<std::int64_t> block;     // block: elements per block per dim (one value: along axes[0])
     std::vector<std::int64_t> groupEnds; // ragged: cumulative row ends (npu_group_quant group_index)

@@ -1,5 +1,5 @@
 #pragma once
-// A weight's role in its model (DESIGN "Weights in their model"): which axis is its output channel and
+// A weight's role in its model: which axis is its output channel and
 // which its reduction axis, from its layout, its name and, where the file says, the operator that
 // consumes it. Defaults follow the role: per-channel scales on the output channel, groups and blocks
 // along the reduction axis. This table is the one place that decides them, for the CLI, the app and

@@ -2,7 +2,7 @@
 // An ONNX model's bytes, rewritten for a run: weights replaced by other values (their quantized-then-
 // dequantized ones) and node outputs added as graph outputs. ONNX Runtime can override a graph
 // initializer through its API but not a Constant node's value, and it has no call that exposes an
-// intermediate value (spec/onnxruntime_abi.md §6): both happen here, in the ModelProto, with the ONNX
+// intermediate value: both happen here, in the ModelProto, with the ONNX
 // project's protobuf classes. Only the main graph is rewritten: subgraph weights stay as they are.
 #include <cstdint>
 #include <map>

@@ -1,6 +1,6 @@
 #pragma once
 // The slice of the ONNX Runtime C ABI (Linux x86-64) QuantLens calls, declared from
-// spec/onnxruntime_abi.md so that no onnxruntime header or library is needed to build. OrtApi is read
+// onnxruntime_c_api.h (1.30) so that no onnxruntime header or library is needed to build. OrtApi is read
 // only as an array of function pointers: slot i is the pointer at byte offset 8*i (spec §2). Nothing
 // outside core/runtime includes this file.
 #include <cstddef>

@@ -1,6 +1,6 @@
 #pragma once
 // ONNX Runtime's C API, loaded at run time with dlopen: QuantLens builds and runs without
-// it, and says where to get it when a command needs it. Declared from spec/onnxruntime_abi.md
+// it, and says where to get it when a command needs it. Declared from onnxruntime_c_api.h
 // (runtime/ort_abi.h); sessions run with one intra-op thread and no graph optimization, the settings
 // under which the output equals onnxruntime-node's bit for bit (spec §3).
 #include "tensor/shape.h"

@@ -1,6 +1,6 @@
 // Stand-in libopapi.so: aclnnQuantize and aclnnAscendQuantV3 (aclnnGroupQuant: group_quant.cpp) computed on
-// the CPU with the arithmetic of spec/semantics.md §3, written apart from core/quant. The first phase checks
-// the arguments and builds an executor; the second queues it on the stream; the work runs at
+// the CPU with aclnnQuantize's arithmetic as CANN documents it, written apart from core/quant. The first
+// phase checks the arguments and builds an executor; the second queues it on the stream; the work runs at
 // aclrtSynchronizeStream.
 #include "standin_ops.h"
 

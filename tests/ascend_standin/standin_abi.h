@@ -1,5 +1,5 @@
 #pragma once
-// The stand-in's own reading of the CANN C ABI (spec/ascend_abi.md), written apart from
+// The stand-in's own reading of the CANN C ABI, written apart from
 // backends/ascend/acl_abi.h on purpose: a wrong value in either one makes the tests fail.
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 /* A stand-in for an ONNX Runtime too old for QuantLens (tests/tst_evaluate.cpp): it exports
- * OrtGetApiBase (spec/onnxruntime_abi.md §1), reports version 1.2.0 and offers no API table past 2.
+ * OrtGetApiBase, reports version 1.2.0 and offers no API table past 2.
  * Built with QL_NO_ENTRY_POINT: a library that is not ONNX Runtime at all (no OrtGetApiBase). */
 #include <stddef.h>
 #include <stdint.h>
