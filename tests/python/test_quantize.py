@@ -48,6 +48,19 @@ class TestKeywords(unittest.TestCase):
         grouped = quantlens.quantize(x, preset="custom", dtype="int4", group_size=64)
         self.assertEqual(grouped.scales.shape, (64, 4))  # groups along the last axis
 
+    def test_axis_none_views_a_conv_where_only_that_fits(self):
+        # ascend-quant's scale axis is one of the last two: a conv [O, I, kh, kw] is quantized as
+        # [O, I*kh*kw], its codes and values in x's own shape (quant/weight_view.h).
+        x = weights((16, 3, 3, 3))
+        r = quantlens.quantize(x, preset="ascend-quant")
+        self.assertEqual(r.codes.shape, x.shape)
+        self.assertEqual(r.shape, x.shape)
+        self.assertEqual(r.scales.size, 16)
+        self.assertIn("quantized as [16, 27]", r.notes)
+        with self.assertRaises(ValueError) as e:
+            quantlens.quantize(weights((48, 1, 3, 3)), preset="mx")
+        self.assertIn("9 values per output channel, fewer than one MX block of 32", str(e.exception))
+
     def test_unknown_keyword_names_the_closest(self):
         with self.assertRaises(TypeError) as e:
             quantlens.quantize(weights(), presett="torch")
