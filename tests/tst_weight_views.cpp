@@ -1,4 +1,4 @@
-// A conv quantized through its [O, I*kh*kw] view (issue 39, quant/weight_view.h): the role rule picks the
+// A conv quantized through its [O, I*kh*kw] view (quant/weight_view.h): the role rule picks the
 // tensor as it is where its layout fits and the view where only that fits, and refuses with the
 // flattened count where neither does; the view's codes are the tensor's own (the scalar reference on
 // the tensor's shape is the oracle); the report shows both shapes; every export re-opens as the
@@ -98,6 +98,7 @@ private slots:
         QVERIFY(m_dir.isValid());
         m_model = m_dir.filePath(QStringLiteral("convs.safetensors"));
         std::vector<NamedTensor> t;
+        t.reserve(kWeights.size() + 1);
         unsigned seed = 1;
         for (const auto& [name, shape] : kWeights)
             t.push_back({name, Tensor::fromFloats(shape, gaussian(elementCount(shape), seed++))});
@@ -250,6 +251,21 @@ private slots:
         QCOMPARE(pv.scales.size(), std::size_t{12});
         QCOMPARE(pv.scales, po.scales);
         QVERIFY(quantizeReference(viewed, pv, x) == quantizeReference(asItIs, po, x));
+    }
+
+    // A against B on a conv: A (ascend-quant) through its view, B (torch) as it is, compared code by code
+    // in the tensor's own order.
+    void comparePresetsOnAConv() {
+        JobRequest request =
+            qltest::jobRequest(m_model.toStdString(), presetSpec(Preset::AscendQuant, Target::Int8));
+        request.roleAxes = true;
+        request.compare.kind = CompareWith::Kind::Preset;
+        request.compare.preset = Preset::Torch;
+        const TensorOutcome o = runTensorJob(request, "conv.weight");
+        QVERIFY(o.a.report.plan.viewed());
+        QVERIFY(o.b && !o.b->report.plan.viewed());
+        QVERIFY(o.comparison);
+        QCOMPARE(o.comparison->count, std::int64_t{16 * 27});
     }
 
     // quantize --all without an axis on the conv model: each tensor's layout, or its reason.
@@ -410,6 +426,8 @@ private slots:
             QVERIFY(info);
             QCOMPARE(back.plan.ownShape(), info->shape);
             viewed += back.plan.viewed();
+            if (entry.description.value("packing", std::string()) == "none") // a code per element: as it is
+                QCOMPARE(exported->find(entry.parts.front())->shape, info->shape);
             // The job's own codes for this tensor, planned by the same rule.
             JobRequest request = qltest::jobRequest(m_model.toStdString(), back.plan.spec);
             request.spec.axes.clear();

@@ -55,7 +55,8 @@ void checkQuantizedTensor(const QuantizedTensor& q, const std::string& file) {
 }
 
 Tensor codesTensor(const QuantizedTensor& q) {
-    Tensor t(unpackedCodeDType(q.codes.target()), q.plan.shape);
+    // One code per element, in the tensor's own shape (a view's codes are the same bytes).
+    Tensor t(unpackedCodeDType(q.codes.target()), q.plan.ownShape());
     if (t.byteSize() > 0) std::memcpy(t.mutableData(), q.codes.data(), t.byteSize());
     return t;
 }

@@ -1,5 +1,5 @@
-// Per-tensor specs: the role's axes, or its flattened view, when the user named none (DESIGN "Weights
-// in their model"; the rule is quant/weight_view.h planForRole).
+// Per-tensor specs: the role's axes, or its flattened view, when the user named none (the rule is
+// quant/weight_view.h planForRole).
 #include "base/error.h"
 #include "job/job.h"
 #include "quant/weight_view.h"

@@ -1,6 +1,6 @@
 #pragma once
-// A weight quantized through its role's 2-D view (DESIGN "Weights in their model": groups and blocks
-// along the reduction axis, "I flattened with the kernel"). A conv [O, I, kh, kw] sums over I*kh*kw
+// A weight quantized through its role's 2-D view: groups and blocks run along the reduction axis, which
+// for a conv is its input channels flattened with the kernel. A conv [O, I, kh, kw] sums over I*kh*kw
 // values per output channel; a user quantizing it for an operator that takes 2-D weights (Ascend's
 // last-two-axes rule, a block format along one contiguous axis) views it as [O, I*kh*kw]. The data is
 // row-major, so the view is the same values in the same order: the plan indexes the view and records
