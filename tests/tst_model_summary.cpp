@@ -115,6 +115,7 @@ void TestModelSummary::sizesWorkedOutByHand() {
 
     // A report read back (the app opening a report file) gives the same figures.
     std::vector<TensorReport> read;
+    read.reserve(out.reports.size());
     for (const TensorReport& r : out.reports)
         read.push_back(reportFromJson(toJson(r)));
     const ModelSummary back = summarizeModel(read);

@@ -217,6 +217,7 @@ namespace {
 // A report's whole model in a few lines, as after a run: its entries through core's summary.
 std::string reportSummary(const nlohmann::json& tensors) {
     std::vector<TensorReport> reports;
+    reports.reserve(tensors.size());
     try {
         for (const auto& entry : tensors)
             reports.push_back(reportFromJson(entry));
