@@ -80,7 +80,7 @@ ParamStorage paramStorage(const ResolvedSpec& plan, std::span<const float> zeroP
     ParamStorage s;
     s.scaleCount = elementCount(exportScaleShape(plan));
     const Preset preset = plan.spec.preset;
-    // spec/cli.md: mx/nvfp4 scales are exported as their codes.
+    // MX and NVFP4 scales are exported as their codes.
     if (preset == Preset::MX) s.scale = DType::U8;
     if (preset == Preset::NVFP4) {
         s.scale = DType::F8E4M3;

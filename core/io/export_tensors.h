@@ -45,7 +45,7 @@ ParamStorage paramStorage(const ResolvedSpec& plan, std::span<const float> zeroP
 /// and its parameters as paramStorage stores them. The planner's cost of a format without a
 /// compressed-tensors layout, and the model summary's size after quantization.
 std::int64_t quantizedBits(const ResolvedSpec& plan, std::span<const float> zeroPoints);
-/// Scale tensor shape: [1] for per-tensor (spec/cli.md), else the plan's scale shape.
+/// Scale tensor shape: [1] for per-tensor, else the plan's scale shape.
 Shape exportScaleShape(const ResolvedSpec& plan);
 
 } // namespace ql
