@@ -4,14 +4,12 @@
 # `ctest -LE tidy` leaves it out. A file found clean is remembered (build/<preset>/tidy-cache) under a
 # key made of its compile command, the content of everything it includes, .clang-tidy and
 # clang-tidy's version, so a rerun checks only what a change can affect. A first run parses every
-# Qt header again for each file: that is the cost of a fresh build folder (README, Build time).
+# Qt header again for each file: that is the cost of a fresh build folder (README, Contributing).
 # Not in a sanitizer build: it would tidy the very same sources a second time.
 if(NOT CMAKE_EXPORT_COMPILE_COMMANDS OR CMAKE_CXX_FLAGS MATCHES "-fsanitize=")
     return()
 endif()
-# The suites' own sources (tests/) are left out until a whole run over them is clean: until the
-# precompiled-header fix in scripts/check-tidy.py, clang rejected GCC's .gch and checked none of them.
 add_test(NAME tidy COMMAND ${QUANTLENS_PYTHON_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/check-tidy.py
-                           ${PROJECT_BINARY_DIR} --skip tests)
+                           ${PROJECT_BINARY_DIR})
 # It takes every core: run alone, not beside other suites.
 set_tests_properties(tidy PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 3600 RUN_SERIAL TRUE LABELS tidy)
