@@ -13,8 +13,10 @@
 // Where the CLI's time goes, from the same rounds: the core/job run of the same request in this
 // process (what the CLI runs between start-up and the report), split by its backend's own timing
 // (before the quantize pass, the pass, the rest: the statistics' histogram pass and the report's
-// formatting); the process beyond start-up and that job is listing the file, writing the report and
-// exiting. The C program prints its own range read and pass.
+// formatting); the process beyond start-up and that job is writing the report (the CLI with --report
+// against the CLI without), and what a fresh process pays that the benchmark's warm one does not (the
+// first touch of the code buffer's and the mapped file's pages), listing the file and exiting. The C
+// program prints its own range read and pass.
 //
 //   bench_cli_peer [--quick] [--rounds N] [--markdown FILE]
 //
@@ -346,7 +348,8 @@ int main(int argc, char** argv) {
          [](R m) { return m[Job] - m[Backend]; });
     part("writing the report (the process with `--report` − without)",
          [](R m) { return m[Cli] - m[CliNoReport]; });
-    part("the process without `--report` beyond start-up and the job (listing the file, exit)",
+    part("the process without `--report` beyond start-up and the job (a fresh process's first touch of "
+         "the code buffer and the mapped file, listing the file, exit)",
          [](R m) { return m[CliNoReport] - m[StartUp] - m[Job]; });
     md << "\n| C program part | ms |\n|---|---:|\n";
     emit("| start-up and exit (process − own time) | %.1f |\n",
