@@ -12,6 +12,8 @@
 #include "quant/reference.h"
 #include "quant/spec_json.h"
 
+#include <QDir>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cstring>
@@ -113,18 +115,10 @@ private slots:
     void roundTrip() {
         QFETCH(QString, format);
         QFETCH(QStringList, spec);
-        const QString tag =
-            QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('_'));
-        QVERIFY(QDir(m_dir.path()).mkpath(tag));
-        const QString out =
-            m_dir.filePath(tag + (format == QLatin1String("hdf5") ? QStringLiteral("/q.h5")
-                                                                  : QStringLiteral("/q.safetensors")));
-        QStringList args = QStringList{QStringLiteral("quantize"), m_model, QStringLiteral("--all")} + spec;
-        args << QStringLiteral("--out") << out;
-        if (format == QLatin1String("native"))
-            args << QStringLiteral("--export-layout") << QStringLiteral("native");
-        const auto q = runCli(args, m_dir.path());
-        QVERIFY2(q.code == 0, q.err.constData());
+        const qltest::CliExport e = qltest::exportWholeModel(
+            m_model, m_dir.path(), QString::fromLatin1(QTest::currentDataTag()), format, spec);
+        QVERIFY2(e.run.code == 0, e.run.err.constData());
+        const QString& out = e.out;
 
         // Read back as QuantLens reads it: every quantized tensor under its source name.
         const auto exported = openTensorSource(out.toStdString());
@@ -158,7 +152,7 @@ private slots:
         }
 
         // diff --requantize: every tensor matched to its source, no code differs.
-        const QString report = m_dir.filePath(tag + QStringLiteral("/diff.json"));
+        const QString report = QFileInfo(out).dir().filePath(QStringLiteral("diff.json"));
         const auto d =
             runCli(QStringList{QStringLiteral("diff"), m_model, out, QStringLiteral("--requantize")} + spec +
                        QStringList{QStringLiteral("--report"), report},

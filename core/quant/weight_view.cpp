@@ -21,9 +21,9 @@ std::int64_t blockAlong(const QuantSpec& spec, int axis, std::size_t rank) {
     return spec.block.size() == rank ? spec.block[static_cast<std::size_t>(axis)] : 0;
 }
 
-// Why `spec` holds no whole group or block along the reduction `axis` of `shape` (empty when it does): a
-// kernel's few values are not a block of the format, only a short remainder of one.
-std::string shortOfOneBlock(const QuantSpec& spec, const Shape& shape, int axis, bool viewed) {
+// Why the view `shape` under `spec` holds no whole group or block along its reduction `axis` (empty when
+// it does): a flattened kernel's few values (a depthwise 3x3's 9) are not a block of the format.
+std::string shortOfOneBlock(const QuantSpec& spec, const Shape& shape, int axis) {
     if (axis < 0 || static_cast<std::size_t>(axis) >= shape.size()) return {};
     const std::int64_t block = blockAlong(spec, axis, shape.size());
     const std::int64_t n = shape[static_cast<std::size_t>(axis)];
@@ -32,8 +32,7 @@ std::string shortOfOneBlock(const QuantSpec& spec, const Shape& shape, int axis,
     std::string unit = spec.scheme == Scheme::PerGroup ? "group" : "block";
     if (spec.preset == Preset::MX) unit = "MX block";
     if (spec.preset == Preset::NVFP4) unit = "NVFP4 block";
-    return (viewed ? values + " per output channel" : "axis " + std::to_string(axis) + " holds " + values) +
-           ", fewer than one " + unit + " of " + std::to_string(block);
+    return values + " per output channel, fewer than one " + unit + " of " + std::to_string(block);
 }
 
 } // namespace
@@ -72,23 +71,23 @@ ResolvedSpec planForRole(const QuantSpec& spec, const Shape& shape, const RoleAx
     const std::optional<Shape> view = flattenedView(role, shape);
     const std::string what = std::string(nameOf(role.role)) + " " + std::string(layoutOf(role.role));
     const QuantSpec own = specForRole(spec, role);
-    std::string whyOwn = view ? shortOfOneBlock(own, shape, role.reductionAxis, false) : std::string();
-    if (whyOwn.empty()) {
-        try {
-            ResolvedSpec plan = resolveSpec(own, shape);
-            whyOwn = degenerateLayout(plan);
-            if (whyOwn.empty()) return plan;
-            if (!view) throw QuantError(what + ": " + whyOwn); // the default came from the role: say which
-        } catch (const QuantError& e) {
-            if (!view) throw;
-            whyOwn = e.what();
-        }
+    // As it is, where that fits: a short last block included (MX's 32 along a 1x1 conv's 8 input
+    // channels is one block of 8, as MX pads it), blocks of one element not.
+    std::string whyOwn;
+    try {
+        ResolvedSpec plan = resolveSpec(own, shape);
+        whyOwn = degenerateLayout(plan);
+        if (whyOwn.empty()) return plan;
+        if (!view) throw QuantError(what + ": " + whyOwn); // the default came from the role: say which
+    } catch (const QuantError& e) {
+        if (!view) throw;
+        whyOwn = e.what();
     }
     // The view: the most values the reduction holds. Too few for one group or block is the whole story.
     const RoleAxes axes = viewAxes(role);
     const QuantSpec viewed = specForRole(spec, axes);
     const std::string where = what + " " + toString(shape) + ": ";
-    if (std::string few = shortOfOneBlock(viewed, *view, axes.reductionAxis, true); !few.empty())
+    if (std::string few = shortOfOneBlock(viewed, *view, axes.reductionAxis); !few.empty())
         throw QuantError(where + few);
     std::string whyView;
     try {

@@ -27,10 +27,10 @@ ResolvedSpec resolveViewed(const QuantSpec& spec, const Shape& shape, const Shap
 
 /// The plan of `spec` for a tensor of this role when no axis was named: the rule every job uses (the
 /// CLI, the app's Quantize all, plan, Python). The role's axes on the tensor as it is (specForRole)
-/// when that layout fits, else its view's axes on the view (flattenedView). A layout fits when it
-/// resolves, is not degenerate (degenerateLayout) and, for a role with a view, holds at least one whole
-/// group or block along its reduction (a depthwise 3x3 has 9 values per output channel: no MX block of
-/// 32). Throws QuantError naming the tensor's shape and why no layout fits.
+/// when that layout fits (it resolves and is not degenerate: a short last block fits, as MX's 32 over
+/// a 1x1 conv's 8 input channels), else its view's axes on the view (flattenedView), which must also
+/// hold one whole group or block along its reduction (a depthwise 3x3 has 9 values per output channel:
+/// no MX block of 32). Throws QuantError naming the tensor's shape and why no layout fits.
 ResolvedSpec planForRole(const QuantSpec& spec, const Shape& shape, const RoleAxes& role);
 
 } // namespace ql
