@@ -31,6 +31,7 @@ private slots:
     void sizesWorkedOutByHand();
     void summaryLine();
     void nothingQuantized();
+    void ggufBlocksCountAsStored();
 
 private:
     // A whole-model run (weights only) of `spec` over `names`, with the codes kept.
@@ -149,6 +150,22 @@ void TestModelSummary::nothingQuantized() {
                         "weight.\nKept unquantized, 1 tensor(s): ",
                         0) == 0,
              text.c_str());
+}
+
+// A GGUF file's Q8_0 tensor is read as f32, but it takes 34 bytes per block of 32 in the file: that
+// is its size before. [4, 256] = 32 blocks: 32 × 34 × 8 = 8704 bits, 8.5 bits per weight; the f32
+// tensor beside it 1024 × 32 = 32768. Without the source both count at their dtype's 32 bits.
+void TestModelSummary::ggufBlocksCountAsStored() {
+    JobRequest request = qltest::jobRequest(QUANTLENS_SOURCE_DIR "/tests/data/gguf/types_4x256.gguf",
+                                            calibrated(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}));
+    const ModelOutcome out = runModelJob(request, {"q8_0.4x256", "f32.4x256"}, ModelJobOptions{});
+    QCOMPARE(out.reports.size(), std::size_t{2});
+    QVERIFY2(out.reports[0].quantized(), out.reports[0].error.c_str());
+    const ModelSummary s = summarizeModel(out.reports, request.source.get());
+    QCOMPARE(s.model.elements, std::int64_t{2048});
+    QCOMPARE(s.model.bitsBefore, std::int64_t{8704 + 32768});
+    QCOMPARE(s.quantizedSize.bitsBefore, std::int64_t{8704 + 32768});
+    QCOMPARE(summarizeModel(out.reports).model.bitsBefore, std::int64_t{2 * 32768});
 }
 
 QTEST_APPLESS_MAIN(TestModelSummary)

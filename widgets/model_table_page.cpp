@@ -168,7 +168,9 @@ void ModelTablePage::showRun(std::shared_ptr<const ModelOutcome> outcome) {
     m_outcome = std::move(outcome);
     m_report.reset();
     // The whole model in a few lines, from the reports as core sums them (report/model_summary.h).
-    setRows(modelRows(m_outcome->reports), ql::summaryText(summarizeModel(m_outcome->reports)));
+    setRows(
+        modelRows(m_outcome->reports),
+        ql::summaryText(summarizeModel(m_outcome->reports, m_request ? m_request->source.get() : nullptr)));
 }
 
 bool ModelTablePage::exportWeights(const QString& path, ExportLayout layout) {

@@ -78,7 +78,7 @@ bool startWeightsExport(Workbench& bench, const JobRequest& ran, const std::stri
         if (outcome.quantized.empty() && !outcome.reports.empty()) {
             // Why nothing is in it, in the run's own reasons, and the layout that takes any name.
             std::string why = target.path + ": not written: no tensor was quantized.\n" +
-                              summaryText(summarizeModel(outcome.reports));
+                              summaryText(summarizeModel(outcome.reports, ran.source.get()));
             if (target.layout == ExportLayout::CompressedTensors && !isHdf5Export(target.path))
                 why += "\nThe " + std::string(exportLayoutInfo(ExportLayout::Native).name) +
                        " layout (a file type of the export dialog) stores " +

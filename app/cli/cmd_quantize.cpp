@@ -185,7 +185,10 @@ int runQuantize(const QuantizeOptions& o) {
     auto rows = modelRows(outcome.reports);
     sortWorstFirst(rows);
     std::fputs(formatModelTable(rows).c_str(), stdout);
-    if (o.all) std::printf("\n%s\n", summaryText(summarizeModel(outcome.reports)).c_str()); // as the app's
+    if (o.all)
+        std::printf(
+            "\n%s\n",
+            summaryText(summarizeModel(outcome.reports, request.source.get())).c_str()); // as the app's
     if (!o.report.empty()) writeReport(o.report, o.file, outcome.reports);
     const int quantized = static_cast<int>(outcome.reports.size()) - outcome.failed - outcome.passedThrough;
     if (o.strict && (outcome.failed || outcome.passedThrough || !unread.empty())) {

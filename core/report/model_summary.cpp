@@ -2,10 +2,13 @@
 
 #include "base/byte_size.h"
 #include "io/export_tensors.h"
+#include "io/gguf_blocks.h"
+#include "io/tensor_source.h"
 #include "report/model_table.h"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace ql {
 namespace {
@@ -36,15 +39,29 @@ std::string sizeLine(const ModelSummary& s) {
     return line + "; whole model " + bitsPerWeight(s.model) + ".";
 }
 
+// The bits a tensor takes in `source` where the file stores another type than the dtype it decodes
+// to: ggml's blocks (GGUF's Q4_K). Nothing when the file stores the dtype itself, or a type unknown.
+std::optional<std::int64_t> storedBits(const TensorSource* source, const std::string& name) {
+    const TensorInfo* info = source ? source->find(name) : nullptr;
+    if (!info || info->storedType.empty()) return std::nullopt;
+    for (std::uint32_t id = 0; id < 64; ++id) {
+        const std::optional<GgmlTypeTraits> t = ggmlTypeTraits(id);
+        if (!t || t->name != info->storedType) continue;
+        const std::int64_t blocks = (elementCount(info->shape) + t->blockElems - 1) / t->blockElems;
+        return blocks * t->blockBytes * 8;
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
-ModelSummary summarizeModel(const std::vector<TensorReport>& reports) {
+ModelSummary summarizeModel(const std::vector<TensorReport>& reports, const TensorSource* source) {
     ModelSummary s;
     std::map<std::string, int> kept, failed;
     ErrorStats all;
     for (const TensorReport& r : reports) {
         const std::int64_t elements = elementCount(r.shape);
-        const std::int64_t stored = elements * bitsOf(r.dtype);
+        const std::int64_t stored = storedBits(source, r.name).value_or(elements * bitsOf(r.dtype));
         const std::int64_t after = r.quantized() ? quantizedBits(r.plan, r.params.zeroPoints) : stored;
         const auto add = [&](StoredSize& size) {
             size.elements += elements;

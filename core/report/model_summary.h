@@ -13,6 +13,8 @@
 
 namespace ql {
 
+class TensorSource;
+
 /// Stored sizes of a set of tensors, in bits: before, as the model file stores them (dtype bits per
 /// element); after, quantized tensors as QuantLens stores them (io/export_tensors.h quantizedBits:
 /// codes at their width, scales, zero points, NVFP4's tensor scale) and the others unchanged.
@@ -50,7 +52,10 @@ struct ModelSummary {
     StoredSize quantizedSize;
 };
 
-ModelSummary summarizeModel(const std::vector<TensorReport>& reports);
+/// `source`, the file the run read (none: a report read back), counts a tensor that the file stores
+/// in another type than it decodes to (GGUF's Q4_K, read as f32) at its stored size before; without
+/// it every tensor counts at its dtype's.
+ModelSummary summarizeModel(const std::vector<TensorReport>& reports, const TensorSource* source = nullptr);
 
 /// The summary as sentences, one per line: "Overall SQNR 31.25 dB over 1024 quantized values; worst
 /// tensor a.weight at 18.02 dB.", then the sizes ("Weights 10.8 MB → 2.9 MB; quantized tensors 32.00
