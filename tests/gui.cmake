@@ -10,6 +10,7 @@ if(QUANTLENS_GUI)
     ql_add_test(tst_gui_export LIBS quantlens_gui_app)
     ql_add_test(tst_gui_layout LIBS quantlens_gui_app) # the window at 1280x800 and 1920x1080, docks
     ql_add_test(tst_gui_models LIBS quantlens_gui_app) # conv, recurrent, transformer, GGUF in a row
+    ql_add_test(tst_gui_role_axes LIBS quantlens_gui_app) # a tensor run alone plans as Quantize all
     ql_add_test(tst_gui_start LIBS quantlens_gui_app) # runs the app: --help, --screenshot, start-up session
     target_compile_definitions(tst_gui_start PRIVATE QUANTLENS_APP="$<TARGET_FILE:quantlens>")
     add_dependencies(tst_gui_start quantlens)
@@ -17,7 +18,7 @@ if(QUANTLENS_GUI)
         target_compile_definitions(tst_gui_start PRIVATE QUANTLENS_TEST_ONNX=1)
     endif()
     set_tests_properties(tst_gui_window tst_gui_screenshot tst_gui_plan tst_gui_diff tst_gui_export tst_gui_start
-                         tst_gui_layout PROPERTIES TIMEOUT 300)
+                         tst_gui_layout tst_gui_role_axes PROPERTIES TIMEOUT 300)
     set_tests_properties(tst_gui_models PROPERTIES TIMEOUT 900)
     # Its one test function runs 24 whole-model jobs and their CLI twins: minutes under the sanitizers,
     # past QtTest's own 300 s watchdog for a function.

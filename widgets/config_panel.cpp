@@ -1,6 +1,7 @@
 #include "widgets/config_panel.h"
 
 #include "base/error.h"
+#include "quant/weight_view.h"
 #include "widgets/qt_util.h"
 
 #include <QCheckBox>
@@ -192,8 +193,8 @@ void ConfigPanel::buildControls() {
     const auto changed = [this] {
         if (!m_updating) revalidate();
     };
-    for (QComboBox* b : {m_axis, m_target, m_calibration, m_scaleOp, m_zeroStage, m_rounding, m_overflow,
-                         m_backend, m_compare})
+    for (QComboBox* b :
+         {m_target, m_calibration, m_scaleOp, m_zeroStage, m_rounding, m_overflow, m_backend, m_compare})
         connect(b, &QComboBox::currentIndexChanged, this, changed);
     connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
         if (m_updating) return;
@@ -214,7 +215,12 @@ void ConfigPanel::buildControls() {
         }
         revalidate();
     });
-    connect(m_axis, &QComboBox::activated, this, [this] { setAxisChosen(true); }); // the user's pick
+    // Until the user picks an axis the plan takes the role's, whatever the box held; a pick (activated
+    // comes after the index changed) makes the box's axis the plan's.
+    connect(m_axis, &QComboBox::currentIndexChanged, this, [this] {
+        if (!m_updating && m_axisChosen) revalidate();
+    });
+    connect(m_axis, &QComboBox::activated, this, [this] { setAxisChosen(true); });
     setAxisChosen(false);
     connect(m_groupSize, &QSpinBox::valueChanged, this, changed);
     connect(m_percentile, &QDoubleSpinBox::valueChanged, this, changed);
@@ -226,10 +232,11 @@ void ConfigPanel::buildControls() {
     connect(m_narrow, &QCheckBox::toggled, this, changed);
 }
 
-void ConfigPanel::setShape(const Shape& shape) {
+void ConfigPanel::setShape(const Shape& shape, const std::optional<RoleAxes>& role) {
     m_updating = true;
     const int axis = m_axis->currentData().isValid() ? m_axis->currentData().toInt() : 0;
     m_shape = shape;
+    m_role = role ? *role : weightRole(std::string(), shape);
     m_axis->clear();
     for (std::size_t d = 0; d < shape.size(); ++d)
         m_axis->addItem(tr("%1 (size %2)").arg(d).arg(shape[d]), static_cast<int>(d));
@@ -382,8 +389,26 @@ void ConfigPanel::updateEnabled() {
     m_zeroPointRef->setEnabled(fromFile && !m_symmetric->isChecked());
 }
 
+void ConfigPanel::showRoleAxis(const QuantSpec& spec) {
+    if (m_axisChosen || m_axis->count() == 0) return;
+    const QuantSpec own = specForRole(spec, m_role);
+    if (own.axes.empty()) return;
+    const bool was = m_updating;
+    m_updating = true;
+    select(m_axis, own.axes.front());
+    m_updating = was;
+}
+
+ResolvedSpec ConfigPanel::planFor(const QuantSpec& spec) const {
+    if (!m_axisChosen) return planForRole(spec, m_shape, m_role); // as JobRequest::roleAxes
+    ResolvedSpec plan = resolveSpec(spec, m_shape);               // the user's axis, as given
+    if (std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
+    return plan;
+}
+
 void ConfigPanel::revalidate() {
     updateEnabled();
+    showRoleAxis(spec());
     const QuantSpec s = spec();
     m_plan.reset();
     m_problem.clear();
@@ -391,7 +416,7 @@ void ConfigPanel::revalidate() {
         m_problem = tr("Select a tensor to plan against.");
     } else {
         try {
-            m_plan = resolveSpec(s, m_shape);
+            m_plan = planFor(s);
         } catch (const std::exception& e) {
             m_problem = qs(e.what());
         }
@@ -408,7 +433,7 @@ void ConfigPanel::revalidate() {
             QuantSpec b = s;
             b.preset = with.preset;
             try {
-                const ResolvedSpec planB = resolveSpec(b, m_shape);
+                const ResolvedSpec planB = planFor(b);
                 if (const Backend* backendA = m_registry->find(backend()))
                     if (auto why = backendA->supports(planB))
                         m_problem = tr("Preset B (%1): backend %2 cannot run it: %3")
@@ -439,6 +464,9 @@ void ConfigPanel::revalidate() {
                            .arg(m_plan->qmin())
                            .arg(m_plan->qmax())
                            .arg(packing);
+        if (!m_axisChosen) // where the axis came from, and that picking one overrides it
+            text += QStringLiteral("\n") +
+                    tr("Axes from its role (pick an axis to override): %1").arg(qs(describe(m_role)));
         if (!m_plan->notes.empty()) text += QStringLiteral("\n") + qs(m_plan->notes);
         m_details->setText(text);
     } else {
@@ -465,11 +493,12 @@ void ConfigPanel::setIncludeNonWeights(bool include) {
 void ConfigPanel::setAxisChosen(bool chosen) {
     m_axisChosen = chosen;
     m_axis->setToolTip(
-        chosen ? tr("The axis that gets its own scales (channel axis), or along which groups run; Quantize "
-                    "all applies it to every tensor")
-               : tr("The axis that gets its own scales (channel axis), or along which groups run, for this "
-                    "tensor; Quantize all gives each tensor its role's axis (a Linear's, a conv's) until "
-                    "you pick one here"));
+        chosen ? tr("The axis that gets its own scales (channel axis), or along which groups run; every run, "
+                    "Quantize all too, applies it to every tensor")
+               : tr("The axis that gets its own scales (channel axis), or along which groups run: shown here "
+                    "as the tensor's role gives it (a Linear's, a conv's), which every run uses, each tensor "
+                    "its own, until you pick one"));
+    if (!m_updating) revalidate(); // the plan takes the box's axis, or again the role's
 }
 
 ParamFiles ConfigPanel::paramFiles() const {

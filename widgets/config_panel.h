@@ -1,10 +1,12 @@
 #pragma once
-// The configuration panel: builds a QuantSpec from controls, resolves it against the selected
-// tensor with resolveSpec, and shows either the convention the plan implies or why the
-// combination is impossible (the QuantError message), inline.
+// The configuration panel: builds a QuantSpec from controls, plans it for the selected tensor as
+// a run does (until the user picks an axis, through the tensor's role: quant/weight_view.h
+// planForRole; then along that axis, as given), and shows either the convention the plan implies or
+// why the combination is impossible (the QuantError message), inline.
 #include "backend/registry.h"
 #include "job/job.h"
 #include "quant/resolved_spec.h"
+#include "quant/weight_role.h"
 
 #include <QWidget>
 #include <memory>
@@ -24,8 +26,10 @@ class ConfigPanel : public QWidget {
 public:
     explicit ConfigPanel(std::shared_ptr<const BackendRegistry> registry, QWidget* parent = nullptr);
 
-    /// The tensor the spec is planned against (axis choices follow its dimensions).
-    void setShape(const Shape& shape);
+    /// The tensor the spec is planned against (axis choices follow its dimensions) and its role in
+    /// its model (job/job.h roleOf); without one, the role its shape alone implies. Until the user
+    /// picks an axis, the plan and the axis shown are the role's, as the run's (JobRequest::roleAxes).
+    void setShape(const Shape& shape, const std::optional<RoleAxes>& role = std::nullopt);
     QuantSpec spec() const;
     void setSpec(const QuantSpec& spec);
     std::string backend() const;
@@ -39,9 +43,9 @@ public:
     /// vectors and scalars, as quantlens-cli --include-non-weights; off by default: weights only.
     bool includeNonWeights() const;
     void setIncludeNonWeights(bool include);
-    /// True once the user picked an axis (since the last setAxisChosen(false): a model opened). A
-    /// whole-model run then applies it to every tensor, as quantlens-cli --axis; otherwise each tensor
-    /// takes its own role's axes, as the CLI without --axis.
+    /// True once the user picked an axis (since the last setAxisChosen(false): a model opened). Runs
+    /// then apply it to every tensor, as quantlens-cli --axis; otherwise each tensor takes its own
+    /// role's axes, as the CLI without --axis, and the axis box shows them.
     bool axisChosen() const { return m_axisChosen; }
     void setAxisChosen(bool chosen);
 
@@ -73,12 +77,17 @@ signals:
 private:
     void buildControls();
     void revalidate();
+    /// While no axis is chosen: the axis box shows the axis the role gives `spec`.
+    void showRoleAxis(const QuantSpec& spec);
+    /// `spec` planned for the tensor as a run with the panel's settings plans it.
+    ResolvedSpec planFor(const QuantSpec& spec) const;
     void updateEnabled();
     void steerToPreset();
     void showConvention(const Convention& c);
 
     std::shared_ptr<const BackendRegistry> m_registry;
     Shape m_shape;
+    RoleAxes m_role;
     std::optional<ResolvedSpec> m_plan;
     QString m_problem;
     bool m_updating = false;

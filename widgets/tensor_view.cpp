@@ -40,7 +40,9 @@ void TensorView::markStale() {
     const ConfigPanel* config = m_bench->config();
     const SideOutcome& a = m_outcome->a;
     QStringList changed;
-    if (a.report.plan.spec != config->spec()) changed << tr("the spec");
+    // The plan's spec: a role's axis (or a conv's view) is what the panel plans too.
+    if (a.report.plan.spec != (config->plan() ? config->plan()->spec : config->spec()))
+        changed << tr("the spec");
     if (a.report.backend != config->backend()) changed << tr("the backend");
     if (m_outcome->b.has_value() != (config->compare().kind != CompareWith::Kind::None))
         changed << tr("the comparison");
@@ -50,6 +52,8 @@ void TensorView::markStale() {
 
 void TensorView::select(const TensorInfo& info) {
     const QString name = qs(info.name);
+    // The panel plans for this tensor as a run will: its shape and its role in the model.
+    if (m_bench->source()) m_bench->config()->setShape(info.shape, roleOf(*m_bench->source(), info));
     if (!m_outcome || m_outcome->a.report.name != info.name) {
         m_headline->clear();
         for (PlotPage* p : m_pages)
@@ -76,6 +80,8 @@ void TensorView::quantize(const std::string& tensor) {
         return m_bench->showMessage(tr("Cannot quantize %1: %2").arg(qs(tensor), config->problem()), true);
     m_bench->showMessage({}, false);
     m_request = m_bench->request();
+    // Its role's axes unless the user picked one: the plan the panel shows, as Quantize all's.
+    m_request->roleAxes = !config->axisChosen();
     JobHandle* job = m_bench->runner()->run(
         [request = *m_request, tensor](const ProgressFn& fn) { return runTensorJob(request, tensor, fn); });
     job->onFinished<TensorOutcome>(this,

@@ -31,7 +31,8 @@ public:
     /// The tabbed pages' titles, in pages()' order from the third.
     QStringList tabTitles() const;
 
-    /// A tensor was selected: its values preview (the other pages wait for a run).
+    /// A tensor was selected: the configuration panel plans for it (its shape and role), and its values
+    /// preview shows (the other pages wait for a run).
     void select(const TensorInfo& info);
     /// Quantizes `tensor` of the open model with the panel's settings (or explains inline why not).
     void quantize(const std::string& tensor);

@@ -384,8 +384,7 @@ bool MainWindow::selectTensor(const QString& name) {
 void MainWindow::onTensorSelected(const QString& name) {
     const TensorInfo* info = source() ? source()->find(ss(name)) : nullptr;
     if (!info) return;
-    m_config->setShape(info->shape);
-    m_tensorView->select(*info);
+    m_tensorView->select(*info); // the panel plans for it there
 }
 
 void MainWindow::quantizeSelected() {
