@@ -464,7 +464,7 @@ void ConfigPanel::revalidate() {
                            .arg(m_plan->qmin())
                            .arg(m_plan->qmax())
                            .arg(packing);
-        if (!m_axisChosen) // where the axis came from, and that picking one overrides it
+        if (!m_axisChosen && s.scheme != Scheme::PerTensor) // where the axis came from; a pick overrides it
             text += QStringLiteral("\n") +
                     tr("Axes from its role (pick an axis to override): %1").arg(qs(describe(m_role)));
         if (!m_plan->notes.empty()) text += QStringLiteral("\n") + qs(m_plan->notes);
