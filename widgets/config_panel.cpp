@@ -203,9 +203,10 @@ void ConfigPanel::buildControls() {
     });
     connect(m_scheme, &QComboBox::currentIndexChanged, this, [this] {
         if (m_updating) return;
-        // Groups and blocks run along the last axis by default, channels along axis 0 (as the CLI).
+        // A picked axis moves with the scheme: groups and blocks to the last axis, channels to axis 0.
+        // Without one, revalidate shows the axis the tensor's role gives the new scheme.
         const auto s = current<Scheme>(m_scheme);
-        if (!m_shape.empty())
+        if (m_axisChosen && !m_shape.empty())
             m_axis->setCurrentIndex(s == Scheme::PerGroup || s == Scheme::Block ? m_axis->count() - 1 : 0);
         if (s == Scheme::Ragged && m_groupEnds->text().isEmpty() && !m_shape.empty()) {
             // A starting point to edit: the rows in two groups.
@@ -353,14 +354,15 @@ void ConfigPanel::showConvention(const Convention& c) {
 }
 
 void ConfigPanel::steerToPreset() {
-    // MX and NVFP4 are blocks along the last axis with their own element types: choosing one moves
-    // the scheme and target there, as the CLI's defaults do, instead of showing an error to fix.
+    // MX and NVFP4 are blocks with their own element types: choosing one moves the scheme and target
+    // there, as the CLI's defaults do, instead of showing an error to fix; the blocks run along the
+    // role's reduction axis, or a picked axis moves to the last.
     const auto p = current<Preset>(m_preset);
     if (!isBlockFormat(p)) return;
     const bool was = m_updating;
     m_updating = true;
     select(m_scheme, static_cast<int>(Scheme::Block));
-    if (m_axis->count() > 0) m_axis->setCurrentIndex(m_axis->count() - 1);
+    if (m_axisChosen && m_axis->count() > 0) m_axis->setCurrentIndex(m_axis->count() - 1);
     const PresetInfo& format = presetInfo(p);
     if (!format.targets[static_cast<std::size_t>(current<Target>(m_target))])
         select(m_target, static_cast<int>(format.defaultTarget));
