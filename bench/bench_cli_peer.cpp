@@ -12,11 +12,11 @@
 //
 // Where the CLI's time goes, from the same rounds: the core/job run of the same request in this
 // process (what the CLI runs between start-up and the report), split by its backend's own timing
-// (before the quantize pass, the pass, the rest: the statistics' histogram pass and the report's
-// formatting); the process beyond start-up and that job is writing the report (the CLI with --report
-// against the CLI without), and what a fresh process pays that the benchmark's warm one does not (the
-// first touch of the code buffer's and the mapped file's pages), listing the file and exiting. The C
-// program prints its own range read and pass.
+// (before the quantize pass: the calibration's read; the pass: codes and every statistic; the rest:
+// the statistics' slices merged and the report's formatting); the process beyond start-up and that job is
+// writing the report (the CLI with --report against the CLI without), and what a fresh process pays that the
+// benchmark's warm one does not (the first touch of the code buffer's and the mapped file's pages), listing
+// the file and exiting. The C program prints its own range read and pass.
 //
 //   bench_cli_peer [--quick] [--rounds N] [--markdown FILE]
 //
@@ -339,12 +339,11 @@ int main(int argc, char** argv) {
         const double partMs = perRound(f);
         emit("| %s | %.1f | %.0f %% |\n", name, partMs, 100 * partMs / cliWork);
     };
-    part("backend: before the quantize pass (code buffer; a calibration not fused into the pass)",
+    part("backend: before the quantize pass (code buffer; the calibration's read of the input)",
          [](R m) { return m[Prepare]; });
-    part("backend: quantize pass (each row's range read, codes, the statistics' first pass)",
-         [](R m) { return m[Kernel]; });
+    part("backend: quantize pass (codes and every statistic in one read)", [](R m) { return m[Kernel]; });
     part("backend: the rest of its run", [](R m) { return m[Backend] - m[Prepare] - m[Kernel]; });
-    part("job beyond the backend (the statistics' histogram pass, the report's formatting)",
+    part("job beyond the backend (the statistics' slices merged, the report's formatting)",
          [](R m) { return m[Job] - m[Backend]; });
     part("writing the report (the process with `--report` − without)",
          [](R m) { return m[Cli] - m[CliNoReport]; });

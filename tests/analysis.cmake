@@ -15,3 +15,5 @@ ql_add_test(tst_job LIBS quantlens_backends)
 ql_add_test(tst_report_read LIBS quantlens_backends)
 # The whole-model summary: sizes and bits per weight before and after, worked out by hand.
 ql_add_test(tst_model_summary LIBS quantlens_backends)
+# The histograms' edges from the plan and the params (report format version 2).
+ql_add_test(tst_histogram_edges LIBS quantlens_backends)

@@ -93,7 +93,8 @@ TensorAccumulators emulateStatistics(const ResolvedSpec& plan, const QuantParams
         }
         blocks.push_back(block);
     }
-    detail::openHistograms(a, finishFirstPass(a, plan.codeTarget, blocks, codeCounts), opt);
+    finishFirstPass(a, plan.codeTarget, blocks, codeCounts);
+    detail::openHistograms(a, plan, params, opt);
 
     const std::vector<double> logEdges = a.absErrorLog.edges();
     placeBins(args, a, logEdges.data());

@@ -219,9 +219,9 @@ void TestFastAnalysis::fillerCountsAsAddDoes() {
 // must still give zeroed rows, a small block reused from the heap (cleared on allocation) and a mapped
 // one (fresh pages), and a type whose default is not zero bytes must still be constructed.
 // The pass reports its progress slice by slice from the calling thread, at any thread count: the
-// values never go backwards, the first pass ends at 0.5 and the second at 1; one thread shows every
-// slice of both passes, two threads (each seeing the other's finishes) several. With more threads
-// than cores, finishes that land together may show as one step; the end points still come.
+// values never go backwards and end at 1; one thread shows every slice, two threads (each seeing the
+// other's finishes) several. With more threads than cores, finishes that land together may show as
+// one step; the end still comes.
 void TestFastAnalysis::progressStepsThroughTheSlices() {
     const Shape sh{1024, 1024}; // 16 slices
     const ResolvedSpec plan = resolveSpec(conformanceSpecs().front().spec, sh);
@@ -238,10 +238,9 @@ void TestFastAnalysis::progressStepsThroughTheSlices() {
         opt.progress = [&](double d) { seen.push_back(d); };
         analyze(plan, ref.params, ref.codes, *ValuesView::of(tensor), opt);
         QVERIFY(std::is_sorted(seen.begin(), seen.end()));
-        QVERIFY(std::find(seen.begin(), seen.end(), 0.5) != seen.end());
         QCOMPARE(seen.back(), 1.0);
         const auto steps = std::count_if(seen.begin(), seen.end(), [](double d) { return d > 0 && d < 1; });
-        if (threads <= 2) QVERIFY2(steps >= (threads == 1 ? 32 : 4), qPrintable(QString::number(steps)));
+        if (threads <= 2) QVERIFY2(steps >= (threads == 1 ? 15 : 2), qPrintable(QString::number(steps)));
     }
 }
 

@@ -91,11 +91,15 @@ void ValueHistogramPage::setOutcome(const TensorOutcome& o) {
         m_plot,
         tr("Values of %1 with the grid of group %2").arg(QStringLiteral("%1"), QString::number(a.gridGroup)),
         qs(o.a.report.name));
-    setNote(tr("%1 reconstruction levels in group %2%3; clip thresholds [%4, %5].")
-                .arg(n)
-                .arg(a.gridGroup)
-                .arg(stride > 1 ? tr(" (one in %1 drawn)").arg(stride) : QString())
-                .arg(fmtNumber(a.gridEdges.low), fmtNumber(a.gridEdges.high)));
+    QString note = tr("%1 reconstruction levels in group %2%3; clip thresholds [%4, %5].")
+                       .arg(n)
+                       .arg(a.gridGroup)
+                       .arg(stride > 1 ? tr(" (one in %1 drawn)").arg(stride) : QString())
+                       .arg(fmtNumber(a.gridEdges.low), fmtNumber(a.gridEdges.high));
+    // The bins span every group's grid (report_schema.md): values beyond all of them are clipped.
+    if (const std::int64_t beyond = a.values.underflow() + a.values.overflow(); beyond > 0)
+        note += tr(" %1 values beyond every group's range (clipped) are not drawn.").arg(beyond);
+    setNote(note);
     m_plot->replot();
 }
 
@@ -135,9 +139,15 @@ void ErrorHistogramPage::setOutcome(const TensorOutcome& o) {
     const double total = t.clipErrorSq + t.roundErrorSq;
     const double clipShare = total > 0 ? 100.0 * t.clipErrorSq / total : 0.0;
     setTitle(m_plot, tr("Error x − x̂ of %1"), qs(o.a.report.name));
-    const QString sizes = tr("Max |error| %1, RMSE %2.")
-                              .arg(fmtNumber(o.a.report.analysis.stats.maxAbsError()),
-                                   fmtNumber(o.a.report.analysis.stats.rmse()));
+    const Histogram& error = o.a.report.analysis.error;
+    QString sizes = tr("Max |error| %1, RMSE %2.")
+                        .arg(fmtNumber(o.a.report.analysis.stats.maxAbsError()),
+                             fmtNumber(o.a.report.analysis.stats.rmse()));
+    // The bins span the largest rounding error (report_schema.md): clipped errors lie beyond.
+    if (const std::int64_t beyond = error.underflow() + error.overflow(); beyond > 0)
+        sizes += tr(" %1 errors beyond ±%2, the largest rounding error, are not drawn.")
+                     .arg(beyond)
+                     .arg(fmtNumber(error.hi()));
     if (t.clippedLow + t.clippedHigh == 0) // the usual case, said in fewer lines
         setNote(tr("<b>Nothing clipped</b>: all the error is rounding. %1").arg(sizes));
     else

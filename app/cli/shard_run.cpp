@@ -6,6 +6,7 @@
 #include "io/atomic_file.h"
 #include "quant/spec_json.h"
 #include "report/model_table.h"
+#include "report/report_format.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -104,7 +105,8 @@ void ShardRun::finished(int index, const TensorReport& report) {
 
 int ShardRun::finish(bool exported) {
     const json exportJson = exported ? json{{"file", m_exportPath}, {"index", m_indexPath}} : json();
-    const json report = partialReport(m_header, m_journal->entries(), exportJson);
+    const json report =
+        partialReport(m_header, m_journal->entries(), exportJson, {{"format_version", kReportFormatVersion}});
     const std::string text = report.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
     AtomicFile out(m_options.report, m_options.file);
     out.write(text.data(), text.size());

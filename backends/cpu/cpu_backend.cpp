@@ -27,29 +27,24 @@ Result CpuBackend::run(const BackendTask& job, const ProgressFn& progress) const
     result.plan = job.plan;
     std::vector<PhaseTimes> runs;
     const int repeat = std::max(job.repeat, 1);
-    const ProgressFn runsProgress = runProgress(job, progress);
-    reportProgress(runsProgress, 0.0);
+    reportProgress(progress, 0.0);
     const cpu::DriverOptions options{m_threads, m_chunk};
-    // The statistics on this backend's threads (the result never depends on them), measured in the
-    // last run; their histogram pass reports the second half of the progress.
+    // The statistics measured in the last run's quantize pass, which reports the progress.
     std::optional<AnalysisOptions> statistics;
     if (job.statistics) {
         statistics = job.statistics->options;
-        if (statistics->threads == 0) statistics->threads = m_threads;
         statistics->progress = {};
-        if (progress)
-            statistics->progress = [&progress](double done) { reportProgress(progress, 0.5 + 0.5 * done); };
     }
     std::optional<TensorAnalysis> analysis;
     for (int r = 0; r < repeat; ++r) {
         const auto start = std::chrono::steady_clock::now();
         cpu::DriverOutput out =
-            cpu::runJob(job, options, r + 1 == repeat && statistics ? &*statistics : nullptr, runsProgress,
+            cpu::runJob(job, options, r + 1 == repeat && statistics ? &*statistics : nullptr, progress,
                         static_cast<double>(r) / repeat, 1.0 / repeat);
         PhaseTimes t;
         t.prepareMs = out.prepareMs;
         t.kernelMs = out.kernelMs;
-        t.totalMs = msSince(start) - out.histogramMs; // the statistics' histograms are not the run's
+        t.totalMs = msSince(start) - out.statisticsMs; // the statistics' merging is not the run's
         runs.push_back(t);
         result.params = std::move(out.params);
         result.codes = std::move(out.codes);

@@ -1,6 +1,6 @@
 #pragma once
 // cpu: vectorised (kernels.h, picked per ISA at run time) and multithreaded over chunks, with
-// calibration, quantization and the statistics' first pass fused into as few passes as the layout
+// calibration, quantization and the statistics fused into as few passes as the layout
 // allows; a job asking for statistics reads its input once more, for the histograms.
 // Bit-exact with cpu-reference: the same fp32 operations in the same order, no FMA contraction.
 #include "backend/backend.h"

@@ -62,7 +62,7 @@ void openSource(const BackendTask& job, Source& s) {
     s.width = job.tensor.dtype() == DType::F32 ? 4 : 2;
 }
 
-// Chunks of the quantize loop a statistics slice may take together: the first pass keeps a clipping
+// Chunks of the quantize loop a statistics slice may take together: the pass keeps a clipping
 // row per slice for every group its slice shares with others (every group, for scales along a column),
 // so hundreds of chunks are not hundreds of slices.
 constexpr std::int64_t kMaxStatisticsSlices = 64;
@@ -103,6 +103,7 @@ private:
     };
     void paramsOfRow(std::int64_t r, RowScratch& t);
     void fusedRows(std::int64_t r0, std::int64_t r1);
+    void paramsOfRows(std::int64_t r0, std::int64_t r1, RowScratch& scratch);
     std::int64_t rowChunks() const { return (m_walk.rows() + rowsPerChunk() - 1) / rowsPerChunk(); }
     std::int64_t rowsPerChunk() const {
         return std::max<std::int64_t>(1, m_opt.chunkElements / std::max<std::int64_t>(m_walk.inner(), 1));
@@ -118,7 +119,7 @@ private:
     const ResolvedSpec& m_plan;
     DriverOptions m_opt;
     const AnalysisOptions* m_statistics;  // none: codes only
-    std::optional<SlicedAnalysis> m_pass; // the statistics' first pass, beside the quantize loop
+    std::optional<SlicedAnalysis> m_pass; // the statistics, measured in the quantize loop
     RowWalker m_walk;
     QuantArgs m_args;
     RangeRule m_rule;
@@ -210,12 +211,19 @@ void Engine::rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* 
 void Engine::fusedRows(std::int64_t r0, std::int64_t r1) {
     RowScratch scratch;
     for (std::int64_t r = r0; r < r1; ++r) {
+        paramsOfRows(r, r + 1, scratch);
+        quantizeRange(r * m_walk.inner(), (r + 1) * m_walk.inner());
+    }
+}
+
+// Rows [r0, r1)'s params and zero points (fusedRows' first step, or a read of its own).
+void Engine::paramsOfRows(std::int64_t r0, std::int64_t r1, RowScratch& scratch) {
+    for (std::int64_t r = r0; r < r1; ++r) {
         const std::int64_t first = m_walk.rowFirstScale(r), count = m_walk.rowScaleCount();
         paramsOfRow(r, scratch);
         if (m_zpPerGroup)
             for (std::int64_t g = first; g < first + count; ++g)
                 m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
-        quantizeRange(r * m_walk.inner(), (r + 1) * m_walk.inner());
     }
 }
 
@@ -302,7 +310,7 @@ float Engine::tensorAbsMax(const ProgressFn& progress, double base, double span)
 }
 
 // quantize(c) for every chunk c in [0, chunks) on every worker, chunk c being elements range(c) =
-// {from, to}. With statistics, each chunk's first pass runs right after it, while its input and codes
+// {from, to}. With statistics, each chunk is measured right after it, while its input and codes
 // are in cache: consecutive chunks make a slice (at most kMaxStatisticsSlices of them), taken in order
 // by one worker, so the sums depend on the chunk size alone, never on the threads.
 template <typename Range, typename Quantize>
@@ -368,6 +376,18 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
         auto rowsOf = [&](std::int64_t c) {
             return std::pair{c * rows, std::min(m_walk.rows(), (c + 1) * rows)};
         };
+        if (m_statistics) { // the statistics' edges follow from every group's params: a read for them first
+            forRowChunks(
+                [&](std::int64_t r0, std::int64_t r1, std::int64_t, unsigned) {
+                    RowScratch scratch;
+                    paramsOfRows(r0, r1, scratch);
+                },
+                progress, base, span / 2);
+            base += span / 2;
+            span /= 2;
+            out.passes += 1;
+            out.prepareMs = msSince(start);
+        }
         quantizeChunks(
             rowChunks(),
             [&](std::int64_t c) {
@@ -376,7 +396,10 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
             },
             [&](std::int64_t c) {
                 const auto [r0, r1] = rowsOf(c);
-                fusedRows(r0, r1);
+                if (m_statistics)
+                    quantizeRange(r0 * inner, r1 * inner);
+                else
+                    fusedRows(r0, r1);
             },
             progress, base, span);
         checkParams(m_plan, m_params);
@@ -434,11 +457,10 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
     }
     out.kernelMs = msSince(start) - out.prepareMs;
     out.prepareMs += m_allocMs; // the code buffer is prepared before the data moves
-    if (m_pass) { // the histogram pass: a read of the input and the codes, not timed with the kernels
-        const auto histograms = std::chrono::steady_clock::now();
+    if (m_pass) {               // the slices' statistics merged: no further read, not timed with the kernels
+        const auto merging = std::chrono::steady_clock::now();
         out.analysis = m_pass->finish();
-        out.histogramMs = msSince(histograms);
-        out.passes += 1;
+        out.statisticsMs = msSince(merging);
     }
     out.params = std::move(m_params);
     out.codes = std::move(m_codes);

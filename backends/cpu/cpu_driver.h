@@ -1,6 +1,6 @@
 #pragma once
 // The cpu backend's job driver: walks any layout as rows of constant-scale runs, splits the work
-// into chunks over threads, and fuses calibration, quantization and the statistics' first pass into
+// into chunks over threads, and fuses calibration, quantization and the statistics into
 // as few passes over the input as the layout allows (one read when each row owns its scale groups,
 // and one more for the histograms when the job asks for statistics).
 #include "analysis/analyzer.h"
@@ -20,16 +20,16 @@ struct DriverOptions {
 struct DriverOutput {
     QuantParams params;
     Codes codes;
-    /// With statistics: the analysis of these codes, its first pass made beside the quantize loop.
+    /// With statistics: the analysis of these codes, measured in the quantize loop.
     std::optional<TensorAnalysis> analysis;
-    double prepareMs = 0;   // code-buffer allocation, and calibration passes that run before quantizing
-    double kernelMs = 0;    // the quantize loop, the statistics' first pass included
-    double histogramMs = 0; // the statistics' histogram pass, after the kernels
-    int passes = 0;         // reads of the input from memory
+    double prepareMs = 0;    // code-buffer allocation, and calibration passes that run before quantizing
+    double kernelMs = 0;     // the quantize loop, the statistics' counting included
+    double statisticsMs = 0; // the statistics' slices merged, after the kernels
+    int passes = 0;          // reads of the input from memory
 };
 
 /// Runs one repetition of `job`, with `statistics` (may be null) measured as it goes. Progress goes
-/// from `base` to `base + span` (the histogram pass reports through statistics->progress); throws
+/// from `base` to `base + span`; throws
 /// Cancelled when it returns false and QuantError for a bad job (the same checks as the reference).
 DriverOutput runJob(const BackendTask& job, const DriverOptions& options, const AnalysisOptions* statistics,
                     const ProgressFn& progress, double base, double span);

@@ -43,7 +43,7 @@ TensorAccumulators deviceStatistics(DeviceContext& context, const DeviceTensors&
     a = detail::beginAnalysis(plan, params, codes, n, rows);
     const cudaStream_t stream = context.stream();
 
-    // Pass one: error sums, ranges, clipping, code counts.
+    // Pass one: error sums, clipping, code counts.
     FirstPassLaunch first{
         t.input, t.kind, statisticsArgs(t.args, t.codes, plan, rows), firstPassBlocks(n), nullptr,
         nullptr, nullptr};
@@ -66,10 +66,10 @@ TensorAccumulators deviceStatistics(DeviceContext& context, const DeviceTensors&
     const std::int64_t gridGroup = widestGroup(plan, params); // on the host while the device counts
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(statistics)");
 
-    const detail::AnalysisRanges ranges = finishFirstPass(a, plan.codeTarget, blocks, codeCounts);
+    finishFirstPass(a, plan.codeTarget, blocks, codeCounts);
 
-    // Pass two: the histograms, on the edges pass one's ranges give.
-    detail::openHistograms(a, ranges, opt);
+    // Pass two: the histograms, on the edges the plan and params give.
+    detail::openHistograms(a, plan, params, opt);
     SecondPassLaunch second{t.input, t.kind, first.args, slotsOf(a), nullptr};
     const std::vector<double> logEdges = a.absErrorLog.edges();
     void* edges = context.buffer(BufferRole::StatisticsEdges, logEdges.size() * sizeof(double));

@@ -64,9 +64,6 @@ __device__ BlockSums down(const BlockSums& b, int offset) {
                 down(e.sumSqXhat, offset), down(e.sumDot, offset),        down(e.sumSqErr, offset),
                 down(e.sumAbsErr, offset), down(e.maxAbsErr, offset)};
     o.total = down(b.total, offset);
-    o.xMin = down(b.xMin, offset);
-    o.xMax = down(b.xMax, offset);
-    o.minNonZeroAbsErr = down(b.minNonZeroAbsErr, offset);
     return o;
 }
 

@@ -1,11 +1,11 @@
 #pragma once
 // The statistics kernels' bodies: the report's accumulators (core/analysis/accumulators.h) made on
-// the device from the input and the codes already there, in two passes as the analysis makes them
-// (the first finds the ranges the histograms need). Every element's x̂, clip edges, error sums and
-// bin are core's own rules (dequantizeValue's arithmetic, ClipEdgeRule, ErrorStats::addElementTo,
-// ClippingStats::addTo, BinPlacement), compiled for both sides; as in cuda_walk.h, the bodies are
-// functions of (thread, thread count), so tst_cuda_statistics runs them on the host for several
-// emulated grids and compares the result with analyzeReference.
+// the device from the input and the codes already there, in two passes (the histograms' edges follow
+// from the plan and the params, as the analysis opens them; the passes could be one). Every element's x̂, clip
+// edges, error sums and bin are core's own rules (dequantizeValue's arithmetic, ClipEdgeRule,
+// ErrorStats::addElementTo, ClippingStats::addTo, BinPlacement), compiled for both sides; as in cuda_walk.h,
+// the bodies are functions of (thread, thread count), so tst_cuda_statistics runs them on the host for
+// several emulated grids and compares the result with analyzeReference.
 //
 // Narrow codes only (one byte each): int32 targets keep the host pass.
 #include "analysis/bin_rule.h"
@@ -23,25 +23,17 @@ namespace ql::cuda {
 struct BlockSums {
     ErrorStats::Sums errors;
     GroupClipping total; // every group's clipping, kept or not
-    double xMin, xMax, minNonZeroAbsErr;
 };
 
 QL_HD inline BlockSums emptyBlockSums() {
     BlockSums b{};
     b.errors.worstIndex = -1;
-    b.xMin = HUGE_VAL;
-    b.xMax = -HUGE_VAL;
-    b.minNonZeroAbsErr = HUGE_VAL;
     return b;
 }
 
 QL_HD inline void mergeBlockSums(BlockSums& into, const BlockSums& o) {
     ErrorStats::mergeInto(into.errors, o.errors);
     into.total.merge(o.total);
-    into.xMin = o.xMin < into.xMin ? o.xMin : into.xMin;
-    into.xMax = o.xMax > into.xMax ? o.xMax : into.xMax;
-    into.minNonZeroAbsErr =
-        o.minNonZeroAbsErr < into.minNonZeroAbsErr ? o.minNonZeroAbsErr : into.minNonZeroAbsErr;
 }
 
 /// Everything both passes read besides the input; trivially copyable.
@@ -109,12 +101,6 @@ QL_HD inline void firstPassStrided(const In* x, const StatisticsArgs& a, std::in
                 const float zp = a.floatTarget ? 0.0f : zeroPointAt(s, a.walk);
                 ClippingStats::addTo(mine, a.clip.edgesFor(a.walk.scales[s], zp), a.floatTarget, xi, xh);
                 sums.total.merge(mine);
-                const double xd = xi;
-                sums.xMin = xd < sums.xMin ? xd : sums.xMin;
-                sums.xMax = xd > sums.xMax ? xd : sums.xMax;
-                const double e = xd - static_cast<double>(xh);
-                const double ae = e < 0 ? -e : e;
-                if (ae > 0 && ae < sums.minNonZeroAbsErr) sums.minNonZeroAbsErr = ae;
                 if (s < a.rows) group = s;
             }
         }

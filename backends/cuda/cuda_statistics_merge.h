@@ -37,11 +37,9 @@ inline StatisticsArgs statisticsArgs(const QuantizeArgs& walk, const std::uint8_
 }
 
 /// Pass one's results into `a` (begun by detail::beginAnalysis, its kept clipping rows already
-/// filled): the blocks' sums merged in block order, the code counts; returns the ranges the
-/// histograms' edges come from.
-inline detail::AnalysisRanges finishFirstPass(TensorAnalysis& a, Target target,
-                                              const std::vector<BlockSums>& blocks,
-                                              const std::vector<std::int64_t>& codeCounts) {
+/// filled): the blocks' sums merged in block order, the code counts.
+inline void finishFirstPass(TensorAnalysis& a, Target target, const std::vector<BlockSums>& blocks,
+                            const std::vector<std::int64_t>& codeCounts) {
     BlockSums sums = emptyBlockSums();
     for (const BlockSums& b : blocks)
         mergeBlockSums(sums, b);
@@ -50,14 +48,9 @@ inline detail::AnalysisRanges finishFirstPass(TensorAnalysis& a, Target target,
     for (int b = 0; b < 256; ++b)
         if (const std::int64_t n = codeCounts[static_cast<std::size_t>(b)])
             a.codes.add(codeOfByte(target, b), n);
-    detail::AnalysisRanges r;
-    r.xMin = sums.xMin;
-    r.xMax = sums.xMax;
-    r.minNonZeroAbsErr = sums.minNonZeroAbsErr;
-    return r;
 }
 
-/// The counters of pass two for the histograms openHistograms() made.
+/// The counters of pass two for the histograms openHistograms() opened.
 inline HistogramSlots slotsOf(const TensorAnalysis& a) {
     return {a.error.binCount(), a.absErrorLog.binCount(), a.values.binCount()};
 }

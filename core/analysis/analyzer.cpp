@@ -26,6 +26,9 @@ std::pair<std::int32_t, std::int32_t> extremeCodes(const ResolvedSpec& plan) {
     return {pos | sign, pos};
 }
 
+// The |error| histogram spans this many decades below the largest rounding error.
+constexpr double kAbsErrorFloor = 1e-6;
+
 double roundingSlack(const ResolvedSpec& plan, double step) {
     if (isFloatTarget(plan.codeTarget)) return 0.0;
     const Rounding r = plan.convention.rounding;
@@ -102,13 +105,39 @@ TensorAnalysis beginAnalysis(const ResolvedSpec& plan, const QuantParams& params
     return a;
 }
 
-void openHistograms(TensorAnalysis& a, const AnalysisRanges& r, const AnalysisOptions& opt) {
-    const bool any = a.stats.finiteCount() > 0;
-    const double maxErr = any ? a.stats.maxAbsError() : 0.0;
-    a.error = Histogram(-maxErr, maxErr, opt.errorBins);
-    a.absErrorLog = Histogram(std::isfinite(r.minNonZeroAbsErr) ? r.minNonZeroAbsErr : 1.0,
-                              maxErr > 0 ? maxErr : 1.0, opt.absErrorBins, Histogram::Scale::Log10);
-    a.values = Histogram(any ? r.xMin : 0.0, any ? r.xMax : 0.0, opt.valueBins);
+void openHistograms(TensorAnalysis& a, const ResolvedSpec& plan, const QuantParams& params,
+                    const AnalysisOptions& opt) {
+    // Each group's reach: how far beyond the ends of its grid a value still rounds to an end code,
+    // which bounds the rounding error of every element not clipped (half the grid's widest gap when
+    // rounding to nearest, the whole gap otherwise; a minifloat's widest gap is its top one),
+    // widened by 2^-20 of the group's largest magnitude for the float rounding of x / s and of x̂.
+    const ClipEdgeRule rule(plan);
+    const auto [lowCode, highCode] = extremeCodes(plan);
+    double reachPerSpan = 0; // reach / (high − low), the same for every group
+    if (isFloatTarget(plan.codeTarget)) {
+        const Rounding r = plan.convention.rounding;
+        const bool nearest = r == Rounding::HalfToEven || r == Rounding::HalfAwayFromZero;
+        const double top = codeValue(highCode, 0.0f, plan), below = codeValue(highCode - 1, 0.0f, plan);
+        reachPerSpan = (nearest ? 0.5 : 1.0) * (top - below) / (2 * top);
+    } else if (highCode > lowCode) {
+        reachPerSpan = roundingSlack(plan, 1.0) / static_cast<double>(highCode - lowCode);
+    }
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    double lo = inf, hi = -inf, reach = 0;
+    for (std::int64_t g = 0; g < static_cast<std::int64_t>(params.scales.size()); ++g) {
+        const ClipEdges e = rule.of(params, g);
+        if (!std::isfinite(e.low) || !std::isfinite(e.high)) continue; // its elements' x̂ are not finite
+        const double r =
+            (e.high - e.low) * reachPerSpan + std::max(std::fabs(e.low), std::fabs(e.high)) * 0x1p-20;
+        lo = std::min(lo, e.low - r);
+        hi = std::max(hi, e.high + r);
+        reach = std::max(reach, r);
+    }
+    if (lo > hi) lo = hi = 0; // no group with finite edges
+    if (!(reach > 0)) reach = 1.0;
+    a.error = Histogram(-reach, reach, opt.errorBins);
+    a.absErrorLog = Histogram(reach * kAbsErrorFloor, reach, opt.absErrorBins, Histogram::Scale::Log10);
+    a.values = Histogram(lo, hi, opt.valueBins);
 }
 
 void finishAnalysis(TensorAnalysis& a, const ResolvedSpec& plan, const QuantParams& params,
@@ -212,7 +241,7 @@ void SlicedAnalysis::addPart(std::int64_t slice, std::int64_t from, std::int64_t
 
 TensorAnalysis SlicedAnalysis::finish() {
     if (!m_pass) return analyze(m_plan, m_params, m_codes, m_x, m_options);
-    return m_pass->finish(m_options.progress, 0.0, 1.0);
+    return m_pass->finish();
 }
 
 TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,

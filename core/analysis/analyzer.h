@@ -1,8 +1,9 @@
 #pragma once
 // Everything QuantLens measures about one quantized tensor, computed without a float copy of the
 // input: the values are read in place (f32, bf16 or f16), reconstructions are made element by element
-// with each group's constants hoisted, over fixed slices on every core (two passes: the first finds
-// the ranges the histograms need). analyzeReference is the plain sequential oracle it is tested against.
+// with each group's constants hoisted, over fixed slices on every core, in one pass: the histograms'
+// edges follow from the plan and the params, so every element is counted as it is met.
+// analyzeReference is the plain sequential oracle it is tested against.
 #include "analysis/clipping.h"
 #include "analysis/code_stats.h"
 #include "analysis/error_stats.h"
@@ -51,10 +52,17 @@ struct AnalysisOptions {
 
 struct TensorAnalysis {
     ErrorStats stats;
-    Histogram error;            // x − x̂, linear bins over ±max |error|
-    Histogram absErrorLog;      // |x − x̂|, log10 bins from the smallest non-zero error; zeros underflow
-    Histogram values;           // x over [min, max] of the finite values
-    std::vector<double> grid;   // reconstruction values of the group shown with `values` (≤ 256 codes)
+    // The edges follow from the plan and the params. A group's reach is how far beyond the ends of
+    // its grid a value still rounds to an end code: the largest rounding error of an element not
+    // clipped (half a step, or half a minifloat's top gap, when rounding to nearest), plus 2^-20 of
+    // the group's largest magnitude for float rounding. Only elements whose x and x̂ are finite count.
+    Histogram error;          // x − x̂, linear bins over ± the largest reach; clipped elements beyond it
+                              // count as underflow and overflow
+    Histogram absErrorLog;    // |x − x̂|, log10 bins over six decades below the largest reach; smaller
+                              // errors (and zeros) underflow, clipped ones overflow
+    Histogram values;         // x over every group's grid widened by its reach; values beyond every
+                              // group's grid (clipped) count as underflow and overflow
+    std::vector<double> grid; // reconstruction values of the group shown with `values` (≤ 256 codes)
     std::int64_t gridGroup = 0; // the group with the widest range
     ClipEdges gridEdges;        // its clip thresholds
     CodeStats codes;
@@ -70,16 +78,16 @@ TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, cons
                        const ValuesView& x, const AnalysisOptions& options = {});
 TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                        std::span<const float> x, const AnalysisOptions& options = {});
-/// analyze() cut at its seam, for a backend that makes the codes a part at a time: each part's first
-/// pass (sums, counts, clipping, the histograms' ranges) runs right after the backend has made its
-/// codes, while x and the codes are still in cache, and finish() reads them once more for the
-/// histograms. The slices are the caller's (slice s holds [sliceStarts[s], sliceStarts[s + 1]), the
+/// analyze() cut at its seam, for a backend that makes the codes a part at a time: each part is
+/// measured (sums, counts, clipping, histograms) right after the backend has made its codes, while x
+/// and the codes are still in cache, and finish() merges the slices without reading them again. The
+/// slices are the caller's (slice s holds [sliceStarts[s], sliceStarts[s + 1]), the
 /// last up to the end); their sums merge in slice order, so the result depends on the data and the
 /// cut alone, never on the threads, and agrees with analyze()'s as analyze() agrees with the oracle.
 class SlicedAnalysis {
 public:
-    /// Checks the sizes as analyze() does. A part reads the params of the groups it touches and its
-    /// codes: they must be final when it is added (a calibration may fill the params as it goes).
+    /// Checks the sizes as analyze() does. The params must be final (the histograms' edges follow
+    /// from them); a part's codes must be when it is added.
     SlicedAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                    const ValuesView& x, const AnalysisOptions& options,
                    const std::vector<std::int64_t>& sliceStarts);
@@ -90,8 +98,7 @@ public:
     /// Elements [from, to) of slice s. A slice's parts come in order, from one thread at a time; other
     /// slices' may run at the same time.
     void addPart(std::int64_t slice, std::int64_t from, std::int64_t to);
-    /// Once every element has been added: the histogram pass on options.threads (options.progress
-    /// from 0 to 1), and the analysis.
+    /// Once every element has been added: the analysis.
     TensorAnalysis finish();
 
 private:

@@ -295,16 +295,12 @@ struct alignas(64) FirstPass {
     // then increment four counters, not one (no store-to-load chain per element).
     std::array<std::array<std::int64_t, 256>, 4> byteCodes{};
     CodeStats wideCodes; // int32
-    detail::AnalysisRanges ranges;
     WidestGroup widest;
+    Histogram error, absErrorLog, values; // on the edges the plan and params give (openHistograms)
 };
 
-struct alignas(64) SecondPass {
-    Histogram error, absErrorLog, values;
-};
-
-// The pass over one cut of the tensor into slices (SlicedAnalysis): each slice's first pass as the
-// caller adds its parts, then, in finish(), the slices merged in order and the histogram pass.
+// The pass over one cut of the tensor into slices (SlicedAnalysis): each slice's sums, counts and
+// histograms as the caller adds its parts, then, in finish(), the slices merged in order.
 class Pass final : public SlicedPass {
 public:
     Pass(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes, const ValuesView& x,
@@ -321,18 +317,24 @@ public:
         , m_edgeRule(plan)
         , m_floatTarget(m_a.clipping.floatTarget())
         , m_wide(codes.target() == Target::Int32) {
+        detail::openHistograms(m_a, plan, params, opt);
         const std::size_t slices = sliceStarts.size();
         std::vector<GroupRange> ranges(slices);
         for (std::size_t s = 0; s < slices; ++s)
             ranges[s] = m_walker.scaleRange(sliceStarts[s], s + 1 < slices ? sliceStarts[s + 1] : x.count);
         const SliceGroups::Bounds bounds(ranges);
-        m_first.assign(slices, FirstPass{{}, {}, {}, {}, {}, m_a.codes, {}, {}});
+        FirstPass empty;
+        empty.wideCodes = m_a.codes;
+        empty.error = m_a.error;
+        empty.absErrorLog = m_a.absErrorLog;
+        empty.values = m_a.values;
+        m_first.assign(slices, empty);
         for (std::size_t s = 0; s < slices; ++s)
             m_first[s].clipping = SliceGroups(ranges, bounds, s, m_a.clipping.groupData(), m_rows);
     }
 
     void addPart(std::int64_t s, std::int64_t from, std::int64_t to) override;
-    TensorAnalysis finish(const std::function<void(double)>& progress, double first, double span) override;
+    TensorAnalysis finish() override;
 
 private:
     // Every segment of [from, to): seg(segment, load, codeAt) with the dtype and code width decided.
@@ -395,6 +397,27 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
         for (; k < len; ++k)
             ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
     };
+    // The histograms: a staged block whose x and x̂ are all finite at once (the bins from x − x̂
+    // rounded to float, the few near an edge from the exact double), or one finite element.
+    HistogramFiller errorFill(p.error), absErrorFill(p.absErrorLog), valuesFill(p.values);
+    auto countBlock = [&](const float* xs, const float* xh, int n) __attribute__((noinline)) {
+        alignas(64) float ef[kBlock], af[kBlock];
+        for (int k = 0; k < n; ++k) {
+            ef[k] = xs[k] - xh[k];
+            af[k] = std::fabs(ef[k]);
+        }
+        // (Called rarely, and from the filler's default-target code: not forced inline.)
+        auto exactError = [&](int k) { return static_cast<double>(xs[k]) - xh[k]; };
+        errorFill.template addBlock<kFloatLanes>(ef, n, exactError);
+        absErrorFill.template addBlock<kFloatLanes>(af, n, [&](int k) { return std::fabs(exactError(k)); });
+        valuesFill.template addBlock<kFloatLanes>(xs, n, [&](int k) { return static_cast<double>(xs[k]); });
+    };
+    auto countElement = [&](float xi, float xh) QL_INLINE {
+        const double e = static_cast<double>(xi) - xh;
+        p.error.add(e);
+        p.absErrorLog.add(std::fabs(e));
+        p.values.add(xi);
+    };
     // A block holding NaN or Inf, element by element (flat indices first + k).
     auto addElements = [&](const float* xs, const float* xh, int len, std::int64_t first, const ClipEdges& e,
                            GroupClipping* row) QL_INLINE {
@@ -404,7 +427,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
             if (!std::isfinite(xi) || !std::isfinite(xhi)) continue;
             if (row) ClippingStats::addTo(*row, e, floatTarget, xi, xhi);
             ClippingStats::addTo(p.groups, e, floatTarget, xi, xhi);
-            p.ranges.add(xi, xhi);
+            countElement(xi, xhi);
         }
     };
     // Short groups (MX and NVFP4 blocks) staged together, then summed group by group in one call that
@@ -421,13 +444,16 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
     auto flushBatch = [&]() __attribute__((noinline)) { // one copy: its callers stay lean
         if (allFinite(bx, bh, staged)) [[likely]] {
             addGroups(batch.data(), batched);
+            countBlock(bx, bh, staged);
         } else {
             for (int j = 0; j < batched; ++j) {
                 const BatchGroup& b = batch[static_cast<std::size_t>(j)];
-                if (allFinite(bx + b.offset, bh + b.offset, b.length))
+                if (allFinite(bx + b.offset, bh + b.offset, b.length)) {
                     addGroups(&b, 1);
-                else
+                    countBlock(bx + b.offset, bh + b.offset, b.length);
+                } else {
                     addElements(bx + b.offset, bh + b.offset, b.length, b.first, b.edges, b.row);
+                }
             }
         }
         batched = staged = 0;
@@ -464,7 +490,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
                 if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
                 ClippingStats::addTo(p.clipping[g], e, floatTarget, xi, xh);
                 ClippingStats::addTo(p.groups, e, floatTarget, xi, xh);
-                p.ranges.add(xi, xh);
+                countElement(xi, xh);
             }
             return;
         }
@@ -488,6 +514,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
                                 p.sums.template addBlock<true>(xs, xh, len, b);
                             else
                                 p.sums.template addBlock<false>(xs, xh, len, b);
+                            countBlock(xs, xh, len);
                             return;
                         }
                         addElements(xs, xh, len, b, e, row);
@@ -500,23 +527,20 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
     flushBatch();
 }
 
-TensorAnalysis Pass::finish(const std::function<void(double)>& progress, double first, double span) {
+TensorAnalysis Pass::finish() {
     TensorAnalysis& a = m_a;
-    const QuantParams& params = m_params;
-    const Reconstruct& xhatOf = m_xhatOf;
-    const std::vector<float>& scales = params.scales;
-    const std::int64_t n = m_x.count;
-    detail::AnalysisRanges r;
     WidestGroup widest;
     GroupClipping total; // of every group, in slice order
     const bool signedBytes = m_codes.target() == Target::Int8 || m_codes.target() == Target::Int4;
     for (FirstPass& p : m_first) { // in slice order: the sums never depend on timing
-        p.sums.finish(p.stats, p.ranges, p.groups);
+        p.sums.finish(p.stats, p.groups);
         a.stats.merge(p.stats);
         p.clipping.mergeShared();
         total.merge(p.groups);
-        r.merge(p.ranges);
         widest.merge(p.widest);
+        a.error.merge(p.error);
+        a.absErrorLog.merge(p.absErrorLog);
+        a.values.merge(p.values);
         if (m_wide) a.codes.merge(p.wideCodes);
         for (int b = 0; b < 256 && !m_wide; ++b)
             if (const std::int64_t count = p.byteCodes[0][static_cast<std::size_t>(b)] +
@@ -526,88 +550,7 @@ TensorAnalysis Pass::finish(const std::function<void(double)>& progress, double 
                 a.codes.add(signedBytes ? static_cast<std::int8_t>(b) : b, count);
     }
     m_first.clear();
-
-    // The histograms' counts do not depend on the cut: the second pass takes the fixed slices.
-    const std::int64_t slices = sliceCount(n);
-    auto sliceBegin = [&](std::int64_t s) { return n * s / slices; };
-    detail::openHistograms(a, r, m_opt);
-    std::vector<SecondPass> second(static_cast<std::size_t>(slices),
-                                   SecondPass{a.error, a.absErrorLog, a.values});
-    forEachSlice(
-        slices, m_opt.threads,
-        [&](std::int64_t s) {
-            SecondPass& h = second[static_cast<std::size_t>(s)];
-            HistogramFiller error(h.error), absError(h.absErrorLog), values(h.values);
-            auto fill = [&](float xi, float xh) QL_INLINE {
-                const double e = static_cast<double>(xi) - xh;
-                h.error.add(e);
-                h.absErrorLog.add(std::fabs(e));
-                h.values.add(xi);
-            };
-            alignas(64) float xs[kBlock], xh[kBlock];
-            int staged = 0;
-            auto flush = [&]() __attribute__((noinline)) { // one copy, called once per staged block
-                if (allFinite(xs, xh, staged)) [[likely]] {
-                    // The bins from x − x̂ rounded to float; the few near an edge from the exact double.
-                    alignas(64) float ef[kBlock], af[kBlock];
-                    for (int k = 0; k < staged; ++k) {
-                        ef[k] = xs[k] - xh[k];
-                        af[k] = std::fabs(ef[k]);
-                    }
-                    // (Called rarely, and from the filler's default-target code: not forced inline.)
-                    auto exactError = [&](int k) { return static_cast<double>(xs[k]) - xh[k]; };
-                    error.template addBlock<kFloatLanes>(ef, staged, exactError);
-                    absError.template addBlock<kFloatLanes>(af, staged,
-                                                            [&](int k) { return std::fabs(exactError(k)); });
-                    values.template addBlock<kFloatLanes>(xs, staged,
-                                                          [&](int k) { return static_cast<double>(xs[k]); });
-                } else {
-                    for (int k = 0; k < staged; ++k)
-                        if (std::isfinite(xs[k]) && std::isfinite(xh[k])) fill(xs[k], xh[k]);
-                }
-                staged = 0;
-            };
-            forSegmentsOf(
-                sliceBegin(s), sliceBegin(s + 1), [&](const Segment& seg, auto load, auto codeAt) QL_INLINE {
-                    if (seg.perElement) {
-                        for (std::int64_t k = 0; k < seg.length; ++k) {
-                            const std::int64_t i = seg.begin + k, g = seg.scale + k;
-                            const float xi = load(i),
-                                        xh = xhatOf(codeAt(i), scales[static_cast<std::size_t>(g)],
-                                                    params.zeroPointOf(g));
-                            if (std::isfinite(xi) && std::isfinite(xh)) fill(xi, xh);
-                        }
-                        return;
-                    }
-                    // Counts do not depend on the order they are taken in: short segments (MX and NVFP4
-                    // blocks) share one staged block instead of paying a block each.
-                    if (seg.runLength != 0) // whole short blocks
-                        return forStagedGroups(
-                            seg, staged, flush,
-                            [&](std::int64_t b, std::int64_t g, int count, int len) QL_INLINE {
-                                const int k = count * len;
-                                stageValues(load, b, k, xs + staged);
-                                xhatOf.runs(codeAt, b, count, len, params, g, xh + staged);
-                                staged += k;
-                            });
-                    for (std::int64_t b = seg.begin, end = seg.begin + seg.length; b < end;) {
-                        const int len = static_cast<int>(std::min<std::int64_t>(kBlock - staged, end - b));
-                        stageValues(load, b, len, xs + staged);
-                        xhatOf.runs(codeAt, b, 1, len, params, seg.scale, xh + staged);
-                        staged += len;
-                        b += len;
-                        if (staged == kBlock) flush();
-                    }
-                });
-            flush();
-        },
-        progress, first, span);
-    for (const SecondPass& h : second) {
-        a.error.merge(h.error);
-        a.absErrorLog.merge(h.absErrorLog);
-        a.values.merge(h.values);
-    }
-    detail::finishAnalysis(a, m_plan, params, widest.result(m_edgeRule.of(params, 0)), m_opt);
+    detail::finishAnalysis(a, m_plan, m_params, widest.result(m_edgeRule.of(m_params, 0)), m_opt);
     a.clipping.setTotal(total);
     return std::move(a);
 }
@@ -631,8 +574,8 @@ TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, 
             pass.addPart(s, starts[static_cast<std::size_t>(s)],
                          s + 1 < slices ? starts[static_cast<std::size_t>(s + 1)] : n);
         },
-        opt.progress, 0.0, 0.5);
-    return pass.finish(opt.progress, 0.5, 0.5);
+        opt.progress);
+    return pass.finish();
 }
 
 #undef QL_INLINE

@@ -20,8 +20,8 @@ public:
     virtual ~SlicedPass() = default;
     /// Elements [from, to) of slice s, a slice's parts in order.
     virtual void addPart(std::int64_t slice, std::int64_t from, std::int64_t to) = 0;
-    /// The slices merged, then the histogram pass, reporting first + span × its fraction done.
-    virtual TensorAnalysis finish(const std::function<void(double)>& progress, double first, double span) = 0;
+    /// The slices merged, in slice order.
+    virtual TensorAnalysis finish() = 0;
 };
 
 namespace baseline {

@@ -24,7 +24,7 @@ TensorAnalysis analyzeReference(const ResolvedSpec& plan, const QuantParams& par
         return dequantizeValue(codes.at(i), params.scales[static_cast<std::size_t>(g)], params.zeroPointOf(g),
                                plan);
     };
-    detail::AnalysisRanges r;
+    detail::openHistograms(a, plan, params, opt);
     indexer.forEach([&](std::int64_t i, std::int64_t g) {
         const float xi = x[static_cast<std::size_t>(i)];
         const float xh = xhatOf(i, g);
@@ -32,13 +32,6 @@ TensorAnalysis analyzeReference(const ResolvedSpec& plan, const QuantParams& par
         a.codes.add(codes.at(i));
         if (!std::isfinite(xi) || !std::isfinite(xh)) return;
         a.clipping.add(g, edges[static_cast<std::size_t>(g)], xi, xh);
-        r.add(xi, xh);
-    });
-    detail::openHistograms(a, r, opt);
-    indexer.forEach([&](std::int64_t i, std::int64_t g) {
-        const float xi = x[static_cast<std::size_t>(i)];
-        const float xh = xhatOf(i, g);
-        if (!std::isfinite(xi) || !std::isfinite(xh)) return;
         const double e = static_cast<double>(xi) - xh;
         a.error.add(e);
         a.absErrorLog.add(std::fabs(e));

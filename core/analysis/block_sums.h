@@ -1,5 +1,5 @@
 #pragma once
-// The first pass's sums over one slice of the fast analysis, in four double lanes (GCC vector
+// The sums over one slice of the fast analysis, in four double lanes (GCC vector
 // types: strict IEEE arithmetic, so the compiler may not reorder a scalar sum for us, but the lanes
 // are ours to order). The tensor-wide sums stay in their lanes for the whole slice; each group's
 // segment keeps its own lanes only for what the group reports (signal, clipping, rounding and
@@ -9,7 +9,6 @@
 // so a short segment costs little more than its elements, and the totals do not depend on which
 // groups have rows. Only blocks whose x and x̂ are all finite come here; every reduction is in lane
 // order, so the result is a function of the data alone.
-#include "analysis/analyzer_steps.h"
 #include "analysis/clipping.h"
 #include "analysis/error_stats.h"
 
@@ -73,9 +72,9 @@ public:
         m_slice = s;
     }
 
-    /// The slice's sums into its error statistics and ranges, and its groups' into `groups` (call
-    /// once, after the last segment).
-    void finish(ErrorStats& stats, AnalysisRanges& ranges, GroupClipping& groups) const {
+    /// The slice's sums into its error statistics, and its groups' into `groups` (call once, after
+    /// the last segment).
+    void finish(ErrorStats& stats, GroupClipping& groups) const {
         const SliceLanes& l = m_slice;
         if (l.count == 0) return;
         const GroupClipping t =
@@ -96,24 +95,15 @@ public:
         for (int k = 0; k < 4; ++k)
             if (l.max[k] == s.maxAbsErr) s.worstIndex = std::min<std::int64_t>(s.worstIndex, l.maxAt[k]);
         stats.merge(ErrorStats::fromSums(s));
-        AnalysisRanges r;
-        for (int k = 0; k < 4; ++k) {
-            r.xMin = std::min(r.xMin, l.xMin[k]);
-            r.xMax = std::max(r.xMax, l.xMax[k]);
-            r.minNonZeroAbsErr = std::min(r.minNonZeroAbsErr, l.minNz[k]);
-        }
-        ranges.merge(r);
     }
 
 private:
-    static constexpr double kInf = std::numeric_limits<double>::infinity();
     struct SliceLanes {
         // The slice's.
         D4 sqXh{}, dot{}, absErr{};
         D4 max = D4{} - 1.0;
         I4 maxAt{};
         I4 over1{}, over5{};
-        D4 xMin = D4{} + kInf, xMax = D4{} - kInf, minNz = D4{} + kInf;
         // Every group's, added a segment at a time.
         std::int64_t count = 0;
         D4 tClipSq{}, tRoundSq{}, tSqX{}, tMax{};
@@ -165,9 +155,6 @@ private:
             g.clipSq += (low | high) ? e2 : zero;
             g.roundSq += (low | high) ? zero : e2;
             if constexpr (FloatTarget) g.ftz -= (xv != zero) & (hv == zero);
-            s.xMin = xv < s.xMin ? xv : s.xMin;
-            s.xMax = xv > s.xMax ? xv : s.xMax;
-            s.minNz = (ae > zero) & (ae < s.minNz) ? ae : s.minNz;
         }
         // The tail, element by element into lane 0 with the same operations.
         for (; k < n; ++k) {
@@ -185,9 +172,6 @@ private:
             g.high[0] += high;
             (low || high ? g.clipSq[0] : g.roundSq[0]) += e2;
             if constexpr (FloatTarget) g.ftz[0] += xv != 0.0 && hv == 0.0;
-            s.xMin[0] = xv < s.xMin[0] ? xv : s.xMin[0];
-            s.xMax[0] = xv > s.xMax[0] ? xv : s.xMax[0];
-            if (ae > 0 && ae < s.minNz[0]) s.minNz[0] = ae;
         }
         g.count += n;
     }

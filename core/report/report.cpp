@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "io/atomic_file.h"
 #include "quant/spec_json.h"
+#include "report/report_format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -251,7 +252,7 @@ json reportJson(const std::string& file, const std::vector<TensorReport>& tensor
     json list = json::array();
     for (const auto& t : tensors)
         list.push_back(toJson(t, opt));
-    json j = {{"file", file}, {"tensors", list}};
+    json j = {{"format_version", kReportFormatVersion}, {"file", file}, {"tensors", list}};
     if (comparison) j["comparison"] = toJson(*comparison);
     return j;
 }
@@ -318,7 +319,8 @@ void writeJsonReport(AtomicFile& out, const std::string& file, const std::vector
     auto put = [&out](const std::string& text) { out.write(text.data(), text.size()); };
     put("{\n");
     if (comparison) put(" \"comparison\": " + nested(dumped(toJson(*comparison)), 1) + ",\n");
-    put(" \"file\": " + dumped(json(file)) + ",\n \"tensors\": ");
+    put(" \"file\": " + dumped(json(file)) +
+        ",\n \"format_version\": " + std::to_string(kReportFormatVersion) + ",\n \"tensors\": ");
     if (tensors.empty()) {
         put("[]\n}\n");
         return;
