@@ -137,8 +137,6 @@ void ModelTablePage::quantizeAll() {
     if (!m_bench->source()) return m_bench->showMessage(tr("Open a model file first (Ctrl+O)."), true);
     m_bench->showMessage({}, false);
     m_request = m_bench->request();
-    // Each tensor along its own role's axes unless the user picked one (quantlens-cli without --axis).
-    m_request->roleAxes = !m_bench->config()->axisChosen();
     m_weightsOnly = !m_bench->config()->includeNonWeights(); // as quantlens-cli quantize --all
     JobHandle* job =
         m_bench->runner()->run([request = *m_request, weightsOnly = m_weightsOnly](const ProgressFn& fn) {

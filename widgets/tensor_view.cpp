@@ -80,8 +80,6 @@ void TensorView::quantize(const std::string& tensor) {
         return m_bench->showMessage(tr("Cannot quantize %1: %2").arg(qs(tensor), config->problem()), true);
     m_bench->showMessage({}, false);
     m_request = m_bench->request();
-    // Its role's axes unless the user picked one: the plan the panel shows, as Quantize all's.
-    m_request->roleAxes = !config->axisChosen();
     JobHandle* job = m_bench->runner()->run(
         [request = *m_request, tensor](const ProgressFn& fn) { return runTensorJob(request, tensor, fn); });
     job->onFinished<TensorOutcome>(this,

@@ -59,6 +59,9 @@ JobRequest Workbench::request() const {
     r.source = m_source;
     r.registry = m_registry;
     r.spec = m_config->spec();
+    // Each tensor along its own role's axes unless the user picked one (quantlens-cli without --axis):
+    // the plan the panel shows, for a tensor run alone, Quantize all, a diff's requantize and the model.
+    r.roleAxes = !m_config->axisChosen();
     r.backend = m_config->backend();
     r.compare = m_config->compare();
     r.params = m_config->paramFiles();
