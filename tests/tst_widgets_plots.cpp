@@ -293,6 +293,36 @@ private slots:
         QVERIFY(!panel.detailsLabel()->text().contains(QStringLiteral("1/scale")));
     }
 
+    // A percentile clips the wide tensor's outlier at +30: its error lies beyond the error bins (they
+    // span the largest rounding error) and its value beyond every group's grid; both notes say so.
+    void clippedElementsAreSaidNotDrawn() {
+        JobRequest clipping = m_request;
+        clipping.spec.calibration = {CalibMethod::Percentile, 99.0};
+        const TensorOutcome o = runTensorJob(clipping, "wide.weight");
+        const TensorAnalysis& a = o.a.report.analysis;
+        QVERIFY(a.error.underflow() + a.error.overflow() > 0);
+        QWidget window;
+        auto* columns = new QHBoxLayout(&window);
+        auto* values = new ValueHistogramPage(&window);
+        auto* errors = new ErrorHistogramPage(&window);
+        columns->addWidget(values);
+        columns->addWidget(errors);
+        window.resize(1280, 500);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        values->setOutcome(o);
+        errors->setOutcome(o);
+        const QString beyond = QString::number(a.error.underflow() + a.error.overflow());
+        QVERIFY2(errors->note()->text().contains(QStringLiteral(" %1 errors beyond ±").arg(beyond)),
+                 qPrintable(errors->note()->text()));
+        QVERIFY2(values->note()->text().contains(QStringLiteral("beyond every group's range (clipped)")),
+                 qPrintable(values->note()->text()));
+        const Histogram& unclipped = m_wide.a.report.analysis.error; // absmax clips nothing
+        QCOMPARE(unclipped.underflow() + unclipped.overflow(), 0);
+        QVERIFY(!errors->note()->text().isEmpty());
+        save(&window, "errors_clipped.png");
+    }
+
     // The pages together as the window lays them out, at 1280×800, for a person to look at.
     void screenshot1280x800() {
         QWidget window;
