@@ -5,6 +5,10 @@ if(QUANTLENS_ONNX)
     if(TARGET quantlens-cli) # `inspect` names each QDQ weight's scheme
         target_compile_definitions(tst_onnx PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
         add_dependencies(tst_onnx quantlens-cli)
+        # A conv quantized through its [O, I*kh*kw] view, exported as QDQ and read back.
+        ql_add_test(tst_qdq_views)
+        target_compile_definitions(tst_qdq_views PRIVATE QUANTLENS_CLI="$<TARGET_FILE:quantlens-cli>")
+        add_dependencies(tst_qdq_views quantlens-cli)
     endif()
 endif()
 # Weights in their model: the role table, each ONNX weight's consumer, per-tensor axes.
