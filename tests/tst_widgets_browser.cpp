@@ -17,6 +17,7 @@
 #include <QFile>
 #include <QFontMetrics>
 #include <QLineEdit>
+#include <QMap>
 #include <QSet>
 #include <QStandardItemModel>
 #include <QTableView>
@@ -35,6 +36,20 @@ const QStringList kAlikeNames = {
     QStringLiteral("model_weights/If_12_then_branch_param_conv/weight"),
     QStringLiteral("model_weights/If_1_else_branch_param_conv/weight"),
 };
+
+// Silero VAD v5's weights as its ONNX file names them (subgraph tensors keep their branch's path): each
+// layer twice, the then- and the else-branch alike but for one word near the start.
+QStringList sileroNames() {
+    QStringList names;
+    for (const char* branch : {"then", "else"})
+        for (const char* tensor :
+             {"encoder.0.reparam_conv.weight", "encoder.1.reparam_conv.weight", "encoder.0.reparam_conv.bias",
+              "decoder.rnn.weight_ih", "decoder.rnn.weight_hh", "decoder.decoder.2.weight",
+              "stft.forward_basis_buffer"})
+            names << QStringLiteral("If_0/%1_branch/If_0_%1_branch__Inline_0__%2")
+                         .arg(QLatin1String(branch), QLatin1String(tensor));
+    return names;
+}
 
 using qltest::ListingSource;
 
@@ -139,6 +154,64 @@ private slots:
                  QStringLiteral("lm_head.weight"));
     }
 
+    // Silero VAD's subgraph names in one flat table: every name reads apart from the others at every
+    // width, the then- and else-branch copies of a layer too; each fits and ends as the name does.
+    // Names elideName already tells apart keep its text.
+    void sileroBranchesStayApart_data() {
+        QTest::addColumn<int>("width");
+        for (int w : {120, 150, 180, 220, 260, 320})
+            QTest::addRow("%d-px", w) << w;
+    }
+    void sileroBranchesStayApart() {
+        QFETCH(int, width);
+        const QFontMetrics metrics(QApplication::font());
+        const QStringList names = sileroNames();
+        const QStringList shown = elideNames(names, metrics, width);
+        QCOMPARE(shown.size(), names.size());
+        QMap<QString, QString> nameOf; // text -> the name it shows
+        for (qsizetype i = 0; i < names.size(); ++i) {
+            const QString& s = shown[i];
+            QVERIFY2(metrics.horizontalAdvance(s) <= width, qPrintable(s));
+            QVERIFY2(s.endsWith(names[i].right(3)), qPrintable(s));
+            QVERIFY2(!nameOf.contains(s), qPrintable(s + QStringLiteral(" shows both ") + nameOf.value(s) +
+                                                     QStringLiteral(" and ") + names[i]));
+            nameOf.insert(s, names[i]);
+        }
+        QCOMPARE(elideNames(kAlikeNames, metrics, width), [&] {
+            QStringList one;
+            for (const QString& n : kAlikeNames)
+                one << elideName(n, metrics, width);
+            return one;
+        }());
+    }
+
+    // A result table draws the same: at 180 px every Silero name in the column reads apart.
+    void sileroResultTable() {
+        QStandardItemModel model(0, 2);
+        for (const QString& name : sileroNames())
+            model.appendRow({new QStandardItem(name), new QStandardItem(QStringLiteral("1.0"))});
+        QTableView view;
+        styleResultTable(&view);
+        filterResultRows(&view, &model, 0);
+        view.resize(800, 600);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        fitResultColumns(&view, {0});
+        view.setColumnWidth(0, 180);
+        const auto* delegate = qobject_cast<NameElisionDelegate*>(view.itemDelegateForColumn(0));
+        QVERIFY(delegate);
+        QStyleOptionViewItem option;
+        option.initFrom(&view);
+        QSet<QString> shown;
+        for (int r = 0; r < view.model()->rowCount(); ++r) {
+            const QModelIndex i = view.model()->index(r, 0);
+            const QString s = delegate->shownText(i, option, view.visualRect(i).width());
+            QVERIFY2(s != i.data().toString(), qPrintable(s)); // narrow enough to need shortening
+            shown.insert(s);
+        }
+        QCOMPARE(shown.size(), sileroNames().size());
+    }
+
     // The browser draws its leaves through the same rule ("backbone" > "If_1_…_conv.weight"), and
     // the tooltip holds the whole name.
     void browserNamesStayApart() {
@@ -169,7 +242,8 @@ private slots:
             QStyleOptionViewItem option;
             option.initFrom(view);
             const QString label = i.data().toString();
-            const QString s = NameElisionDelegate::shownText(label, option, view->visualRect(i).width());
+            const auto* delegate = qobject_cast<NameElisionDelegate*>(view->itemDelegateForColumn(0));
+            const QString s = delegate->shownText(i, option, view->visualRect(i).width());
             QVERIFY2(s != label, qPrintable(s)); // narrow enough to need shortening
             QVERIFY2(s.endsWith(QStringLiteral(".weight")), qPrintable(s));
             shown.insert(s);

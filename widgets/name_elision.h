@@ -2,8 +2,14 @@
 // Shortening tensor names to a width so that names differing in one part stay apart. Eliding the
 // middle made model_weights/If_1_param_conv/weight and model_weights/If_2_param_conv/weight both
 // read "model_weights/If_…param_conv/weight": the parts that tell names apart are most often the
-// last ones (the layer, then the parameter), so those are kept whole and the start gives way.
+// last ones (the layer, then the parameter), so those are kept whole and the start gives way. Where
+// that still leaves two names of one column alike (Silero VAD's "If_0/then_branch/…" and
+// "If_0/else_branch/…" copies of a layer), each keeps the words that tell it from the others.
+#include <QPersistentModelIndex>
+#include <QPointer>
 #include <QStyledItemDelegate>
+#include <map>
+#include <tuple>
 
 class QFontMetrics;
 
@@ -14,16 +20,31 @@ namespace ql {
 /// last part wider than `width` alone loses its start.
 QString elideName(const QString& name, const QFontMetrics& metrics, int width);
 
-/// Draws a view's column of names through elideName (the view's own eliding would cut the middle).
+/// `names` (one column of a table) each within `width` pixels, as elideName shows them, except where
+/// that shows two names alike: those keep, in order, the word of each where it first differs from
+/// each of the others (words split at '/', '.', ':', '_' and '-'), and then the longest tail of
+/// whole parts that still fits ("…/then….0….weight"). Names left alike when even that
+/// does not fit keep elideName's text.
+QStringList elideNames(const QStringList& names, const QFontMetrics& metrics, int width);
+
+/// Draws a view's column of names through elideNames over the names beside it (the cell's siblings
+/// in its column; the view's own eliding would cut the middle).
 class NameElisionDelegate : public QStyledItemDelegate {
     Q_OBJECT
 public:
     using QStyledItemDelegate::QStyledItemDelegate;
-    /// The text a cell `width` pixels wide shows for `name` in the font of `option` (tests).
-    static QString shownText(const QString& name, const QStyleOptionViewItem& option, int width);
+    /// The text the cell `index`, `width` pixels wide in the font of `option`, shows (tests).
+    QString shownText(const QModelIndex& index, const QStyleOptionViewItem& option, int width) const;
 
 protected:
     void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override;
+
+private:
+    // Each column's shown names by parent, column, width and font, until the model changes.
+    using Key = std::tuple<QPersistentModelIndex, int, int, QString>;
+    mutable std::map<Key, QHash<QString, QString>> m_shown;
+    mutable QPointer<const QAbstractItemModel> m_model;
+    void watch(const QAbstractItemModel* model) const;
 };
 
 } // namespace ql
