@@ -157,9 +157,9 @@ int main(int argc, char** argv) {
                 if (b.given) job.params = cpuBackend.run(job).params;
                 if (b.measure) job.statistics = StatisticsRequest{};
                 // reads of the input from memory
-                const int passes = cpu::runJob(job, {threads, 1 << 16},
-                                               b.measure ? &job.statistics->options : nullptr, {}, 0.0, 1.0)
-                                       .passes;
+                const int passes =
+                    cpu::runJob(job, {threads, 1 << 16}, b.measure ? &*job.statistics : nullptr, {}, 0.0, 1.0)
+                        .passes;
                 double kernel =
                     1e300; // without ql::Codes' zero-fill of the code buffer (PhaseTimes.prepareMs)
                 const double qlOnly = bestMs(repeat, [&] {

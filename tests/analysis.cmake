@@ -17,3 +17,5 @@ ql_add_test(tst_report_read LIBS quantlens_backends)
 ql_add_test(tst_model_summary LIBS quantlens_backends)
 # The histograms' edges from the plan and the params (report format version 2).
 ql_add_test(tst_histogram_edges LIBS quantlens_backends)
+# The importance-weighted sums a run at a time (the fast pass's way) against the oracle.
+ql_add_test(tst_weighted_runs LIBS quantlens_backends)

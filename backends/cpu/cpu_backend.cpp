@@ -30,12 +30,12 @@ Result CpuBackend::run(const BackendTask& job, const ProgressFn& progress) const
     reportProgress(progress, 0.0);
     const cpu::DriverOptions options{m_threads, m_chunk};
     // The statistics measured in the last run's quantize pass, which reports the progress.
-    std::optional<AnalysisOptions> statistics;
-    if (job.statistics) {
-        statistics = job.statistics->options;
-        statistics->progress = {};
+    std::optional<StatisticsRequest> statistics = job.statistics;
+    if (statistics) {
+        statistics->options.progress = {};
+        if (statistics->options.threads == 0) statistics->options.threads = m_threads;
     }
-    std::optional<TensorAnalysis> analysis;
+    std::optional<TensorAccumulators> accumulators;
     for (int r = 0; r < repeat; ++r) {
         const auto start = std::chrono::steady_clock::now();
         cpu::DriverOutput out =
@@ -48,19 +48,11 @@ Result CpuBackend::run(const BackendTask& job, const ProgressFn& progress) const
         runs.push_back(t);
         result.params = std::move(out.params);
         result.codes = std::move(out.codes);
-        analysis = std::move(out.analysis);
+        if (out.analysis)
+            accumulators = TensorAccumulators{std::move(*out.analysis), std::move(out.weighted)};
     }
     result.timing = Timing::fromRuns(runs);
-    if (analysis) {
-        TensorAccumulators a;
-        a.analysis = std::move(*analysis);
-        if (job.statistics->importance) {
-            std::vector<float> storage;
-            a.weighted = accumulateWeighted(result.plan, result.params, result.codes, jobView(job, storage),
-                                            *job.statistics->importance);
-        }
-        result.statistics = std::move(a);
-    }
+    result.statistics = std::move(accumulators);
     return result;
 }
 

@@ -69,7 +69,7 @@ constexpr std::int64_t kMaxStatisticsSlices = 64;
 
 class Engine {
 public:
-    Engine(const BackendTask& job, const DriverOptions& o, const AnalysisOptions* statistics)
+    Engine(const BackendTask& job, const DriverOptions& o, const StatisticsRequest* statistics)
         : m_plan(job.plan)
         , m_opt(o)
         , m_statistics(statistics)
@@ -118,8 +118,8 @@ private:
 
     const ResolvedSpec& m_plan;
     DriverOptions m_opt;
-    const AnalysisOptions* m_statistics;  // none: codes only
-    std::optional<SlicedAnalysis> m_pass; // the statistics, measured in the quantize loop
+    const StatisticsRequest* m_statistics; // none: codes only
+    std::optional<SlicedAnalysis> m_pass;  // the statistics, measured in the quantize loop
     RowWalker m_walk;
     QuantArgs m_args;
     RangeRule m_rule;
@@ -324,7 +324,8 @@ void Engine::quantizeChunks(std::int64_t chunks, Range&& range, Quantize&& quant
         std::vector<std::int64_t> starts(static_cast<std::size_t>(slices));
         for (std::int64_t i = 0; i < slices; ++i)
             starts[static_cast<std::size_t>(i)] = range(i * perSlice).first;
-        m_pass.emplace(m_plan, m_params, m_codes, values(), *m_statistics, starts);
+        m_pass.emplace(m_plan, m_params, m_codes, values(), m_statistics->options, starts);
+        if (m_statistics->importance) m_pass->weigh(*m_statistics->importance);
     }
     parallelChunks(
         m_opt.threads, slices,
@@ -460,6 +461,7 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
     if (m_pass) {               // the slices' statistics merged: no further read, not timed with the kernels
         const auto merging = std::chrono::steady_clock::now();
         out.analysis = m_pass->finish();
+        out.weighted = m_pass->weighted();
         out.statisticsMs = msSince(merging);
     }
     out.params = std::move(m_params);
@@ -469,7 +471,7 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
 
 } // namespace
 
-DriverOutput runJob(const BackendTask& job, const DriverOptions& options, const AnalysisOptions* statistics,
+DriverOutput runJob(const BackendTask& job, const DriverOptions& options, const StatisticsRequest* statistics,
                     const ProgressFn& progress, double base, double span) {
     if (job.plan.shape.empty() || elementCount(job.plan.shape) == 0) {
         // Scalars and empty tensors: nothing to vectorise; the reference is the answer.
@@ -479,7 +481,12 @@ DriverOutput runJob(const BackendTask& job, const DriverOptions& options, const 
         out.params = job.params ? *job.params : calibrate(job.plan, x);
         out.codes = quantizeReference(job.plan, out.params, x);
         reportProgress(progress, base + span);
-        if (statistics) out.analysis = analyze(job.plan, out.params, out.codes, x, *statistics);
+        if (statistics) {
+            TensorAccumulators a =
+                accumulate(job.plan, out.params, out.codes, ValuesView::of(x), *statistics);
+            out.analysis = std::move(a.analysis);
+            out.weighted = std::move(a.weighted);
+        }
         return out;
     }
     Engine engine(job, options, statistics);

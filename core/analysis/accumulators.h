@@ -17,15 +17,6 @@
 
 namespace ql {
 
-/// Per-input-channel importance (E[x_j²]) for the weighted error, as an importance file gives it.
-struct ImportanceWeights {
-    std::span<const float> sqMean;
-    std::int64_t channels = 0;
-    int matrices = 1;
-    std::int64_t inner = 1; // elements per input channel step: the dims after the channel axis
-    std::string origin;     // "file: entry"
-};
-
 /// What a job asks its backend to measure beside the codes.
 struct StatisticsRequest {
     /// Bins, the clipping rows kept, threads. Its progress is left empty: the backend reports its own.

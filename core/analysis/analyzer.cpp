@@ -235,13 +235,37 @@ SlicedAnalysis::SlicedAnalysis(const ResolvedSpec& plan, const QuantParams& para
 
 SlicedAnalysis::~SlicedAnalysis() = default;
 
+void SlicedAnalysis::weigh(const ImportanceWeights& importance) {
+    checkImportanceFits(importance, m_x.count);
+    m_importance = importance;
+    if (m_pass) m_pass->weigh(importance);
+}
+
 void SlicedAnalysis::addPart(std::int64_t slice, std::int64_t from, std::int64_t to) {
     if (m_pass) m_pass->addPart(slice, from, to);
 }
 
 TensorAnalysis SlicedAnalysis::finish() {
-    if (!m_pass) return analyze(m_plan, m_params, m_codes, m_x, m_options);
-    return m_pass->finish();
+    if (m_pass) {
+        TensorAnalysis a = m_pass->finish(m_weighted);
+        if (m_weighted) m_weighted->importance = m_importance->origin;
+        return a;
+    }
+    if (m_importance) { // a small tensor: the sums in one run, as the oracle's
+        std::vector<float> x(static_cast<std::size_t>(m_x.count)), xhat(x.size());
+        for (std::int64_t i = 0; i < m_x.count; ++i)
+            x[static_cast<std::size_t>(i)] = m_x.at(i);
+        const ScaleIndexer indexer(m_plan.layout, m_plan.shape);
+        indexer.forEach([&](std::int64_t i, std::int64_t g) {
+            xhat[static_cast<std::size_t>(i)] = dequantizeValue(
+                m_codes.at(i), m_params.scales[static_cast<std::size_t>(g)], m_params.zeroPointOf(g), m_plan);
+        });
+        WeightedRuns runs(*m_importance, m_x.count);
+        runs.add(x.data(), xhat.data(), static_cast<int>(m_x.count), 0, false);
+        m_weighted = runs.sums;
+        m_weighted->importance = m_importance->origin;
+    }
+    return analyze(m_plan, m_params, m_codes, m_x, m_options);
 }
 
 TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,

@@ -8,6 +8,7 @@
 #include "analysis/code_stats.h"
 #include "analysis/error_stats.h"
 #include "analysis/histogram.h"
+#include "analysis/weighted_error.h"
 #include "quant/params.h"
 #include "quant/resolved_spec.h"
 #include "tensor/values_view.h"
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -95,11 +97,16 @@ public:
     SlicedAnalysis(const SlicedAnalysis&) = delete;
     SlicedAnalysis& operator=(const SlicedAnalysis&) = delete;
 
+    /// With importance weights, the weighted error sums too (weighted(), once finished): call before
+    /// any part is added. Throws QuantError when the weights do not fit the tensor.
+    void weigh(const ImportanceWeights& importance);
     /// Elements [from, to) of slice s. A slice's parts come in order, from one thread at a time; other
     /// slices' may run at the same time.
     void addPart(std::int64_t slice, std::int64_t from, std::int64_t to);
     /// Once every element has been added: the analysis.
     TensorAnalysis finish();
+    /// After finish(), with weigh(): the weighted error sums (their slices merged in order).
+    const std::optional<WeightedError>& weighted() const { return m_weighted; }
 
 private:
     const ResolvedSpec& m_plan;
@@ -108,6 +115,8 @@ private:
     ValuesView m_x;
     AnalysisOptions m_options;
     std::unique_ptr<detail::SlicedPass> m_pass; // none: a tensor the oracle measures faster (finish)
+    std::optional<ImportanceWeights> m_importance;
+    std::optional<WeightedError> m_weighted;
 };
 
 /// The oracle: one element at a time, in order, through dequantizeValue and the accumulators' add().

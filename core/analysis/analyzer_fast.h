@@ -297,6 +297,7 @@ struct alignas(64) FirstPass {
     CodeStats wideCodes; // int32
     WidestGroup widest;
     Histogram error, absErrorLog, values; // on the edges the plan and params give (openHistograms)
+    std::optional<WeightedRuns> weighted; // with importance weights (SlicedAnalysis::weigh)
 };
 
 // The pass over one cut of the tensor into slices (SlicedAnalysis): each slice's sums, counts and
@@ -333,8 +334,13 @@ public:
             m_first[s].clipping = SliceGroups(ranges, bounds, s, m_a.clipping.groupData(), m_rows);
     }
 
+    void weigh(const ImportanceWeights& w) override {
+        checkImportanceFits(w, m_x.count);
+        for (FirstPass& p : m_first)
+            p.weighted.emplace(w, m_x.count);
+    }
     void addPart(std::int64_t s, std::int64_t from, std::int64_t to) override;
-    TensorAnalysis finish() override;
+    TensorAnalysis finish(std::optional<WeightedError>& weighted) override;
 
 private:
     // Every segment of [from, to): seg(segment, load, codeAt) with the dtype and code width decided.
@@ -418,9 +424,15 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
         p.absErrorLog.add(std::fabs(e));
         p.values.add(xi);
     };
+    // The importance-weighted sums of a run of elements first + k (finite: all of them are).
+    WeightedRuns* const weighted = p.weighted ? &*p.weighted : nullptr;
+    auto weigh = [&](const float* xs, const float* xh, int len, std::int64_t first, bool finite) QL_INLINE {
+        if (weighted) weighted->add(xs, xh, len, first, finite);
+    };
     // A block holding NaN or Inf, element by element (flat indices first + k).
     auto addElements = [&](const float* xs, const float* xh, int len, std::int64_t first, const ClipEdges& e,
                            GroupClipping* row) QL_INLINE {
+        weigh(xs, xh, len, first, false);
         for (int k = 0; k < len; ++k) {
             const float xi = xs[k], xhi = xh[k];
             p.stats.addElement(xi, xhi, first + k);
@@ -445,12 +457,17 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
         if (allFinite(bx, bh, staged)) [[likely]] {
             addGroups(batch.data(), batched);
             countBlock(bx, bh, staged);
+            for (int j = 0; weighted && j < batched; ++j) { // (staged groups need not be neighbours)
+                const BatchGroup& b = batch[static_cast<std::size_t>(j)];
+                weigh(bx + b.offset, bh + b.offset, b.length, b.first, true);
+            }
         } else {
             for (int j = 0; j < batched; ++j) {
                 const BatchGroup& b = batch[static_cast<std::size_t>(j)];
                 if (allFinite(bx + b.offset, bh + b.offset, b.length)) {
                     addGroups(&b, 1);
                     countBlock(bx + b.offset, bh + b.offset, b.length);
+                    weigh(bx + b.offset, bh + b.offset, b.length, b.first, true);
                 } else {
                     addElements(bx + b.offset, bh + b.offset, b.length, b.first, b.edges, b.row);
                 }
@@ -487,6 +504,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
                 p.widest.add(g, e);
                 p.stats.addElement(xi, xh, i);
                 countCode(c);
+                weigh(&xi, &xh, 1, i, false);
                 if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
                 ClippingStats::addTo(p.clipping[g], e, floatTarget, xi, xh);
                 ClippingStats::addTo(p.groups, e, floatTarget, xi, xh);
@@ -515,6 +533,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
                             else
                                 p.sums.template addBlock<false>(xs, xh, len, b);
                             countBlock(xs, xh, len);
+                            weigh(xs, xh, len, b, true);
                             return;
                         }
                         addElements(xs, xh, len, b, e, row);
@@ -527,7 +546,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
     flushBatch();
 }
 
-TensorAnalysis Pass::finish() {
+TensorAnalysis Pass::finish(std::optional<WeightedError>& weighted) {
     TensorAnalysis& a = m_a;
     WidestGroup widest;
     GroupClipping total; // of every group, in slice order
@@ -541,6 +560,10 @@ TensorAnalysis Pass::finish() {
         a.error.merge(p.error);
         a.absErrorLog.merge(p.absErrorLog);
         a.values.merge(p.values);
+        if (p.weighted) {
+            if (!weighted) weighted.emplace();
+            weighted->merge(p.weighted->sums);
+        }
         if (m_wide) a.codes.merge(p.wideCodes);
         for (int b = 0; b < 256 && !m_wide; ++b)
             if (const std::int64_t count = p.byteCodes[0][static_cast<std::size_t>(b)] +
@@ -575,7 +598,8 @@ TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, 
                          s + 1 < slices ? starts[static_cast<std::size_t>(s + 1)] : n);
         },
         opt.progress);
-    return pass.finish();
+    std::optional<WeightedError> unweighted;
+    return pass.finish(unweighted);
 }
 
 #undef QL_INLINE

@@ -18,10 +18,12 @@ namespace ql::detail {
 class SlicedPass {
 public:
     virtual ~SlicedPass() = default;
+    /// The weighted error sums too (before any part). Throws QuantError when `w` does not fit.
+    virtual void weigh(const ImportanceWeights& w) = 0;
     /// Elements [from, to) of slice s, a slice's parts in order.
     virtual void addPart(std::int64_t slice, std::int64_t from, std::int64_t to) = 0;
-    /// The slices merged, in slice order.
-    virtual TensorAnalysis finish() = 0;
+    /// The slices merged, in slice order; `weighted` gets their weighted sums when weigh() was called.
+    virtual TensorAnalysis finish(std::optional<WeightedError>& weighted) = 0;
 };
 
 namespace baseline {

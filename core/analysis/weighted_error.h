@@ -28,6 +28,33 @@ struct WeightedError {
     }
 };
 
+/// Per-input-channel importance (E[x_j²]) for the weighted error, as an importance file gives it.
+struct ImportanceWeights {
+    std::span<const float> sqMean;
+    std::int64_t channels = 0;
+    int matrices = 1;
+    std::int64_t inner = 1; // elements per input channel step: the dims after the channel axis
+    std::string origin;     // "file: entry"
+};
+
+/// Throws QuantError unless `w` fits a tensor of `n` elements (weightedError's layout below).
+void checkImportanceFits(const ImportanceWeights& w, std::int64_t n);
+
+/// The weighted sums of runs of consecutive elements, in any order of runs: the fast analysis pass
+/// adds each block it has staged, a slice of the tensor per instance. The weights must fit
+/// (checkImportanceFits); sums equal weightedError's to rounding.
+class WeightedRuns {
+public:
+    WeightedRuns(const ImportanceWeights& w, std::int64_t n);
+    /// x[k], xh[k] for k < len are elements first + k; `finite`: every one of them is.
+    void add(const float* x, const float* xh, int len, std::int64_t first, bool finite);
+    WeightedError sums;
+
+private:
+    const float* m_s;
+    std::int64_t m_channels, m_inner, m_perMatrix;
+};
+
 /// x and x̂ in row-major order, s the importance per input channel: `channels` values per matrix,
 /// `matrices` matrices (a mixture of experts' weight [E, out, in] has one vector per expert).
 /// Element i of a matrix belongs to input channel (i / inner) % channels: `inner` is the product of

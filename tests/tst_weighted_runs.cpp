@@ -1,0 +1,133 @@
+// The importance-weighted error sums made a run of elements at a time (WeightedRuns, the fast pass's
+// way) against weightedError, the oracle: Linear, conv (input channels with a kernel behind them) and
+// a mixture of experts' matrices, runs cut anywhere and taken in any order, with NaN and Inf; and the
+// cpu backend's sums, made in its quantize pass, against accumulateReference's.
+#include "analysis/accumulators.h"
+#include "analysis/weighted_error.h"
+#include "base/error.h"
+#include "cpu/cpu_backend.h"
+#include "quant/resolved_spec.h"
+
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace ql;
+
+namespace {
+
+struct WeightLayout {
+    const char* name;
+    std::int64_t n, channels;
+    int matrices;
+    std::int64_t inner;
+};
+
+std::vector<float> randomValues(std::size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float& x : v)
+        x = d(rng);
+    return v;
+}
+
+bool close(double got, double want) {
+    return std::fabs(got - want) <= 1e-12 * std::fabs(want);
+}
+
+} // namespace
+
+class TestWeightedRuns : public QObject {
+    Q_OBJECT
+private slots:
+    void runsInAnyOrderMatchTheOracle_data();
+    void runsInAnyOrderMatchTheOracle();
+    void weightsThatDoNotFitAreRefused();
+    void cpuPassWeighsAConv();
+};
+
+void TestWeightedRuns::runsInAnyOrderMatchTheOracle_data() {
+    QTest::addColumn<int>("layout");
+    QTest::newRow("linear [48, 64]") << 0;
+    QTest::newRow("conv [16, 8, 3, 3]") << 1;
+    QTest::newRow("experts [3, 16, 32]") << 2;
+}
+
+void TestWeightedRuns::runsInAnyOrderMatchTheOracle() {
+    QFETCH(int, layout);
+    const WeightLayout layouts[] = {
+        {"linear", 48 * 64, 64, 1, 1}, {"conv", 16 * 8 * 9, 8, 1, 9}, {"experts", 3 * 16 * 32, 32, 3, 1}};
+    const WeightLayout& l = layouts[layout];
+    std::vector<float> x = randomValues(static_cast<std::size_t>(l.n), 1);
+    std::vector<float> xhat = randomValues(static_cast<std::size_t>(l.n), 2);
+    x[7] = std::numeric_limits<float>::quiet_NaN();
+    xhat[100] = std::numeric_limits<float>::infinity();
+    std::vector<float> s = randomValues(static_cast<std::size_t>(l.channels * l.matrices), 3);
+    for (float& v : s)
+        v = std::fabs(v);
+    const WeightedError want = weightedError(x, xhat, s, l.channels, l.matrices, l.inner);
+    const ImportanceWeights w{s, l.channels, l.matrices, l.inner, "test"};
+    // Runs of 1 to 300 elements, cut at random and added in a shuffled order.
+    std::mt19937 rng(5);
+    std::vector<std::pair<std::int64_t, int>> runs;
+    for (std::int64_t at = 0; at < l.n;) {
+        const int len = static_cast<int>(std::min<std::int64_t>(1 + rng() % 300, l.n - at));
+        runs.emplace_back(at, len);
+        at += len;
+    }
+    std::shuffle(runs.begin(), runs.end(), rng);
+    WeightedRuns got(w, l.n);
+    for (const auto& [first, len] : runs) {
+        const auto at = static_cast<std::size_t>(first);
+        const bool finite = std::all_of(x.begin() + first, x.begin() + first + len,
+                                        [](float v) { return std::isfinite(v); }) &&
+                            std::all_of(xhat.begin() + first, xhat.begin() + first + len,
+                                        [](float v) { return std::isfinite(v); });
+        got.add(x.data() + at, xhat.data() + at, len, first, finite);
+    }
+    QCOMPARE(got.sums.count, want.count);
+    QCOMPARE(got.sums.count, l.n - 2);
+    QVERIFY2(close(got.sums.sumWeightedSqError, want.sumWeightedSqError),
+             qPrintable(QString::number(got.sums.sumWeightedSqError - want.sumWeightedSqError)));
+    QVERIFY(close(got.sums.sumWeightedSqX, want.sumWeightedSqX));
+}
+
+void TestWeightedRuns::weightsThatDoNotFitAreRefused() {
+    const std::vector<float> s(10, 1.0f);
+    QVERIFY_THROWS_EXCEPTION(QuantError, checkImportanceFits({s, 10, 1, 3, "t"}, 100)); // 100 % 30
+    QVERIFY_THROWS_EXCEPTION(QuantError, checkImportanceFits({s, 5, 1, 1, "t"}, 100));  // 10 values for 5
+    checkImportanceFits({s, 10, 1, 2, "t"}, 100);
+}
+
+// A conv [O, I, 3, 3] weighs each input channel's 9 kernel values alike: the backend's pass, slice by
+// slice on two threads, agrees with the oracle's single run; a misfit is refused before any work.
+void TestWeightedRuns::cpuPassWeighsAConv() {
+    const Shape shape{64, 32, 3, 3};
+    const std::vector<float> x = randomValues(64 * 32 * 9, 9);
+    std::vector<float> s = randomValues(32, 10);
+    for (float& v : s)
+        v = v * v;
+    QuantSpec spec; // torch per-channel int8 along the output channels
+    BackendTask job;
+    job.plan = resolveSpec(spec, shape);
+    job.values = x;
+    job.statistics = StatisticsRequest{};
+    job.statistics->importance = ImportanceWeights{s, 32, 1, 9, "test: conv"};
+    const Result got = CpuBackend(2, 1 << 12).run(job, {});
+    QVERIFY(got.statistics && got.statistics->weighted);
+    const TensorAccumulators want = accumulateReference(job.plan, got.params, got.codes, x, *job.statistics);
+    QCOMPARE(got.statistics->weighted->count, want.weighted->count);
+    QCOMPARE(got.statistics->weighted->importance, std::string("test: conv"));
+    QVERIFY(std::fabs(got.statistics->weighted->sumWeightedSqError - want.weighted->sumWeightedSqError) <=
+            1e-10 * want.weighted->sumWeightedSqError);
+    QVERIFY(std::fabs(got.statistics->weighted->sumWeightedSqX - want.weighted->sumWeightedSqX) <=
+            1e-10 * want.weighted->sumWeightedSqX);
+    job.statistics->importance->inner = 7; // 32 · 7 does not divide the tensor
+    QVERIFY_THROWS_EXCEPTION(QuantError, CpuBackend(2).run(job, {}));
+}
+
+QTEST_GUILESS_MAIN(TestWeightedRuns)
+#include "tst_weighted_runs.moc"
