@@ -60,7 +60,7 @@ QString keepWords(const QString& name, const std::vector<Range>& words, const QF
     // Whole parts from the first separator after the words, the longest first.
     for (qsizetype cut = end; cut < name.size(); ++cut) {
         if (!isPartSeparator(name[cut])) continue;
-        const QString text = head + (cut > end ? ellipsis : QString()) + name.mid(cut);
+        QString text = head + (cut > end ? ellipsis : QString()) + name.mid(cut);
         if (metrics.horizontalAdvance(text) <= width) return text;
     }
     // The last part does not fit after the words: it loses its start, and its ellipsis also stands for
