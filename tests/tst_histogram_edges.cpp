@@ -7,10 +7,10 @@
 #include "cpu/cpu_backend.h"
 #include "quant/calibration.h"
 #include "quant/reference.h"
+#include "quant_test_util.h"
 
 #include <QtTest>
 #include <cmath>
-#include <random>
 
 using namespace ql;
 
@@ -22,15 +22,6 @@ QuantSpec perTensorInt8() {
     spec.axes = {};
     spec.calibration.method = CalibMethod::Explicit;
     return spec;
-}
-
-std::vector<float> normalValues(std::size_t n, float sigma, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, sigma);
-    std::vector<float> v(n);
-    for (float& x : v)
-        x = d(rng);
-    return v;
 }
 
 std::int64_t beyond(const Histogram& h) {
@@ -95,7 +86,7 @@ void TestHistogramEdges::minifloatReachesHalfItsTopGap() {
     QuantSpec spec = perTensorInt8();
     spec.preset = Preset::TensorRT;
     spec.target = Target::Fp8E4M3;
-    const std::vector<float> x = normalValues(64, 50.0f, 3);
+    const std::vector<float> x = qltest::normalValues(64, 3, 50.0f);
     const ResolvedSpec plan = resolveSpec(spec, {64});
     QuantParams params;
     params.scales = {0.5f};
@@ -132,7 +123,7 @@ void TestHistogramEdges::clippedElementsFallBeyondTheEdges() {
     QuantSpec spec = perTensorInt8();
     spec.calibration.method = CalibMethod::Percentile;
     spec.calibration.percentile = 99.0;
-    std::vector<float> x = normalValues(1 << 14, 1.0f, 7);
+    std::vector<float> x = qltest::normalValues(1 << 14, 7, 1.0f);
     const std::vector<std::size_t> outliers{5, 700, 9000, 16000};
     for (std::size_t i : outliers)
         x[i] = (i % 2 ? -1.0f : 1.0f) * 100.0f;
@@ -159,7 +150,7 @@ void TestHistogramEdges::clippedElementsFallBeyondTheEdges() {
 // params, then one for codes and statistics), MX blocks and a calibration search, against the oracle.
 void TestHistogramEdges::cpuPassCountsAsTheOracle() {
     const Shape shape{64, 512};
-    const std::vector<float> x = normalValues(64 * 512, 0.02f, 11);
+    const std::vector<float> x = qltest::normalValues(64 * 512, 11, 0.02f);
     QuantSpec absmax;
     QuantSpec mx;
     mx.preset = Preset::MX;

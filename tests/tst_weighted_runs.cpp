@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "cpu/cpu_backend.h"
 #include "quant/resolved_spec.h"
+#include "quant_test_util.h"
 
 #include <QtTest>
 #include <algorithm>
@@ -24,15 +25,6 @@ struct WeightLayout {
     int matrices;
     std::int64_t inner;
 };
-
-std::vector<float> randomValues(std::size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (float& x : v)
-        x = d(rng);
-    return v;
-}
 
 bool close(double got, double want) {
     return std::fabs(got - want) <= 1e-12 * std::fabs(want);
@@ -61,11 +53,11 @@ void TestWeightedRuns::runsInAnyOrderMatchTheOracle() {
     const WeightLayout layouts[] = {
         {"linear", 48 * 64, 64, 1, 1}, {"conv", 16 * 8 * 9, 8, 1, 9}, {"experts", 3 * 16 * 32, 32, 3, 1}};
     const WeightLayout& l = layouts[layout];
-    std::vector<float> x = randomValues(static_cast<std::size_t>(l.n), 1);
-    std::vector<float> xhat = randomValues(static_cast<std::size_t>(l.n), 2);
+    std::vector<float> x = qltest::normalValues(l.n, 1);
+    std::vector<float> xhat = qltest::normalValues(l.n, 2);
     x[7] = std::numeric_limits<float>::quiet_NaN();
     xhat[100] = std::numeric_limits<float>::infinity();
-    std::vector<float> s = randomValues(static_cast<std::size_t>(l.channels * l.matrices), 3);
+    std::vector<float> s = qltest::normalValues(l.channels * l.matrices, 3);
     for (float& v : s)
         v = std::fabs(v);
     const WeightedError want = weightedError(x, xhat, s, l.channels, l.matrices, l.inner);
@@ -106,8 +98,8 @@ void TestWeightedRuns::weightsThatDoNotFitAreRefused() {
 // slice on two threads, agrees with the oracle's single run; a misfit is refused before any work.
 void TestWeightedRuns::cpuPassWeighsAConv() {
     const Shape shape{64, 32, 3, 3};
-    const std::vector<float> x = randomValues(64 * 32 * 9, 9);
-    std::vector<float> s = randomValues(32, 10);
+    const std::vector<float> x = qltest::normalValues(64 * 32 * 9, 9);
+    std::vector<float> s = qltest::normalValues(32, 10);
     for (float& v : s)
         v = v * v;
     QuantSpec spec; // torch per-channel int8 along the output channels
