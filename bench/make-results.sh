@@ -36,8 +36,9 @@ echo "bench_listing" >&2
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null)
 {
-    echo "${cpu:-unknown CPU}, $(nproc) threads; run $(date -u +%Y-%m-%d) on commit" \
+    echo "${cpu:-unknown CPU}, $(nproc) threads; ${type:-unknown} build; run $(date -u +%Y-%m-%d) on commit" \
         "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)${quick:+ (--quick)}; load average" \
         "$load_before at the start, $load_after at the end."
 } > "$out/machine.md"
