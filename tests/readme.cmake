@@ -1,6 +1,7 @@
-# README examples are tests: every quantlens-cli command of README.md, run as written on the
-# bundled samples and on files the script makes. evaluate's examples use the runtime and PaddleOCR's
-# classifier that tst_evaluate's setup fetches (scripts/setup-onnxruntime.sh, npm).
+# README examples are tests: every quantlens-cli command of README.md and of the reference documents
+# the script lists (app/cli/README.md, ...), run as written on the bundled samples and on files the
+# script makes. evaluate's examples use the runtime and PaddleOCR's classifier that tst_evaluate's
+# setup fetches (scripts/setup-onnxruntime.sh, npm).
 if(TARGET quantlens-cli)
     add_test(NAME readme_examples
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/readme_examples.sh $<TARGET_FILE:quantlens-cli>

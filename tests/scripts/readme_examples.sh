@@ -1,15 +1,21 @@
 #!/bin/bash
-# README examples are tests: every quantlens-cli command in README.md's shell blocks runs
-# here, as written, on the bundled samples (resources/sample) or on files this script makes under the
-# names the README uses (model.safetensors is the tiny llama sample), and must exit as expected and
-# print its key line. A README command missing from the table below, or a table entry the README no
-# longer has, fails the test: the two change together.
+# README examples are tests: every quantlens-cli command in the shell blocks of the user documents
+# below runs here, as written, on the bundled samples (resources/sample) or on files this script
+# makes under the names the documents use (model.safetensors is the tiny llama sample), and must exit
+# as expected and print its key line. A documented command missing from the table below, or a table
+# entry no document has any longer, fails the test: the two change together.
+#
+# The documents are the fixed list `documents` below, read in its order (a command may use the files
+# an earlier one wrote): README.md, the user's guide, then the reference documents beside the code
+# that it links to (the CLI's, the Python module's, the backends', core/io's). A new reference
+# document joins the list.
 #
 #   readme_examples.sh CLI SOURCE_DIR WORK_DIR PYTHON [ORT_LIBRARY CLS_ONNX]
 set -u
 cli=$1 src=$2 work=$3 python=$4 ort=${5:-} cls=${6:-}
+documents=(README.md app/cli/README.md)
 
-# EXIT <tab> EXTENDED REGEX (stdout and stderr) <tab> COMMAND, exactly as extracted from the README.
+# EXIT <tab> EXTENDED REGEX (stdout and stderr) <tab> COMMAND, exactly as extracted from the documents.
 expectations=$(cat <<'TABLE'
 0	lm_head.weight +bf16 +\[96, 128\]	quantlens-cli inspect resources/sample/tiny_llama.safetensors
 0	model.layers.0.mlp.up_proj.weight +\[256, 128\] +2[0-9]\.	quantlens-cli quantize resources/sample/tiny_llama.safetensors --all --preset tensorrt --dtype int4 --scheme block --block 1,128 --report report.json --out int4/model.safetensors
@@ -43,7 +49,7 @@ export PATH="$work/bin:$PATH"
 [ -n "$ort" ] && export QUANTLENS_ONNXRUNTIME="$ort"
 ln -s "$src/resources" resources
 
-# The files the README names: the tiny llama as model.safetensors (and a copy, its int4 export, a
+# The files the documents name: the tiny llama as model.safetensors (and a copy, its int4 export, a
 # sharded form), scales for up_proj, an importance matrix, an ONNX model and its QDQ form, PaddleOCR's
 # classifier and samples for it.
 "$python" - "$src" "$cls" <<'PY' || { say "could not make the fixtures"; exit 1; }
@@ -137,31 +143,36 @@ if cls and os.path.exists(cls):
 PY
 
 # dequantized.safetensors: the int4 export, which reads back as its dequantized weights.
-commands=$("$python" - "$src/README.md" <<'PY'
+for doc in "${documents[@]}"; do
+    [ -f "$src/$doc" ] || { say "FAIL: a listed document is missing: $doc"; exit 1; }
+done
+commands=$("$python" - "${documents[@]/#/$src/}" <<'PY'
 import re, sys
-out, block, inside = [], [], False
-for raw in open(sys.argv[1], encoding="utf-8"):
-    line = raw.rstrip("\n")
-    if line.startswith("```"):
-        if inside and any(b.startswith("quantlens-cli ") for b in block):
-            cur = ""
-            for b in block:
-                cur += b.strip() if cur else b
-                if cur.endswith("\\"):
-                    cur = cur[:-1].rstrip() + " "
-                    continue
-                cur = re.sub(r"\s{2,}#.*$", "", cur).strip()
-                if cur and not cur.startswith("#"):
-                    out.append(cur)
+out = []
+for path in sys.argv[1:]:
+    block, inside = [], False
+    for raw in open(path, encoding="utf-8"):
+        line = raw.rstrip("\n")
+        if line.startswith("```"):
+            if inside and any(b.startswith("quantlens-cli ") for b in block):
                 cur = ""
-        inside = line.strip() == "```sh"
-        block = []
-    elif inside:
-        block.append(line)
+                for b in block:
+                    cur += b.strip() if cur else b
+                    if cur.endswith("\\"):
+                        cur = cur[:-1].rstrip() + " "
+                        continue
+                    cur = re.sub(r"\s{2,}#.*$", "", cur).strip()
+                    if cur and not cur.startswith("#"):
+                        out.append(cur)
+                    cur = ""
+            inside = line.strip() == "```sh"
+            block = []
+        elif inside:
+            block.append(line)
 print("\n".join(out))
 PY
 )
-[ -n "$commands" ] || { say "no command found in README.md"; exit 1; }
+[ -n "$commands" ] || { say "no command found in ${documents[*]}"; exit 1; }
 
 ran=0
 while IFS= read -r command; do
@@ -172,14 +183,14 @@ while IFS= read -r command; do
         ;;
     "quantlens-cli "*) ;;
     *)
-        say "FAIL: README line is neither a quantlens-cli command nor mkdir: $command"
+        say "FAIL: a documented line is neither a quantlens-cli command nor mkdir: $command"
         fail=1
         continue
         ;;
     esac
     entry=$(awk -F'\t' -v c="$command" '$3 == c' <<<"$expectations")
     if [ -z "$entry" ]; then
-        say "FAIL: README command not in this script's table: $command"
+        say "FAIL: documented command not in this script's table: $command"
         fail=1
         continue
     fi
@@ -187,7 +198,7 @@ while IFS= read -r command; do
     pattern=$(cut -f2 <<<"$entry")
     # The files of the diff examples follow from earlier ones.
     [ -e dequantized.safetensors ] || { [ -e int4/model.safetensors ] && ln -s int4/model.safetensors dequantized.safetensors; }
-    if [[ "$command" == *"--shard 0/4"* ]]; then # the README's "... and 1/4, 2/4, 3/4"
+    if [[ "$command" == *"--shard 0/4"* ]]; then # the documented "... and 1/4, 2/4, 3/4"
         for i in 1 2 3; do
             eval "${command//--shard 0\/4 --resume --report part-0.json/--shard $i/4 --resume --report part-$i.json}" \
                 >/dev/null 2>&1 || { say "FAIL: shard $i/4 of: $command"; fail=1; }
@@ -207,10 +218,10 @@ while IFS= read -r command; do
     fi
 done <<<"$commands"
 
-# Every table entry is a README command.
+# Every table entry is a documented command.
 while IFS=$'\t' read -r _ _ command; do
-    grep -Fxq -- "$command" <<<"$commands" || { say "FAIL: the table lists a command the README lacks: $command"; fail=1; }
+    grep -Fxq -- "$command" <<<"$commands" || { say "FAIL: the table lists a command no document has: $command"; fail=1; }
 done <<<"$expectations"
 
-say "$ran README commands run"
+say "$ran documented commands run"
 exit $fail
