@@ -6,9 +6,9 @@ if(NOT TARGET quantlens_python)
 endif()
 # Under AddressSanitizer they are not registered: CPython is not built with it, so the instrumented
 # module loads only with libasan and libubsan preloaded into the interpreter, and LeakSanitizer would
-# then report the interpreter's own allocations it never frees at exit (README "Python").
+# then report the interpreter's own allocations it never frees at exit (app/python/README.md).
 if(CMAKE_CXX_FLAGS MATCHES "-fsanitize=")
-    message(STATUS "Python suites: not run under a sanitizer build (see README, Python)")
+    message(STATUS "Python suites: not run under a sanitizer build (see app/python/README.md)")
     return()
 endif()
 
