@@ -13,7 +13,7 @@
 #   readme_examples.sh CLI SOURCE_DIR WORK_DIR PYTHON [ORT_LIBRARY CLS_ONNX]
 set -u
 cli=$1 src=$2 work=$3 python=$4 ort=${5:-} cls=${6:-}
-documents=(README.md app/cli/README.md app/python/README.md core/io/README.md)
+documents=(README.md app/cli/README.md app/python/README.md backends/README.md core/io/README.md)
 
 # EXIT <tab> EXTENDED REGEX (stdout and stderr) <tab> COMMAND, exactly as extracted from the documents.
 expectations=$(cat <<'TABLE'
