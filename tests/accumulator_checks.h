@@ -13,7 +13,8 @@
 
 namespace qltest {
 
-/// The relative tolerance of the floating sums (README "Statistics": sums agree with the oracle).
+/// The relative tolerance of the floating sums (backends/README.md, "What every backend returns": sums agree
+/// with the oracle).
 inline constexpr double kSumTolerance = ql::kStatisticsSumTolerance;
 
 inline bool sumsAgree(double a, double b, bool bitwise) {

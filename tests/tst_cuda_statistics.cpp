@@ -1,7 +1,7 @@
 // The cuda backend's statistics passes (cuda_statistics.h), run on the host over emulated grids
 // (every thread, several grid sizes, blocks merged in block order as the backend merges them, the
 // host side of cuda_statistics_merge.h included) against the scalar oracle (analyzeReference):
-// counts, histograms, extremes and the grid exactly equal, sums within the README's tolerance. Inputs
+// counts, histograms, extremes and the grid exactly equal, sums within backends/README.md's tolerance. Inputs
 // hold NaN, ±Inf, zeros, clipped values and every input width. Built on every machine, CUDA or not.
 #include "accumulator_checks.h"
 #include "backend_test_util.h"

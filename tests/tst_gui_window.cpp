@@ -86,7 +86,7 @@ private slots:
 
     // What a user waits for on a 16M-element tensor: the job, then every page redrawn, with int8 per
     // channel (4096 groups) and NVFP4 (a million blocks, each a row of the clipping page). Printed, not
-    // asserted (the machine is shared); the README's figures come from here.
+    // asserted (the machine is shared); bench/RESULTS.md's redraw figures come from here.
     void redrawTimeOfALargeTensor() {
         const QString file = path("large.safetensors");
         writeSafetensors(file.toStdString(), {{"large.weight", wave({4096, 4096}, 0.5)}});

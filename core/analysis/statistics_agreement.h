@@ -10,7 +10,8 @@
 
 namespace ql {
 
-/// The relative tolerance of the floating sums between backends (README "Statistics").
+/// The relative tolerance of the floating sums between backends (backends/README.md, "What every backend
+/// returns").
 inline constexpr double kStatisticsSumTolerance = 1e-10;
 
 /// Where `got` and `want` disagree, one line each ("error histogram: counts differ"); empty when they
