@@ -120,7 +120,9 @@ void openHistograms(TensorAnalysis& a, const ResolvedSpec& plan, const QuantPara
         const double top = codeValue(highCode, 0.0f, plan), below = codeValue(highCode - 1, 0.0f, plan);
         reachPerSpan = (nearest ? 0.5 : 1.0) * (top - below) / (2 * top);
     } else if (highCode > lowCode) {
-        reachPerSpan = roundingSlack(plan, 1.0) / static_cast<double>(highCode - lowCode);
+        // (In doubles: int32 codes span more than an int holds.)
+        reachPerSpan =
+            roundingSlack(plan, 1.0) / (static_cast<double>(highCode) - static_cast<double>(lowCode));
     }
     constexpr double inf = std::numeric_limits<double>::infinity();
     double lo = inf, hi = -inf, reach = 0;
