@@ -185,6 +185,25 @@ private slots:
         }());
     }
 
+    // A crafted file's thousands of names shown alike are not compared each with each (the square of
+    // their count): past kMaxTold alike they keep elideName's text; a smaller group is still told apart.
+    void manyNamesShownAlikeStayCheap() {
+        const QFontMetrics metrics(QApplication::font());
+        QStringList many, few;
+        for (int i = 0; i < 5000; ++i)
+            many << QStringLiteral("model/encoder/layer_%1/block/attention/out_proj/weight").arg(i);
+        for (int i = 0; i < 8; ++i)
+            few << many[i];
+        const int width = 120;
+        const QStringList shown = elideNames(many, metrics, width);
+        QCOMPARE(shown.size(), many.size());
+        for (qsizetype i = 0; i < many.size(); i += 499)
+            QCOMPARE(shown[i], elideName(many[i], metrics, width));
+        QVERIFY(shown[0] == shown[1]); // alike, as elideName shows them
+        const QStringList told = elideNames(few, metrics, width);
+        QCOMPARE(QSet<QString>(told.begin(), told.end()).size(), few.size());
+    }
+
     // A result table draws the same: at 180 px every Silero name in the column reads apart.
     void sileroResultTable() {
         QStandardItemModel model(0, 2);

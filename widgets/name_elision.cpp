@@ -141,7 +141,9 @@ QStringList elideNames(const QStringList& names, const QFontMetrics& metrics, in
         bool changed = false;
         for (qsizetype i = 0; i < names.size(); ++i) {
             const QStringList others = alike.value(shown[i]);
-            if (others.size() < 2) continue;
+            // (More than kMaxTold names shown alike cannot all be told apart in a column this narrow,
+            // and comparing each with each would cost the square of a crafted file's count.)
+            if (others.size() < 2 || others.size() > kMaxTold) continue;
             auto& kept = words[static_cast<std::size_t>(i)];
             addTellingWords(kept, names[i], others);
             if (kept.empty()) continue; // the same name twice
@@ -178,7 +180,10 @@ QString NameElisionDelegate::shownText(const QModelIndex& index, const QStyleOpt
     const int room = width - 2 * margin;
     const QString name = index.data(Qt::DisplayRole).toString();
     const QAbstractItemModel* model = index.model();
-    if (!model) return elideName(name, option.fontMetrics, room);
+    // A column of more names than kMaxColumn elides each alone: the column-wide pass reads every
+    // name in it, and a file may list hundreds of thousands.
+    if (!model || model->rowCount(index.parent()) > kMaxColumn)
+        return elideName(name, option.fontMetrics, room);
     watch(model);
     if (m_shown.size() > 64) m_shown.clear(); // widths a resize went through
     auto& shown =

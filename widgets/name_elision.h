@@ -24,8 +24,12 @@ QString elideName(const QString& name, const QFontMetrics& metrics, int width);
 /// that shows two names alike: those keep, in order, the word of each where it first differs from
 /// each of the others (words split at '/', '.', ':', '_' and '-'), and then the longest tail of
 /// whole parts that still fits ("…/then….0….weight"). Names left alike when even that
-/// does not fit keep elideName's text.
+/// does not fit keep elideName's text, as do groups of more than kMaxTold names shown alike.
 QStringList elideNames(const QStringList& names, const QFontMetrics& metrics, int width);
+inline constexpr qsizetype kMaxTold = 64;
+/// NameElisionDelegate tells a column's names apart (elideNames) up to this many rows; in a longer
+/// column each cell is elided alone (elideName).
+inline constexpr int kMaxColumn = 20000;
 
 /// Draws a view's column of names through elideNames over the names beside it (the cell's siblings
 /// in its column; the view's own eliding would cut the middle).
