@@ -402,10 +402,8 @@ void ConfigPanel::showRoleAxis(const QuantSpec& spec) {
 }
 
 ResolvedSpec ConfigPanel::planFor(const QuantSpec& spec) const {
-    if (!m_axisChosen) return planForRole(spec, m_shape, m_role); // as JobRequest::roleAxes
-    ResolvedSpec plan = resolveSpec(spec, m_shape);               // the user's axis, as given
-    if (std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
-    return plan;
+    // As a run plans it (job/job.h planForTensor): the role's axes, or the user's as given.
+    return m_axisChosen ? planAsGiven(spec, m_shape) : planForRole(spec, m_shape, m_role);
 }
 
 void ConfigPanel::revalidate() {

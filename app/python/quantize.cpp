@@ -110,13 +110,9 @@ std::shared_ptr<Quantized> runOne(const LoadedTensor& tensor, const Prepared& p,
     auto q = std::make_shared<Quantized>();
     // axis=None: the array's role by its shape and name (quant/weight_role.h), as the CLI's default.
     const TensorInfo& info = tensor.info();
-    ResolvedSpec plan;
-    if (p.keywords.spec.axis.empty()) {
-        plan = planForRole(p.spec, info.shape, weightRole(info.name, info.shape)); // or a conv's 2-D view
-    } else {
-        plan = resolveSpec(p.spec, info.shape);
-        if (const std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
-    }
+    const ResolvedSpec plan = p.keywords.spec.axis.empty()
+                                  ? planForRole(p.spec, info.shape, weightRole(info.name, info.shape))
+                                  : planAsGiven(p.spec, info.shape);
     q->run = measureTensor(tensor, plan, *p.backend,
                            {.params = p.params, .repeat = p.keywords.repeat, .progress = progress});
     if (p.keywords.packed) pack(*q);

@@ -137,9 +137,7 @@ std::string whyNotPlanned(const TensorSource& source, const TensorInfo& info, co
 ResolvedSpec planOfCandidate(const PlanCandidate& candidate, const RoleAxes& role, const Shape& shape) {
     if (!candidate.spec) throw QuantError("the candidate " + candidate.name + " keeps the weight as stored");
     if (candidate.roleAxes) return planForRole(*candidate.spec, shape, role);
-    ResolvedSpec plan = resolveSpec(*candidate.spec, shape);
-    if (std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
-    return plan;
+    return planAsGiven(*candidate.spec, shape);
 }
 
 std::vector<PlanCandidate> defaultPlanCandidates() {

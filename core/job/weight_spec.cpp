@@ -1,6 +1,5 @@
 // Per-tensor specs: the role's axes, or its flattened view, when the user named none (the rule is
 // quant/weight_view.h planForRole).
-#include "base/error.h"
 #include "job/job.h"
 #include "quant/weight_view.h"
 
@@ -18,9 +17,7 @@ QuantSpec specForTensor(const JobRequest& request, const QuantSpec& spec, const 
 ResolvedSpec planForTensor(const JobRequest& request, const QuantSpec& spec, const TensorInfo& info) {
     if (request.roleAxes && request.source)
         return planForRole(spec, info.shape, roleOf(*request.source, info));
-    ResolvedSpec plan = resolveSpec(spec, info.shape); // an axis the user named applies as given
-    if (std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
-    return plan;
+    return planAsGiven(spec, info.shape); // an axis the user named applies as given
 }
 
 } // namespace ql

@@ -105,4 +105,10 @@ ResolvedSpec planForRole(const QuantSpec& spec, const Shape& shape, const RoleAx
                      "; as it is: " + whyOwn);
 }
 
+ResolvedSpec planAsGiven(const QuantSpec& spec, const Shape& shape) {
+    ResolvedSpec plan = resolveSpec(spec, shape);
+    if (std::string why = degenerateLayout(plan); !why.empty()) throw QuantError(why);
+    return plan;
+}
+
 } // namespace ql

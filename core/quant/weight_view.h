@@ -33,4 +33,8 @@ ResolvedSpec resolveViewed(const QuantSpec& spec, const Shape& shape, const Shap
 /// no MX block of 32). Throws QuantError naming the tensor's shape and why no layout fits.
 ResolvedSpec planForRole(const QuantSpec& spec, const Shape& shape, const RoleAxes& role);
 
+/// The plan of `spec` along the axes the user named, as given (the CLI's --axis, the app's picked
+/// axis, Python's axis=): refused with the reason (QuantError) where every block holds one element.
+ResolvedSpec planAsGiven(const QuantSpec& spec, const Shape& shape);
+
 } // namespace ql
