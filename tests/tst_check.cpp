@@ -10,6 +10,7 @@
 #include "job_test_util.h"
 #include "report/check.h"
 #include "report/report.h"
+#include "report/report_format.h"
 
 #include <QFile>
 #include <QProcess>
@@ -289,6 +290,35 @@ void TestCheck::cliExitCodes() {
     QCOMPARE(run({QStringLiteral("check"), QStringLiteral("missing.json"), QStringLiteral("--rule"),
                   QStringLiteral("sqnr < 3")}),
              1);
+    // A report of a format newer than this build reads is refused, naming it, not misread; a version 1
+    // report (no such key) and this build's own are read.
+    QFile report(dir.filePath(QStringLiteral("r.json")));
+    QVERIFY(report.open(QIODevice::ReadOnly));
+    json written = json::parse(report.readAll().toStdString());
+    report.close();
+    QCOMPARE(written.at("format_version").get<int>(), kReportFormatVersion);
+    auto checkWith = [&](const json& version) {
+        json j = written;
+        if (version.is_null())
+            j.erase("format_version");
+        else
+            j["format_version"] = version;
+        QFile f(dir.filePath(QStringLiteral("v.json")));
+        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return -1;
+        f.write(QByteArray::fromStdString(j.dump()));
+        f.close();
+        return run({QStringLiteral("check"), QStringLiteral("v.json"), QStringLiteral("--rule"),
+                    QStringLiteral("sqnr < 3")},
+                   &out);
+    };
+    QCOMPARE(checkWith(nullptr), 0);
+    QCOMPARE(checkWith(kReportFormatVersion), 0);
+    QCOMPARE(checkWith(kReportFormatVersion + 1), 1);
+    const QByteArray newer = QByteArray("v.json: a report of format version ") +
+                             QByteArray::number(kReportFormatVersion + 1) + ", written by a newer QuantLens";
+    QVERIFY2(out.contains(newer), out.constData());
+    QCOMPARE(checkWith("2"), 1);
+    QVERIFY2(out.contains("v.json: \"format_version\" is not a version number"), out.constData());
 }
 
 // A gate never passes what it could not read: a metric of the wrong kind is an error, not an

@@ -6,6 +6,7 @@
 #include "io/printable.h"
 #include "io/tensor_source.h"
 #include "io/untrusted_json.h"
+#include "report/report_format.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -119,6 +120,17 @@ json readReportFile(const std::string& path) {
     json j = json::parse(s, nullptr, false);
     if (j.is_discarded()) throw FileError(path + ": not valid JSON");
     refuseControlText(j, path);
+    // A report names its format's version (report_schema.md; version 1 had none): one written by a newer
+    // QuantLens may mean its keys otherwise, so it is refused rather than misread.
+    if (j.is_object() && j.contains("format_version")) {
+        const json& v = j["format_version"];
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
+            throw FileError(path + ": \"format_version\" is not a version number");
+        if (v.get<std::int64_t>() > kReportFormatVersion)
+            throw FileError(path + ": a report of format version " + std::to_string(v.get<std::int64_t>()) +
+                            ", written by a newer QuantLens; this one reads versions up to " +
+                            std::to_string(kReportFormatVersion));
+    }
     return j;
 }
 
