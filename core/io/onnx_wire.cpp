@@ -16,7 +16,7 @@ using google::protobuf::FieldDescriptor;
 // holds one per element) and its text past the small-string buffer; a repeated element's slot in its
 // array, which grows by doubling; an unknown field's record.
 constexpr std::uint64_t kAllocation = 16;
-constexpr std::uint64_t kString = 32 + kAllocation;
+constexpr std::uint64_t kStringBytes = 32 + kAllocation;
 constexpr std::uint64_t kShortString = 15;
 constexpr std::uint64_t kSlot = 2 * sizeof(void*);
 constexpr std::uint64_t kUnknownField = 16;
@@ -115,9 +115,9 @@ private:
         }
         const std::uint64_t text = length > kShortString ? length + 1 + kAllocation : 0;
         if (!f) {
-            total += kUnknownField + kString + text;
+            total += kUnknownField + kStringBytes + text;
         } else if (f->type() == FieldDescriptor::TYPE_STRING || f->type() == FieldDescriptor::TYPE_BYTES) {
-            total += kString + text + (repeated ? kSlot : 0);
+            total += kStringBytes + text + (repeated ? kSlot : 0);
         } else if (repeated) { // packed numbers: count them
             std::uint64_t count = 0;
             switch (f->type()) {
