@@ -8,6 +8,7 @@
 #include "cpu/cpu_backend.h"
 #include "quant/resolved_spec.h"
 #include "quant_test_util.h"
+#include "tensor/float_formats.h"
 
 #include <QtTest>
 #include <algorithm>
@@ -39,6 +40,7 @@ private slots:
     void runsInAnyOrderMatchTheOracle();
     void weightsThatDoNotFitAreRefused();
     void cpuPassWeighsAConv();
+    void hostAccumulateWeighsInItsPass();
 };
 
 void TestWeightedRuns::runsInAnyOrderMatchTheOracle_data() {
@@ -119,6 +121,66 @@ void TestWeightedRuns::cpuPassWeighsAConv() {
             1e-10 * want.weighted->sumWeightedSqX);
     job.statistics->importance->inner = 7; // 32 · 7 does not divide the tensor
     QVERIFY_THROWS_EXCEPTION(QuantError, CpuBackend(2).run(job, {}));
+}
+
+// The host accumulate() (a backend whose device hands back codes) makes the weighted sums in its one
+// vector pass, and accumulateWeighted() in one read a block at a time: both agree with the oracle for
+// a conv large enough for the fast pass, a small one the oracle measures, and a bf16 input.
+void TestWeightedRuns::hostAccumulateWeighsInItsPass() {
+    for (const Shape& shape : {Shape{64, 32, 3, 3}, Shape{4, 8, 3, 3}}) {
+        const std::int64_t n = elementCount(shape), in = shape[1];
+        std::vector<float> x = qltest::normalValues(n, 11);
+        x[5] = std::numeric_limits<float>::quiet_NaN(); // left out of the sums, as the oracle leaves it
+        std::vector<float> s = qltest::normalValues(in, 12);
+        for (float& v : s)
+            v = v * v;
+        BackendTask job;
+        job.plan = resolveSpec(QuantSpec{}, shape);
+        job.values = x;
+        const Result codes = CpuBackend(2, 1 << 12).run(job, {});
+        StatisticsRequest request;
+        request.options.threads = 2;
+        request.importance = ImportanceWeights{s, in, 1, 9, "test: host"};
+        const TensorAccumulators want = accumulateReference(job.plan, codes.params, codes.codes, x, request);
+        const TensorAccumulators got =
+            accumulate(job.plan, codes.params, codes.codes, ValuesView::of(x), request);
+        const WeightedError alone =
+            accumulateWeighted(job.plan, codes.params, codes.codes, ValuesView::of(x), *request.importance);
+        for (const WeightedError& w : {*got.weighted, alone}) {
+            QCOMPARE(w.count, want.weighted->count);
+            QCOMPARE(w.importance, std::string("test: host"));
+            QVERIFY2(close(w.sumWeightedSqError, want.weighted->sumWeightedSqError) &&
+                         close(w.sumWeightedSqX, want.weighted->sumWeightedSqX),
+                     qPrintable(QStringLiteral("%1 vs %2")
+                                    .arg(w.sumWeightedSqError)
+                                    .arg(want.weighted->sumWeightedSqError)));
+        }
+        QCOMPARE(got.analysis.stats.count(), want.analysis.stats.count());
+        // A bf16 input read in place: the same sums as its values widened to f32.
+        std::vector<std::uint16_t> stored(x.size());
+        std::vector<float> widened(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            stored[i] = floatToBf16(x[i]);
+            widened[i] = bf16ToFloat(stored[i]);
+        }
+        const ValuesView bf16{reinterpret_cast<const std::byte*>(stored.data()), DType::BF16, n};
+        const WeightedError fromBf16 =
+            accumulateWeighted(job.plan, codes.params, codes.codes, bf16, *request.importance);
+        const WeightedError fromWidened = accumulateWeighted(job.plan, codes.params, codes.codes,
+                                                             ValuesView::of(widened), *request.importance);
+        QCOMPARE(fromBf16.sumWeightedSqError, fromWidened.sumWeightedSqError);
+        QCOMPARE(fromBf16.sumWeightedSqX, fromWidened.sumWeightedSqX);
+    }
+    StatisticsRequest misfit;
+    std::vector<float> s(7, 1.0f);
+    misfit.importance = ImportanceWeights{s, 7, 1, 9, "test: misfit"};
+    const std::vector<float> x = qltest::normalValues(64 * 32 * 9, 13);
+    BackendTask job;
+    job.plan = resolveSpec(QuantSpec{}, Shape{64, 32, 3, 3});
+    job.values = x;
+    const Result codes = CpuBackend(2).run(job, {});
+    QVERIFY_THROWS_EXCEPTION(QuantError,
+                             accumulate(job.plan, codes.params, codes.codes, ValuesView::of(x), misfit));
 }
 
 QTEST_GUILESS_MAIN(TestWeightedRuns)

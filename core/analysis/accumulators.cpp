@@ -1,5 +1,6 @@
 #include "analysis/accumulators.h"
 
+#include "quant/layout.h"
 #include "quant/reference.h"
 
 #include <vector>
@@ -8,11 +9,37 @@ namespace ql {
 
 namespace {
 
-// The weighted error sums of the codes against x, x̂ made element by element as the reference does.
-WeightedError weightedOf(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
-                         std::span<const float> x, const ImportanceWeights& s) {
+// The oracle's weighted error sums: x̂ of the whole tensor through the reference, then weightedError.
+WeightedError weightedReference(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
+                                std::span<const float> x, const ImportanceWeights& s) {
     const std::vector<float> xhat = dequantizeReference(plan, params, codes);
     WeightedError w = weightedError(x, xhat, s.sqMean, s.channels, s.matrices, s.inner);
+    w.importance = s.origin;
+    return w;
+}
+
+// The same sums in one read: x̂ made element by element as the reference does, a block of x and x̂ at a
+// time (WeightedRuns), never a copy of the tensor.
+WeightedError weightedInOneRead(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
+                                const ValuesView& x, const ImportanceWeights& s) {
+    checkImportanceFits(s, x.count);
+    constexpr int kBlock = 4096;
+    std::vector<float> xs(kBlock), xh(kBlock);
+    WeightedRuns runs(s, x.count);
+    std::int64_t first = 0;
+    int staged = 0;
+    ScaleIndexer(plan.layout, plan.shape).forEach([&](std::int64_t i, std::int64_t g) {
+        xs[static_cast<std::size_t>(staged)] = x.at(i);
+        xh[static_cast<std::size_t>(staged)] = dequantizeValue(
+            codes.at(i), params.scales[static_cast<std::size_t>(g)], params.zeroPointOf(g), plan);
+        if (++staged == kBlock) {
+            runs.add(xs.data(), xh.data(), staged, first, false);
+            first += staged;
+            staged = 0;
+        }
+    });
+    if (staged) runs.add(xs.data(), xh.data(), staged, first, false);
+    WeightedError w = runs.sums;
     w.importance = s.origin;
     return w;
 }
@@ -25,25 +52,19 @@ TensorAccumulators accumulate(const ResolvedSpec& plan, const QuantParams& param
     AnalysisOptions options = request.options;
     options.progress = progress;
     TensorAccumulators a;
-    a.analysis = analyze(plan, params, codes, x, options);
-    if (request.importance) a.weighted = accumulateWeighted(plan, params, codes, x, *request.importance);
+    if (request.importance) { // in the same pass as the rest
+        WeightedError w;
+        a.analysis = analyze(plan, params, codes, x, options, *request.importance, w);
+        a.weighted = std::move(w);
+    } else {
+        a.analysis = analyze(plan, params, codes, x, options);
+    }
     return a;
 }
 
 WeightedError accumulateWeighted(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                                  const ValuesView& x, const ImportanceWeights& importance) {
-    // f32 in place; a 16-bit input is widened once for the weighted sums alone.
-    std::vector<float> widened;
-    std::span<const float> floats;
-    if (x.dtype == DType::F32 && reinterpret_cast<std::uintptr_t>(x.data) % alignof(float) == 0) {
-        floats = {reinterpret_cast<const float*>(x.data), static_cast<std::size_t>(x.count)};
-    } else {
-        widened.resize(static_cast<std::size_t>(x.count));
-        for (std::int64_t i = 0; i < x.count; ++i)
-            widened[static_cast<std::size_t>(i)] = x.at(i);
-        floats = widened;
-    }
-    return weightedOf(plan, params, codes, floats, importance);
+    return weightedInOneRead(plan, params, codes, x, importance);
 }
 
 TensorAccumulators accumulateReference(const ResolvedSpec& plan, const QuantParams& params,
@@ -53,7 +74,7 @@ TensorAccumulators accumulateReference(const ResolvedSpec& plan, const QuantPara
     options.progress = {};
     TensorAccumulators a;
     a.analysis = analyzeReference(plan, params, codes, x, options);
-    if (request.importance) a.weighted = weightedOf(plan, params, codes, x, *request.importance);
+    if (request.importance) a.weighted = weightedReference(plan, params, codes, x, *request.importance);
     return a;
 }
 

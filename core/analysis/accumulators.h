@@ -34,14 +34,15 @@ struct TensorAccumulators {
 };
 
 /// The host accumulate(): fills the accumulators for `codes` (made by `plan` with `params`) against the
-/// original values `x`, in the vector pass (analyze). `progress` (may be empty) gets the fraction done
-/// and may throw to stop. A backend whose device hands back codes only fills its Result with this.
+/// original values `x` in one vector pass (analyze), with the weighted sums of an importance request.
+/// `progress` (may be empty) gets the fraction done and may throw to stop. A backend whose device
+/// hands back codes only fills its Result with this.
 TensorAccumulators accumulate(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                               const ValuesView& x, const StatisticsRequest& request,
                               const std::function<void(double done)>& progress = {});
 
 /// The importance-weighted error sums alone (accumulate()'s with an importance request), for a
-/// backend whose own pass makes the rest.
+/// backend whose own pass makes the rest: one read of x and the codes, a block at a time.
 WeightedError accumulateWeighted(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                                  const ValuesView& x, const ImportanceWeights& importance);
 

@@ -188,6 +188,26 @@ bool oracleMeasures(const ResolvedSpec& plan, std::int64_t n) {
 
 } // namespace
 
+namespace {
+
+// The fast pass of the ISA the options pick.
+TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
+                           const ValuesView& x, const AnalysisOptions& opt,
+                           const ImportanceWeights* importance, std::optional<WeightedError>& weighted) {
+    switch (analysisIsa(opt.isa)) {
+#ifdef QL_ANALYZER_X86
+    case AnalysisIsa::Avx512:
+        return detail::avx512::analyzeFast(plan, params, codes, x, opt, importance, weighted);
+    case AnalysisIsa::Avx2:
+        return detail::avx2::analyzeFast(plan, params, codes, x, opt, importance, weighted);
+#endif
+    default:
+        return detail::baseline::analyzeFast(plan, params, codes, x, opt, importance, weighted);
+    }
+}
+
+} // namespace
+
 TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                        const ValuesView& x, const AnalysisOptions& opt) {
     const std::int64_t n = x.count;
@@ -197,16 +217,26 @@ TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, cons
             values[static_cast<std::size_t>(i)] = x.at(i);
         return analyzeReference(plan, params, codes, values, opt);
     }
-    switch (analysisIsa(opt.isa)) {
-#ifdef QL_ANALYZER_X86
-    case AnalysisIsa::Avx512:
-        return detail::avx512::analyzeFast(plan, params, codes, x, opt);
-    case AnalysisIsa::Avx2:
-        return detail::avx2::analyzeFast(plan, params, codes, x, opt);
-#endif
-    default:
-        return detail::baseline::analyzeFast(plan, params, codes, x, opt);
+    std::optional<WeightedError> none;
+    return analyzeFast(plan, params, codes, x, opt, nullptr, none);
+}
+
+TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
+                       const ValuesView& x, const AnalysisOptions& opt, const ImportanceWeights& importance,
+                       WeightedError& weighted) {
+    checkImportanceFits(importance, x.count);
+    if (oracleMeasures(plan, x.count)) { // the small tensor's sums in one run, as SlicedAnalysis makes them
+        SlicedAnalysis one(plan, params, codes, x, opt, {0});
+        one.weigh(importance);
+        TensorAnalysis a = one.finish();
+        weighted = *one.weighted();
+        return a;
     }
+    std::optional<WeightedError> sums;
+    TensorAnalysis a = analyzeFast(plan, params, codes, x, opt, &importance, sums);
+    weighted = sums.value_or(WeightedError{});
+    weighted.importance = importance.origin;
+    return a;
 }
 
 SlicedAnalysis::SlicedAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,

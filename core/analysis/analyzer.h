@@ -80,6 +80,11 @@ TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, cons
                        const ValuesView& x, const AnalysisOptions& options = {});
 TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                        std::span<const float> x, const AnalysisOptions& options = {});
+/// analyze() with the importance-weighted error sums made in the same pass, into `weighted` (their
+/// slices merged in order, as the other sums). Throws QuantError when the weights do not fit the tensor.
+TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
+                       const ValuesView& x, const AnalysisOptions& options,
+                       const ImportanceWeights& importance, WeightedError& weighted);
 /// analyze() cut at its seam, for a backend that makes the codes a part at a time: each part is
 /// measured (sums, counts, clipping, histograms) right after the backend has made its codes, while x
 /// and the codes are still in cache, and finish() merges the slices without reading them again. The

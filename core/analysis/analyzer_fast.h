@@ -622,12 +622,14 @@ std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantPara
 }
 
 TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
-                           const ValuesView& x, const AnalysisOptions& opt) {
+                           const ValuesView& x, const AnalysisOptions& opt,
+                           const ImportanceWeights* importance, std::optional<WeightedError>& weighted) {
     const std::int64_t n = x.count, slices = sliceCount(n);
     std::vector<std::int64_t> starts(static_cast<std::size_t>(slices));
     for (std::int64_t s = 0; s < slices; ++s)
         starts[static_cast<std::size_t>(s)] = n * s / slices;
     Pass pass(plan, params, codes, x, opt, starts);
+    if (importance) pass.weigh(*importance);
     forEachSlice(
         slices, opt.threads,
         [&](std::int64_t s) {
@@ -635,8 +637,7 @@ TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, 
                          s + 1 < slices ? starts[static_cast<std::size_t>(s + 1)] : n);
         },
         opt.progress);
-    std::optional<WeightedError> unweighted;
-    return pass.finish(unweighted);
+    return pass.finish(weighted);
 }
 
 #undef QL_INLINE

@@ -26,9 +26,11 @@ public:
     virtual TensorAnalysis finish(std::optional<WeightedError>& weighted) = 0;
 };
 
+// analyzeFast: analyze()'s pass; with `importance`, the weighted error sums in the same pass (`weighted`).
 namespace baseline {
 TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
-                           const ValuesView& x, const AnalysisOptions& opt);
+                           const ValuesView& x, const AnalysisOptions& opt,
+                           const ImportanceWeights* importance, std::optional<WeightedError>& weighted);
 std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantParams& params,
                                        const Codes& codes, const ValuesView& x, const AnalysisOptions& opt,
                                        const std::vector<std::int64_t>& sliceStarts);
@@ -36,14 +38,16 @@ std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantPara
 #ifdef QL_ANALYZER_X86
 namespace avx2 {
 TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
-                           const ValuesView& x, const AnalysisOptions& opt);
+                           const ValuesView& x, const AnalysisOptions& opt,
+                           const ImportanceWeights* importance, std::optional<WeightedError>& weighted);
 std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantParams& params,
                                        const Codes& codes, const ValuesView& x, const AnalysisOptions& opt,
                                        const std::vector<std::int64_t>& sliceStarts);
 } // namespace avx2
 namespace avx512 {
 TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
-                           const ValuesView& x, const AnalysisOptions& opt);
+                           const ValuesView& x, const AnalysisOptions& opt,
+                           const ImportanceWeights* importance, std::optional<WeightedError>& weighted);
 std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantParams& params,
                                        const Codes& codes, const ValuesView& x, const AnalysisOptions& opt,
                                        const std::vector<std::int64_t>& sliceStarts);
