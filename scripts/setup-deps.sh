@@ -3,7 +3,7 @@
 # packages already present are skipped, so a warm machine pays nothing.
 set -euo pipefail
 
-build_pkgs=(cmake g++ ninja-build ccache pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev
+build_pkgs=(cmake g++ lld ninja-build ccache pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev
             libbenchmark-dev libhdf5-dev qt6-base-dev qt6-svg-dev libqcustomplot-dev libonnx-dev libprotobuf-dev
             python3-dev pybind11-dev python3-pybind11)
 # clang-format, clang-tidy: the format and tidy suites. time: GNU time measures the CLI's peak memory (tst_shard). nodejs, npm: ONNX Runtime for the evaluate suite (setup-onnxruntime.sh)
