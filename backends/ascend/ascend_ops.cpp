@@ -25,8 +25,8 @@ std::size_t byteSize(aclDataType dtype, std::int64_t count) {
     }
 }
 
-template <typename T> HostTensor owning(Shape dims, aclDataType dtype, const std::vector<T>& values) {
-    HostTensor t;
+template <typename T> AclHostTensor owning(Shape dims, aclDataType dtype, const std::vector<T>& values) {
+    AclHostTensor t;
     t.dims = std::move(dims);
     t.dtype = dtype;
     t.owned.resize(values.size() * sizeof(T));
@@ -34,8 +34,8 @@ template <typename T> HostTensor owning(Shape dims, aclDataType dtype, const std
     return t;
 }
 
-HostTensor output(Shape dims, aclDataType dtype) {
-    HostTensor t;
+AclHostTensor output(Shape dims, aclDataType dtype) {
+    AclHostTensor t;
     t.owned.assign(byteSize(dtype, elementCount(dims)), 0);
     t.dims = std::move(dims);
     t.dtype = dtype;
@@ -67,7 +67,7 @@ Shape deviceOutputShape(const ResolvedSpec& plan) {
     return plan.convention.packing == Packing::Int32Words ? plan.packedShape() : plan.shape;
 }
 
-TensorGuard makeTensor(const AclApi& api, const HostTensor& t, void* device, const char* what) {
+TensorGuard makeTensor(const AclApi& api, const AclHostTensor& t, void* device, const char* what) {
     // ND, contiguous: strides in elements (not bytes), storage dims = view dims (NN sample).
     const Shape strides = rowMajorStrides(t.dims);
     const auto rank = static_cast<std::uint64_t>(t.dims.size());
@@ -77,7 +77,7 @@ TensorGuard makeTensor(const AclApi& api, const HostTensor& t, void* device, con
                        what);
 }
 
-void upload(const AclApi& api, const DeviceBuffer& dst, const HostTensor& src, const char* what) {
+void upload(const AclApi& api, const DeviceBuffer& dst, const AclHostTensor& src, const char* what) {
     aclCheck(api.memcpy(dst.get(), dst.size(), src.data(), src.bytes(), acl::kHostToDevice),
              std::string("aclrtMemcpy(") + what + ", host to device)");
 }

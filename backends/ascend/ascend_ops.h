@@ -19,8 +19,10 @@ enum class AscendOp : std::uint8_t { Quantize, AscendQuantV3, GroupQuant };
 /// "aclnnQuantize", "aclnnAscendQuantV3", "aclnnGroupQuant".
 const char* nameOf(AscendOp op);
 
-/// A host-side tensor, contiguous row-major; it either owns its bytes or views the job's values.
-struct HostTensor {
+/// A host-side tensor for an aclnn call, contiguous row-major; it either owns its bytes or views the
+/// job's values. (Not runtime/ort_runtime.h's HostTensor: one name for two layouts broke the one-
+/// definition rule, and the linker kept one move assignment for both.)
+struct AclHostTensor {
     Shape dims;
     aclDataType dtype = acl::kFloat;
     std::vector<std::uint8_t> owned;
@@ -33,11 +35,11 @@ struct HostTensor {
 
 struct OpCall {
     AscendOp op = AscendOp::Quantize;
-    HostTensor x;
-    HostTensor scale;
-    std::optional<HostTensor> offset;     // zeroPoints (Quantize) / offset (V3) / offsetOptional (Group)
-    std::optional<HostTensor> groupIndex; // GroupQuant only
-    HostTensor out;                       // shape and dtype of the output; bytes filled by the run
+    AclHostTensor x;
+    AclHostTensor scale;
+    std::optional<AclHostTensor> offset;     // zeroPoints (Quantize) / offset (V3) / offsetOptional (Group)
+    std::optional<AclHostTensor> groupIndex; // GroupQuant only
+    AclHostTensor out;                       // shape and dtype of the output; bytes filled by the run
     std::int32_t axis = -1;
     std::int32_t dstType = acl::kInt8; // V3 / GroupQuant attribute (Quantize passes out.dtype)
     bool sqrtMode = false;
