@@ -6,6 +6,7 @@
 #include "io/safetensors_writer.h"
 #include "io/tensor_source.h"
 #include "job/shard.h"
+#include "report/report_format.h"
 
 #include <QDir>
 #include <QFile>
@@ -362,6 +363,30 @@ void TestShard::resumeAfterKillRedoesNoFinishedTensor() {
         QVERIFY2(refused.err.contains("is not one of this shard's tensors"), refused.err.constData());
         QVERIFY(!QFile::exists(edited + QStringLiteral("/part.json")));
     }
+    // A journal an older QuantLens left (report format version 1: no version in its first line) holds
+    // histograms on other edges: refused, not mixed into this version's report.
+    {
+        const QString older = m_dir.filePath(QStringLiteral("resume-older"));
+        QDir(older).removeRecursively();
+        QVERIFY(QDir().mkpath(older));
+        QByteArray text = readAll(journal);
+        const qsizetype firstEnd = text.indexOf('\n');
+        nlohmann::json first = nlohmann::json::parse(text.left(firstEnd).toStdString());
+        QCOMPARE(first.at("format_version").get<int>(), kReportFormatVersion);
+        first.erase("format_version");
+        text = QByteArray::fromStdString(first.dump()) + text.mid(firstEnd);
+        QFile f(older + QStringLiteral("/part.json.journal"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(text);
+        f.close();
+        const Run refused = runCli(args, older);
+        QCOMPARE(refused.code, 1);
+        const QByteArray why =
+            QByteArray("left by a QuantLens writing report format version 1 (this one writes ") +
+            QByteArray::number(kReportFormatVersion) + ")";
+        QVERIFY2(refused.err.contains(why), refused.err.constData());
+        QVERIFY(!QFile::exists(older + QStringLiteral("/part.json")));
+    }
     // A torn last line, as a kill in the middle of a write leaves.
     QFile torn(journal);
     QVERIFY(torn.open(QIODevice::Append));
@@ -391,7 +416,8 @@ void TestShard::journalOfAnotherRunIsRefused() {
     QVERIFY(QDir().mkpath(dir));
     QFile journal(dir + QStringLiteral("/part.json.journal"));
     QVERIFY(journal.open(QIODevice::WriteOnly));
-    journal.write("{\"journal\":\"quantlens report journal 1\",\"run\":{\"file\":\"elsewhere\"}}\n");
+    journal.write("{\"journal\":\"quantlens report journal 1\",\"format_version\":" +
+                  QByteArray::number(kReportFormatVersion) + ",\"run\":{\"file\":\"elsewhere\"}}\n");
     journal.close();
     const Run r =
         runCli(QStringList{QStringLiteral("quantize"), kModel} + kSpec +

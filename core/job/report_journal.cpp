@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "io/mapped_file.h"
 #include "io/untrusted_json.h"
+#include "report/report_format.h"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -34,6 +35,13 @@ std::uint64_t readJournal(const std::string& path, const json& header,
             if (j.is_discarded() || !j.is_object() || !j.contains("journal") || j["journal"] != kJournalTag)
                 throw FileError(path +
                                 ": not a QuantLens report journal; remove it or choose another --report");
+            // Entries hold the report's histograms: a journal of another format version (one with no
+            // version is version 1) would mix two kinds of edges in one report.
+            const json version = j.value("format_version", json(1));
+            if (version != kReportFormatVersion)
+                throw FileError(path + ": left by a QuantLens writing report format version " +
+                                version.dump() + " (this one writes " + std::to_string(kReportFormatVersion) +
+                                "); remove it or run without --resume");
             if (j["run"] != header)
                 throw FileError(path +
                                 ": left by another run (other file, spec, selection or shard); remove it "
@@ -68,7 +76,7 @@ ReportJournal::ReportJournal(std::string path, json header, bool resume)
     }
     if (kept == 0) {
         m_entries.clear();
-        writeLine({{"journal", kJournalTag}, {"run", header}});
+        writeLine({{"journal", kJournalTag}, {"format_version", kReportFormatVersion}, {"run", header}});
     }
 }
 
