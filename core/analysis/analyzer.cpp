@@ -1,5 +1,6 @@
 #include "analysis/analyzer.h"
 
+#include "analysis/accumulators.h"
 #include "analysis/analyzer_isa.h"
 #include "analysis/analyzer_steps.h"
 #include "analysis/histogram_filler.h"
@@ -283,20 +284,8 @@ TensorAnalysis SlicedAnalysis::finish() {
         if (m_weighted) m_weighted->importance = m_importance->origin;
         return a;
     }
-    if (m_importance) { // a small tensor: the sums in one run, as the oracle's
-        std::vector<float> x(static_cast<std::size_t>(m_x.count)), xhat(x.size());
-        for (std::int64_t i = 0; i < m_x.count; ++i)
-            x[static_cast<std::size_t>(i)] = m_x.at(i);
-        const ScaleIndexer indexer(m_plan.layout, m_plan.shape);
-        indexer.forEach([&](std::int64_t i, std::int64_t g) {
-            xhat[static_cast<std::size_t>(i)] = dequantizeValue(
-                m_codes.at(i), m_params.scales[static_cast<std::size_t>(g)], m_params.zeroPointOf(g), m_plan);
-        });
-        WeightedRuns runs(*m_importance, m_x.count);
-        runs.add(x.data(), xhat.data(), static_cast<int>(m_x.count), 0, false);
-        m_weighted = runs.sums;
-        m_weighted->importance = m_importance->origin;
-    }
+    if (m_importance) // a small tensor: its sums in one read, as a backend without its own pass makes them
+        m_weighted = accumulateWeighted(m_plan, m_params, m_codes, m_x, *m_importance);
     return analyze(m_plan, m_params, m_codes, m_x, m_options);
 }
 
