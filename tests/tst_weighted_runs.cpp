@@ -181,6 +181,13 @@ void TestWeightedRuns::hostAccumulateWeighsInItsPass() {
     const Result codes = CpuBackend(2).run(job, {});
     QVERIFY_THROWS_EXCEPTION(QuantError,
                              accumulate(job.plan, codes.params, codes.codes, ValuesView::of(x), misfit));
+    // Values that do not fit the codes' tensor are refused, never read past their end (288 fewer: the
+    // weights still fit them, so only the sizes can refuse).
+    const std::vector<float> fewer(x.begin(), x.end() - 288), s32(32, 1.0f);
+    const ImportanceWeights fits{s32, 32, 1, 9, "test: fewer"};
+    checkImportanceFits(fits, static_cast<std::int64_t>(fewer.size()));
+    QVERIFY_THROWS_EXCEPTION(
+        QuantError, accumulateWeighted(job.plan, codes.params, codes.codes, ValuesView::of(fewer), fits));
 }
 
 QTEST_GUILESS_MAIN(TestWeightedRuns)

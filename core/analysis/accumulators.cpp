@@ -1,5 +1,6 @@
 #include "analysis/accumulators.h"
 
+#include "analysis/analyzer_steps.h"
 #include "quant/layout.h"
 #include "quant/reference.h"
 
@@ -14,32 +15,6 @@ WeightedError weightedReference(const ResolvedSpec& plan, const QuantParams& par
                                 std::span<const float> x, const ImportanceWeights& s) {
     const std::vector<float> xhat = dequantizeReference(plan, params, codes);
     WeightedError w = weightedError(x, xhat, s.sqMean, s.channels, s.matrices, s.inner);
-    w.importance = s.origin;
-    return w;
-}
-
-// The same sums in one read: x̂ made element by element as the reference does, a block of x and x̂ at a
-// time (WeightedRuns), never a copy of the tensor.
-WeightedError weightedInOneRead(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
-                                const ValuesView& x, const ImportanceWeights& s) {
-    checkImportanceFits(s, x.count);
-    constexpr int kBlock = 4096;
-    std::vector<float> xs(kBlock), xh(kBlock);
-    WeightedRuns runs(s, x.count);
-    std::int64_t first = 0;
-    int staged = 0;
-    ScaleIndexer(plan.layout, plan.shape).forEach([&](std::int64_t i, std::int64_t g) {
-        xs[static_cast<std::size_t>(staged)] = x.at(i);
-        xh[static_cast<std::size_t>(staged)] = dequantizeValue(
-            codes.at(i), params.scales[static_cast<std::size_t>(g)], params.zeroPointOf(g), plan);
-        if (++staged == kBlock) {
-            runs.add(xs.data(), xh.data(), staged, first, false);
-            first += staged;
-            staged = 0;
-        }
-    });
-    if (staged) runs.add(xs.data(), xh.data(), staged, first, false);
-    WeightedError w = runs.sums;
     w.importance = s.origin;
     return w;
 }
@@ -64,7 +39,28 @@ TensorAccumulators accumulate(const ResolvedSpec& plan, const QuantParams& param
 
 WeightedError accumulateWeighted(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                                  const ValuesView& x, const ImportanceWeights& importance) {
-    return weightedInOneRead(plan, params, codes, x, importance);
+    // x̂ made element by element as the reference does, a block of x and x̂ at a time (WeightedRuns).
+    detail::checkSizes(plan, params, codes, x.count);
+    checkImportanceFits(importance, x.count);
+    constexpr int kBlock = 4096;
+    std::vector<float> xs(kBlock), xh(kBlock);
+    WeightedRuns runs(importance, x.count);
+    std::int64_t first = 0;
+    int staged = 0;
+    ScaleIndexer(plan.layout, plan.shape).forEach([&](std::int64_t i, std::int64_t g) {
+        xs[static_cast<std::size_t>(staged)] = x.at(i);
+        xh[static_cast<std::size_t>(staged)] = dequantizeValue(
+            codes.at(i), params.scales[static_cast<std::size_t>(g)], params.zeroPointOf(g), plan);
+        if (++staged == kBlock) {
+            runs.add(xs.data(), xh.data(), staged, first, false);
+            first += staged;
+            staged = 0;
+        }
+    });
+    if (staged) runs.add(xs.data(), xh.data(), staged, first, false);
+    WeightedError w = runs.sums;
+    w.importance = importance.origin;
+    return w;
 }
 
 TensorAccumulators accumulateReference(const ResolvedSpec& plan, const QuantParams& params,

@@ -90,8 +90,7 @@ ClipEdgeRule::ClipEdgeRule(const ResolvedSpec& plan)
 
 namespace detail {
 
-TensorAnalysis beginAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
-                             std::int64_t n, std::size_t groupRows) {
+void checkSizes(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes, std::int64_t n) {
     const std::int64_t want = elementCount(plan.shape);
     if (n != want || codes.size() != want)
         throw QuantError("analysis: " + std::to_string(n) + " values and " + std::to_string(codes.size()) +
@@ -99,6 +98,11 @@ TensorAnalysis beginAnalysis(const ResolvedSpec& plan, const QuantParams& params
     if (static_cast<std::int64_t>(params.scales.size()) != plan.scaleCount)
         throw QuantError("analysis: " + std::to_string(params.scales.size()) + " scales for " +
                          std::to_string(plan.scaleCount) + " groups");
+}
+
+TensorAnalysis beginAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
+                             std::int64_t n, std::size_t groupRows) {
+    checkSizes(plan, params, codes, n);
     TensorAnalysis a;
     a.codes = CodeStats(plan.codeTarget);
     a.clipping = ClippingStats(std::min(groupRows, params.scales.size()), params.scales.size(),
@@ -249,7 +253,7 @@ SlicedAnalysis::SlicedAnalysis(const ResolvedSpec& plan, const QuantParams& para
     , m_x(x)
     , m_options(options) {
     if (oracleMeasures(plan, x.count)) {
-        (void)detail::beginAnalysis(plan, params, codes, x.count, 0); // the same size checks
+        detail::checkSizes(plan, params, codes, x.count);
         return;
     }
     switch (analysisIsa(options.isa)) {

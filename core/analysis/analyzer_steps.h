@@ -5,6 +5,8 @@
 
 namespace ql::detail {
 
+/// Throws QuantError unless `n` values, the codes and the params fit the plan's tensor.
+void checkSizes(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes, std::int64_t n);
 /// Checks the sizes and sets up the code and clipping statistics, with clipping rows for the first
 /// `groupRows` groups.
 TensorAnalysis beginAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
