@@ -339,6 +339,7 @@ private slots:
         // The journal the run would have left had it been stopped: its header, then every entry, each
         // given an error carrying escape sequences.
         std::string journal = json{{"journal", "quantlens report journal 1"},
+                                   {"format_version", part["format_version"]},
                                    {"run", {{"file", part["file"]}, {"shard", shard}}}}
                                   .dump() +
                               "\n";
