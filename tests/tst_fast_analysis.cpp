@@ -6,6 +6,7 @@
 #include "accumulator_checks.h"
 #include "analysis/analyzer.h"
 #include "analysis/clip_edge_rule.h"
+#include "analysis/error_cells.h"
 #include "analysis/histogram_filler.h"
 #include "backend_test_util.h"
 #include "base/error.h"
@@ -40,8 +41,10 @@ private slots:
     void matchesOracle_data();
     void matchesOracle();
     void logBinsAgreeWithLog10();
+    void octaveBinsAgreeWithEdges();
     void fillerCountsAsAddDoes_data();
     void fillerCountsAsAddDoes();
+    void errorCellsCountAsAddDoes();
     void rowTablesStartZeroed();
     void widestGroupAsScanFinds();
     void progressStepsThroughTheSlices();
@@ -153,31 +156,78 @@ void TestFastAnalysis::logBinsAgreeWithLog10() {
     QCOMPARE(probe.total(), checked);
 }
 
-// The block filler (float lanes, exact double near an edge) against Histogram::add, value for value,
-// on ranges that stress its error bound: edges and their float neighbours, values a rounding away
-// from them, zeros, negatives, subnormals, overflow and NaN.
+// Octave bins from the bits (BinRule::octaveBinOf) against their edges compared as numbers: a value
+// on an edge in the bin above it, the top edge closed, below lo underflow; one, four and 64 bins to an
+// octave.
+void TestFastAnalysis::octaveBinsAgreeWithEdges() {
+    for (int perOctave : {4, 1, 64}) {
+        const Histogram empty = Histogram::octaves(-20, 12, perOctave);
+        const std::vector<double> edges = empty.edges();
+        std::vector<double> values;
+        for (double e : edges)
+            values.insert(values.end(), {e, std::nextafter(e, 0.0), std::nextafter(e, 1e300)});
+        for (double v = 0x1p-21; v < 0x1p-7; v *= 1.0007)
+            values.push_back(v);
+        for (double v : values) {
+            Histogram one = empty;
+            one.add(v);
+            const auto& c = one.counts();
+            const auto bin = static_cast<std::size_t>(std::find(c.begin(), c.end(), 1) - c.begin());
+            if (v < edges.front() || v > edges.back()) {
+                QCOMPARE(bin, c.size());
+                continue;
+            }
+            QVERIFY2(
+                bin < c.size() && v >= edges[bin] && (v < edges[bin + 1] || bin + 1 == c.size()),
+                qPrintable(QStringLiteral("%1 in bin %2 of %3").arg(v, 0, 'g', 17).arg(bin).arg(perOctave)));
+        }
+    }
+}
+
+// The block filler (float lanes: bins from the bits, or from a float position trusted away from the
+// edges) against Histogram::add, value for value, on every kind of bins and on ranges that stress its
+// bounds: edges and their float neighbours, values a rounding away from them, zeros, negatives,
+// subnormals, overflow and NaN. A value that is no float comes as NaN, as the pass passes it.
 void TestFastAnalysis::fillerCountsAsAddDoes_data() {
-    QTest::addColumn<double>("lo");
-    QTest::addColumn<double>("hi");
+    QTest::addColumn<QString>("scale");
+    QTest::addColumn<double>("lo"); // aligned: the first edge in half widths
+    QTest::addColumn<double>("hi"); // aligned: the width's exponent
     QTest::addColumn<int>("bins");
-    QTest::addColumn<bool>("log");
-    QTest::newRow("error ±0.02, 101 bins") << -0.0223 << 0.0223 << 101 << false;
-    QTest::newRow("values [-5.3, 4.9], 256 bins") << -5.3 << 4.9 << 256 << false;
-    QTest::newRow("far from zero [1000, 1001]") << 1000.0 << 1001.0 << 256 << false;
-    QTest::newRow("tiny [1e-30, 3e-30]") << 1e-30 << 3e-30 << 64 << false;
-    QTest::newRow("float's whole range") << -3.4e38 << 3.4e38 << 101 << false;
-    QTest::newRow("one value") << 0.25 << 0.25 << 256 << false;
-    QTest::newRow("log |error| [3.7e-9, 0.42]") << 3.7e-9 << 0.42 << 60 << true;
-    QTest::newRow("log from a subnormal") << 1.4e-45 << 6.0e38 << 60 << true;
-    QTest::newRow("log narrow [0.1, 0.1001]") << 0.1 << 0.1001 << 60 << true;
+    QTest::addColumn<bool>("vectorised");
+    QTest::newRow("error ±0.02, 101 bins") << QStringLiteral("linear") << -0.0223 << 0.0223 << 101 << true;
+    QTest::newRow("values [-5.3, 4.9], 256 bins") << QStringLiteral("linear") << -5.3 << 4.9 << 256 << true;
+    QTest::newRow("far from zero [1000, 1001]")
+        << QStringLiteral("linear") << 1000.0 << 1001.0 << 256 << true;
+    QTest::newRow("tiny [1e-30, 3e-30]") << QStringLiteral("linear") << 1e-30 << 3e-30 << 64 << true;
+    QTest::newRow("float's whole range") << QStringLiteral("linear") << -3.4e38 << 3.4e38 << 101 << true;
+    QTest::newRow("one value") << QStringLiteral("linear") << 0.25 << 0.25 << 256 << true;
+    QTest::newRow("aligned error, 65 bins of 2^-7")
+        << QStringLiteral("aligned") << -65.0 << -7.0 << 65 << true;
+    QTest::newRow("aligned, an edge at zero") << QStringLiteral("aligned") << -64.0 << -3.0 << 64 << true;
+    QTest::newRow("aligned, bins of 1024") << QStringLiteral("aligned") << -10.0 << 10.0 << 10 << true;
+    QTest::newRow("aligned, off zero") << QStringLiteral("aligned") << 2001.0 << -12.0 << 256 << true;
+    QTest::newRow("octaves [2^-16, 2^-1], 4 each")
+        << QStringLiteral("octaves") << 0x1p-16 << 0x1p-1 << 60 << true;
+    QTest::newRow("octaves from float's least normal")
+        << QStringLiteral("octaves") << 0x1p-126 << 0x1p-120 << 12 << true;
+    QTest::newRow("octaves, 8 each") << QStringLiteral("octaves") << 1.0 << 1024.0 << 80 << true;
+    QTest::newRow("octaves below float's normals")
+        << QStringLiteral("octaves") << 0x1p-140 << 0x1p-130 << 10 << false;
+    QTest::newRow("log10 |error| [3.7e-9, 0.42]") << QStringLiteral("log10") << 3.7e-9 << 0.42 << 60 << false;
 }
 
 void TestFastAnalysis::fillerCountsAsAddDoes() {
+    QFETCH(QString, scale);
     QFETCH(double, lo);
     QFETCH(double, hi);
     QFETCH(int, bins);
-    QFETCH(bool, log);
-    const Histogram empty(lo, hi, bins, log ? Histogram::Scale::Log10 : Histogram::Scale::Linear);
+    QFETCH(bool, vectorised);
+    const Histogram empty =
+        scale == u"octaves" ? *Histogram::octavesOver(lo, hi, bins)
+        : scale == u"aligned"
+            ? Histogram::alignedLinear(static_cast<std::int64_t>(lo), static_cast<int>(hi), bins)
+            : Histogram(lo, hi, bins, scale == u"log10" ? Histogram::Scale::Log10 : Histogram::Scale::Linear);
+    const bool log = empty.scale() != Histogram::Scale::Linear;
     std::vector<double> values;
     for (double e : empty.edges())
         for (double v : {e, static_cast<double>(static_cast<float>(e))}) {
@@ -190,29 +240,100 @@ void TestFastAnalysis::fillerCountsAsAddDoes() {
     std::uniform_real_distribution<double> u(0, 1);
     for (int i = 0; i < 20000; ++i) {
         const double t = u(rng) * 1.2 - 0.1;
-        values.push_back(log ? std::pow(10.0, std::log10(empty.lo()) +
+        const double v = log ? std::pow(10.0, std::log10(empty.lo()) +
                                                   t * (std::log10(empty.hi()) - std::log10(empty.lo())))
-                             : empty.lo() + t * (empty.hi() - empty.lo()));
+                             : empty.lo() + t * (empty.hi() - empty.lo());
+        values.push_back(i % 2 ? static_cast<float>(v) : v); // floats, as the pass mostly has
     }
-    values.insert(values.end(), {0.0, -0.0, 1e-45, -1e-45, 1e-40, 1e39, -1e39, 3.4e38, std::nan("")});
+    values.insert(values.end(), {0.0, -0.0, 1e-45, -1e-45, 1e-40, -1e-40, 1e39, -1e39, 3.4e38, std::nan("")});
     Histogram byAdd = empty, byFiller = empty;
     for (double v : values)
         byAdd.add(v);
     {
         HistogramFiller filler(byFiller);
+        QCOMPARE(filler.vectorised(), vectorised);
         for (std::size_t first = 0; first < values.size(); first += HistogramFiller::kBlock) {
             const int n =
                 static_cast<int>(std::min<std::size_t>(HistogramFiller::kBlock, values.size() - first));
-            std::vector<float> approx(static_cast<std::size_t>(n));
-            for (int k = 0; k < n; ++k)
-                approx[static_cast<std::size_t>(k)] =
-                    static_cast<float>(values[first + static_cast<std::size_t>(k)]);
-            filler.addBlock<4>(approx.data(), n,
+            std::vector<float> asFloat(static_cast<std::size_t>(n));
+            for (int k = 0; k < n; ++k) {
+                const double v = values[first + static_cast<std::size_t>(k)];
+                const auto f = static_cast<float>(v);
+                asFloat[static_cast<std::size_t>(k)] =
+                    static_cast<double>(f) == v ? f : std::numeric_limits<float>::quiet_NaN();
+            }
+            filler.addBlock<4>(asFloat.data(), n,
                                [&](int k) { return values[first + static_cast<std::size_t>(k)]; });
         }
     }
     compareHistograms(byFiller, byAdd, "filler vs add");
     QCOMPARE(byFiller.total(), static_cast<std::int64_t>(values.size()));
+}
+
+// Both error histograms counted through one cell per error (ErrorCells) against Histogram::add:
+// every edge of both with its float neighbours and its negative, differences with few bits (as x − x̂
+// has), zero and its negative, values beyond both ends and inexact differences passed as NaN.
+void TestFastAnalysis::errorCellsCountAsAddDoes() {
+    Histogram error = Histogram::alignedLinear(-65, -7, 65), absError = Histogram::octaves(-16, 15, 4);
+    QVERIFY(ErrorCells::fits(error, absError));
+    QVERIFY(!ErrorCells::fits(Histogram::alignedLinear(-64, -7, 64), absError)); // an edge at zero
+    QVERIFY(!ErrorCells::fits(Histogram(-0.3, 0.3, 101), absError));
+    std::vector<double> values;
+    for (const Histogram* h : {&error, &absError})
+        for (double e : h->edges())
+            for (double v : {e, -e}) {
+                const auto f = static_cast<float>(v);
+                values.insert(values.end(), {v, std::nextafter(f, -1.0f), std::nextafter(f, 1.0f)});
+            }
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<double> u(-0.3, 0.3);
+    for (int i = 0; i < 40000; ++i) {
+        const double v = u(rng);
+        const double bits = std::ldexp(1.0, 8 + i % 20); // a difference of floats has few bits
+        values.push_back(i % 3 ? std::round(v * bits) / bits : static_cast<float>(v));
+    }
+    values.insert(values.end(), {0.0, -0.0, 1e-45, -1e-45, 1e-40, 2.0, -2.0, 1e30, -1e30});
+    values.insert(values.end(), {0.1 + 1e-12, -0.2 - 1e-13}); // no floats: passed as NaN
+    Histogram wantError = error, wantAbs = absError;
+    for (double v : values) {
+        wantError.add(v);
+        wantAbs.add(std::fabs(v));
+    }
+    using F = FloatLanes<4>::F;
+    using I = FloatLanes<4>::I;
+    {
+        ErrorCells cells(error, absError);
+        for (std::size_t first = 0; first < values.size(); first += HistogramFiller::kBlock) {
+            const int n =
+                static_cast<int>(std::min<std::size_t>(HistogramFiller::kBlock, values.size() - first));
+            auto exact = [&](int k) { return values[first + static_cast<std::size_t>(k)]; };
+            std::vector<std::int32_t> blockSlots(HistogramFiller::kBlock);
+            int k = 0;
+            for (; k + 4 <= n; k += 4) {
+                F e;
+                for (int l = 0; l < 4; ++l) {
+                    const double v = exact(k + l);
+                    e[l] = static_cast<double>(static_cast<float>(v)) == v
+                               ? static_cast<float>(v)
+                               : std::numeric_limits<float>::quiet_NaN();
+                }
+                I slow;
+                const I slot = cells.slotsOf<F, I>(e, slow);
+                for (int l = 0; l < 4; ++l)
+                    blockSlots[static_cast<std::size_t>(k + l)] = slot[l];
+            }
+            for (; k < n; ++k)
+                blockSlots[static_cast<std::size_t>(k)] = cells.slowSlot();
+            const HistogramFiller::Counter c = cells.startBlock(n);
+            for (k = 0; k < n; ++k)
+                if (blockSlots[static_cast<std::size_t>(k)] != cells.slowSlot())
+                    c.add(0, blockSlots[static_cast<std::size_t>(k)]);
+            cells.addSlow(blockSlots.data(), n, exact);
+        }
+    }
+    compareHistograms(error, wantError, "error cells vs add");
+    compareHistograms(absError, wantAbs, "|error| cells vs add");
+    QCOMPARE(error.total(), static_cast<std::int64_t>(values.size()));
 }
 
 // The per-group tables are made without writing zeros (ZeroedHugePageAllocator): both of its paths

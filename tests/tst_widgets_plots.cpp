@@ -313,7 +313,7 @@ private slots:
         values->setOutcome(o);
         errors->setOutcome(o);
         const QString beyond = QString::number(a.error.underflow() + a.error.overflow());
-        QVERIFY2(errors->note()->text().contains(QStringLiteral(" %1 errors beyond ±").arg(beyond)),
+        QVERIFY2(errors->note()->text().contains(QStringLiteral(" %1 clipped errors beyond ±").arg(beyond)),
                  qPrintable(errors->note()->text()));
         QVERIFY2(values->note()->text().contains(QStringLiteral("beyond every group's range (clipped)")),
                  qPrintable(values->note()->text()));

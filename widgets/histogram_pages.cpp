@@ -143,9 +143,10 @@ void ErrorHistogramPage::setOutcome(const TensorOutcome& o) {
     QString sizes = tr("Max |error| %1, RMSE %2.")
                         .arg(fmtNumber(o.a.report.analysis.stats.maxAbsError()),
                              fmtNumber(o.a.report.analysis.stats.rmse()));
-    // The bins span the largest rounding error (report_schema.md): clipped errors lie beyond.
+    // The bins span the largest rounding error, passing it by less than a bin (report_schema.md):
+    // the errors beyond are clipped ones.
     if (const std::int64_t beyond = error.underflow() + error.overflow(); beyond > 0)
-        sizes += tr(" %1 errors beyond ±%2, the largest rounding error, are not drawn.")
+        sizes += tr(" %1 clipped errors beyond ±%2, past the largest rounding error, are not drawn.")
                      .arg(beyond)
                      .arg(fmtNumber(error.hi()));
     if (t.clippedLow + t.clippedHigh == 0) // the usual case, said in fewer lines

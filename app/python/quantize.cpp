@@ -40,7 +40,7 @@ const Quantized& of(pb::handle self) {
 
 pb::dict histogramDict(const Histogram& h) {
     pb::dict d;
-    d["scale"] = h.scale() == Histogram::Scale::Log10 ? "log10" : "linear";
+    d["scale"] = scaleName(h.scale());
     d["edges"] = copiedArray(h.edges(), {static_cast<std::int64_t>(h.binCount()) + 1});
     d["counts"] = copiedArray(h.counts(), {static_cast<std::int64_t>(h.counts().size())});
     d["underflow"] = h.underflow();
@@ -340,7 +340,7 @@ void registerQuantize(pb::module_& m) {
                 return d;
             },
             "Histograms as dicts of NumPy arrays (edges, counts) and counts beyond them: error (x - x̂), "
-            "abs_error_log (|x - x̂|, log10 bins), values (x), scales")
+            "abs_error_log (|x - x̂|, four bins to an octave), values (x), scales")
         .def_property_readonly(
             "clipping",
             [](const QuantizeResult& r) { return clippingDict(r.get().run.report.analysis.clipping); },

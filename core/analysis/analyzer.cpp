@@ -27,8 +27,16 @@ std::pair<std::int32_t, std::int32_t> extremeCodes(const ResolvedSpec& plan) {
     return {pos | sign, pos};
 }
 
-// The |error| histogram spans this many decades below the largest rounding error.
-constexpr double kAbsErrorFloor = 1e-6;
+// The |error| histogram's bins in each octave below the largest rounding error.
+constexpr int kAbsErrorPerOctave = 4;
+
+// The smallest e with 2^e >= v (v > 0 and finite), within double's normal exponents.
+int exponentAtLeast(double v) {
+    int e = std::ilogb(v);
+    if (std::ldexp(1.0, e) < v) ++e;
+    return std::clamp(e, std::numeric_limits<double>::min_exponent - 1,
+                      std::numeric_limits<double>::max_exponent - 1);
+}
 
 double roundingSlack(const ResolvedSpec& plan, double step) {
     if (isFloatTarget(plan.codeTarget)) return 0.0;
@@ -142,8 +150,22 @@ void openHistograms(TensorAnalysis& a, const ResolvedSpec& plan, const QuantPara
     }
     if (lo > hi) lo = hi = 0; // no group with finite edges
     if (!(reach > 0)) reach = 1.0;
-    a.error = Histogram(-reach, reach, opt.errorBins);
-    a.absErrorLog = Histogram(reach * kAbsErrorFloor, reach, opt.absErrorBins, Histogram::Scale::Log10);
+    // Error bins of a power-of-two width centred on zero: the narrowest width with which the bins
+    // asked for reach `reach` each way, then as few bins of that width (and the count's parity: an
+    // odd count centres one on zero) as reach it, so the edges pass it by less than a bin. |error|
+    // bins a quarter of an octave wide over the octaves below the power of two that reaches it. Both
+    // follow from the bits of an error, with no rounding (report format 3).
+    const int asked = std::max(opt.errorBins, 1);
+    const int width = exponentAtLeast(2 * reach / asked);
+    int errorBins = static_cast<int>(std::ceil(2 * reach / std::ldexp(1.0, width)));
+    if ((asked - errorBins) % 2 != 0) ++errorBins;
+    errorBins = std::clamp(errorBins, 1, asked);
+    a.error = Histogram::alignedLinear(-errorBins, width, errorBins);
+    const int perOctave = std::clamp(opt.absErrorBins, 1, kAbsErrorPerOctave);
+    const int octaves = std::max(opt.absErrorBins / perOctave, 1);
+    const int top = exponentAtLeast(reach);
+    a.absErrorLog = Histogram::octaves(std::max(top - octaves, std::numeric_limits<double>::min_exponent - 1),
+                                       octaves, perOctave);
     a.values = Histogram(lo, hi, opt.valueBins);
 }
 

@@ -37,7 +37,7 @@ AnalysisIsa analysisIsa(AnalysisIsa wanted = AnalysisIsa::Best);
 
 struct AnalysisOptions {
     int errorBins = 101;   // odd: one bin centred on zero error
-    int absErrorBins = 60; // log10 bins of |x − x̂|
+    int absErrorBins = 60; // octave bins of |x − x̂|, four to an octave
     int valueBins = 256;
     int scaleBins = 64;
     /// Clipping rows kept: those of the first groupRows groups. The others count in the total only (the state
@@ -58,10 +58,11 @@ struct TensorAnalysis {
     // its grid a value still rounds to an end code: the largest rounding error of an element not
     // clipped (half a step, or half a minifloat's top gap, when rounding to nearest), plus 2^-20 of
     // the group's largest magnitude for float rounding. Only elements whose x and x̂ are finite count.
-    Histogram error;          // x − x̂, linear bins over ± the largest reach; clipped elements beyond it
-                              // count as underflow and overflow
-    Histogram absErrorLog;    // |x − x̂|, log10 bins over six decades below the largest reach; smaller
-                              // errors (and zeros) underflow, clipped ones overflow
+    Histogram error;          // x − x̂, linear bins of a power-of-two width over ± the largest reach or a
+                              // little more; clipped elements beyond it count as underflow and overflow
+    Histogram absErrorLog;    // |x − x̂|, octave bins (four to an octave) over the 15 octaves below the
+                              // power of two reaching the largest reach; smaller errors (and zeros)
+                              // underflow, clipped ones overflow
     Histogram values;         // x over every group's grid widened by its reach; values beyond every
                               // group's grid (clipped) count as underflow and overflow
     std::vector<double> grid; // reconstruction values of the group shown with `values` (≤ 256 codes)

@@ -325,6 +325,41 @@ QL_INLINE inline bool allFinite(const float* x, const float* xh, int n) {
     return (carried & 0x80000000u) == 0;
 }
 
+// x − x̂ where float gives it exactly, NaN where it may not: exact when the two lie within a factor
+// two of each other (Sterbenz), which |x − x̂| < |x| and < |x̂| proves, or when either is zero. (Masks
+// as bit operations: GCC scalarises ?: on these vectors.)
+template <typename F, typename I> QL_INLINE inline F exactDifference(F x, F h) {
+    const F e = x - h;
+    const I absBits = I{} + 0x7FFFFFFF;
+    const F a = reinterpret_cast<F>(reinterpret_cast<I>(e) & absBits);
+    const F ax = reinterpret_cast<F>(reinterpret_cast<I>(x) & absBits),
+            ah = reinterpret_cast<F>(reinterpret_cast<I>(h) & absBits);
+    const I exact = ((a < ax) & (a < ah)) | (x == 0.0f) | (h == 0.0f);
+    return reinterpret_cast<F>((reinterpret_cast<I>(e) & exact) | ((I{} + 0x7FC00000) & ~exact));
+}
+
+// exactDifference of a block into e, and its magnitudes into a.
+template <int Lanes>
+QL_INLINE inline void exactDifferences(const float* xs, const float* xh, int n, float* e, float* a) {
+    using F = typename FloatLanes<Lanes>::F;
+    using I = typename FloatLanes<Lanes>::I;
+    int k = 0;
+    for (; k + Lanes <= n; k += Lanes) {
+        F x, h;
+        std::memcpy(&x, xs + k, sizeof x);
+        std::memcpy(&h, xh + k, sizeof h);
+        const F d = exactDifference<F, I>(x, h);
+        std::memcpy(e + k, &d, sizeof d);
+    }
+    for (; k < n; ++k) {
+        const float d = xs[k] - xh[k], m = std::fabs(d);
+        const bool exact = (m < std::fabs(xs[k]) && m < std::fabs(xh[k])) || xs[k] == 0.0f || xh[k] == 0.0f;
+        e[k] = exact ? d : std::numeric_limits<float>::quiet_NaN();
+    }
+    for (k = 0; k < n; ++k)
+        a[k] = std::fabs(e[k]);
+}
+
 struct alignas(64) FirstPass {
     detail::SliceSums sums; // the all-finite blocks' sums, joined to stats and ranges at the end
     GroupClipping groups;   // every group's sums, rows or not: the slice's part of the total
@@ -440,20 +475,65 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
         for (; k < len; ++k)
             ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
     };
-    // The histograms: a staged block whose x and x̂ are all finite at once (the bins from x − x̂
-    // rounded to float, the few near an edge from the exact double), or one finite element.
+    // The histograms: a staged block whose x and x̂ are all finite at once, or one finite element.
+    // A block's registers get their slots first, then each element its counts in one loop: both
+    // error histograms through one count of x − x̂ in its cell where the edges allow (ErrorCells), as
+    // well as the value's. x − x̂ is taken in float where that difference is exact; the others, and
+    // every value of a histogram with no vector path, come through the exact double.
     HistogramFiller errorFill(p.error), absErrorFill(p.absErrorLog), valuesFill(p.values);
+    std::optional<ErrorCells> cells;
+    if (ErrorCells::fits(p.error, p.absErrorLog) && valuesFill.vectorised())
+        cells.emplace(p.error, p.absErrorLog);
     auto countBlock = [&](const float* xs, const float* xh, int n) __attribute__((noinline)) {
-        alignas(64) float ef[kBlock], af[kBlock];
-        for (int k = 0; k < n; ++k) {
-            ef[k] = xs[k] - xh[k];
-            af[k] = std::fabs(ef[k]);
-        }
         // (Called rarely, and from the filler's default-target code: not forced inline.)
         auto exactError = [&](int k) { return static_cast<double>(xs[k]) - xh[k]; };
-        errorFill.template addBlock<kFloatLanes>(ef, n, exactError);
-        absErrorFill.template addBlock<kFloatLanes>(af, n, [&](int k) { return std::fabs(exactError(k)); });
-        valuesFill.template addBlock<kFloatLanes>(xs, n, [&](int k) { return static_cast<double>(xs[k]); });
+        auto exactValue = [&](int k) { return static_cast<double>(xs[k]); };
+        if (!cells) {
+            alignas(64) float ef[kBlock], af[kBlock];
+            exactDifferences<kFloatLanes>(xs, xh, n, ef, af);
+            errorFill.template addBlock<kFloatLanes>(ef, n, exactError);
+            absErrorFill.template addBlock<kFloatLanes>(af, n,
+                                                        [&](int k) { return std::fabs(exactError(k)); });
+            valuesFill.template addBlock<kFloatLanes>(xs, n, exactValue);
+            return;
+        }
+        using F = typename FloatLanes<kFloatLanes>::F;
+        using I = typename FloatLanes<kFloatLanes>::I;
+        alignas(64) std::int32_t errorSlots[kBlock], valueSlots[kBlock];
+        I slowError = {}, slowValue = {};
+        int k = 0;
+        for (; k + kFloatLanes <= n; k += kFloatLanes) {
+            F x, h;
+            std::memcpy(&x, xs + k, sizeof x);
+            std::memcpy(&h, xh + k, sizeof h);
+            I slow;
+            I slot = cells->slotsOf<F, I>(exactDifference<F, I>(x, h), slow);
+            slowError |= slow;
+            std::memcpy(errorSlots + k, &slot, sizeof slot);
+            slot = valuesFill.slotsOf<F, I>(x, slow);
+            slowValue |= slow;
+            std::memcpy(valueSlots + k, &slot, sizeof slot);
+        }
+        for (int j = k; j < n; ++j)
+            errorSlots[j] = cells->slowSlot();
+        const bool tail = valuesFill.endBlock<kFloatLanes>(valueSlots, k, n);
+        const HistogramFiller::Counter ce = cells->startBlock(n), cv = valuesFill.startBlock(n);
+        constexpr int kTables = HistogramFiller::kTables;
+        static_assert(kTables % ErrorCells::kTables == 0);
+        k = 0;
+        for (; k + kTables <= n; k += kTables)
+            for (int t = 0; t < kTables; ++t) {
+                ce.add(t % ErrorCells::kTables, errorSlots[k + t]);
+                cv.add(t, valueSlots[k + t]);
+            }
+        for (; k < n; ++k) {
+            ce.add(0, errorSlots[k]);
+            cv.add(0, valueSlots[k]);
+        }
+        if (tail || HistogramFiller::anySlowIn(slowError)) [[unlikely]]
+            cells->addSlow(errorSlots, n, exactError);
+        if (tail || HistogramFiller::anySlowIn(slowValue)) [[unlikely]]
+            valuesFill.addSlow<kFloatLanes>(valueSlots, n, exactValue);
     };
     auto countElement = [&](float xi, float xh) QL_INLINE {
         const double e = static_cast<double>(xi) - xh;

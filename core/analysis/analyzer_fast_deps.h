@@ -4,6 +4,7 @@
 #include "analysis/analyzer_isa.h"
 #include "analysis/analyzer_steps.h"
 #include "analysis/block_sums.h"
+#include "analysis/error_cells.h"
 #include "analysis/histogram_filler.h"
 #include "analysis/slice_groups.h"
 #include "base/error.h"

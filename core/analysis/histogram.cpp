@@ -15,6 +15,7 @@ Histogram::Histogram(double lo, double hi, int bins, Scale scale)
     , m_hi(hi)
     , m_scale(scale)
     , m_counts(static_cast<std::size_t>(std::max(bins, 1)), 0) {
+    if (scale == Scale::Octaves) throw QuantError("octave bins are made by Histogram::octaves");
     if (!(m_hi > m_lo)) {
         // One value everywhere (a constant tensor): centre a unit-wide range on it.
         const double w = scale == Scale::Log10 ? 2.0 : (m_lo == 0.0 ? 1.0 : std::fabs(m_lo));
@@ -35,6 +36,43 @@ Histogram::Histogram(double lo, double hi, int bins, Scale scale)
         m_edgeV.front() = m_lo;
         m_edgeV.back() = m_hi;
     }
+}
+
+Histogram Histogram::octaves(int lowExponent, int octaves, int perOctave) {
+    const int top = lowExponent + octaves;
+    if (octaves < 1 || perOctave < 1 || perOctave > BinRule::kMostPerOctave ||
+        (perOctave & (perOctave - 1)) != 0 || lowExponent < std::numeric_limits<double>::min_exponent - 1 ||
+        top > std::numeric_limits<double>::max_exponent - 1)
+        throw QuantError("octave bins 2^" + std::to_string(lowExponent) + " .. 2^" + std::to_string(top) +
+                         ", " + std::to_string(perOctave) + " per octave, are out of range");
+    Histogram h(std::ldexp(1.0, lowExponent), std::ldexp(1.0, top), octaves * perOctave);
+    h.m_scale = Scale::Octaves;
+    h.m_lowExponent = lowExponent;
+    h.m_perOctave = perOctave;
+    return h;
+}
+
+std::optional<Histogram> Histogram::octavesOver(double lo, double hi, int bins) {
+    if (!(lo > 0) || !(hi > lo) || !std::isfinite(hi)) return std::nullopt;
+    const int low = std::ilogb(lo), top = std::ilogb(hi);
+    if (std::ldexp(1.0, low) != lo || std::ldexp(1.0, top) != hi || bins % (top - low) != 0)
+        return std::nullopt;
+    try {
+        return octaves(low, top - low, bins / (top - low));
+    } catch (const QuantError&) {
+        return std::nullopt;
+    }
+}
+
+Histogram Histogram::alignedLinear(std::int64_t firstEdge, int widthExponent, int bins) {
+    const double half = std::ldexp(1.0, widthExponent - 1);
+    const double lo = static_cast<double>(firstEdge) * half;
+    const double hi = static_cast<double>(firstEdge + 2 * std::int64_t{std::max(bins, 1)}) * half;
+    if (!std::isfinite(lo) || !std::isfinite(hi) || !(half > 0) ||
+        std::fabs(static_cast<double>(firstEdge)) > 0x1p52)
+        throw QuantError("linear bins of width 2^" + std::to_string(widthExponent) + " from " +
+                         std::to_string(firstEdge) + " half widths are out of range");
+    return {lo, hi, bins};
 }
 
 void Histogram::merge(const Histogram& o) {
@@ -62,7 +100,12 @@ void Histogram::addCounts(std::span<const std::int64_t> bins, std::int64_t under
 std::vector<double> Histogram::edges() const {
     std::vector<double> e(m_counts.size() + 1);
     for (std::size_t i = 0; i < e.size(); ++i) {
-        e[i] = m_scale == Scale::Log10 ? m_edgeV[i] : static_cast<double>(i) * m_step + m_a;
+        const auto j = static_cast<int>(i);
+        e[i] = m_scale == Scale::Log10 ? m_edgeV[i]
+               : m_scale == Scale::Octaves
+                   ? std::ldexp(1.0 + static_cast<double>(j % m_perOctave) / m_perOctave,
+                                m_lowExponent + j / m_perOctave)
+                   : static_cast<double>(i) * m_step + m_a;
     }
     e.front() = m_lo;
     e.back() = m_hi;
@@ -71,6 +114,27 @@ std::vector<double> Histogram::edges() const {
 
 std::int64_t Histogram::total() const {
     return std::accumulate(m_counts.begin(), m_counts.end(), std::int64_t{0}) + m_under + m_over + m_nan;
+}
+
+const char* scaleName(Histogram::Scale scale) {
+    switch (scale) {
+    case Histogram::Scale::Log10:
+        return "log10";
+    case Histogram::Scale::Octaves:
+        return "octaves";
+    case Histogram::Scale::Linear:
+        break;
+    }
+    return "linear";
+}
+
+bool scaleNamed(const std::string& name, Histogram::Scale& scale) {
+    for (const auto s : {Histogram::Scale::Linear, Histogram::Scale::Log10, Histogram::Scale::Octaves})
+        if (name == scaleName(s)) {
+            scale = s;
+            return true;
+        }
+    return false;
 }
 
 Histogram valueHistogram(std::span<const float> values, int bins) {

@@ -7,23 +7,35 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace ql {
 
 class Histogram {
 public:
-    enum class Scale : std::uint8_t {
-        Linear, // equal-width bins over [lo, hi]
-        Log10,  // equal-width bins of log10(v) over [lo, hi] (lo > 0); v <= 0 counts as underflow
-    };
+    using Scale = BinScale; // Linear, Log10 or Octaves (bin_rule.h)
 
     using BinRule = ql::BinRule;
 
     Histogram() = default;
-    /// `bins` >= 1. A degenerate range (lo == hi) gets a unit width around lo.
+    /// `bins` >= 1; Linear or Log10 (octave bins: octaves()). A degenerate range (lo == hi) gets a
+    /// unit width around lo.
     Histogram(double lo, double hi, int bins, Scale scale = Scale::Linear);
+    /// Octave bins over [2^lowExponent, 2^(lowExponent + octaves)], perOctave equal-width bins in
+    /// each octave (v below lo counts as underflow). Throws QuantError unless both ends are normal
+    /// doubles, octaves >= 1 and perOctave is a power of two up to BinRule::kMostPerOctave (so every
+    /// edge is a double, and a value on one goes to the bin above it).
+    static Histogram octaves(int lowExponent, int octaves, int perOctave);
+    /// The octave bins with these ends and count (read back from their edges), if they are such:
+    /// both ends powers of two and the bins an even share of the octaves between them.
+    static std::optional<Histogram> octavesOver(double lo, double hi, int bins);
+    /// Linear bins of width 2^widthExponent with lo = firstEdge * 2^(widthExponent - 1) (an integer
+    /// count of half widths): each bin follows from the bits of a value with no rounding. Throws
+    /// QuantError when the edges are not finite doubles.
+    static Histogram alignedLinear(std::int64_t firstEdge, int widthExponent, int bins);
 
     [[gnu::always_inline]] void add(double v, std::int64_t n = 1) {
         const std::int64_t slot = placement().slotOf(v);
@@ -60,14 +72,15 @@ private:
     friend class HistogramFiller; // the fast pass's block filler (histogram_filler.h)
 
     BinRule rule() const {
-        const bool log = m_scale == Scale::Log10;
         return {m_a,
                 m_b,
                 m_step,
                 static_cast<std::int64_t>(m_counts.size()) - 1,
-                log,
+                m_scale,
                 m_edgeV.data(),
-                BinRule::marginFor(log, m_b)};
+                BinRule::marginFor(m_scale == Scale::Log10, m_b),
+                m_lowExponent,
+                m_perOctave};
     }
 
     double m_lo = 0;
@@ -76,13 +89,18 @@ private:
     double m_a = 0; // bin position = (t - m_a) * m_b, t = v or log10(v)
     double m_b = 1;
     double m_width = 1;
-    double m_step = 1;           // m_width / bins, as numpy.linspace computes it
-    std::vector<double> m_edgeV; // Log10: the bins' edges in value units
+    double m_step = 1;                               // m_width / bins, as numpy.linspace computes it
+    std::vector<double> m_edgeV;                     // Log10: the bins' edges in value units
+    std::int32_t m_lowExponent = 0, m_perOctave = 1; // Octaves: lo = 2^m_lowExponent
     std::vector<std::int64_t> m_counts;
     std::int64_t m_under = 0;
     std::int64_t m_over = 0;
     std::int64_t m_nan = 0;
 };
+
+/// A scale's name in reports ("linear", "log10", "octaves"), and the scale of a name (false if none).
+const char* scaleName(Histogram::Scale scale);
+bool scaleNamed(const std::string& name, Histogram::Scale& scale);
 
 /// Linear histogram of the finite values over their own [min, max] (NaN counted apart).
 Histogram valueHistogram(std::span<const float> values, int bins);

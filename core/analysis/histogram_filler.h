@@ -2,12 +2,14 @@
 // Fills a Histogram from blocks of values in float lanes (a register's worth), with the same bins as
 // Histogram::add (internal to the fast analysis pass, analyzer_fast.h).
 //
-// Each block comes as float approximations of its values (the value itself, or the value rounded
-// once to float) and a function giving the exact double. A bin position found in float arithmetic
-// (log bins from exponent bits and a quartic) is trusted only when it lies further from every edge
-// than its worst error, bounded for the histogram's own range when the filler is made; every other
-// value, and every value of a histogram whose bound is too loose, goes through Histogram::add with
-// its exact double. So the counts equal add()'s exactly, whatever the lanes.
+// Each block comes as floats, each one the value itself or NaN where the value is no float (a
+// function gives every value as the exact double). Octave bins and linear bins of a power-of-two
+// width on a grid of half widths follow from the bits of the float with no rounding, so every finite
+// float is placed in the vector lanes. Other linear bins: a position found in float arithmetic is
+// trusted only when it lies further from every edge than its worst error, bounded for the
+// histogram's own range when the filler is made. Every other value, and every value of a histogram
+// no fast way fits (log10 bins), goes through Histogram::add with its exact double. So the counts
+// equal add()'s exactly, whatever the lanes.
 #include "analysis/histogram.h"
 
 #include <algorithm>
@@ -41,146 +43,220 @@ public:
     explicit HistogramFiller(Histogram& h)
         : m_h(h)
         , m_bins(static_cast<std::int32_t>(h.m_counts.size()))
-        , m_log(h.m_scale == Histogram::Scale::Log10)
-        , m_a(static_cast<float>(h.m_a))
-        , m_b(static_cast<float>(h.m_b))
-        , m_tables(static_cast<std::size_t>(kTables) * static_cast<std::size_t>(m_bins + 2), 0u) {
+        , m_tables(static_cast<std::size_t>(kTables) * static_cast<std::size_t>(m_bins + kSlots), 0u) {
         const double bins = static_cast<double>(m_bins);
-        // Worst distance, in bins, between the float position and the exact one; the exact one is
-        // itself trusted 1e-6 from an edge (Histogram::BinRule's linear margin).
-        double error;
-        if (m_log) {
-            // t = (E + q(m))·B − A with B = b·log10(2), A = a·b: the quintic q is within 1.45e-5 of
-            // log2(1 + m) in float (on a grid of 4e5 points); the float sums and products carry 2^-22
-            // of magnitudes no larger than L·B, A and the bin count, where L bounds |log2 v| over the
-            // range; the value's own rounding to float moves log2 v by 2^-24/ln 2.
-            constexpr double kLog10Of2 = 0.30102999566398120;
-            const double b2 = h.m_b * kLog10Of2;
-            const double reach = (std::fabs(h.m_a) + std::fabs(h.m_a + h.m_width) + 2.0) / kLog10Of2;
-            m_a = static_cast<float>(h.m_a * h.m_b);
-            m_b = static_cast<float>(b2);
-            error = b2 * (1.5e-5 + 1e-7) + 0x1p-22 * (reach * b2 + std::fabs(h.m_a * h.m_b) + bins);
-            // Zero and negative values, subnormals, infinities and NaN all fall outside such a range
-            // by the exponent alone unless the range reaches near the ends of float's.
-            m_checkNormal = !(h.m_lo >= 2.0 * std::numeric_limits<float>::min() && h.m_hi < 0x1p126);
-        } else {
-            // Rounding of the value (2^-24 relative), of a and b, of the difference and the product.
-            const double reach = std::max(std::fabs(h.m_lo), std::fabs(h.m_hi));
-            error = 0x1p-23 * (h.m_b * (2 * reach + std::fabs(h.m_a) + h.m_width) + 2 * bins);
+        const bool floatEnds = static_cast<double>(static_cast<float>(h.m_lo)) == h.m_lo &&
+                               static_cast<double>(static_cast<float>(h.m_hi)) == h.m_hi &&
+                               std::isfinite(static_cast<float>(h.m_hi));
+        m_lo = static_cast<float>(h.m_lo);
+        m_hi = static_cast<float>(h.m_hi);
+        m_floatEnds = floatEnds;
+        if (h.m_scale == Histogram::Scale::Octaves) {
+            // The octave and the bin within it from the float's bits: normal floats only, and the
+            // mantissa times the bins per octave within an int32.
+            m_a = static_cast<float>(127 + h.m_lowExponent);
+            m_b = static_cast<float>(h.m_perOctave);
+            if (floatEnds && h.m_lo >= std::numeric_limits<float>::min() && h.m_perOctave < 256)
+                m_mode = Mode::Octaves;
+            return;
         }
+        if (h.m_scale != Histogram::Scale::Linear) return; // log10 bins: add() for every value
+        int e = 0;
+        const bool powerOfTwo = std::frexp(h.m_step, &e) == 0.5 && h.m_step * bins == h.m_width;
+        const double halves = h.m_a / (h.m_step / 2); // lo in half widths
+        if (powerOfTwo && floatEnds && halves == std::nearbyint(halves) &&
+            std::fabs(halves) + 2 * bins < 0x1p29 && e - 2 > std::numeric_limits<float>::min_exponent &&
+            e < std::numeric_limits<float>::max_exponent) {
+            // bin = (floor(v · 2/step) − lo in half widths) / 2: v · 2/step is exact (a power of two;
+            // the rare product below float's normals takes the exact path) and so is all the rest.
+            m_mode = Mode::Aligned;
+            m_b = static_cast<float>(2 / h.m_step);
+            m_halves = static_cast<std::int32_t>(halves);
+            return;
+        }
+        // Worst distance, in bins, between the float position and the exact one (rounding of the
+        // value, of a and b, of the difference and the product); the exact one is itself trusted
+        // 1e-6 from an edge (BinRule's linear margin).
+        m_a = static_cast<float>(h.m_a);
+        m_b = static_cast<float>(h.m_b);
+        const double reach = std::max(std::fabs(h.m_lo), std::fabs(h.m_hi));
+        const double error = 0x1p-23 * (h.m_b * (2 * reach + std::fabs(h.m_a) + h.m_width) + 2 * bins);
         m_margin = static_cast<float>(2 * error + 1e-6);
-        m_fast =
-            std::isfinite(m_a) && std::isfinite(m_b) && m_b > 0 && m_margin < 0.01f && m_bins < (1 << 20);
+        if (std::isfinite(m_a) && std::isfinite(m_b) && m_b > 0 && m_margin < 0.01f && m_bins < (1 << 20))
+            m_mode = Mode::Near;
     }
     ~HistogramFiller() { flush(); }
     HistogramFiller(const HistogramFiller&) = delete;
     HistogramFiller& operator=(const HistogramFiller&) = delete;
 
-    /// Counts n <= kBlock values: approx[k] is value k, or value k rounded to float once (a NaN or
-    /// infinity takes the exact path); exact(k) gives it as the double Histogram::add bins. Lanes:
-    /// the floats of the ISA's widest register (GCC lowers wider vectors lane by lane).
+    /// Counts n <= kBlock values: approx[k] is value k as a float, or NaN where value k is none (an
+    /// inexact difference); exact(k) gives value k as the double Histogram::add bins. Lanes: the
+    /// floats of the ISA's widest register (GCC lowers wider vectors lane by lane).
     template <int Lanes, typename Exact>
     [[gnu::always_inline]] void addBlock(const float* approx, int n, Exact exact) {
-        if (!m_fast) {
+        if (!vectorised()) {
             for (int k = 0; k < n; ++k)
                 m_h.add(exact(k));
             return;
         }
-        constexpr int kLanes = Lanes;
         using F = typename FloatLanes<Lanes>::F;
         using I = typename FloatLanes<Lanes>::I;
-        const float topS = static_cast<float>(m_bins) - m_margin, upperS = 1.0f - m_margin;
-        const F a = F{} + m_a, b = F{} + m_b, margin = F{} + m_margin, upper = F{} + upperS, top = F{} + topS;
-        const I slow = I{} + (m_bins + 1), under = I{} + m_bins;
-        alignas(64) std::int32_t bins[kBlock];
+        alignas(64) std::int32_t blockSlots[kBlock];
         I anySlow = {};
         int k = 0;
-        for (; k + kLanes <= n; k += kLanes) {
+        for (; k + Lanes <= n; k += Lanes) {
             F v;
             std::memcpy(&v, approx + k, sizeof v);
-            F t;
-            I zero = {}, normal = ~I{};
-            if (m_log) { // log2 v from the exponent and a quintic in the mantissa, for normal v > 0
-                const I u = reinterpret_cast<I>(v);
-                F m = reinterpret_cast<F>((u & 0x7FFFFF) | 0x3F800000) - 1.0f; // [0, 1), exact
-                m = m * (1.44196570f +
-                         m * (-0.709664464f + m * (0.417601675f + m * (-0.196277797f + m * 0.0463891774f))));
-                // u >> 23 keeps the sign: a negative v gets an exponent far below any range's.
-                t = (__builtin_convertvector((u >> 23) - 127, F) + m) * b - a;
-                // Float comparisons only: GCC 12 scalarises some integer ones on these vectors.
-                zero = v == 0.0f;  // underflow, as add() counts v <= 0
-                if (m_checkNormal) // negative, subnormal, overflowed or NaN: the exact path
-                    normal =
-                        (v >= std::numeric_limits<float>::min()) & (v <= std::numeric_limits<float>::max());
-            } else {
-                t = (v - a) * b;
-            }
-            const I whole = __builtin_convertvector(t, I); // truncation: the floor wherever frac > 0
-            const F frac = t - __builtin_convertvector(whole, F);
-            const I fast = normal & (frac > margin) & (frac < upper) & (t < top);
-            // Masks are all ones or zero: selects as bit operations (GCC scalarises ?: on these vectors).
-            I bin = (whole & fast) | (slow & ~fast);
-            bin = (under & zero) | (bin & ~zero);
-            anySlow |= ~(fast | zero);
-            std::memcpy(bins + k, &bin, sizeof bin);
+            I slow;
+            const I slot = slotsOf<F, I>(v, slow);
+            anySlow |= slow;
+            std::memcpy(blockSlots + k, &slot, sizeof slot);
         }
-        for (; k < n; ++k)
-            bins[k] = m_bins + 1;
-        for (int pad = k; pad % kLanes != 0; ++pad) // whole vectors for the rescan below, not counted
-            bins[pad] = m_bins;
-        // kTables count tables taken in turn: neighbouring values often share a bin (most of a log
-        // histogram's are in its top few), and fewer tables would chain increments on each other.
-        const auto stride = static_cast<std::ptrdiff_t>(m_bins) + 2;
-        if (m_pending > kFlushAt) flush();
-        m_pending += n;
-        std::uint32_t* const tables = m_tables.data();
+        const bool tail = endBlock<Lanes>(blockSlots, k, n);
+        const Counter c = startBlock(n);
         k = 0;
         for (; k + kTables <= n; k += kTables)
             for (int t = 0; t < kTables; ++t)
-                ++tables[t * stride + static_cast<std::uint32_t>(bins[k + t])];
+                c.add(t, blockSlots[k + t]);
         for (; k < n; ++k)
-            ++tables[static_cast<std::uint32_t>(bins[k])];
-        bool rescan = n % kLanes != 0;
-        for (int l = 0; l < kLanes; ++l)
-            rescan |= anySlow[l] != 0;
-        if (rescan) [[unlikely]] // a vector at a time: most hold no value for the exact path
-            for (k = 0; k < n; k += kLanes) {
-                I v;
-                std::memcpy(&v, bins + k, sizeof v);
-                const I hit = __builtin_convertvector(v, F) == static_cast<float>(m_bins + 1);
-                std::uint64_t words[sizeof hit / 8];
-                std::memcpy(words, &hit, sizeof hit);
-                std::uint64_t any = 0;
-                for (std::uint64_t w : words)
-                    any |= w;
-                if (any)
-                    for (int j = k; j < k + kLanes && j < n; ++j)
-                        if (bins[j] == m_bins + 1) m_h.add(exact(j));
-            }
+            c.add(0, blockSlots[k]);
+        if (tail || anySlowIn(anySlow)) [[unlikely]]
+            addSlow<Lanes>(blockSlots, n, exact);
+    }
+
+    // The parts of addBlock, for a pass that fills several histograms in one loop.
+
+    /// Whether values are placed in vector lanes (slotsOf); if not, add() takes each one.
+    [[gnu::always_inline]] bool vectorised() const { return m_mode != Mode::None; }
+    static constexpr int kTables = 8; // count tables taken in turn, so neighbouring equal bins do not chain
+    /// The slot of each lane of v (values as addBlock takes them): its bin, below or above the range,
+    /// or the exact path, which `slow` marks.
+    template <typename F, typename I> [[gnu::always_inline]] I slotsOf(F v, I& slow) const {
+        if (m_mode == Mode::Near) return nearBins<F, I>(v, slow);
+        return m_mode == Mode::Aligned ? alignedBins<F, I>(v, slow) : octaveBins<F, I>(v, slow);
+    }
+    /// Slots k .. n − 1 of a block (its last values short of a register) go to the exact path, and the
+    /// blockSlots up to whole registers are padding; true if there were any.
+    template <int Lanes> [[gnu::always_inline]] bool endBlock(std::int32_t* blockSlots, int k, int n) const {
+        for (int j = k; j < n; ++j)
+            blockSlots[j] = slowSlot();
+        for (int pad = n; pad % Lanes != 0; ++pad) // whole vectors for the rescan, not counted
+            blockSlots[pad] = m_bins;
+        return k < n;
+    }
+    template <typename I> [[gnu::always_inline]] static bool anySlowIn(I slow) {
+        std::int32_t any = 0;
+        for (std::size_t l = 0; l < sizeof slow / sizeof any; ++l)
+            any |= slow[l];
+        return any != 0;
+    }
+    /// Where a block's blockSlots are counted: add(t, slot) counts in table t.
+    struct Counter {
+        std::uint32_t* tables;
+        std::ptrdiff_t stride;
+        [[gnu::always_inline]] void add(int t, std::int32_t slot) const {
+            ++tables[t * stride + static_cast<std::uint32_t>(slot)];
+        }
+    };
+    /// The tables for a block of n blockSlots.
+    [[gnu::always_inline]] Counter startBlock(int n) {
+        if (m_pending > kFlushAt) flush();
+        m_pending += n;
+        return {m_tables.data(), static_cast<std::ptrdiff_t>(m_bins) + kSlots};
+    }
+    /// Adds the values of a block's blockSlots that take the exact path, a register at a time (most hold
+    /// none).
+    template <int Lanes, typename Exact>
+    [[gnu::always_inline]] void addSlow(const std::int32_t* blockSlots, int n, Exact exact) {
+        using F = typename FloatLanes<Lanes>::F;
+        using I = typename FloatLanes<Lanes>::I;
+        for (int k = 0; k < n; k += Lanes) {
+            I v;
+            std::memcpy(&v, blockSlots + k, sizeof v);
+            if (anySlowIn(__builtin_convertvector(v, F) == static_cast<float>(slowSlot())))
+                for (int j = k; j < k + Lanes && j < n; ++j)
+                    if (blockSlots[j] == slowSlot()) m_h.add(exact(j));
+        }
     }
 
 private:
+    enum class Mode : std::uint8_t {
+        None,    // every value through add()
+        Near,    // linear bins, the float position trusted away from the edges
+        Aligned, // linear bins of a power-of-two width, from the bits
+        Octaves, // octave bins, from the bits
+    };
+    // After each table's bins: values below lo, above hi, and those taking the exact path (whose
+    // counts are dropped: add() counts them).
+    static constexpr int kSlots = 3;
+    std::int32_t underSlot() const { return m_bins; }
+    std::int32_t overSlot() const { return m_bins + 1; }
+    std::int32_t slowSlot() const { return m_bins + 2; }
+
+    // Masks are all ones or zero: selects as bit operations (GCC scalarises ?: on these vectors), and
+    // float comparisons only (GCC 12 scalarises some integer ones on these vectors).
+    template <typename I> static I select(I mask, I a, I b) { return (a & mask) | (b & ~mask); }
+
+    // The slot of each lane: its bin where `fast`, below or above the range those blockSlots, and the
+    // exact path otherwise (NaN among them), which `slow` marks. With ends that are no floats, only
+    // the bins are trusted.
+    template <typename F, typename I> I placed(F v, I bin, I fast, I& slow) const {
+        const I in = (v >= m_lo) & (v <= m_hi);
+        slow = ~(in & fast);
+        bin = select(slow, I{} + slowSlot(), bin);
+        if (!m_floatEnds) return bin;
+        const I under = v<m_lo, over = v> m_hi;
+        slow &= ~(under | over);
+        return select(over, I{} + overSlot(), select(under, I{} + underSlot(), bin));
+    }
+    template <typename F, typename I> I alignedBins(F v, I& slow) const {
+        const F t = v * m_b;
+        I whole = __builtin_convertvector(t, I); // truncation, then down for negative fractions
+        whole += t < __builtin_convertvector(whole, F);
+        const I bin = select(v == m_hi, I{} + (m_bins - 1), (whole - m_halves) >> 1); // the closed top edge
+        // A product below float's normals may have lost its sign's bin (zero itself is exact).
+        constexpr float tiny = std::numeric_limits<float>::min();
+        return placed(v, bin, (t >= tiny) | (t <= -tiny) | (v == 0.0f), slow);
+    }
+    template <typename F, typename I> I octaveBins(F v, I& slow) const {
+        const I u = reinterpret_cast<I>(v);
+        const I octave = (u >> 23) - static_cast<std::int32_t>(m_a);
+        const auto perOctave = static_cast<std::int32_t>(m_b);
+        const I bin =
+            select(v == m_hi, I{} + (m_bins - 1), octave * perOctave + (((u & 0x7FFFFF) * perOctave) >> 23));
+        return placed(v, bin, ~I{}, slow); // lo is a normal float: every value in range is one
+    }
+    template <typename F, typename I> I nearBins(F v, I& slow) const {
+        const F t = (v - m_a) * m_b;
+        const I whole = __builtin_convertvector(t, I); // truncation: the floor wherever frac > 0
+        const F frac = t - __builtin_convertvector(whole, F);
+        const float top = static_cast<float>(m_bins) - m_margin;
+        return placed(v, whole, (frac > m_margin) & (frac < 1.0f - m_margin) & (t < top), slow);
+    }
+
     Histogram& m_h;
     std::int32_t m_bins;
-    bool m_log;
-    float m_a, m_b; // position t = (v − a)·b; log bins: t = log2(v)·b − a
-    bool m_checkNormal = false;
+    Mode m_mode = Mode::None;
+    float m_lo = 0, m_hi = 0;
+    bool m_floatEnds = false; // lo and hi are floats: a float comparison places values beyond them
+    float m_a = 0,
+          m_b =
+              0; // Near: t = (v − a)·b; Aligned: b = 2/step; Octaves: a = 127 + lowest exponent, b per octave
+    std::int32_t m_halves = 0; // Aligned: lo in half widths
     float m_margin = 0.5f;
-    bool m_fast = false;
-    static constexpr int kTables = 8;
-    // kTables tables of bins + 2 counts: the bins, then values counted as underflow, then values
-    // taking the exact path (whose counts are dropped: add() counts them).
-    std::vector<std::uint32_t> m_tables;
-    std::int64_t m_pending = 0; // values counted in the tables since they were last added up
+    std::vector<std::uint32_t> m_tables; // kTables tables of bins + kSlots counts
+    std::int64_t m_pending = 0;          // values counted in the tables since they were last added up
     // 32-bit counts (half the cache of 64-bit ones), added to the histogram before any could wrap.
     static constexpr std::int64_t kFlushAt = (std::int64_t{1} << 31) - kBlock;
 
     void flush() {
-        const auto stride = static_cast<std::size_t>(m_bins) + 2;
+        const auto stride = static_cast<std::size_t>(m_bins) + kSlots;
         for (std::size_t t = 0; t < static_cast<std::size_t>(kTables); ++t) {
+            const std::uint32_t* table = m_tables.data() + t * stride;
             for (std::size_t i = 0; i < static_cast<std::size_t>(m_bins); ++i)
-                m_h.m_counts[i] += m_tables[t * stride + i];
-            m_h.m_under += m_tables[t * stride + static_cast<std::size_t>(m_bins)];
+                m_h.m_counts[i] += table[i];
+            m_h.m_under += table[underSlot()];
+            m_h.m_over += table[overSlot()];
         }
         std::fill(m_tables.begin(), m_tables.end(), 0u);
         m_pending = 0;

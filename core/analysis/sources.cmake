@@ -1,6 +1,7 @@
 target_sources(quantlens_core PRIVATE
     analysis/error_stats.cpp
     analysis/histogram.cpp
+    analysis/error_cells.cpp
     analysis/code_diff.cpp
     analysis/code_stats.cpp
     analysis/clipping.cpp

@@ -139,7 +139,7 @@ json toJson(const Histogram& h) {
     json edges = json::array();
     for (double e : h.edges())
         edges.push_back(jsonNumber(e));
-    return {{"scale", h.scale() == Histogram::Scale::Log10 ? "log10" : "linear"},
+    return {{"scale", scaleName(h.scale())},
             {"edges", edges},
             {"counts", counts},
             {"underflow", h.underflow()},

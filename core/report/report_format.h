@@ -4,6 +4,6 @@
 
 namespace ql {
 
-inline constexpr int kReportFormatVersion = 2;
+inline constexpr int kReportFormatVersion = 3;
 
 } // namespace ql

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace ql {
 namespace {
@@ -42,11 +43,17 @@ Histogram histogramFromJson(const json& h) {
     const json& edges = array(h, "edges", "a histogram");
     const json& counts = array(h, "counts", "a histogram");
     if (edges.size() != counts.size() + 1 || counts.empty()) return {};
-    const bool log = h.value("scale", std::string("linear")) == "log10";
+    Histogram::Scale scale = Histogram::Scale::Linear;
+    if (!scaleNamed(h.value("scale", std::string("linear")), scale)) return {};
+    const bool log = scale != Histogram::Scale::Linear;
     const double lo = number(edges.front()), hi = number(edges.back());
     if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi) || (log && !(lo > 0))) return {};
-    Histogram out(lo, hi, static_cast<int>(counts.size()),
-                  log ? Histogram::Scale::Log10 : Histogram::Scale::Linear);
+    const auto bins = static_cast<int>(counts.size());
+    std::optional<Histogram> made = scale == Histogram::Scale::Octaves
+                                        ? Histogram::octavesOver(lo, hi, bins)
+                                        : std::optional<Histogram>(Histogram(lo, hi, bins, scale));
+    if (!made) return {};
+    Histogram& out = *made;
     const std::vector<double> e = out.edges();
     for (std::size_t i = 0; i < counts.size(); ++i) {
         const std::int64_t n = whole(counts[i]);
