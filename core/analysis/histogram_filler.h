@@ -26,14 +26,17 @@ template <int Lanes> struct FloatLanes;
 template <> struct FloatLanes<4> {
     using F = float __attribute__((vector_size(16)));
     using I = std::int32_t __attribute__((vector_size(16)));
+    using U = std::uint32_t __attribute__((vector_size(16)));
 };
 template <> struct FloatLanes<8> {
     using F = float __attribute__((vector_size(32)));
     using I = std::int32_t __attribute__((vector_size(32)));
+    using U = std::uint32_t __attribute__((vector_size(32)));
 };
 template <> struct FloatLanes<16> {
     using F = float __attribute__((vector_size(64)));
     using I = std::int32_t __attribute__((vector_size(64)));
+    using U = std::uint32_t __attribute__((vector_size(64)));
 };
 
 class HistogramFiller {
@@ -211,9 +214,14 @@ private:
     }
     template <typename F, typename I> I alignedBins(F v, I& slow) const {
         const F t = v * m_b;
-        I whole = __builtin_convertvector(t, I); // truncation, then down for negative fractions
-        whole += t < __builtin_convertvector(whole, F);
-        const I bin = select(v == m_hi, I{} + (m_bins - 1), (whole - m_halves) >> 1); // the closed top edge
+        // Truncation, then down for negative fractions; wrapping (unsigned) arithmetic, as a lane
+        // beyond the ends holds any value until placed() sets its slot.
+        using U = typename FloatLanes<sizeof(F) / sizeof(float)>::U;
+        const U whole =
+            __builtin_convertvector(__builtin_convertvector(t, I), U) +
+            __builtin_convertvector(t < __builtin_convertvector(__builtin_convertvector(t, I), F), U);
+        const I half = __builtin_convertvector(whole - static_cast<std::uint32_t>(m_halves), I);
+        const I bin = select(v == m_hi, I{} + (m_bins - 1), half >> 1); // the closed top edge
         // A product below float's normals may have lost its sign's bin (zero itself is exact).
         constexpr float tiny = std::numeric_limits<float>::min();
         return placed(v, bin, (t >= tiny) | (t <= -tiny) | (v == 0.0f), slow);
