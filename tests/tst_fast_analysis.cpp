@@ -302,7 +302,8 @@ void TestFastAnalysis::errorCellsCountAsAddDoes() {
     using F = FloatLanes<4>::F;
     using I = FloatLanes<4>::I;
     {
-        ErrorCells cells(error, absError);
+        const ErrorCells::Layout layout(error, absError);
+        ErrorCells cells(error, absError, layout);
         for (std::size_t first = 0; first < values.size(); first += HistogramFiller::kBlock) {
             const int n =
                 static_cast<int>(std::min<std::size_t>(HistogramFiller::kBlock, values.size() - first));

@@ -393,6 +393,7 @@ public:
         , m_floatTarget(m_a.clipping.floatTarget())
         , m_wide(codes.target() == Target::Int32) {
         detail::openHistograms(m_a, plan, params, opt);
+        if (ErrorCells::fits(m_a.error, m_a.absErrorLog)) m_cellLayout.emplace(m_a.error, m_a.absErrorLog);
         const std::size_t slices = sliceStarts.size();
         std::vector<GroupRange> ranges(slices);
         for (std::size_t s = 0; s < slices; ++s)
@@ -443,7 +444,8 @@ private:
     Reconstruct m_xhatOf;
     ClipEdgeRule m_edgeRule; // each group's edges as the pass reaches it, not a table of them
     bool m_floatTarget;
-    bool m_wide; // int32 codes
+    bool m_wide;                                    // int32 codes
+    std::optional<ErrorCells::Layout> m_cellLayout; // where the error cells' counts go (ErrorCells::fits)
     std::vector<FirstPass> m_first;
 };
 
@@ -482,8 +484,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
     // every value of a histogram with no vector path, come through the exact double.
     HistogramFiller errorFill(p.error), absErrorFill(p.absErrorLog), valuesFill(p.values);
     std::optional<ErrorCells> cells;
-    if (ErrorCells::fits(p.error, p.absErrorLog) && valuesFill.vectorised())
-        cells.emplace(p.error, p.absErrorLog);
+    if (m_cellLayout && valuesFill.vectorised()) cells.emplace(p.error, p.absErrorLog, *m_cellLayout);
     auto countBlock = [&](const float* xs, const float* xh, int n) __attribute__((noinline)) {
         // (Called rarely, and from the filler's default-target code: not forced inline.)
         auto exactError = [&](int k) { return static_cast<double>(xs[k]) - xh[k]; };

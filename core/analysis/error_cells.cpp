@@ -24,13 +24,27 @@ bool ErrorCells::fits(const Histogram& error, const Histogram& absError) {
     return true;
 }
 
-ErrorCells::ErrorCells(Histogram& error, Histogram& absError)
+ErrorCells::Layout::Layout(const Histogram& error, const Histogram& absError) {
+    const Span span = spanOf(error, absError);
+    low = span.low;
+    top = span.top;
+    const int perSign = 2 * ((top - low) * kPerOctave + 2);
+    const BinPlacement e = error.placement(), a = absError.placement();
+    for (int slot = 0; slot < 2 * perSign; ++slot) {
+        const double magnitude = magnitudeOf(span, slot % perSign);
+        errorSlot.push_back(static_cast<std::int32_t>(e.slotOf(slot < perSign ? magnitude : -magnitude)));
+        absSlot.push_back(static_cast<std::int32_t>(a.slotOf(magnitude)));
+    }
+}
+
+ErrorCells::Layout::~Layout() = default;
+
+ErrorCells::ErrorCells(Histogram& error, Histogram& absError, const Layout& layout)
     : m_error(error)
     , m_absError(absError)
-    , m_span(spanOf(error, absError))
+    , m_layout(layout)
+    , m_span{layout.low, layout.top}
     , m_cells((m_span.top - m_span.low) * kPerOctave)
-    , m_errorHi(static_cast<float>(error.hi()))
-    , m_absHi(static_cast<float>(absError.hi()))
     , m_counts(static_cast<std::size_t>(kTables) * static_cast<std::size_t>(stride()), 0u) {}
 
 ErrorCells::~ErrorCells() {
@@ -44,29 +58,35 @@ ErrorCells::Span ErrorCells::spanOf(const Histogram& error, const Histogram& abs
     return {std::ilogb(absError.lo()), std::ilogb(top) + 1};
 }
 
+double ErrorCells::magnitudeOf(const Span& span, int slotInSign) {
+    const int cell = slotInSign / 2, cells = (span.top - span.low) * kPerOctave;
+    if (cell == 0) return std::ldexp(1.0, span.low - 1); // below the lowest octave: one bin of each (fits())
+    if (cell == cells + 1) return std::numeric_limits<double>::infinity();
+    const int i = cell - 1;
+    const double inside = slotInSign % 2 != 0 ? 0.5 : 0.0;
+    return std::ldexp(1.0 + (i % kPerOctave + inside) / kPerOctave, span.low + i / kPerOctave);
+}
+
 void ErrorCells::flush() {
-    const int cells = m_cells;
+    auto addTo = [](Histogram& h, const std::vector<std::int32_t>& slotOf, const std::uint32_t* counts,
+                    std::size_t slots) {
+        std::vector<std::int64_t> bins(static_cast<std::size_t>(h.binCount()), 0);
+        std::int64_t under = 0, over = 0;
+        for (std::size_t slot = 0; slot < slots; ++slot) {
+            const std::int64_t n = counts[slot];
+            const std::int32_t to = slotOf[slot];
+            if (to >= 0)
+                bins[static_cast<std::size_t>(to)] += n;
+            else
+                (to == BinPlacement::kUnder ? under : over) += n;
+        }
+        h.addCounts(bins, under, over, 0);
+    };
     for (int t = 0; t < kTables; ++t) {
         const std::uint32_t* table = m_counts.data() + t * stride();
-        for (int slot = 0; slot < 2 * signStride(); ++slot) {
-            const std::int64_t n = table[slot];
-            if (n == 0) continue;
-            const bool negative = slot >= signStride();
-            const int cell = (slot % signStride()) / 2;
-            const bool inside = slot % 2 != 0;
-            double magnitude;
-            if (cell == 0) { // below the lowest octave: one bin of each (fits())
-                magnitude = std::ldexp(1.0, m_span.low - 1);
-            } else if (cell == cells + 1) {
-                magnitude = std::numeric_limits<double>::infinity();
-            } else {
-                const int i = cell - 1;
-                magnitude = std::ldexp(1.0 + (i % kPerOctave + (inside ? 0.5 : 0.0)) / kPerOctave,
-                                       m_span.low + i / kPerOctave);
-            }
-            m_error.add(negative ? -magnitude : magnitude, n);
-            m_absError.add(magnitude, n);
-        }
+        const auto slots = static_cast<std::size_t>(2 * signStride());
+        addTo(m_error, m_layout.errorSlot, table, slots);
+        addTo(m_absError, m_layout.absSlot, table, slots);
     }
     std::fill(m_counts.begin(), m_counts.end(), 0u);
     m_pending = 0;

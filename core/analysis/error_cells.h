@@ -23,8 +23,23 @@ public:
     /// and none is zero (the cells below the lowest octave must lie in one bin of each).
     static bool fits(const Histogram& error, const Histogram& absError);
 
-    /// Requires fits(error, absError). Both histograms must outlive the cells.
-    ErrorCells(Histogram& error, Histogram& absError);
+    /// Where each slot's count goes in each histogram (a bin, or BinPlacement's kUnder or kOver):
+    /// made once for a tensor, whose slices all count on the same edges. Requires fits().
+    class Layout {
+    public:
+        Layout(const Histogram& error, const Histogram& absError);
+        ~Layout();
+        Layout(const Layout&) = delete;
+        Layout& operator=(const Layout&) = delete;
+
+    private:
+        friend class ErrorCells;
+        int low = 0, top = 0;                         // cells from 2^low to 2^top
+        std::vector<std::int32_t> errorSlot, absSlot; // per slot
+    };
+
+    /// Both histograms must outlive the cells, and have the edges `layout` was made for.
+    ErrorCells(Histogram& error, Histogram& absError, const Layout& layout);
     ~ErrorCells();
     ErrorCells(const ErrorCells&) = delete;
     ErrorCells& operator=(const ErrorCells&) = delete;
@@ -72,14 +87,16 @@ private:
         int low, top; // cells from 2^low to 2^top
     };
     static Span spanOf(const Histogram& error, const Histogram& absError);
+    // The magnitude a slot stands for: one inside its cell (its lower boundary, the middle of its
+    // inside), below the lowest octave, or infinity above the top.
+    static double magnitudeOf(const Span& span, int slotInSign);
     // Per sign: below the lowest octave, each cell, above the top, each as its lower boundary and
     // its inside.
     [[gnu::always_inline]] std::int32_t signStride() const { return 2 * (m_cells + 2); }
     [[gnu::always_inline]] std::ptrdiff_t stride() const { return 2 * signStride() + 1; }
     static constexpr int kBelow = 23 - kMantissaBits; // mantissa bits below a cell's
 
-    // Each cell's counts into both histograms at a value inside it (the middle of its magnitudes, or
-    // beyond every edge for the cells above the top).
+    // Each slot's counts into the bins the layout gives it.
     void flush();
     // 32-bit counts, added to the histograms before any could wrap.
     static constexpr std::int64_t kFlushAt = (std::int64_t{1} << 31) - HistogramFiller::kBlock;
@@ -87,9 +104,9 @@ private:
 
     Histogram& m_error;
     Histogram& m_absError;
+    const Layout& m_layout;
     Span m_span;
-    std::int32_t m_cells; // per sign
-    float m_errorHi, m_absHi;
+    std::int32_t m_cells;                // per sign
     std::vector<std::uint32_t> m_counts; // kTables tables of stride() blockSlots
 };
 
