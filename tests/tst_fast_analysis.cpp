@@ -321,7 +321,7 @@ void TestFastAnalysis::errorCellsCountAsAddDoes() {
                 I slow;
                 const I slot = cells.slotsOf<F, I>(e, slow);
                 for (int l = 0; l < 4; ++l)
-                    blockSlots[static_cast<std::size_t>(k + l)] = slot[l];
+                    blockSlots[static_cast<std::size_t>(k) + static_cast<std::size_t>(l)] = slot[l];
             }
             for (; k < n; ++k)
                 blockSlots[static_cast<std::size_t>(k)] = cells.slowSlot();

@@ -84,7 +84,7 @@ void ErrorCells::flush() {
     };
     for (int t = 0; t < kTables; ++t) {
         const std::uint32_t* table = m_counts.data() + t * stride();
-        const auto slots = static_cast<std::size_t>(2 * signStride());
+        const auto slots = 2 * static_cast<std::size_t>(signStride());
         addTo(m_error, m_layout.errorSlot, table, slots);
         addTo(m_absError, m_layout.absSlot, table, slots);
     }
