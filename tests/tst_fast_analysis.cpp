@@ -341,9 +341,9 @@ void TestFastAnalysis::errorCellsCountAsAddDoes() {
 // must still give zeroed rows, a small block reused from the heap (cleared on allocation) and a mapped
 // one (fresh pages), and a type whose default is not zero bytes must still be constructed.
 // The pass reports its progress slice by slice from the calling thread, at any thread count: the
-// values never go backwards and end at 1; one thread shows every slice, two threads (each seeing the
-// other's finishes) several. With more threads than cores, finishes that land together may show as
-// one step; the end still comes.
+// values never go backwards and end at 1; one thread shows every slice. With more threads the steps
+// shown depend on the scheduler: on a busy machine another worker may finish every slice before the
+// calling thread takes one, and then only the end shows.
 void TestFastAnalysis::progressStepsThroughTheSlices() {
     const Shape sh{1024, 1024}; // 16 slices
     const ResolvedSpec plan = resolveSpec(conformanceSpecs().front().spec, sh);
@@ -362,7 +362,7 @@ void TestFastAnalysis::progressStepsThroughTheSlices() {
         QVERIFY(std::is_sorted(seen.begin(), seen.end()));
         QCOMPARE(seen.back(), 1.0);
         const auto steps = std::count_if(seen.begin(), seen.end(), [](double d) { return d > 0 && d < 1; });
-        if (threads <= 2) QVERIFY2(steps >= (threads == 1 ? 15 : 2), qPrintable(QString::number(steps)));
+        if (threads == 1) QVERIFY2(steps >= 15, qPrintable(QString::number(steps)));
     }
 }
 
