@@ -108,6 +108,13 @@ void TestFastAnalysis::matchesOracle() {
         three.isa = isa;
         compareAnalyses(analyze(plan, ref.params, ref.codes, view, three), fast1, true);
     }
+    // Error bins the cells cannot count for (an even count puts an edge at zero): the pass's other
+    // way, three block fillers, against the oracle on the same bins.
+    AnalysisOptions evenBins;
+    evenBins.errorBins = 200;
+    const TensorAnalysis oracleEven = analyzeReference(plan, ref.params, ref.codes, x, evenBins);
+    QVERIFY(!ErrorCells::fits(oracleEven.error, oracleEven.absErrorLog));
+    compareAnalyses(analyze(plan, ref.params, ref.codes, view, evenBins), oracleEven, false);
     // Rows for the first groups only (a whole-model run's, sized to its report): what the oracle
     // leaves after keepFirstGroups, total included.
     for (std::size_t rows : {std::size_t{0}, static_cast<std::size_t>(plan.scaleCount / 3)}) {
@@ -184,10 +191,11 @@ void TestFastAnalysis::octaveBinsAgreeWithEdges() {
     }
 }
 
-// The block filler (float lanes: bins from the bits, or from a float position trusted away from the
-// edges) against Histogram::add, value for value, on every kind of bins and on ranges that stress its
-// bounds: edges and their float neighbours, values a rounding away from them, zeros, negatives,
-// subnormals, overflow and NaN. A value that is no float comes as NaN, as the pass passes it.
+// The block filler (float lanes: a float position trusted away from the edges) against
+// Histogram::add, value for value, on every kind of bins (octave and log10 ones all through add()) and
+// on ranges that stress its bounds: edges and their float neighbours, values a rounding away from them,
+// zeros, negatives, subnormals, overflow and NaN. A value that is no float comes as NaN, as the pass passes
+// it.
 void TestFastAnalysis::fillerCountsAsAddDoes_data() {
     QTest::addColumn<QString>("scale");
     QTest::addColumn<double>("lo"); // aligned: the first edge in half widths
@@ -197,7 +205,7 @@ void TestFastAnalysis::fillerCountsAsAddDoes_data() {
     QTest::newRow("error ±0.02, 101 bins") << QStringLiteral("linear") << -0.0223 << 0.0223 << 101 << true;
     QTest::newRow("values [-5.3, 4.9], 256 bins") << QStringLiteral("linear") << -5.3 << 4.9 << 256 << true;
     QTest::newRow("far from zero [1000, 1001]")
-        << QStringLiteral("linear") << 1000.0 << 1001.0 << 256 << true;
+        << QStringLiteral("linear") << 1000.0 << 1001.0 << 256 << false;
     QTest::newRow("tiny [1e-30, 3e-30]") << QStringLiteral("linear") << 1e-30 << 3e-30 << 64 << true;
     QTest::newRow("float's whole range") << QStringLiteral("linear") << -3.4e38 << 3.4e38 << 101 << true;
     QTest::newRow("one value") << QStringLiteral("linear") << 0.25 << 0.25 << 256 << true;
@@ -207,12 +215,7 @@ void TestFastAnalysis::fillerCountsAsAddDoes_data() {
     QTest::newRow("aligned, bins of 1024") << QStringLiteral("aligned") << -10.0 << 10.0 << 10 << true;
     QTest::newRow("aligned, off zero") << QStringLiteral("aligned") << 2001.0 << -12.0 << 256 << true;
     QTest::newRow("octaves [2^-16, 2^-1], 4 each")
-        << QStringLiteral("octaves") << 0x1p-16 << 0x1p-1 << 60 << true;
-    QTest::newRow("octaves from float's least normal")
-        << QStringLiteral("octaves") << 0x1p-126 << 0x1p-120 << 12 << true;
-    QTest::newRow("octaves, 8 each") << QStringLiteral("octaves") << 1.0 << 1024.0 << 80 << true;
-    QTest::newRow("octaves below float's normals")
-        << QStringLiteral("octaves") << 0x1p-140 << 0x1p-130 << 10 << false;
+        << QStringLiteral("octaves") << 0x1p-16 << 0x1p-1 << 60 << false;
     QTest::newRow("log10 |error| [3.7e-9, 0.42]") << QStringLiteral("log10") << 3.7e-9 << 0.42 << 60 << false;
 }
 

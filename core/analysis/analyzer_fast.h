@@ -338,9 +338,10 @@ template <typename F, typename I> QL_INLINE inline F exactDifference(F x, F h) {
     return reinterpret_cast<F>((reinterpret_cast<I>(e) & exact) | ((I{} + 0x7FC00000) & ~exact));
 }
 
-// exactDifference of a block into e, and its magnitudes into a.
+// exactDifference of a block into e; the values short of a register are NaN (the filler takes those
+// through the exact double in any case).
 template <int Lanes>
-QL_INLINE inline void exactDifferences(const float* xs, const float* xh, int n, float* e, float* a) {
+QL_INLINE inline void exactDifferences(const float* xs, const float* xh, int n, float* e) {
     using F = typename FloatLanes<Lanes>::F;
     using I = typename FloatLanes<Lanes>::I;
     int k = 0;
@@ -351,13 +352,8 @@ QL_INLINE inline void exactDifferences(const float* xs, const float* xh, int n, 
         const F d = exactDifference<F, I>(x, h);
         std::memcpy(e + k, &d, sizeof d);
     }
-    for (; k < n; ++k) {
-        const float d = xs[k] - xh[k], m = std::fabs(d);
-        const bool exact = (m < std::fabs(xs[k]) && m < std::fabs(xh[k])) || xs[k] == 0.0f || xh[k] == 0.0f;
-        e[k] = exact ? d : std::numeric_limits<float>::quiet_NaN();
-    }
-    for (k = 0; k < n; ++k)
-        a[k] = std::fabs(e[k]);
+    for (; k < n; ++k)
+        e[k] = std::numeric_limits<float>::quiet_NaN();
 }
 
 struct alignas(64) FirstPass {
@@ -482,7 +478,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
     // error histograms through one count of x − x̂ in its cell where the edges allow (ErrorCells), as
     // well as the value's. x − x̂ is taken in float where that difference is exact; the others, and
     // every value of a histogram with no vector path, come through the exact double.
-    HistogramFiller errorFill(p.error), absErrorFill(p.absErrorLog), valuesFill(p.values);
+    HistogramFiller errorFill(p.error), valuesFill(p.values);
     std::optional<ErrorCells> cells;
     if (m_cellLayout && valuesFill.vectorised()) cells.emplace(p.error, p.absErrorLog, *m_cellLayout);
     auto countBlock = [&](const float* xs, const float* xh, int n) __attribute__((noinline)) {
@@ -490,11 +486,12 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
         auto exactError = [&](int k) { return static_cast<double>(xs[k]) - xh[k]; };
         auto exactValue = [&](int k) { return static_cast<double>(xs[k]); };
         if (!cells) {
-            alignas(64) float ef[kBlock], af[kBlock];
-            exactDifferences<kFloatLanes>(xs, xh, n, ef, af);
+            // (The octave bins of |error| have no vector path of their own: each error goes to add().)
+            alignas(64) float ef[kBlock];
+            exactDifferences<kFloatLanes>(xs, xh, n, ef);
             errorFill.template addBlock<kFloatLanes>(ef, n, exactError);
-            absErrorFill.template addBlock<kFloatLanes>(af, n,
-                                                        [&](int k) { return std::fabs(exactError(k)); });
+            for (int k = 0; k < n; ++k)
+                p.absErrorLog.add(std::fabs(exactError(k)));
             valuesFill.template addBlock<kFloatLanes>(xs, n, exactValue);
             return;
         }

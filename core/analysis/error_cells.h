@@ -63,7 +63,7 @@ public:
         slow = e != e;
         return (slot & ~slow) | ((I{} + slowSlot()) & slow);
     }
-    /// The tables for a block of n blockSlots: add(t, slot) counts in table t.
+    /// The tables for a block of n slots: add(t, slot) counts in table t.
     [[gnu::always_inline]] HistogramFiller::Counter startBlock(int n) {
         if (m_pending > kFlushAt) flush();
         m_pending += n;
@@ -71,7 +71,7 @@ public:
     }
     [[gnu::always_inline]] std::int32_t slowSlot() const { return 2 * signStride(); }
 
-    /// Adds the slow blockSlots' values, exact(k) the exact double of value k.
+    /// Adds the values of the slow slots, exact(k) the exact double of value k.
     template <typename Exact>
     [[gnu::always_inline]] void addSlow(const std::int32_t* blockSlots, int n, Exact exact) {
         for (int k = 0; k < n; ++k)
@@ -107,7 +107,7 @@ private:
     const Layout& m_layout;
     Span m_span;
     std::int32_t m_cells;                // per sign
-    std::vector<std::uint32_t> m_counts; // kTables tables of stride() blockSlots
+    std::vector<std::uint32_t> m_counts; // kTables tables of stride() slots
 };
 
 } // namespace ql

@@ -3,13 +3,12 @@
 // Histogram::add (internal to the fast analysis pass, analyzer_fast.h).
 //
 // Each block comes as floats, each one the value itself or NaN where the value is no float (a
-// function gives every value as the exact double). Octave bins and linear bins of a power-of-two
-// width on a grid of half widths follow from the bits of the float with no rounding, so every finite
-// float is placed in the vector lanes. Other linear bins: a position found in float arithmetic is
-// trusted only when it lies further from every edge than its worst error, bounded for the
-// histogram's own range when the filler is made. Every other value, and every value of a histogram
-// no fast way fits (log10 bins), goes through Histogram::add with its exact double. So the counts
-// equal add()'s exactly, whatever the lanes.
+// function gives every value as the exact double). Linear bins: a position found in float arithmetic
+// is trusted only when it lies further from every edge than its worst error, bounded for the
+// histogram's own range when the filler is made; with ends that are floats, values beyond them are
+// counted there. Every other value, and every value of log10 or octave bins (the pass counts its
+// error histograms through ErrorCells), goes through Histogram::add with its exact double. So the
+// counts equal add()'s exactly, whatever the lanes.
 #include "analysis/histogram.h"
 
 #include <algorithm>
@@ -26,17 +25,14 @@ template <int Lanes> struct FloatLanes;
 template <> struct FloatLanes<4> {
     using F = float __attribute__((vector_size(16)));
     using I = std::int32_t __attribute__((vector_size(16)));
-    using U = std::uint32_t __attribute__((vector_size(16)));
 };
 template <> struct FloatLanes<8> {
     using F = float __attribute__((vector_size(32)));
     using I = std::int32_t __attribute__((vector_size(32)));
-    using U = std::uint32_t __attribute__((vector_size(32)));
 };
 template <> struct FloatLanes<16> {
     using F = float __attribute__((vector_size(64)));
     using I = std::int32_t __attribute__((vector_size(64)));
-    using U = std::uint32_t __attribute__((vector_size(64)));
 };
 
 class HistogramFiller {
@@ -48,35 +44,11 @@ public:
         , m_bins(static_cast<std::int32_t>(h.m_counts.size()))
         , m_tables(static_cast<std::size_t>(kTables) * static_cast<std::size_t>(m_bins + kSlots), 0u) {
         const double bins = static_cast<double>(m_bins);
-        const bool floatEnds = static_cast<double>(static_cast<float>(h.m_lo)) == h.m_lo &&
-                               static_cast<double>(static_cast<float>(h.m_hi)) == h.m_hi &&
-                               std::isfinite(static_cast<float>(h.m_hi));
         m_lo = static_cast<float>(h.m_lo);
         m_hi = static_cast<float>(h.m_hi);
-        m_floatEnds = floatEnds;
-        if (h.m_scale == Histogram::Scale::Octaves) {
-            // The octave and the bin within it from the float's bits: normal floats only, and the
-            // mantissa times the bins per octave within an int32.
-            m_a = static_cast<float>(127 + h.m_lowExponent);
-            m_b = static_cast<float>(h.m_perOctave);
-            if (floatEnds && h.m_lo >= std::numeric_limits<float>::min() && h.m_perOctave < 256)
-                m_mode = Mode::Octaves;
-            return;
-        }
-        if (h.m_scale != Histogram::Scale::Linear) return; // log10 bins: add() for every value
-        int e = 0;
-        const bool powerOfTwo = std::frexp(h.m_step, &e) == 0.5 && h.m_step * bins == h.m_width;
-        const double halves = h.m_a / (h.m_step / 2); // lo in half widths
-        if (powerOfTwo && floatEnds && halves == std::nearbyint(halves) &&
-            std::fabs(halves) + 2 * bins < 0x1p29 && e - 2 > std::numeric_limits<float>::min_exponent &&
-            e < std::numeric_limits<float>::max_exponent) {
-            // bin = (floor(v · 2/step) − lo in half widths) / 2: v · 2/step is exact (a power of two;
-            // the rare product below float's normals takes the exact path) and so is all the rest.
-            m_mode = Mode::Aligned;
-            m_b = static_cast<float>(2 / h.m_step);
-            m_halves = static_cast<std::int32_t>(halves);
-            return;
-        }
+        m_floatEnds =
+            static_cast<double>(m_lo) == h.m_lo && static_cast<double>(m_hi) == h.m_hi && std::isfinite(m_hi);
+        if (h.m_scale != Histogram::Scale::Linear) return; // log10 and octave bins: add() for every value
         // Worst distance, in bins, between the float position and the exact one (rounding of the
         // value, of a and b, of the difference and the product); the exact one is itself trusted
         // 1e-6 from an edge (BinRule's linear margin).
@@ -135,11 +107,10 @@ public:
     /// The slot of each lane of v (values as addBlock takes them): its bin, below or above the range,
     /// or the exact path, which `slow` marks.
     template <typename F, typename I> [[gnu::always_inline]] I slotsOf(F v, I& slow) const {
-        if (m_mode == Mode::Near) return nearBins<F, I>(v, slow);
-        return m_mode == Mode::Aligned ? alignedBins<F, I>(v, slow) : octaveBins<F, I>(v, slow);
+        return nearBins<F, I>(v, slow);
     }
     /// Slots k .. n − 1 of a block (its last values short of a register) go to the exact path, and the
-    /// blockSlots up to whole registers are padding; true if there were any.
+    /// slots up to whole registers are padding; true if there were any.
     template <int Lanes> [[gnu::always_inline]] bool endBlock(std::int32_t* blockSlots, int k, int n) const {
         for (int j = k; j < n; ++j)
             blockSlots[j] = slowSlot();
@@ -153,7 +124,7 @@ public:
             any |= slow[l];
         return any != 0;
     }
-    /// Where a block's blockSlots are counted: add(t, slot) counts in table t.
+    /// Where a block's slots are counted: add(t, slot) counts in table t.
     struct Counter {
         std::uint32_t* tables;
         std::ptrdiff_t stride;
@@ -161,14 +132,13 @@ public:
             ++tables[t * stride + static_cast<std::uint32_t>(slot)];
         }
     };
-    /// The tables for a block of n blockSlots.
+    /// The tables for a block of n slots.
     [[gnu::always_inline]] Counter startBlock(int n) {
         if (m_pending > kFlushAt) flush();
         m_pending += n;
         return {m_tables.data(), static_cast<std::ptrdiff_t>(m_bins) + kSlots};
     }
-    /// Adds the values of a block's blockSlots that take the exact path, a register at a time (most hold
-    /// none).
+    /// Adds the values of a block's slots that take the exact path, a register at a time (most hold none).
     template <int Lanes, typename Exact>
     [[gnu::always_inline]] void addSlow(const std::int32_t* blockSlots, int n, Exact exact) {
         using F = typename FloatLanes<Lanes>::F;
@@ -184,10 +154,8 @@ public:
 
 private:
     enum class Mode : std::uint8_t {
-        None,    // every value through add()
-        Near,    // linear bins, the float position trusted away from the edges
-        Aligned, // linear bins of a power-of-two width, from the bits
-        Octaves, // octave bins, from the bits
+        None, // every value through add()
+        Near, // linear bins, the float position trusted away from the edges
     };
     // After each table's bins: values below lo, above hi, and those taking the exact path (whose
     // counts are dropped: add() counts them).
@@ -200,7 +168,7 @@ private:
     // float comparisons only (GCC 12 scalarises some integer ones on these vectors).
     template <typename I> static I select(I mask, I a, I b) { return (a & mask) | (b & ~mask); }
 
-    // The slot of each lane: its bin where `fast`, below or above the range those blockSlots, and the
+    // The slot of each lane: its bin where `fast`, below or above the range those slots, and the
     // exact path otherwise (NaN among them), which `slow` marks. With ends that are no floats, only
     // the bins are trusted.
     template <typename F, typename I> I placed(F v, I bin, I fast, I& slow) const {
@@ -211,28 +179,6 @@ private:
         const I under = v<m_lo, over = v> m_hi;
         slow &= ~(under | over);
         return select(over, I{} + overSlot(), select(under, I{} + underSlot(), bin));
-    }
-    template <typename F, typename I> I alignedBins(F v, I& slow) const {
-        const F t = v * m_b;
-        // Truncation, then down for negative fractions; wrapping (unsigned) arithmetic, as a lane
-        // beyond the ends holds any value until placed() sets its slot.
-        using U = typename FloatLanes<sizeof(F) / sizeof(float)>::U;
-        const U whole =
-            __builtin_convertvector(__builtin_convertvector(t, I), U) +
-            __builtin_convertvector(t < __builtin_convertvector(__builtin_convertvector(t, I), F), U);
-        const I half = __builtin_convertvector(whole - static_cast<std::uint32_t>(m_halves), I);
-        const I bin = select(v == m_hi, I{} + (m_bins - 1), half >> 1); // the closed top edge
-        // A product below float's normals may have lost its sign's bin (zero itself is exact).
-        constexpr float tiny = std::numeric_limits<float>::min();
-        return placed(v, bin, (t >= tiny) | (t <= -tiny) | (v == 0.0f), slow);
-    }
-    template <typename F, typename I> I octaveBins(F v, I& slow) const {
-        const I u = reinterpret_cast<I>(v);
-        const I octave = (u >> 23) - static_cast<std::int32_t>(m_a);
-        const auto perOctave = static_cast<std::int32_t>(m_b);
-        const I bin =
-            select(v == m_hi, I{} + (m_bins - 1), octave * perOctave + (((u & 0x7FFFFF) * perOctave) >> 23));
-        return placed(v, bin, ~I{}, slow); // lo is a normal float: every value in range is one
     }
     template <typename F, typename I> I nearBins(F v, I& slow) const {
         const F t = (v - m_a) * m_b;
@@ -247,10 +193,7 @@ private:
     Mode m_mode = Mode::None;
     float m_lo = 0, m_hi = 0;
     bool m_floatEnds = false; // lo and hi are floats: a float comparison places values beyond them
-    float m_a = 0,
-          m_b =
-              0; // Near: t = (v − a)·b; Aligned: b = 2/step; Octaves: a = 127 + lowest exponent, b per octave
-    std::int32_t m_halves = 0; // Aligned: lo in half widths
+    float m_a = 0, m_b = 0;   // the position t = (v − a)·b
     float m_margin = 0.5f;
     std::vector<std::uint32_t> m_tables; // kTables tables of bins + kSlots counts
     std::int64_t m_pending = 0;          // values counted in the tables since they were last added up
