@@ -35,6 +35,7 @@ private slots:
     void entriesReadBackAsWritten();
     void boundedReportsWriteTheSame();
     void malformedEntriesAreRefused();
+    void craftedOctaveBinsAreDropped();
 
 private:
     JobRequest request(const QuantSpec& spec) const;
@@ -182,6 +183,35 @@ void TestReportRead::malformedEntriesAreRefused() {
             refused = std::string(e.what()).size() > 5;
         }
         QVERIFY2(refused, c.what);
+    }
+}
+
+// Octave bins read back only as the writer makes them (both ends powers of two in double's normal
+// range, the bins an even share of the octaves, a known scale name); other edges leave that histogram
+// empty, as any malformed histogram does, and the rest of the entry is read.
+void TestReportRead::craftedOctaveBinsAreDropped() {
+    const JobRequest r = request(makeSpec(Preset::TensorRT, Target::Int8, Scheme::PerChannel, {0}));
+    const nlohmann::json good = toJson(runTensorJob(r, "fc.weight").a.report);
+    const nlohmann::json& h = good["histograms"]["abs_error_log"];
+    QCOMPARE(h["scale"].get<std::string>(), std::string("octaves"));
+    QVERIFY(reportFromJson(good).analysis.absErrorLog.binCount() > 0);
+    auto edited = [&](auto edit) {
+        nlohmann::json j = good;
+        edit(j["histograms"]["abs_error_log"]);
+        return j;
+    };
+    const nlohmann::json cases[] = {
+        edited([](nlohmann::json& a) { a["edges"][0] = 3.0e-6; }),          // no power of two
+        edited([](nlohmann::json& a) { a["edges"][0] = 4.9e-324; }),        // subnormal
+        edited([](nlohmann::json& a) { a["edges"].back() = 1e308 * 1.5; }), // no power of two
+        edited(
+            [](nlohmann::json& a) { a["edges"].back() = a["edges"].back().get<double>() * 8; }), // 60 over 18
+        edited([](nlohmann::json& a) { a["scale"] = "octavez"; }),
+    };
+    for (const nlohmann::json& j : cases) {
+        const TensorReport read = reportFromJson(j);
+        QCOMPARE(read.analysis.absErrorLog.binCount(), 0);
+        QCOMPARE(read.analysis.error.binCount(), reportFromJson(good).analysis.error.binCount());
     }
 }
 
