@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/huge_page_allocator.h"
 #include "cpu/cpu_reference_backend.h"
+#include "quant/reference.h"
 #include "test_parts.h"
 
 #include <QtTest>
@@ -47,6 +48,7 @@ private slots:
     void errorCellsCountAsAddDoes();
     void rowTablesStartZeroed();
     void widestGroupAsScanFinds();
+    void worstElementIsTheFirstLargest();
     void progressStepsThroughTheSlices();
 };
 
@@ -423,6 +425,45 @@ void TestFastAnalysis::widestGroupAsScanFinds() {
         for (const WidestGroup& part : parts)
             merged.merge(part);
         QCOMPARE(merged.result(edgesOf(0)), static_cast<std::int64_t>(scan));
+    }
+}
+
+// The worst element is the first with the largest |error|, as the oracle finds it: ties within a block
+// in other lanes, an equal error in a later block (not larger: it must not move), a larger one two
+// blocks on, and elements past the clip edges in some blocks (the general loop) but not others.
+void TestFastAnalysis::worstElementIsTheFirstLargest() {
+    QuantSpec spec;
+    spec.scheme = Scheme::PerTensor;
+    spec.axes = {};
+    spec.calibration.method = CalibMethod::Explicit;
+    const std::int64_t n = 6000; // (the fast pass takes 4096 elements and more)
+    const ResolvedSpec plan = resolveSpec(spec, {n});
+    QuantParams p;
+    p.scales = {1.0f};
+    for (bool clipping : {false, true}) {
+        std::vector<float> x(static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i) // errors of 0.25 everywhere
+            x[static_cast<std::size_t>(i)] = static_cast<float>(i % 200 - 100) + 0.25f;
+        for (std::int64_t i : {701, 702, 1302, 2601}) // 0.375: ties in two lanes, then an equal one
+            x[static_cast<std::size_t>(i)] += 0.125f;
+        x[3100] = 7.5f; // 0.5, the largest, its tie in the same lane after it
+        x[3996] = -9.5f;
+        if (clipping) // clipped: errors beyond every rounding error, the first of them the worst
+            for (std::int64_t i : {1500, 1900, 2050})
+                x[static_cast<std::size_t>(i)] = i == 1500 ? 300.0f : -300.0f + 0.125f;
+        const Codes codes = quantizeReference(plan, p, x);
+        const TensorAnalysis oracle = analyzeReference(plan, p, codes, x);
+        QCOMPARE(oracle.stats.worstIndex(), clipping ? std::int64_t{1500} : std::int64_t{3100});
+        const Tensor t = tensorOf(x, {n}, DType::F32);
+        for (AnalysisIsa isa : {AnalysisIsa::Avx512, AnalysisIsa::Avx2, AnalysisIsa::Baseline}) {
+            if (analysisIsa(isa) != isa) continue;
+            AnalysisOptions opt;
+            opt.isa = isa;
+            const TensorAnalysis fast = analyze(plan, p, codes, *ValuesView::of(t), opt);
+            QCOMPARE(fast.stats.worstIndex(), oracle.stats.worstIndex());
+            QCOMPARE(fast.stats.maxAbsError(), oracle.stats.maxAbsError());
+            compareAnalyses(fast, oracle, false);
+        }
     }
 }
 

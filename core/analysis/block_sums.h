@@ -120,15 +120,50 @@ private:
         std::int64_t count = 0;
     };
 
+    // A block whose x all lie within the group's clip edges (the common case: absmax never clips)
+    // adds every e² to the rounding lanes and counts nothing clipped, without a compare per element;
+    // the same additions as the general loop makes, so the same bits.
     template <bool FloatTarget>
     [[gnu::always_inline]] static void add(SliceLanes& s, GroupLanes& g, const float* x, const float* xh,
                                            int n, std::int64_t first) {
+        if (withinEdges(x, n, g.lowT, g.highT))
+            addLanes<FloatTarget, false>(s, g, x, xh, n, first);
+        else
+            addLanes<FloatTarget, true>(s, g, x, xh, n, first);
+    }
+
+    // Whether no x is below `low` or above `high`, from the block's least and greatest x (exact in
+    // double, so the same tests the loop makes). Finite blocks only; a NaN edge answers no.
+    [[gnu::always_inline]] static bool withinEdges(const float* x, int n, double low, double high) {
+        using F8 = float __attribute__((vector_size(32)));
+        if (n < 8) return false;
+        F8 lo, hi;
+        std::memcpy(&lo, x, sizeof lo);
+        hi = lo;
+        int k = 8;
+        for (; k + 8 <= n; k += 8) {
+            F8 v;
+            std::memcpy(&v, x + k, sizeof v);
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+        float least = lo[0], greatest = hi[0];
+        for (int l = 1; l < 8; ++l)
+            least = std::min(least, lo[l]), greatest = std::max(greatest, hi[l]);
+        for (; k < n; ++k)
+            least = std::min(least, x[k]), greatest = std::max(greatest, x[k]);
+        return static_cast<double>(least) >= low && static_cast<double>(greatest) <= high;
+    }
+
+    template <bool FloatTarget, bool MayClip>
+    [[gnu::always_inline]] static void addLanes(SliceLanes& s, GroupLanes& g, const float* x, const float* xh,
+                                                int n, std::int64_t first) {
         const D4 lowT = D4{} + g.lowT, highT = D4{} + g.highT;
         const D4 t1 = D4{} + 1e-3, t5 = D4{} + 5e-3, zero = {};
         const I4 absMask = I4{} + 0x7FFFFFFFFFFFFFFF;
-        I4 at = I4{0, 1, 2, 3} + first;
+        D4 blockMax = D4{} - 1.0; // each lane's largest |error| in this block
         int k = 0;
-        for (; k + 4 <= n; k += 4, at += 4) {
+        for (; k + 4 <= n; k += 4) {
             F4 xf, hf;
             std::memcpy(&xf, x + k, sizeof xf);
             std::memcpy(&hf, xh + k, sizeof hf);
@@ -141,21 +176,35 @@ private:
             s.sqXh += hv * hv;
             s.dot += xv * hv;
             s.absErr += ae;
-            // Each lane keeps the first index of its largest |error| (its first element beats -1).
-            const I4 larger = ae > s.max;
-            s.max = larger ? ae : s.max;
-            s.maxAt = larger ? at : s.maxAt;
-            g.max = ae > g.max ? ae : g.max;
+            blockMax = ae > blockMax ? ae : blockMax;
             // exceeds(): with |x| = 0 the threshold is 0, so ae > t·|x| is ae ≠ 0 as it should be.
             s.over1 -= ae > t1 * ax;
             s.over5 -= ae > t5 * ax;
-            const I4 low = xv<lowT, high = xv> highT;
-            g.low -= low;
-            g.high -= high;
-            g.clipSq += (low | high) ? e2 : zero;
-            g.roundSq += (low | high) ? zero : e2;
+            if constexpr (MayClip) {
+                const I4 low = xv<lowT, high = xv> highT;
+                g.low -= low;
+                g.high -= high;
+                g.clipSq += (low | high) ? e2 : zero;
+                g.roundSq += (low | high) ? zero : e2;
+            } else {
+                g.roundSq += e2; // (the general loop's clipSq += 0 changes no bit: clipSq is never -0)
+            }
             if constexpr (FloatTarget) g.ftz -= (xv != zero) & (hv == zero);
         }
+        g.max = blockMax > g.max ? blockMax : g.max;
+        // Each lane keeps the first index of its largest |error| (its first element beats -1): a lane
+        // whose block beats it finds the first element at the block's largest (rare after the first
+        // blocks, so this costs less than a select per element).
+        const I4 record = blockMax > s.max;
+        if ((record[0] | record[1] | record[2] | record[3]) != 0) [[unlikely]]
+            for (int l = 0; l < 4; ++l) {
+                if (!record[l]) continue;
+                int j = l;
+                while (std::fabs(static_cast<double>(x[j]) - xh[j]) != blockMax[l])
+                    j += 4;
+                s.max[l] = blockMax[l];
+                s.maxAt[l] = first + j;
+            }
         // The tail, element by element into lane 0 with the same operations.
         for (; k < n; ++k) {
             const double xv = x[k], hv = xh[k], e = xv - hv, ae = std::fabs(e), e2 = e * e;
