@@ -241,7 +241,7 @@ void TestAnalysisReport::csvOneRowPerTensor() {
 
 // The JSON report is written a tensor at a time (memory follows the largest tensor, not the model), and
 // must be byte for byte what the whole tree dumps: with and without a comparison, no tensors, one, many,
-// and a name that is not UTF-8.
+// a name that is not UTF-8, and a per-channel tensor whose columns the writer prints itself.
 void TestAnalysisReport::jsonWrittenATensorAtATime() {
     const ResolvedSpec plan = perTensorPlan(Preset::Torch, Target::Int8, 3);
     QuantParams p;
@@ -254,10 +254,36 @@ void TestAnalysisReport::jsonWrittenATensorAtATime() {
     QuantParams q = p;
     q.scales[0] = std::nextafter(0.02f, 1.0f);
     const Comparison c = compareResults("a", plan, p, codes, "b", plan, q, codes, x);
+    // Per channel: more rows than a report keeps, zero points, a row holding NaN (its figures null),
+    // and members on both sides of "per_channel" (a calibration note, an importance entry).
+    QuantSpec spec;
+    spec.target = Target::UInt8;
+    spec.scheme = Scheme::PerChannel;
+    spec.axes = {0};
+    spec.symmetric = false;
+    spec.calibration.method = CalibMethod::Explicit;
+    const ResolvedSpec rowsPlan = resolveSpec(spec, {4100, 2});
+    QuantParams rowParams;
+    std::vector<float> rowValues;
+    for (int g = 0; g < 4100; ++g) {
+        rowParams.scales.push_back(0.01f * static_cast<float>(1 + g % 7));
+        rowParams.zeroPoints.push_back(static_cast<float>(120 + g % 5));
+        rowValues.push_back(std::sin(static_cast<float>(g)) * static_cast<float>(1 + g % 3));
+        rowValues.push_back(-0.3f * static_cast<float>(g % 11));
+    }
+    rowValues[0] = 0; // row 0 all zero: no signal, its SQNR null
+    rowValues[5] = std::nanf("");
+    TensorReport rows = reportOf("rows", rowsPlan, rowParams, rowValues);
+    rows.params.calibrationNote = "given";
+    rows.weighted = WeightedError{0.25, 3.5, 8199, "act.h5: rows"};
+    TensorReport kept;
+    kept.name = "bias";
+    kept.passedThrough = "a bias";
     const std::vector<std::vector<TensorReport>> cases{
         {},
         {reportOf("w", plan, p, x)},
-        {reportOf("w", plan, p, x), failed, reportOf("v", plan, p, {0, 0, 0})}};
+        {reportOf("w", plan, p, x), failed, reportOf("v", plan, p, {0, 0, 0})},
+        {rows, kept}};
     QTemporaryDir dir;
     int written = 0;
     for (const auto& reports : cases) {
@@ -272,6 +298,11 @@ void TestAnalysisReport::jsonWrittenATensorAtATime() {
             QCOMPARE(f.readAll().toStdString(), whole);
         }
     }
+    const nlohmann::json columns = reportJson("m", {rows})["tensors"][0]["per_channel"];
+    QCOMPARE(columns["scale"].size(), std::size_t{4096});
+    QVERIFY(columns["truncated"].get<bool>());
+    QVERIFY(columns["sqnr_db"][0].is_null());
+    QVERIFY(columns["sqnr_db"][1].is_number_float());
 }
 
 QTEST_GUILESS_MAIN(TestAnalysisReport)

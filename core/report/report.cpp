@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "io/atomic_file.h"
 #include "quant/spec_json.h"
+#include "report/per_channel_report.h"
 #include "report/report_format.h"
 
 #include <algorithm>
@@ -52,49 +53,45 @@ json histogramsJson(const TensorAnalysis& a) {
             {"scales", toJson(a.scales)}};
 }
 
-json perChannelJson(const TensorReport& r, const ReportOptions& opt) {
-    const auto& groups = r.analysis.clipping.groups();
-    const std::size_t all = r.analysis.clipping.groupCount();
-    const std::size_t n = std::min(groups.size(), opt.maxGroups);
-    json j = {{"groups", all}, {"truncated", all > n}};
-    json scale = json::array(), zp = json::array(), low = json::array(), high = json::array(),
-         frac = json::array(), clipErr = json::array(), roundErr = json::array(), sqnr = json::array(),
-         maxErr = json::array(), ftz = json::array(), count = json::array(), sumSqX = json::array();
-    for (std::size_t g = 0; g < n; ++g) {
-        const GroupClipping& c = groups[g];
-        scale.push_back(jsonNumber(g < r.params.scales.size() ? r.params.scales[g] : std::nan("")));
-        zp.push_back(jsonNumber(r.params.zeroPointOf(static_cast<std::int64_t>(g))));
-        low.push_back(c.clippedLow);
-        high.push_back(c.clippedHigh);
-        frac.push_back(jsonNumber(c.clippedFraction()));
-        clipErr.push_back(jsonNumber(c.clipErrorSq));
-        roundErr.push_back(jsonNumber(c.roundErrorSq));
-        sqnr.push_back(jsonNumber(c.sqnrDb()));
-        maxErr.push_back(jsonNumber(c.maxAbsError));
-        ftz.push_back(c.flushedToZero);
-        count.push_back(c.count);
-        sumSqX.push_back(c.sumSqX);
-    }
-    j.update({{"scale", scale},
-              {"zero_point", zp},
-              {"clipped_low", low},
-              {"clipped_high", high},
-              {"clipped_fraction", frac},
-              {"clip_error_sq", clipErr},
-              {"round_error_sq", roundErr},
-              {"sqnr_db", sqnr},
-              {"max_abs_error", maxErr},
-              {"flushed_to_zero", ftz},
-              {"count", count},
-              {"sum_sq_x", sumSqX}});
-    return j;
-}
-
 json timingJson(const Timing& t) {
     return {{"prepare_ms", t.median.prepareMs}, {"upload_ms", t.median.uploadMs},
             {"kernel_ms", t.median.kernelMs},   {"download_ms", t.median.downloadMs},
             {"total_ms", t.median.totalMs},     {"total_min_ms", t.min.totalMs},
             {"total_max_ms", t.max.totalMs},    {"runs", t.runs}};
+}
+
+// A tensor's entry; its "per_channel" object only with `perChannel` (the file writer prints that one
+// itself).
+json tensorJson(const TensorReport& r, const ReportOptions& opt, bool perChannel) {
+    json j = {{"name", r.name}, {"shape", r.shape}, {"dtype", std::string(nameOf(r.dtype))}};
+    if (!r.error.empty()) {
+        j["error"] = r.error;
+        return j;
+    }
+    if (!r.passedThrough.empty()) {
+        j["passed_through"] = r.passedThrough;
+        return j;
+    }
+    j["spec"] = toJson(r.plan);
+    if (!r.params.calibrationNote.empty()) j["calibration_note"] = r.params.calibrationNote;
+    j["backend"] = r.backend;
+    j["stats"] = statsJson(r.analysis);
+    if (r.weighted) {
+        const WeightedError& w = *r.weighted;
+        j["stats"]["weighted_mse"] = jsonNumber(w.mse());
+        j["stats"]["weighted_sqnr_db"] = jsonNumber(w.sqnrDb());
+        j["importance"] = {{"source", w.importance},
+                           {"accumulators",
+                            {{"sum_weighted_sq_err", w.sumWeightedSqError},
+                             {"sum_weighted_sq_x", w.sumWeightedSqX},
+                             {"count", w.count}}}};
+    } else if (!r.importanceNote.empty()) {
+        j["importance"] = {{"note", r.importanceNote}};
+    }
+    j["histograms"] = histogramsJson(r.analysis);
+    if (perChannel) j["per_channel"] = perChannelJson(r, opt);
+    j["timing"] = timingJson(r.timing);
+    return j;
 }
 
 std::string csvField(const std::string& s) {
@@ -180,35 +177,7 @@ json errorStatsJson(const ErrorStats& s) {
 }
 
 json toJson(const TensorReport& r, const ReportOptions& opt) {
-    json j = {{"name", r.name}, {"shape", r.shape}, {"dtype", std::string(nameOf(r.dtype))}};
-    if (!r.error.empty()) {
-        j["error"] = r.error;
-        return j;
-    }
-    if (!r.passedThrough.empty()) {
-        j["passed_through"] = r.passedThrough;
-        return j;
-    }
-    j["spec"] = toJson(r.plan);
-    if (!r.params.calibrationNote.empty()) j["calibration_note"] = r.params.calibrationNote;
-    j["backend"] = r.backend;
-    j["stats"] = statsJson(r.analysis);
-    if (r.weighted) {
-        const WeightedError& w = *r.weighted;
-        j["stats"]["weighted_mse"] = jsonNumber(w.mse());
-        j["stats"]["weighted_sqnr_db"] = jsonNumber(w.sqnrDb());
-        j["importance"] = {{"source", w.importance},
-                           {"accumulators",
-                            {{"sum_weighted_sq_err", w.sumWeightedSqError},
-                             {"sum_weighted_sq_x", w.sumWeightedSqX},
-                             {"count", w.count}}}};
-    } else if (!r.importanceNote.empty()) {
-        j["importance"] = {{"note", r.importanceNote}};
-    }
-    j["histograms"] = histogramsJson(r.analysis);
-    j["per_channel"] = perChannelJson(r, opt);
-    j["timing"] = timingJson(r.timing);
-    return j;
+    return tensorJson(r, opt, true);
 }
 
 json toJson(const Comparison& c) {
@@ -311,6 +280,39 @@ std::string nested(const std::string& text, int depth) {
     return out;
 }
 
+// A tensor's entry appended to `out` as dumped(toJson(r)) reads nested two levels deep (an item of
+// "tensors"), its per-channel columns printed straight from the rows into their place among the
+// sorted keys.
+void appendTensorText(std::string& out, const TensorReport& r, const ReportOptions& opt) {
+    const json j = tensorJson(r, opt, false);
+    if (!r.quantized()) {
+        out += nested(dumped(j), 2);
+        return;
+    }
+    const std::string perChannel = "per_channel";
+    bool placed = false;
+    out += '{';
+    auto key = [&out, first = true](const std::string& k) mutable {
+        out += first ? "\n   " : ",\n   ";
+        first = false;
+        out += dumped(json(k)) + ": ";
+    };
+    for (const auto& [k, value] : j.items()) {
+        if (!placed && perChannel < k) {
+            key(perChannel);
+            appendPerChannelText(out, r, opt, 3);
+            placed = true;
+        }
+        key(k);
+        out += nested(dumped(value), 3);
+    }
+    if (!placed) {
+        key(perChannel);
+        appendPerChannelText(out, r, opt, 3);
+    }
+    out += "\n  }";
+}
+
 // What reportJson(...) dumps, byte for byte, written a tensor at a time: a whole-model report (4096
 // clipping rows a tensor) costs one tensor's tree, so memory follows the largest tensor, not the model.
 // The keys come in the order the library's sorted objects print them.
@@ -326,9 +328,18 @@ void writeJsonReport(AtomicFile& out, const std::string& file, const std::vector
         return;
     }
     put("[\n");
-    for (std::size_t i = 0; i < tensors.size(); ++i)
-        put("  " + nested(dumped(toJson(tensors[i], ReportOptions{})), 2) +
-            (i + 1 < tensors.size() ? ",\n" : "\n"));
+    // One buffer for every tensor's text, reserved for the longest (its per-channel rows, fourteen
+    // numbers each): each page of it is touched once, never copied as it grows.
+    std::string text;
+    const ReportOptions options;
+    for (const TensorReport& t : tensors)
+        text.reserve(std::min(t.analysis.clipping.groups().size(), options.maxGroups) * 14 * 28 + (1 << 16));
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        text = "  ";
+        appendTensorText(text, tensors[i], options);
+        text += i + 1 < tensors.size() ? ",\n" : "\n";
+        put(text);
+    }
     put(" ]\n}\n");
 }
 

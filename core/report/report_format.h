@@ -1,6 +1,6 @@
 #pragma once
-// The version of the quantize report's format (report_schema.md): 2 since the histograms' edges
-// follow from the plan and the params. Every writer of a report, whole or a shard's part, writes it.
+// The version of the quantize report's format (report_schema.md): 3 since both error histograms'
+// bins follow from the bits of the error. Every writer of a report, whole or a shard's part, writes it.
 
 namespace ql {
 

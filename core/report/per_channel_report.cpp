@@ -1,0 +1,146 @@
+#include "report/per_channel_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
+namespace ql {
+namespace {
+
+using nlohmann::json;
+
+// The columns, to sink.numbers / sink.counts (key, rows, value of row g) and sink.value(key, json),
+// in the order the library's sorted objects print their keys.
+template <typename Sink> void perChannelColumns(const TensorReport& r, const ReportOptions& opt, Sink& sink) {
+    const GroupRows& rows = r.analysis.clipping.groups();
+    const QuantParams& params = r.params;
+    const std::size_t all = r.analysis.clipping.groupCount();
+    const std::size_t n = std::min(rows.size(), opt.maxGroups);
+    auto of = [&rows](auto field) { return [&rows, field](std::size_t g) { return field(rows[g]); }; };
+    sink.numbers("clip_error_sq", n, of([](const GroupClipping& c) { return c.clipErrorSq; }));
+    sink.numbers("clipped_fraction", n, of([](const GroupClipping& c) { return c.clippedFraction(); }));
+    sink.counts("clipped_high", n, of([](const GroupClipping& c) { return c.clippedHigh; }));
+    sink.counts("clipped_low", n, of([](const GroupClipping& c) { return c.clippedLow; }));
+    sink.counts("count", n, of([](const GroupClipping& c) { return c.count; }));
+    sink.counts("flushed_to_zero", n, of([](const GroupClipping& c) { return c.flushedToZero; }));
+    sink.value("groups", json(all));
+    sink.numbers("max_abs_error", n, of([](const GroupClipping& c) { return c.maxAbsError; }));
+    sink.numbers("round_error_sq", n, of([](const GroupClipping& c) { return c.roundErrorSq; }));
+    sink.numbers("scale", n, [&params](std::size_t g) {
+        return g < params.scales.size() ? static_cast<double>(params.scales[g]) : std::nan("");
+    });
+    sink.numbers("sqnr_db", n, of([](const GroupClipping& c) { return c.sqnrDb(); }));
+    sink.numbers("sum_sq_x", n, of([](const GroupClipping& c) { return c.sumSqX; }));
+    sink.value("truncated", json(all > n));
+    sink.numbers("zero_point", n, [&params](std::size_t g) {
+        return static_cast<double>(params.zeroPointOf(static_cast<std::int64_t>(g)));
+    });
+}
+
+struct TreeSink {
+    json object = json::object();
+    template <typename Fn> void numbers(const char* key, std::size_t n, Fn at) {
+        json column = json::array();
+        for (std::size_t g = 0; g < n; ++g)
+            column.push_back(jsonNumber(at(g)));
+        object[key] = std::move(column);
+    }
+    template <typename Fn> void counts(const char* key, std::size_t n, Fn at) {
+        json column = json::array();
+        for (std::size_t g = 0; g < n; ++g)
+            column.push_back(at(g));
+        object[key] = std::move(column);
+    }
+    void value(const char* key, const json& v) { object[key] = v; }
+};
+
+// nlohmann::json's pretty printing with an indent of one, appended to one string. Its numbers come
+// from the library's own shortest-digits routine, so a merged report, which the library prints,
+// reads byte for byte as a whole one (tst_analysis_report checks the two against each other).
+class TextSink {
+public:
+    TextSink(std::string& out, int depth)
+        : m_out(out)
+        , m_depth(depth) {
+        m_out += '{';
+    }
+    template <typename Fn> void numbers(const char* key, std::size_t n, Fn at) {
+        column(key, n, [&](std::size_t g) {
+            const double v = at(g);
+            if (!std::isfinite(v)) {
+                m_out += "null";
+                return;
+            }
+            char buf[64];
+            m_out.append(buf, nlohmann::detail::to_chars(buf, buf + sizeof buf, v));
+        });
+    }
+    template <typename Fn> void counts(const char* key, std::size_t n, Fn at) {
+        column(key, n, [&](std::size_t g) {
+            char buf[24];
+            m_out.append(buf, std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(at(g))).ptr);
+        });
+    }
+    void value(const char* key, const json& v) {
+        member(key);
+        m_out += v.dump();
+    }
+    void finish() {
+        m_out += '\n';
+        indent(m_depth);
+        m_out += '}';
+    }
+
+private:
+    template <typename Put> void column(const char* key, std::size_t n, Put&& put) {
+        member(key);
+        if (n == 0) {
+            m_out += "[]";
+            return;
+        }
+        m_out += "[\n";
+        for (std::size_t g = 0; g < n; ++g) {
+            indent(m_depth + 2);
+            put(g);
+            m_out += g + 1 < n ? ",\n" : "\n";
+        }
+        indent(m_depth + 1);
+        m_out += ']';
+    }
+    // Keys come sorted, as the library prints them; a column out of order would read differently.
+    void member(const char* key) {
+        if (m_last && std::strcmp(m_last, key) >= 0) throw std::logic_error("per_channel: keys out of order");
+        m_out += m_last ? ",\n" : "\n";
+        m_last = key;
+        indent(m_depth + 1);
+        m_out += '"';
+        m_out += key;
+        m_out += "\": ";
+    }
+    void indent(int depth) { m_out.append(static_cast<std::size_t>(depth), ' '); }
+
+    std::string& m_out;
+    int m_depth;
+    const char* m_last = nullptr;
+};
+
+} // namespace
+
+json perChannelJson(const TensorReport& r, const ReportOptions& opt) {
+    TreeSink sink;
+    perChannelColumns(r, opt, sink);
+    return std::move(sink.object);
+}
+
+void appendPerChannelText(std::string& out, const TensorReport& r, const ReportOptions& opt, int depth) {
+    TextSink sink(out, depth);
+    perChannelColumns(r, opt, sink);
+    sink.finish();
+}
+
+} // namespace ql

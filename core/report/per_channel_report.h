@@ -1,0 +1,20 @@
+#pragma once
+// A report entry's "per_channel" object: each group's scale, zero point and clipping row, as columns.
+// One list of the columns, given to two writers: a JSON tree (toJson, reportJson) and the text a
+// report file holds, written straight from the rows (a 4096-row tensor has some fifty thousand
+// numbers: building and printing a tree of them cost more than the rest of the report).
+#include "report/report.h"
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+namespace ql {
+
+/// The "per_channel" object as a tree.
+nlohmann::json perChannelJson(const TensorReport& r, const ReportOptions& opt);
+
+/// The same object appended to `out` as nlohmann::json's dump with an indent of one prints it as the
+/// value of a member `depth` levels deep (its closing brace indented by `depth`), byte for byte.
+void appendPerChannelText(std::string& out, const TensorReport& r, const ReportOptions& opt, int depth);
+
+} // namespace ql
