@@ -276,6 +276,9 @@ void TestAnalysisReport::jsonWrittenATensorAtATime() {
     TensorReport rows = reportOf("rows", rowsPlan, rowParams, rowValues);
     rows.params.calibrationNote = "given";
     rows.weighted = WeightedError{0.25, 3.5, 8199, "act.h5: rows"};
+    TensorReport rowless = rows; // a run that keeps no rows (a plan's): every column empty
+    rowless.name = "rowless";
+    rowless.analysis.clipping.keepFirstGroups(0);
     TensorReport kept;
     kept.name = "bias";
     kept.passedThrough = "a bias";
@@ -283,7 +286,7 @@ void TestAnalysisReport::jsonWrittenATensorAtATime() {
         {},
         {reportOf("w", plan, p, x)},
         {reportOf("w", plan, p, x), failed, reportOf("v", plan, p, {0, 0, 0})},
-        {rows, kept}};
+        {rows, kept, rowless}};
     QTemporaryDir dir;
     int written = 0;
     for (const auto& reports : cases) {
