@@ -1,12 +1,11 @@
 #include "report/per_channel_report.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace ql {
