@@ -429,8 +429,10 @@ void TestFastAnalysis::widestGroupAsScanFinds() {
 }
 
 // The worst element is the first with the largest |error|, as the oracle finds it: ties within a block
-// in other lanes, an equal error in a later block (not larger: it must not move), a larger one two
-// blocks on, and elements past the clip edges in some blocks (the general loop) but not others.
+// in other lanes, an equal error later in the same lane (not larger: it must not move), and elements
+// past the clip edges in some blocks (the general loop) but not others. A value exactly on the top
+// clip edge (127.5 at scale 1) is rounded, not clipped, and the next float up is clipped: a block
+// holding either is told apart from one within its edges exactly as the loop tells them apart.
 void TestFastAnalysis::worstElementIsTheFirstLargest() {
     QuantSpec spec;
     spec.scheme = Scheme::PerTensor;
@@ -448,6 +450,8 @@ void TestFastAnalysis::worstElementIsTheFirstLargest() {
             x[static_cast<std::size_t>(i)] += 0.125f;
         x[3100] = 7.5f; // 0.5, the largest, its tie in the same lane after it
         x[3996] = -9.5f;
+        x[4500] = 127.5f; // on the edge: an error of 0.5 after 3100's
+        if (clipping) x[4700] = std::nextafter(127.5f, 200.0f);
         if (clipping) // clipped: errors beyond every rounding error, the first of them the worst
             for (std::int64_t i : {1500, 1900, 2050})
                 x[static_cast<std::size_t>(i)] = i == 1500 ? 300.0f : -300.0f + 0.125f;
