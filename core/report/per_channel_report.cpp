@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -65,9 +64,8 @@ class TextSink {
 public:
     TextSink(std::string& out, int depth)
         : m_out(out)
-        , m_depth(depth) {
-        m_out += '{';
-    }
+        , m_object(out, depth)
+        , m_depth(depth) {}
     template <typename Fn> void numbers(const char* key, std::size_t n, Fn at) {
         column(key, n, [&](std::size_t g) {
             const double v = at(g);
@@ -86,49 +84,60 @@ public:
         });
     }
     void value(const char* key, const json& v) {
-        member(key);
+        m_object.key(key);
         m_out += v.dump();
     }
-    void finish() {
-        m_out += '\n';
-        indent(m_depth);
-        m_out += '}';
-    }
+    void finish() { m_object.close(); }
 
 private:
     template <typename Put> void column(const char* key, std::size_t n, Put&& put) {
-        member(key);
+        m_object.key(key);
         if (n == 0) {
             m_out += "[]";
             return;
         }
         m_out += "[\n";
         for (std::size_t g = 0; g < n; ++g) {
-            indent(m_depth + 2);
+            m_out.append(static_cast<std::size_t>(m_depth + 2), ' ');
             put(g);
             m_out += g + 1 < n ? ",\n" : "\n";
         }
-        indent(m_depth + 1);
+        m_out.append(static_cast<std::size_t>(m_depth + 1), ' ');
         m_out += ']';
     }
-    // Keys come sorted, as the library prints them; a column out of order would read differently.
-    void member(const char* key) {
-        if (m_last && std::strcmp(m_last, key) >= 0) throw std::logic_error("per_channel: keys out of order");
-        m_out += m_last ? ",\n" : "\n";
-        m_last = key;
-        indent(m_depth + 1);
-        m_out += '"';
-        m_out += key;
-        m_out += "\": ";
-    }
-    void indent(int depth) { m_out.append(static_cast<std::size_t>(depth), ' '); }
 
     std::string& m_out;
+    JsonObjectText m_object;
     int m_depth;
-    const char* m_last = nullptr;
 };
 
 } // namespace
+
+JsonObjectText::JsonObjectText(std::string& out, int depth)
+    : m_out(out)
+    , m_depth(depth) {
+    m_out += '{';
+}
+
+void JsonObjectText::key(const std::string& k) {
+    if (!m_first && !(m_last < k)) throw std::logic_error("JSON text: key \"" + k + "\" out of order");
+    m_out += m_first ? "\n" : ",\n";
+    m_first = false;
+    m_last = k;
+    m_out.append(static_cast<std::size_t>(m_depth + 1), ' ');
+    m_out += json(k).dump(-1, ' ', false, json::error_handler_t::replace);
+    m_out += ": ";
+}
+
+void JsonObjectText::close() {
+    if (m_first) { // the library prints an empty object as {}
+        m_out += '}';
+        return;
+    }
+    m_out += '\n';
+    m_out.append(static_cast<std::size_t>(m_depth), ' ');
+    m_out += '}';
+}
 
 json perChannelJson(const TensorReport& r, const ReportOptions& opt) {
     TreeSink sink;

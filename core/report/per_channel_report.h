@@ -10,6 +10,23 @@
 
 namespace ql {
 
+/// The members of a JSON object appended to `out` as nlohmann::json's dump with an indent of one
+/// prints them, the object's closing brace indented by `depth`: key(k) opens a member, whose value
+/// the caller appends (at that depth), and close() ends the object. Keys must come in the library's
+/// sorted order (a key out of order is a logic error: the text would differ from the tree's dump).
+class JsonObjectText {
+public:
+    JsonObjectText(std::string& out, int depth);
+    void key(const std::string& k);
+    void close();
+
+private:
+    std::string& m_out;
+    int m_depth;
+    std::string m_last;
+    bool m_first = true;
+};
+
 /// The "per_channel" object as a tree.
 nlohmann::json perChannelJson(const TensorReport& r, const ReportOptions& opt);
 

@@ -291,26 +291,21 @@ void appendTensorText(std::string& out, const TensorReport& r, const ReportOptio
     }
     const std::string perChannel = "per_channel";
     bool placed = false;
-    out += '{';
-    auto key = [&out, first = true](const std::string& k) mutable {
-        out += first ? "\n   " : ",\n   ";
-        first = false;
-        out += dumped(json(k)) + ": ";
-    };
+    JsonObjectText object(out, 2);
     for (const auto& [k, value] : j.items()) {
         if (!placed && perChannel < k) {
-            key(perChannel);
+            object.key(perChannel);
             appendPerChannelText(out, r, opt, 3);
             placed = true;
         }
-        key(k);
+        object.key(k);
         out += nested(dumped(value), 3);
     }
     if (!placed) {
-        key(perChannel);
+        object.key(perChannel);
         appendPerChannelText(out, r, opt, 3);
     }
-    out += "\n  }";
+    object.close();
 }
 
 // What reportJson(...) dumps, byte for byte, written a tensor at a time: a whole-model report (4096
@@ -328,12 +323,13 @@ void writeJsonReport(AtomicFile& out, const std::string& file, const std::vector
         return;
     }
     put("[\n");
-    // One buffer for every tensor's text, reserved for the longest (its per-channel rows, fourteen
-    // numbers each): each page of it is touched once, never copied as it grows.
+    // One buffer for every tensor's text, reserved for the longest (its per-channel rows: twelve
+    // numbers each, about 28 bytes with their indent): each page of it is touched once, and it is
+    // not copied as it grows.
     std::string text;
     const ReportOptions options;
     for (const TensorReport& t : tensors)
-        text.reserve(std::min(t.analysis.clipping.groups().size(), options.maxGroups) * 14 * 28 + (1 << 16));
+        text.reserve(std::min(t.analysis.clipping.groups().size(), options.maxGroups) * 12 * 28 + (1 << 16));
     for (std::size_t i = 0; i < tensors.size(); ++i) {
         text = "  ";
         appendTensorText(text, tensors[i], options);
