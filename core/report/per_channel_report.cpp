@@ -98,11 +98,11 @@ private:
         }
         m_out += "[\n";
         for (std::size_t g = 0; g < n; ++g) {
-            m_out.append(static_cast<std::size_t>(m_depth + 2), ' ');
+            m_out.append(static_cast<std::size_t>(m_depth) + 2, ' ');
             put(g);
             m_out += g + 1 < n ? ",\n" : "\n";
         }
-        m_out.append(static_cast<std::size_t>(m_depth + 1), ' ');
+        m_out.append(static_cast<std::size_t>(m_depth) + 1, ' ');
         m_out += ']';
     }
 
@@ -124,7 +124,7 @@ void JsonObjectText::key(const std::string& k) {
     m_out += m_first ? "\n" : ",\n";
     m_first = false;
     m_last = k;
-    m_out.append(static_cast<std::size_t>(m_depth + 1), ' ');
+    m_out.append(static_cast<std::size_t>(m_depth) + 1, ' ');
     m_out += json(k).dump(-1, ' ', false, json::error_handler_t::replace);
     m_out += ": ";
 }
