@@ -324,17 +324,18 @@ void Engine::quantizeChunks(std::int64_t chunks, Range&& range, Quantize&& quant
         std::vector<std::int64_t> starts(static_cast<std::size_t>(slices));
         for (std::int64_t i = 0; i < slices; ++i)
             starts[static_cast<std::size_t>(i)] = range(i * perSlice).first;
-        m_pass.emplace(m_plan, m_params, m_codes, values(), m_statistics->options, starts);
+        m_pass.emplace(m_plan, m_params, m_codes, values(), m_statistics->options, starts,
+                       std::max(m_opt.threads, 1u));
         if (m_statistics->importance) m_pass->weigh(*m_statistics->importance);
     }
     parallelChunks(
         m_opt.threads, slices,
-        [&](std::int64_t i, unsigned) {
+        [&](std::int64_t i, unsigned worker) {
             for (std::int64_t c = i * perSlice, end = std::min(chunks, (i + 1) * perSlice); c < end; ++c) {
                 quantize(c);
                 if (!m_pass) continue;
                 const auto [from, to] = range(c);
-                m_pass->addPart(i, from, to);
+                m_pass->addPart(i, from, to, worker);
             }
         },
         progress, base, span);

@@ -253,7 +253,7 @@ TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, cons
                        WeightedError& weighted) {
     checkImportanceFits(importance, x.count);
     if (oracleMeasures(plan, x.count)) { // the small tensor's sums in one run, as SlicedAnalysis makes them
-        SlicedAnalysis one(plan, params, codes, x, opt, {0});
+        SlicedAnalysis one(plan, params, codes, x, opt, {0}, 1);
         one.weigh(importance);
         TensorAnalysis a = one.finish();
         weighted = *one.weighted();
@@ -268,7 +268,7 @@ TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, cons
 
 SlicedAnalysis::SlicedAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                                const ValuesView& x, const AnalysisOptions& options,
-                               const std::vector<std::int64_t>& sliceStarts)
+                               const std::vector<std::int64_t>& sliceStarts, unsigned workers)
     : m_plan(plan)
     , m_params(params)
     , m_codes(codes)
@@ -281,14 +281,14 @@ SlicedAnalysis::SlicedAnalysis(const ResolvedSpec& plan, const QuantParams& para
     switch (analysisIsa(options.isa)) {
 #ifdef QL_ANALYZER_X86
     case AnalysisIsa::Avx512:
-        m_pass = detail::avx512::slicedPass(plan, params, codes, x, options, sliceStarts);
+        m_pass = detail::avx512::slicedPass(plan, params, codes, x, options, sliceStarts, workers);
         break;
     case AnalysisIsa::Avx2:
-        m_pass = detail::avx2::slicedPass(plan, params, codes, x, options, sliceStarts);
+        m_pass = detail::avx2::slicedPass(plan, params, codes, x, options, sliceStarts, workers);
         break;
 #endif
     default:
-        m_pass = detail::baseline::slicedPass(plan, params, codes, x, options, sliceStarts);
+        m_pass = detail::baseline::slicedPass(plan, params, codes, x, options, sliceStarts, workers);
     }
 }
 
@@ -300,8 +300,8 @@ void SlicedAnalysis::weigh(const ImportanceWeights& importance) {
     if (m_pass) m_pass->weigh(importance);
 }
 
-void SlicedAnalysis::addPart(std::int64_t slice, std::int64_t from, std::int64_t to) {
-    if (m_pass) m_pass->addPart(slice, from, to);
+void SlicedAnalysis::addPart(std::int64_t slice, std::int64_t from, std::int64_t to, unsigned worker) {
+    if (m_pass) m_pass->addPart(slice, from, to, worker);
 }
 
 TensorAnalysis SlicedAnalysis::finish() {

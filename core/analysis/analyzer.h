@@ -98,7 +98,7 @@ public:
     /// from them); a part's codes must be when it is added.
     SlicedAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                    const ValuesView& x, const AnalysisOptions& options,
-                   const std::vector<std::int64_t>& sliceStarts);
+                   const std::vector<std::int64_t>& sliceStarts, unsigned workers);
     ~SlicedAnalysis();
     SlicedAnalysis(const SlicedAnalysis&) = delete;
     SlicedAnalysis& operator=(const SlicedAnalysis&) = delete;
@@ -106,9 +106,10 @@ public:
     /// With importance weights, the weighted error sums too (weighted(), once finished): call before
     /// any part is added. Throws QuantError when the weights do not fit the tensor.
     void weigh(const ImportanceWeights& importance);
-    /// Elements [from, to) of slice s. A slice's parts come in order, from one thread at a time; other
-    /// slices' may run at the same time.
-    void addPart(std::int64_t slice, std::int64_t from, std::int64_t to);
+    /// Elements [from, to) of slice s, added by `worker` (below the constructor's `workers`). A slice's
+    /// parts come in order, from one thread at a time; other slices' may run at the same time, each
+    /// from another worker. (The counts are kept per worker, the sums per slice.)
+    void addPart(std::int64_t slice, std::int64_t from, std::int64_t to, unsigned worker);
     /// Once every element has been added: the analysis.
     TensorAnalysis finish();
     /// After finish(), with weigh(): the weighted error sums (their slices merged in order).

@@ -257,16 +257,21 @@ std::int64_t sliceCount(std::int64_t n) {
     return std::clamp<std::int64_t>(n / kMinSlice, 1, kMaxSlices);
 }
 
-// Runs fn(slice) for every slice on up to `threads` threads. The calling thread reports first +
-// span × (slices done / slices) through `progress` after each slice it ran, then, once it finds no
-// slice left to take, each time another worker finishes one, until all have stopped; so the steps
+// How many workers forEachSlice runs: `threads` (0: every hardware thread), at most one a slice.
+unsigned sliceWorkers(std::int64_t slices, unsigned threads) {
+    return static_cast<unsigned>(std::clamp<std::int64_t>(
+        slices, 1, threads ? threads : std::max(1u, std::thread::hardware_concurrency())));
+}
+
+// Runs fn(slice, worker) for every slice on up to `threads` threads (worker < sliceWorkers()). The calling
+// thread reports first + span × (slices done / slices) through `progress` after each slice it ran, then, once
+// it finds no slice left to take, each time another worker finishes one, until all have stopped; so the steps
 // are the slices whatever the thread count. If `progress` or any slice throws, no further slice
 // starts, the others finish theirs, and the exception propagates.
 template <typename Fn>
 void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn,
                   const std::function<void(double)>& progress = {}, double first = 0, double span = 1) {
-    const auto workers = static_cast<std::int64_t>(std::min<std::int64_t>(
-        slices, threads ? threads : std::max(1u, std::thread::hardware_concurrency())));
+    const unsigned workers = sliceWorkers(slices, threads);
     std::atomic<std::int64_t> next{0};
     std::mutex m;
     std::condition_variable changed;
@@ -274,7 +279,7 @@ void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn,
     auto report = [&](std::int64_t finished) {
         progress(first + span * static_cast<double>(finished) / static_cast<double>(slices));
     };
-    runOnWorkers(static_cast<unsigned>(workers), [&](unsigned w) {
+    runOnWorkers(workers, [&](unsigned w) {
         auto stopped = [&] {
             const std::lock_guard lock(m);
             --running;
@@ -282,7 +287,7 @@ void forEachSlice(std::int64_t slices, unsigned threads, Fn&& fn,
         };
         try {
             for (std::int64_t s; (s = next.fetch_add(1)) < slices;) {
-                fn(s);
+                fn(s, w);
                 std::int64_t finished;
                 {
                     const std::lock_guard lock(m);
@@ -356,26 +361,59 @@ QL_INLINE inline void exactDifferences(const float* xs, const float* xh, int n, 
         e[k] = std::numeric_limits<float>::quiet_NaN();
 }
 
-struct alignas(64) FirstPass {
+// One slice's sums, made by its first part on the worker that runs it: merged in slice order, so
+// they never depend on the threads.
+struct alignas(64) SliceTotals {
+    SliceTotals(SliceGroups slice, const std::optional<ImportanceWeights>& weights, std::int64_t count)
+        : clipping(std::move(slice)) {
+        if (weights) weighted.emplace(*weights, count);
+    }
+
     detail::SliceSums sums; // the all-finite blocks' sums, joined to stats and ranges at the end
     GroupClipping groups;   // every group's sums, rows or not: the slice's part of the total
     ErrorStats stats;
     SliceGroups clipping; // this slice's groups: the result's own, or a table of those it shares
-    // 8-bit and smaller targets, by code & 0xFF, in four tables taken in turn: runs of one code
-    // then increment four counters, not one (no store-to-load chain per element).
-    std::array<std::array<std::int64_t, 256>, 4> byteCodes{};
-    CodeStats wideCodes; // int32
     WidestGroup widest;
-    Histogram error, absErrorLog, values; // on the edges the plan and params give (openHistograms)
     std::optional<WeightedRuns> weighted; // with importance weights (SlicedAnalysis::weigh)
 };
 
-// The pass over one cut of the tensor into slices (SlicedAnalysis): each slice's sums, counts and
-// histograms as the caller adds its parts, then, in finish(), the slices merged in order.
+// One worker's counts and histograms, made by its first part: whole numbers, which add up to the
+// same in any order, so each worker keeps one set for every slice it runs (not a set per slice to
+// make and fill before the pass), and their count tables are added into the histograms once.
+struct alignas(64) WorkerCounts {
+    WorkerCounts(const TensorAnalysis& a, const ErrorCells::Layout* cellLayout)
+        : wideCodes(a.codes)
+        , error(a.error)
+        , absErrorLog(a.absErrorLog)
+        , values(a.values)
+        , errorFill(error)
+        , valuesFill(values) {
+        if (cellLayout && valuesFill.vectorised()) cells.emplace(error, absErrorLog, *cellLayout);
+    }
+    /// Adds the count tables into the histograms.
+    void flush() {
+        if (cells) cells->flush();
+        errorFill.flush();
+        valuesFill.flush();
+    }
+
+    // 8-bit and smaller targets, by code & 0xFF, in four tables taken in turn: runs of one code
+    // then increment four counters, not one (no store-to-load chain per element).
+    std::array<std::array<std::int64_t, 256>, 4> byteCodes{};
+    CodeStats wideCodes;                  // int32
+    Histogram error, absErrorLog, values; // on the edges the plan and params give (openHistograms)
+    // Where the parts count: both error histograms in one cell per element where the edges allow
+    // (ErrorCells), else the error filler (and add() for |error|); the values' filler.
+    HistogramFiller errorFill, valuesFill;
+    std::optional<ErrorCells> cells;
+};
+
+// The pass over one cut of the tensor into slices (SlicedAnalysis): each slice's sums and each
+// worker's counts as the caller adds its parts, then, in finish(), the slices merged in order.
 class Pass final : public SlicedPass {
 public:
     Pass(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes, const ValuesView& x,
-         const AnalysisOptions& opt, const std::vector<std::int64_t>& sliceStarts)
+         const AnalysisOptions& opt, const std::vector<std::int64_t>& sliceStarts, unsigned workers)
         : m_plan(plan)
         , m_params(params)
         , m_codes(codes)
@@ -391,26 +429,19 @@ public:
         detail::openHistograms(m_a, plan, params, opt);
         if (ErrorCells::fits(m_a.error, m_a.absErrorLog)) m_cellLayout.emplace(m_a.error, m_a.absErrorLog);
         const std::size_t slices = sliceStarts.size();
-        std::vector<GroupRange> ranges(slices);
+        m_ranges.resize(slices);
         for (std::size_t s = 0; s < slices; ++s)
-            ranges[s] = m_walker.scaleRange(sliceStarts[s], s + 1 < slices ? sliceStarts[s + 1] : x.count);
-        const SliceGroups::Bounds bounds(ranges);
-        FirstPass empty;
-        empty.wideCodes = m_a.codes;
-        empty.error = m_a.error;
-        empty.absErrorLog = m_a.absErrorLog;
-        empty.values = m_a.values;
-        m_first.assign(slices, empty);
-        for (std::size_t s = 0; s < slices; ++s)
-            m_first[s].clipping = SliceGroups(ranges, bounds, s, m_a.clipping.groupData(), m_rows);
+            m_ranges[s] = m_walker.scaleRange(sliceStarts[s], s + 1 < slices ? sliceStarts[s + 1] : x.count);
+        m_bounds.emplace(m_ranges);
+        m_slices.resize(slices);
+        m_workers.resize(std::max(workers, 1u));
     }
 
     void weigh(const ImportanceWeights& w) override {
         checkImportanceFits(w, m_x.count);
-        for (FirstPass& p : m_first)
-            p.weighted.emplace(w, m_x.count);
+        m_weights = w;
     }
-    void addPart(std::int64_t s, std::int64_t from, std::int64_t to) override;
+    void addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned worker) override;
     TensorAnalysis finish(std::optional<WeightedError>& weighted) override;
 
 private:
@@ -440,13 +471,36 @@ private:
     Reconstruct m_xhatOf;
     ClipEdgeRule m_edgeRule; // each group's edges as the pass reaches it, not a table of them
     bool m_floatTarget;
-    bool m_wide;                                    // int32 codes
-    std::optional<ErrorCells::Layout> m_cellLayout; // where the error cells' counts go (ErrorCells::fits)
-    std::vector<FirstPass> m_first;
+    bool m_wide;                                        // int32 codes
+    std::optional<ErrorCells::Layout> m_cellLayout;     // where the error cells' counts go (ErrorCells::fits)
+    std::optional<ImportanceWeights> m_weights;         // weigh()'s
+    std::vector<GroupRange> m_ranges;                   // each slice's groups
+    std::optional<SliceGroups::Bounds> m_bounds;        // and where they meet the other slices'
+    std::vector<std::unique_ptr<SliceTotals>> m_slices; // each made by its slice's first part
+    std::vector<std::unique_ptr<WorkerCounts>> m_workers; // each made by its worker's first part
+
+    // Slice s's sums, made on the first call, by the worker that runs the slice.
+    SliceTotals& slice(std::int64_t s) {
+        std::unique_ptr<SliceTotals>& p = m_slices[static_cast<std::size_t>(s)];
+        if (!p)
+            p = std::make_unique<SliceTotals>(SliceGroups(m_ranges, *m_bounds, static_cast<std::size_t>(s),
+                                                          m_a.clipping.groupData(), m_rows),
+                                              m_weights, m_x.count);
+        return *p;
+    }
+    // Worker w's counts, made on its first call.
+    WorkerCounts& counts(unsigned w) {
+        if (w >= m_workers.size())
+            throw QuantError("analysis: a part from more workers than the pass was made for");
+        std::unique_ptr<WorkerCounts>& c = m_workers[w];
+        if (!c) c = std::make_unique<WorkerCounts>(m_a, m_cellLayout ? &*m_cellLayout : nullptr);
+        return *c;
+    }
 };
 
-void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
-    FirstPass& p = m_first[static_cast<std::size_t>(s)];
+void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned worker) {
+    SliceTotals& p = slice(s);
+    WorkerCounts& tally = counts(worker);
     const QuantParams& params = m_params;
     const std::vector<float>& scales = params.scales;
     const Reconstruct& xhatOf = m_xhatOf;
@@ -455,32 +509,31 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
     const std::int64_t rows = m_rows;
     auto countCode = [&](std::int32_t c) QL_INLINE {
         if (wide)
-            p.wideCodes.add(c);
+            tally.wideCodes.add(c);
         else
-            ++p.byteCodes[0][static_cast<std::size_t>(c & 0xFF)];
+            ++tally.byteCodes[0][static_cast<std::size_t>(c & 0xFF)];
     };
     // 8-bit codes into four tables taken in turn, so neighbouring equal codes do not chain.
     auto countCodes = [&](auto codeAt, std::int64_t b, int len) QL_INLINE {
         if (wide) {
             for (int k = 0; k < len; ++k)
-                p.wideCodes.add(codeAt(b + k));
+                tally.wideCodes.add(codeAt(b + k));
             return;
         }
         int k = 0;
         for (; k + 4 <= len; k += 4)
             for (int t = 0; t < 4; ++t)
-                ++p.byteCodes[t][static_cast<std::size_t>(codeAt(b + k + t) & 0xFF)];
+                ++tally.byteCodes[t][static_cast<std::size_t>(codeAt(b + k + t) & 0xFF)];
         for (; k < len; ++k)
-            ++p.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
+            ++tally.byteCodes[0][static_cast<std::size_t>(codeAt(b + k) & 0xFF)];
     };
     // The histograms: a staged block whose x and x̂ are all finite at once, or one finite element.
     // A block's registers get their slots first, then each element its counts in one loop: both
     // error histograms through one count of x − x̂ in its cell where the edges allow (ErrorCells), as
     // well as the value's. x − x̂ is taken in float where that difference is exact; the others, and
     // every value of a histogram with no vector path, come through the exact double.
-    HistogramFiller errorFill(p.error), valuesFill(p.values);
-    std::optional<ErrorCells> cells;
-    if (m_cellLayout && valuesFill.vectorised()) cells.emplace(p.error, p.absErrorLog, *m_cellLayout);
+    HistogramFiller &errorFill = tally.errorFill, &valuesFill = tally.valuesFill;
+    ErrorCells* const cells = tally.cells ? &*tally.cells : nullptr;
     auto countBlock = [&](const float* xs, const float* xh, int n) __attribute__((noinline)) {
         // (Called rarely, and from the filler's default-target code: not forced inline.)
         auto exactError = [&](int k) { return static_cast<double>(xs[k]) - xh[k]; };
@@ -491,7 +544,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
             exactDifferences<kFloatLanes>(xs, xh, n, ef);
             errorFill.template addBlock<kFloatLanes>(ef, n, exactError);
             for (int k = 0; k < n; ++k)
-                p.absErrorLog.add(std::fabs(exactError(k)));
+                tally.absErrorLog.add(std::fabs(exactError(k)));
             valuesFill.template addBlock<kFloatLanes>(xs, n, exactValue);
             return;
         }
@@ -535,9 +588,9 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to) {
     };
     auto countElement = [&](float xi, float xh) QL_INLINE {
         const double e = static_cast<double>(xi) - xh;
-        p.error.add(e);
-        p.absErrorLog.add(std::fabs(e));
-        p.values.add(xi);
+        tally.error.add(e);
+        tally.absErrorLog.add(std::fabs(e));
+        tally.values.add(xi);
     };
     // The importance-weighted sums of a run of elements first + k (finite: all of them are).
     WeightedRuns* const weighted = p.weighted ? &*p.weighted : nullptr;
@@ -666,28 +719,37 @@ TensorAnalysis Pass::finish(std::optional<WeightedError>& weighted) {
     WidestGroup widest;
     GroupClipping total; // of every group, in slice order
     const bool signedBytes = m_codes.target() == Target::Int8 || m_codes.target() == Target::Int4;
-    for (FirstPass& p : m_first) { // in slice order: the sums never depend on timing
+    for (const std::unique_ptr<SliceTotals>& slice :
+         m_slices) {          // in slice order: the sums never depend on timing
+        if (!slice) continue; // a slice with no elements
+        SliceTotals& p = *slice;
         p.sums.finish(p.stats, p.groups);
         a.stats.merge(p.stats);
         p.clipping.mergeShared();
         total.merge(p.groups);
         widest.merge(p.widest);
-        a.error.merge(p.error);
-        a.absErrorLog.merge(p.absErrorLog);
-        a.values.merge(p.values);
         if (p.weighted) {
             if (!weighted) weighted.emplace();
             weighted->merge(p.weighted->sums);
         }
-        if (m_wide) a.codes.merge(p.wideCodes);
+    }
+    for (const std::unique_ptr<WorkerCounts>& worker : m_workers) { // counts: the same in any order
+        if (!worker) continue;
+        WorkerCounts& tally = *worker;
+        tally.flush();
+        a.error.merge(tally.error);
+        a.absErrorLog.merge(tally.absErrorLog);
+        a.values.merge(tally.values);
+        if (m_wide) a.codes.merge(tally.wideCodes);
         for (int b = 0; b < 256 && !m_wide; ++b)
-            if (const std::int64_t count = p.byteCodes[0][static_cast<std::size_t>(b)] +
-                                           p.byteCodes[1][static_cast<std::size_t>(b)] +
-                                           p.byteCodes[2][static_cast<std::size_t>(b)] +
-                                           p.byteCodes[3][static_cast<std::size_t>(b)])
+            if (const std::int64_t count = tally.byteCodes[0][static_cast<std::size_t>(b)] +
+                                           tally.byteCodes[1][static_cast<std::size_t>(b)] +
+                                           tally.byteCodes[2][static_cast<std::size_t>(b)] +
+                                           tally.byteCodes[3][static_cast<std::size_t>(b)])
                 a.codes.add(signedBytes ? static_cast<std::int8_t>(b) : b, count);
     }
-    m_first.clear();
+    m_slices.clear();
+    m_workers.clear();
     detail::finishAnalysis(a, m_plan, m_params, widest.result(m_edgeRule.of(m_params, 0)), m_opt);
     a.clipping.setTotal(total);
     return std::move(a);
@@ -695,8 +757,8 @@ TensorAnalysis Pass::finish(std::optional<WeightedError>& weighted) {
 
 std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantParams& params,
                                        const Codes& codes, const ValuesView& x, const AnalysisOptions& opt,
-                                       const std::vector<std::int64_t>& sliceStarts) {
-    return std::make_unique<Pass>(plan, params, codes, x, opt, sliceStarts);
+                                       const std::vector<std::int64_t>& sliceStarts, unsigned workers) {
+    return std::make_unique<Pass>(plan, params, codes, x, opt, sliceStarts, workers);
 }
 
 TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
@@ -706,13 +768,13 @@ TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, 
     std::vector<std::int64_t> starts(static_cast<std::size_t>(slices));
     for (std::int64_t s = 0; s < slices; ++s)
         starts[static_cast<std::size_t>(s)] = n * s / slices;
-    Pass pass(plan, params, codes, x, opt, starts);
+    Pass pass(plan, params, codes, x, opt, starts, sliceWorkers(slices, opt.threads));
     if (importance) pass.weigh(*importance);
     forEachSlice(
         slices, opt.threads,
-        [&](std::int64_t s) {
+        [&](std::int64_t s, unsigned w) {
             pass.addPart(s, starts[static_cast<std::size_t>(s)],
-                         s + 1 < slices ? starts[static_cast<std::size_t>(s + 1)] : n);
+                         s + 1 < slices ? starts[static_cast<std::size_t>(s + 1)] : n, w);
         },
         opt.progress);
     return pass.finish(weighted);

@@ -22,7 +22,9 @@
 #include <exception>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #if defined(__x86_64__) || defined(__i386__)

@@ -20,8 +20,9 @@ public:
     virtual ~SlicedPass() = default;
     /// The weighted error sums too (before any part). Throws QuantError when `w` does not fit.
     virtual void weigh(const ImportanceWeights& w) = 0;
-    /// Elements [from, to) of slice s, a slice's parts in order.
-    virtual void addPart(std::int64_t slice, std::int64_t from, std::int64_t to) = 0;
+    /// Elements [from, to) of slice s, a slice's parts in order, from `worker` (below the workers the
+    /// pass was made for; parts added at the same time come from different workers).
+    virtual void addPart(std::int64_t slice, std::int64_t from, std::int64_t to, unsigned worker) = 0;
     /// The slices merged, in slice order; `weighted` gets their weighted sums when weigh() was called.
     virtual TensorAnalysis finish(std::optional<WeightedError>& weighted) = 0;
 };
@@ -33,7 +34,7 @@ TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, 
                            const ImportanceWeights* importance, std::optional<WeightedError>& weighted);
 std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantParams& params,
                                        const Codes& codes, const ValuesView& x, const AnalysisOptions& opt,
-                                       const std::vector<std::int64_t>& sliceStarts);
+                                       const std::vector<std::int64_t>& sliceStarts, unsigned workers);
 } // namespace baseline
 #ifdef QL_ANALYZER_X86
 namespace avx2 {
@@ -42,7 +43,7 @@ TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, 
                            const ImportanceWeights* importance, std::optional<WeightedError>& weighted);
 std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantParams& params,
                                        const Codes& codes, const ValuesView& x, const AnalysisOptions& opt,
-                                       const std::vector<std::int64_t>& sliceStarts);
+                                       const std::vector<std::int64_t>& sliceStarts, unsigned workers);
 } // namespace avx2
 namespace avx512 {
 TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
@@ -50,7 +51,7 @@ TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, 
                            const ImportanceWeights* importance, std::optional<WeightedError>& weighted);
 std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantParams& params,
                                        const Codes& codes, const ValuesView& x, const AnalysisOptions& opt,
-                                       const std::vector<std::int64_t>& sliceStarts);
+                                       const std::vector<std::int64_t>& sliceStarts, unsigned workers);
 } // namespace avx512
 #endif
 

@@ -68,6 +68,7 @@ double ErrorCells::magnitudeOf(const Span& span, int slotInSign) {
 }
 
 void ErrorCells::flush() {
+    if (m_pending == 0) return;
     auto addTo = [](Histogram& h, const std::vector<std::int32_t>& slotOf, const std::uint32_t* counts,
                     std::size_t slots) {
         std::vector<std::int64_t> bins(static_cast<std::size_t>(h.binCount()), 0);

@@ -71,6 +71,9 @@ public:
     }
     [[gnu::always_inline]] std::int32_t slowSlot() const { return 2 * signStride(); }
 
+    /// Each slot's counts into the bins the layout gives it (the destructor does too).
+    void flush();
+
     /// Adds the values of the slow slots, exact(k) the exact double of value k.
     template <typename Exact>
     [[gnu::always_inline]] void addSlow(const std::int32_t* blockSlots, int n, Exact exact) {
@@ -96,8 +99,6 @@ private:
     [[gnu::always_inline]] std::ptrdiff_t stride() const { return 2 * signStride() + 1; }
     static constexpr int kBelow = 23 - kMantissaBits; // mantissa bits below a cell's
 
-    // Each slot's counts into the bins the layout gives it.
-    void flush();
     // 32-bit counts, added to the histograms before any could wrap.
     static constexpr std::int64_t kFlushAt = (std::int64_t{1} << 31) - HistogramFiller::kBlock;
     std::int64_t m_pending = 0;

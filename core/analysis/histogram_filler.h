@@ -99,6 +99,21 @@ public:
             addSlow<Lanes>(blockSlots, n, exact);
     }
 
+    /// Adds the tables' counts into the histogram (the destructor does too).
+    void flush() {
+        if (m_pending == 0) return;
+        const auto stride = static_cast<std::size_t>(m_bins) + kSlots;
+        for (std::size_t t = 0; t < static_cast<std::size_t>(kTables); ++t) {
+            const std::uint32_t* table = m_tables.data() + t * stride;
+            for (std::size_t i = 0; i < static_cast<std::size_t>(m_bins); ++i)
+                m_h.m_counts[i] += table[i];
+            m_h.m_under += table[underSlot()];
+            m_h.m_over += table[overSlot()];
+        }
+        std::fill(m_tables.begin(), m_tables.end(), 0u);
+        m_pending = 0;
+    }
+
     // The parts of addBlock, for a pass that fills several histograms in one loop.
 
     /// Whether values are placed in vector lanes (slotsOf); if not, add() takes each one.
@@ -199,19 +214,6 @@ private:
     std::int64_t m_pending = 0;          // values counted in the tables since they were last added up
     // 32-bit counts (half the cache of 64-bit ones), added to the histogram before any could wrap.
     static constexpr std::int64_t kFlushAt = (std::int64_t{1} << 31) - kBlock;
-
-    void flush() {
-        const auto stride = static_cast<std::size_t>(m_bins) + kSlots;
-        for (std::size_t t = 0; t < static_cast<std::size_t>(kTables); ++t) {
-            const std::uint32_t* table = m_tables.data() + t * stride;
-            for (std::size_t i = 0; i < static_cast<std::size_t>(m_bins); ++i)
-                m_h.m_counts[i] += table[i];
-            m_h.m_under += table[underSlot()];
-            m_h.m_over += table[overSlot()];
-        }
-        std::fill(m_tables.begin(), m_tables.end(), 0u);
-        m_pending = 0;
-    }
 };
 
 } // namespace ql
