@@ -4,6 +4,7 @@
 // tails, chunk edges inside rows and short last blocks all occur. A row skips with a reason when
 // its backend is unavailable or does not support the plan.
 #include "accumulator_checks.h"
+#include "analysis/analyzer.h"
 #include "backend/registry.h"
 #include "backend_test_util.h"
 #include "base/error.h"
@@ -32,6 +33,20 @@ void checkOtherCuts(const BackendTask& job, const Result& ref) {
         const Result got = CpuBackend(3, chunk).run(job);
         QVERIFY2(got.statistics, "a job asking for statistics got none");
         compareAccumulators(*got.statistics, *ref.statistics);
+        // Statistics alone: each part's codes made in a buffer of its worker's, the tensor's never
+        // held; the same params and the same bits of every statistic, and no codes back where the
+        // analysis measures in parts.
+        BackendTask alone = job;
+        alone.statistics->keepCodes = false;
+        const Result parts = CpuBackend(3, chunk).run(alone);
+        QVERIFY2(parts.statistics, "a job asking for statistics alone got none");
+        QCOMPARE(parts.params.scales.size(), got.params.scales.size());
+        QVERIFY(std::memcmp(parts.params.scales.data(), got.params.scales.data(),
+                            got.params.scales.size() * sizeof(float)) == 0);
+        QCOMPARE(parts.params.zeroPoints, got.params.zeroPoints);
+        compareAccumulators(*parts.statistics, *got.statistics, true);
+        const bool inParts = SlicedAnalysis::measuresInParts(job.plan, elementCount(job.plan.shape));
+        QCOMPARE(parts.codes.size(), inParts ? 0 : got.codes.size());
         if (QTest::currentTestFailed()) {
             qWarning("with chunks of %d elements", chunk);
             return;

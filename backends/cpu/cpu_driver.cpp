@@ -80,7 +80,14 @@ public:
         m_k = kernelsFor(m_plan, m_src.dtype);
         m_n = elementCount(m_plan.shape);
         const auto start = std::chrono::steady_clock::now();
-        m_codes = Codes(m_plan.codeTarget, m_n, Codes::Uninitialized{}); // the kernels write every code
+        // The kernels write every code. A job that keeps only the statistics of its codes gets each
+        // part's in a buffer of its worker's, reused from part to part: the tensor's codes are never
+        // held at once (a fresh 16 MB buffer costs the kernel's page clearing as much as a third of
+        // the quantize pass).
+        m_codesInParts = statistics && !statistics->keepCodes && SlicedAnalysis::measuresInParts(m_plan, m_n);
+        m_codes = m_codesInParts ? Codes(m_plan.codeTarget, 0)
+                                 : Codes(m_plan.codeTarget, m_n, Codes::Uninitialized{});
+        m_partCodes.resize(std::max(o.threads, 1u));
         m_allocMs = msSince(start);
     }
 
@@ -90,8 +97,19 @@ public:
 private:
     void prepareParams();
     void sizeZeroPoints();
-    void quantizeSegment(const Segment& s);
-    void quantizeRange(std::int64_t from, std::int64_t to);
+    // Where the kernels write codes: the tensor's, or a worker's buffer holding one part's.
+    struct CodeOut {
+        Codes* codes;
+        std::int64_t first; // the element whose code is (*codes)[0]
+        std::uint8_t* at(std::int64_t i) const {
+            return codes->data() +
+                   static_cast<std::size_t>(i - first) * static_cast<std::size_t>(codes->width());
+        }
+        void set(std::int64_t i, std::int32_t v) const { codes->set(i - first, v); }
+    };
+    CodeOut codesFor(unsigned worker, std::int64_t from, std::int64_t to);
+    void quantizeSegment(const Segment& s, const CodeOut& out);
+    void quantizeRange(std::int64_t from, std::int64_t to, const CodeOut& out);
     template <typename Range, typename Quantize>
     void quantizeChunks(std::int64_t chunks, Range&& range, Quantize&& quantize, const ProgressFn& progress,
                         double base, double span);
@@ -102,7 +120,7 @@ private:
         std::vector<std::uint8_t> nan;
     };
     void paramsOfRow(std::int64_t r, RowScratch& t);
-    void fusedRows(std::int64_t r0, std::int64_t r1);
+    void fusedRows(std::int64_t r0, std::int64_t r1, const CodeOut& out);
     void paramsOfRows(std::int64_t r0, std::int64_t r1, RowScratch& scratch);
     std::int64_t rowChunks() const { return (m_walk.rows() + rowsPerChunk() - 1) / rowsPerChunk(); }
     std::int64_t rowsPerChunk() const {
@@ -126,7 +144,9 @@ private:
     KernelSet m_k;
     Source m_src;
     std::int64_t m_n = 0;
-    Codes m_codes;
+    Codes m_codes;                  // the tensor's, or none where each part's go to m_partCodes
+    bool m_codesInParts = false;    // (StatisticsRequest::keepCodes off)
+    std::vector<Codes> m_partCodes; // per worker
     QuantParams m_params;
     // The zero points, whatever form the params hold them in: one per scale group, or, where the
     // params hold none (symmetric and floating plans), one row's worth of zeros shared by every row.
@@ -151,9 +171,15 @@ void Engine::prepareParams() {
         m_zp[static_cast<std::size_t>(g)] = m_params.zeroPointOf(g);
 }
 
-void Engine::quantizeSegment(const Segment& s) {
-    std::uint8_t* out =
-        m_codes.data() + static_cast<std::size_t>(s.begin) * static_cast<std::size_t>(m_codes.width());
+Engine::CodeOut Engine::codesFor(unsigned worker, std::int64_t from, std::int64_t to) {
+    if (!m_codesInParts) return {&m_codes, 0};
+    Codes& part = m_partCodes[worker];
+    if (part.size() < to - from) part = Codes(m_plan.codeTarget, to - from, Codes::Uninitialized{});
+    return {&part, from};
+}
+
+void Engine::quantizeSegment(const Segment& s, const CodeOut& codes) {
+    std::uint8_t* out = codes.at(s.begin);
     const std::size_t g = static_cast<std::size_t>(s.scale);
     if (m_k.quantConst && !s.perElement) {
         m_k.quantConst(m_args, m_src.at(s.begin), s.length, m_params.scales[g], *zpAt(s.scale), out);
@@ -163,8 +189,7 @@ void Engine::quantizeSegment(const Segment& s) {
         for (std::int64_t i = 0; i < s.length; ++i) {
             const std::size_t gi = s.perElement ? g + static_cast<std::size_t>(i) : g;
             const float zp = zpAt(s.scale)[s.perElement ? i : 0];
-            m_codes.set(s.begin + i,
-                        quantizeValue(m_src.value(s.begin + i), m_params.scales[gi], zp, m_plan));
+            codes.set(s.begin + i, quantizeValue(m_src.value(s.begin + i), m_params.scales[gi], zp, m_plan));
         }
     }
 }
@@ -184,14 +209,14 @@ void Engine::forRuns(std::int64_t from, std::int64_t to, bool batching, Run&& ru
 }
 
 // Elements [from, to), each run of blocks in one kernel call.
-void Engine::quantizeRange(std::int64_t from, std::int64_t to) {
+void Engine::quantizeRange(std::int64_t from, std::int64_t to, const CodeOut& out) {
     forRuns(
-        from, to, m_k.quantBlocks && m_codes.width() == 1,
+        from, to, m_k.quantBlocks && out.codes->width() == 1,
         [&](const Segment& run, std::int64_t groups) {
             m_k.quantBlocks(m_args, m_src.at(run.begin), groups, run.length,
-                            m_params.scales.data() + run.scale, zpAt(run.scale), m_codes.data() + run.begin);
+                            m_params.scales.data() + run.scale, zpAt(run.scale), out.at(run.begin));
         },
-        [&](const Segment& s) { quantizeSegment(s); });
+        [&](const Segment& s) { quantizeSegment(s, out); });
 }
 
 void Engine::rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* nan) {
@@ -208,11 +233,11 @@ void Engine::rangeSegment(const Segment& s, float* lo, float* hi, std::uint8_t* 
 // One read from memory: each row's groups are measured, turned into params and quantized while
 // the row is still in cache (rows own their groups, so threads never share a parameter). NVFP4's
 // blocks were measured by the read before (blockMaxima): here they only become scales.
-void Engine::fusedRows(std::int64_t r0, std::int64_t r1) {
+void Engine::fusedRows(std::int64_t r0, std::int64_t r1, const CodeOut& out) {
     RowScratch scratch;
     for (std::int64_t r = r0; r < r1; ++r) {
         paramsOfRows(r, r + 1, scratch);
-        quantizeRange(r * m_walk.inner(), (r + 1) * m_walk.inner());
+        quantizeRange(r * m_walk.inner(), (r + 1) * m_walk.inner(), out);
     }
 }
 
@@ -309,10 +334,10 @@ float Engine::tensorAbsMax(const ProgressFn& progress, double base, double span)
     return amax;
 }
 
-// quantize(c) for every chunk c in [0, chunks) on every worker, chunk c being elements range(c) =
-// {from, to}. With statistics, each chunk is measured right after it, while its input and codes
-// are in cache: consecutive chunks make a slice (at most kMaxStatisticsSlices of them), taken in order
-// by one worker, so the sums depend on the chunk size alone, never on the threads.
+// quantize(c, out) for every chunk c in [0, chunks) on every worker, chunk c being elements range(c) =
+// {from, to}, its codes written to `out` (codesFor). With statistics, each chunk is measured right after it,
+// while its input and codes are in cache: consecutive chunks make a slice (at most kMaxStatisticsSlices of
+// them), taken in order by one worker, so the sums depend on the chunk size alone, never on the threads.
 template <typename Range, typename Quantize>
 void Engine::quantizeChunks(std::int64_t chunks, Range&& range, Quantize&& quantize,
                             const ProgressFn& progress, double base, double span) {
@@ -332,10 +357,10 @@ void Engine::quantizeChunks(std::int64_t chunks, Range&& range, Quantize&& quant
         m_opt.threads, slices,
         [&](std::int64_t i, unsigned worker) {
             for (std::int64_t c = i * perSlice, end = std::min(chunks, (i + 1) * perSlice); c < end; ++c) {
-                quantize(c);
-                if (!m_pass) continue;
                 const auto [from, to] = range(c);
-                m_pass->addPart(i, from, to, worker);
+                const CodeOut out = codesFor(worker, from, to);
+                quantize(c, out);
+                if (m_pass) m_pass->addPart(i, from, to, worker, m_codesInParts ? out.codes : nullptr);
             }
         },
         progress, base, span);
@@ -396,12 +421,12 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
                 const auto [r0, r1] = rowsOf(c);
                 return std::pair{r0 * inner, r1 * inner};
             },
-            [&](std::int64_t c) {
+            [&](std::int64_t c, const CodeOut& out) {
                 const auto [r0, r1] = rowsOf(c);
                 if (m_statistics)
-                    quantizeRange(r0 * inner, r1 * inner);
+                    quantizeRange(r0 * inner, r1 * inner, out);
                 else
-                    fusedRows(r0, r1);
+                    fusedRows(r0, r1, out);
             },
             progress, base, span);
         checkParams(m_plan, m_params);
@@ -450,9 +475,9 @@ DriverOutput Engine::run(const std::optional<QuantParams>& given, const Progress
         auto range = [&](std::int64_t c) { return std::pair{c * chunk, std::min(m_n, (c + 1) * chunk)}; };
         quantizeChunks(
             chunks, range,
-            [&](std::int64_t c) {
+            [&](std::int64_t c, const CodeOut& out) {
                 const auto [from, to] = range(c);
-                quantizeRange(from, to);
+                quantizeRange(from, to, out);
             },
             progress, quantBase, quantSpan);
         out.passes += 1;

@@ -23,6 +23,9 @@ struct StatisticsRequest {
     AnalysisOptions options;
     /// With it, the importance-weighted error sums too.
     std::optional<ImportanceWeights> importance;
+    /// Off when the job needs the statistics alone (nothing is exported or compared): the result's
+    /// codes may then come back empty, so a backend can make each part's codes in memory it reuses.
+    bool keepCodes = true;
 };
 
 /// Value, error, |error|, code and scale histograms; error sums with NaN/Inf counts and the worst

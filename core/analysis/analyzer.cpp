@@ -98,9 +98,10 @@ ClipEdgeRule::ClipEdgeRule(const ResolvedSpec& plan)
 
 namespace detail {
 
-void checkSizes(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes, std::int64_t n) {
+void checkSizes(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes, std::int64_t n,
+                bool codesInParts) {
     const std::int64_t want = elementCount(plan.shape);
-    if (n != want || codes.size() != want)
+    if (n != want || (codes.size() != want && !(codesInParts && codes.size() == 0)))
         throw QuantError("analysis: " + std::to_string(n) + " values and " + std::to_string(codes.size()) +
                          " codes for a tensor of " + std::to_string(want) + " elements");
     if (static_cast<std::int64_t>(params.scales.size()) != plan.scaleCount)
@@ -109,8 +110,8 @@ void checkSizes(const ResolvedSpec& plan, const QuantParams& params, const Codes
 }
 
 TensorAnalysis beginAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
-                             std::int64_t n, std::size_t groupRows) {
-    checkSizes(plan, params, codes, n);
+                             std::int64_t n, std::size_t groupRows, bool codesInParts) {
+    checkSizes(plan, params, codes, n, codesInParts);
     TensorAnalysis a;
     a.codes = CodeStats(plan.codeTarget);
     a.clipping = ClippingStats(std::min(groupRows, params.scales.size()), params.scales.size(),
@@ -300,8 +301,13 @@ void SlicedAnalysis::weigh(const ImportanceWeights& importance) {
     if (m_pass) m_pass->weigh(importance);
 }
 
-void SlicedAnalysis::addPart(std::int64_t slice, std::int64_t from, std::int64_t to, unsigned worker) {
-    if (m_pass) m_pass->addPart(slice, from, to, worker);
+void SlicedAnalysis::addPart(std::int64_t slice, std::int64_t from, std::int64_t to, unsigned worker,
+                             const Codes* partCodes) {
+    if (m_pass) m_pass->addPart(slice, from, to, worker, partCodes);
+}
+
+bool SlicedAnalysis::measuresInParts(const ResolvedSpec& plan, std::int64_t n) {
+    return !oracleMeasures(plan, n);
 }
 
 TensorAnalysis SlicedAnalysis::finish() {

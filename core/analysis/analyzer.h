@@ -95,7 +95,9 @@ TensorAnalysis analyze(const ResolvedSpec& plan, const QuantParams& params, cons
 class SlicedAnalysis {
 public:
     /// Checks the sizes as analyze() does. The params must be final (the histograms' edges follow
-    /// from them); a part's codes must be when it is added.
+    /// from them); a part's codes must be when it is added. `codes` may be empty (of the plan's code
+    /// target) where measuresInParts(): each part then brings its own (addPart's partCodes), and the
+    /// tensor's codes need never exist at once.
     SlicedAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
                    const ValuesView& x, const AnalysisOptions& options,
                    const std::vector<std::int64_t>& sliceStarts, unsigned workers);
@@ -106,10 +108,15 @@ public:
     /// With importance weights, the weighted error sums too (weighted(), once finished): call before
     /// any part is added. Throws QuantError when the weights do not fit the tensor.
     void weigh(const ImportanceWeights& importance);
-    /// Elements [from, to) of slice s, added by `worker` (below the constructor's `workers`). A slice's
-    /// parts come in order, from one thread at a time; other slices' may run at the same time, each
-    /// from another worker. (The counts are kept per worker, the sums per slice.)
-    void addPart(std::int64_t slice, std::int64_t from, std::int64_t to, unsigned worker);
+    /// Elements [from, to) of slice s, added by `worker` (below the constructor's `workers`), their
+    /// codes from `partCodes` (code k of element from + k) when given, else from the constructor's.
+    /// A slice's parts come in order, from one thread at a time; other slices' may run at the same
+    /// time, each from another worker. (The counts are kept per worker, the sums per slice.)
+    void addPart(std::int64_t slice, std::int64_t from, std::int64_t to, unsigned worker,
+                 const Codes* partCodes = nullptr);
+    /// Whether addPart measures each part as it comes (else finish() measures the whole tensor at
+    /// once, from the constructor's codes, as small tensors are).
+    static bool measuresInParts(const ResolvedSpec& plan, std::int64_t n);
     /// Once every element has been added: the analysis.
     TensorAnalysis finish();
     /// After finish(), with weigh(): the weighted error sums (their slices merged in order).

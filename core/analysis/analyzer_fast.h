@@ -17,36 +17,42 @@ constexpr int kFloatLanes = QL_ANALYZER_LANES;
 constexpr int kBlock = 256;
 static_assert(kBlock <= HistogramFiller::kBlock);
 
-// Code readers per width and signedness: codeAt(i) is code i. Named types, so the FP4 decoder can
-// load a register of byte codes at once (Reconstruct::decodeFp4).
+// Code readers per width and signedness: codeAt(i) is the code of element i, from codes that start
+// at element `first` (the tensor's, or a part's own). Named types, so the FP4 decoder can load a
+// register of byte codes at once (Reconstruct::decodeFp4).
 struct WideCodes {
     const std::uint8_t* p;
+    std::int64_t first;
     std::int32_t operator()(std::int64_t i) const {
         std::int32_t v;
-        std::memcpy(&v, p + 4 * i, 4);
+        std::memcpy(&v, p + 4 * (i - first), 4);
         return v;
     }
 };
 struct SignedByteCodes {
     const std::uint8_t* p;
-    std::int32_t operator()(std::int64_t i) const { return static_cast<std::int8_t>(p[i]); }
+    std::int64_t first;
+    std::int32_t operator()(std::int64_t i) const { return static_cast<std::int8_t>(p[i - first]); }
 };
 struct ByteCodes {
     const std::uint8_t* p;
-    std::int32_t operator()(std::int64_t i) const { return p[i]; }
+    std::int64_t first;
+    std::int32_t operator()(std::int64_t i) const { return p[i - first]; }
+    const std::uint8_t* at(std::int64_t i) const { return p + (i - first); }
 };
 
-// fn(codeAt) with the reader of the codes' width and signedness, decided once.
-template <typename Fn> decltype(auto) withCodes(const Codes& codes, Fn&& fn) {
+// fn(codeAt) with the reader of the codes' width and signedness, decided once: `codes` holds the
+// codes of elements first, first + 1, ...
+template <typename Fn> decltype(auto) withCodes(const Codes& codes, std::int64_t first, Fn&& fn) {
     const std::uint8_t* p = codes.data();
     switch (codes.target()) {
     case Target::Int32:
-        return fn(WideCodes{p});
+        return fn(WideCodes{p, first});
     case Target::Int8:
     case Target::Int4:
-        return fn(SignedByteCodes{p});
+        return fn(SignedByteCodes{p, first});
     default:
-        return fn(ByteCodes{p});
+        return fn(ByteCodes{p, first});
     }
 }
 
@@ -140,12 +146,12 @@ private:
 #ifdef __AVX512F__
             if constexpr (kFloatLanes == 16)
                 return reinterpret_cast<I>(
-                    _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codeAt.p + i))));
+                    _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codeAt.at(i)))));
 #endif
 #ifdef __AVX2__
             if constexpr (kFloatLanes == 8) {
                 std::int64_t bytes;
-                std::memcpy(&bytes, codeAt.p + i, sizeof bytes);
+                std::memcpy(&bytes, codeAt.at(i), sizeof bytes);
                 return reinterpret_cast<I>(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes)));
             }
 #endif
@@ -413,13 +419,14 @@ struct alignas(64) WorkerCounts {
 class Pass final : public SlicedPass {
 public:
     Pass(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes, const ValuesView& x,
-         const AnalysisOptions& opt, const std::vector<std::int64_t>& sliceStarts, unsigned workers)
+         const AnalysisOptions& opt, const std::vector<std::int64_t>& sliceStarts, unsigned workers,
+         bool codesInParts)
         : m_plan(plan)
         , m_params(params)
         , m_codes(codes)
         , m_x(x)
         , m_opt(opt)
-        , m_a(detail::beginAnalysis(plan, params, codes, x.count, opt.groupRows))
+        , m_a(detail::beginAnalysis(plan, params, codes, x.count, opt.groupRows, codesInParts))
         , m_rows(static_cast<std::int64_t>(m_a.clipping.groups().size()))
         , m_walker(plan)
         , m_xhatOf(plan)
@@ -441,17 +448,20 @@ public:
         checkImportanceFits(w, m_x.count);
         m_weights = w;
     }
-    void addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned worker) override;
+    void addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned worker,
+                 const Codes* partCodes) override;
     TensorAnalysis finish(std::optional<WeightedError>& weighted) override;
 
 private:
-    // Every segment of [from, to): seg(segment, load, codeAt) with the dtype and code width decided.
-    // A segment is one group's run, per-element scales, or whole short blocks side by side (runLength
-    // set, below kBlock); blocks of kBlock or more come one at a time.
+    // Every segment of [from, to): seg(segment, load, codeAt) with the dtype and code width decided,
+    // the codes read from `codes`, which start at element `first`. A segment is one group's run,
+    // per-element scales, or whole short blocks side by side (runLength set, below kBlock); blocks of
+    // kBlock or more come one at a time.
     template <typename Seg>
-    QL_INLINE void forSegmentsOf(std::int64_t from, std::int64_t to, Seg&& seg) const {
+    QL_INLINE void forSegmentsOf(std::int64_t from, std::int64_t to, const Codes& codes, std::int64_t first,
+                                 Seg&& seg) const {
         const BlockLoader load(m_x);
-        withCodes(m_codes, [&](auto codeAt) {
+        withCodes(codes, first, [&](auto codeAt) {
             m_walker.forSpans(from, to, [&](const Segment& g) {
                 if (g.runLength < kBlock) return seg(g, load, codeAt);
                 for (std::int64_t j = 0; j < g.length / g.runLength; ++j)
@@ -498,7 +508,14 @@ private:
     }
 };
 
-void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned worker) {
+void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned worker,
+                   const Codes* partCodes) {
+    if (partCodes ? partCodes->size() < to - from || partCodes->target() != m_codes.target()
+                  : m_codes.size() < to)
+        throw QuantError("analysis: no codes for elements " + std::to_string(from) + " to " +
+                         std::to_string(to));
+    const Codes& codes = partCodes ? *partCodes : m_codes;
+    const std::int64_t codesFrom = partCodes ? from : 0;
     SliceTotals& p = slice(s);
     WorkerCounts& tally = counts(worker);
     const QuantParams& params = m_params;
@@ -660,57 +677,58 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
         }
         staged += n;
     };
-    forSegmentsOf(from, to, [&](const Segment& seg, const BlockLoader& load, auto codeAt) QL_INLINE {
-        if (seg.perElement) { // one group per element: straight into the slice's tables
-            flushBatch();
-            for (std::int64_t k = 0; k < seg.length; ++k) {
-                const std::int64_t i = seg.begin + k, g = seg.scale + k;
-                const std::int32_t c = codeAt(i);
-                const float xi = load(i),
-                            xh = xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g));
-                const ClipEdges e = edgeRule.of(params, g);
-                p.widest.add(g, e);
-                p.stats.addElement(xi, xh, i);
-                countCode(c);
-                weigh(&xi, &xh, 1, i, false);
-                if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
-                ClippingStats::addTo(p.clipping[g], e, floatTarget, xi, xh);
-                ClippingStats::addTo(p.groups, e, floatTarget, xi, xh);
-                countElement(xi, xh);
+    forSegmentsOf(
+        from, to, codes, codesFrom, [&](const Segment& seg, const BlockLoader& load, auto codeAt) QL_INLINE {
+            if (seg.perElement) { // one group per element: straight into the slice's tables
+                flushBatch();
+                for (std::int64_t k = 0; k < seg.length; ++k) {
+                    const std::int64_t i = seg.begin + k, g = seg.scale + k;
+                    const std::int32_t c = codeAt(i);
+                    const float xi = load(i),
+                                xh = xhatOf(c, scales[static_cast<std::size_t>(g)], params.zeroPointOf(g));
+                    const ClipEdges e = edgeRule.of(params, g);
+                    p.widest.add(g, e);
+                    p.stats.addElement(xi, xh, i);
+                    countCode(c);
+                    weigh(&xi, &xh, 1, i, false);
+                    if (!std::isfinite(xi) || !std::isfinite(xh)) continue;
+                    ClippingStats::addTo(p.clipping[g], e, floatTarget, xi, xh);
+                    ClippingStats::addTo(p.groups, e, floatTarget, xi, xh);
+                    countElement(xi, xh);
+                }
+                return;
             }
-            return;
-        }
-        if (seg.runLength != 0 || seg.length < kBlock) // short groups, staged for the batch
-            return forStagedGroups(seg, staged, flushBatch,
-                                   [&](std::int64_t b, std::int64_t g, int count, int len)
-                                       QL_INLINE { stageGroups(load, codeAt, b, count, len, g); });
-        const std::int64_t g = seg.scale;
-        const ClipEdges e = edgeRule.of(params, g);
-        p.widest.add(g, e);
-        GroupClipping* const row = g < rows ? &p.clipping[g] : nullptr;
-        // A long group, a block at a time: codes counted and x̂ made in one read, then the sums of an
-        // all-finite block in vector lanes; a block with NaN/Inf takes the element path.
-        flushBatch();
-        p.sums.beginGroup(e);
-        forBlocksOf(seg, load, codeAt, xhatOf, params,
-                    [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
-                        countCodes(codeAt, b, len);
-                        if (allFinite(xs, xh, len)) [[likely]] {
-                            if (floatTarget)
-                                p.sums.template addBlock<true>(xs, xh, len, b);
-                            else
-                                p.sums.template addBlock<false>(xs, xh, len, b);
-                            countBlock(xs, xh, len);
-                            weigh(xs, xh, len, b, true);
-                            return;
-                        }
-                        addElements(xs, xh, len, b, e, row);
-                    });
-        if (row)
-            p.sums.endGroup(*row);
-        else
-            p.sums.endGroupWithoutRow();
-    });
+            if (seg.runLength != 0 || seg.length < kBlock) // short groups, staged for the batch
+                return forStagedGroups(seg, staged, flushBatch,
+                                       [&](std::int64_t b, std::int64_t g, int count, int len)
+                                           QL_INLINE { stageGroups(load, codeAt, b, count, len, g); });
+            const std::int64_t g = seg.scale;
+            const ClipEdges e = edgeRule.of(params, g);
+            p.widest.add(g, e);
+            GroupClipping* const row = g < rows ? &p.clipping[g] : nullptr;
+            // A long group, a block at a time: codes counted and x̂ made in one read, then the sums of an
+            // all-finite block in vector lanes; a block with NaN/Inf takes the element path.
+            flushBatch();
+            p.sums.beginGroup(e);
+            forBlocksOf(seg, load, codeAt, xhatOf, params,
+                        [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
+                            countCodes(codeAt, b, len);
+                            if (allFinite(xs, xh, len)) [[likely]] {
+                                if (floatTarget)
+                                    p.sums.template addBlock<true>(xs, xh, len, b);
+                                else
+                                    p.sums.template addBlock<false>(xs, xh, len, b);
+                                countBlock(xs, xh, len);
+                                weigh(xs, xh, len, b, true);
+                                return;
+                            }
+                            addElements(xs, xh, len, b, e, row);
+                        });
+            if (row)
+                p.sums.endGroup(*row);
+            else
+                p.sums.endGroupWithoutRow();
+        });
     flushBatch();
 }
 
@@ -758,7 +776,7 @@ TensorAnalysis Pass::finish(std::optional<WeightedError>& weighted) {
 std::unique_ptr<SlicedPass> slicedPass(const ResolvedSpec& plan, const QuantParams& params,
                                        const Codes& codes, const ValuesView& x, const AnalysisOptions& opt,
                                        const std::vector<std::int64_t>& sliceStarts, unsigned workers) {
-    return std::make_unique<Pass>(plan, params, codes, x, opt, sliceStarts, workers);
+    return std::make_unique<Pass>(plan, params, codes, x, opt, sliceStarts, workers, true);
 }
 
 TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
@@ -768,13 +786,13 @@ TensorAnalysis analyzeFast(const ResolvedSpec& plan, const QuantParams& params, 
     std::vector<std::int64_t> starts(static_cast<std::size_t>(slices));
     for (std::int64_t s = 0; s < slices; ++s)
         starts[static_cast<std::size_t>(s)] = n * s / slices;
-    Pass pass(plan, params, codes, x, opt, starts, sliceWorkers(slices, opt.threads));
+    Pass pass(plan, params, codes, x, opt, starts, sliceWorkers(slices, opt.threads), false);
     if (importance) pass.weigh(*importance);
     forEachSlice(
         slices, opt.threads,
         [&](std::int64_t s, unsigned w) {
             pass.addPart(s, starts[static_cast<std::size_t>(s)],
-                         s + 1 < slices ? starts[static_cast<std::size_t>(s + 1)] : n, w);
+                         s + 1 < slices ? starts[static_cast<std::size_t>(s + 1)] : n, w, nullptr);
         },
         opt.progress);
     return pass.finish(weighted);

@@ -21,8 +21,10 @@ public:
     /// The weighted error sums too (before any part). Throws QuantError when `w` does not fit.
     virtual void weigh(const ImportanceWeights& w) = 0;
     /// Elements [from, to) of slice s, a slice's parts in order, from `worker` (below the workers the
-    /// pass was made for; parts added at the same time come from different workers).
-    virtual void addPart(std::int64_t slice, std::int64_t from, std::int64_t to, unsigned worker) = 0;
+    /// pass was made for; parts added at the same time come from different workers); their codes
+    /// from `partCodes` (code k of element from + k) when given, else from the pass's.
+    virtual void addPart(std::int64_t slice, std::int64_t from, std::int64_t to, unsigned worker,
+                         const Codes* partCodes) = 0;
     /// The slices merged, in slice order; `weighted` gets their weighted sums when weigh() was called.
     virtual TensorAnalysis finish(std::optional<WeightedError>& weighted) = 0;
 };

@@ -5,12 +5,14 @@
 
 namespace ql::detail {
 
-/// Throws QuantError unless `n` values, the codes and the params fit the plan's tensor.
-void checkSizes(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes, std::int64_t n);
+/// Throws QuantError unless `n` values, the codes and the params fit the plan's tensor (`codesInParts`:
+/// the codes may also be empty, each part of a pass bringing its own).
+void checkSizes(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes, std::int64_t n,
+                bool codesInParts = false);
 /// Checks the sizes and sets up the code and clipping statistics, with clipping rows for the first
 /// `groupRows` groups.
 TensorAnalysis beginAnalysis(const ResolvedSpec& plan, const QuantParams& params, const Codes& codes,
-                             std::int64_t n, std::size_t groupRows);
+                             std::int64_t n, std::size_t groupRows, bool codesInParts = false);
 /// Opens the error, |error| and value histograms on edges that follow from the plan and the params
 /// alone, so a pass can count every element as it meets it (analyzer.h, TensorAnalysis).
 void openHistograms(TensorAnalysis& a, const ResolvedSpec& plan, const QuantParams& params,

@@ -143,7 +143,8 @@ ModelOutcome runModelJob(const JobRequest& request, const std::vector<std::strin
                                                        .repeat = request.repeat,
                                                        .progress = events.progress,
                                                        .importance = request.importance.get(),
-                                                       .groupRows = ReportOptions{}.maxGroups});
+                                                       .groupRows = ReportOptions{}.maxGroups,
+                                                       .keepCodes = options.keepCodes || options.unstorable});
                 report = std::move(run.report);
                 QuantizedTensor q{info.name, run.result.plan, std::move(run.result.params),
                                   std::move(run.result.codes)};

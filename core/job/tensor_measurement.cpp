@@ -65,6 +65,7 @@ TensorMeasurement measureTensor(const LoadedTensor& tensor, const ResolvedSpec& 
     if (o.statistics) {
         StatisticsRequest request;
         request.options.groupRows = o.groupRows;
+        request.keepCodes = o.keepCodes;
         if (o.importance) {
             const RoleAxes role = weightRole(tensor.info().name, tensor.info().shape, tensor.use());
             if (auto weights = o.importance->forTensor(tensor.info(), role, r.importanceNote))

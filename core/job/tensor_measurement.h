@@ -60,6 +60,9 @@ struct TensorRunOptions {
     std::size_t groupRows = ClippingStats::kAllRows;
     /// Without it, the backend fills no statistics: the report's analysis is left empty (codes only).
     bool statistics = true;
+    /// Off when only the statistics are needed: the result's codes may come back empty
+    /// (StatisticsRequest::keepCodes).
+    bool keepCodes = true;
 };
 
 /// Runs `plan` for the tensor on `backend`, which fills the report's accumulators in its own run unless
