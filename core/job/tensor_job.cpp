@@ -26,7 +26,8 @@ SideOutcome runSide(const LoadedTensor& tensor, const QuantSpec& spec,
                                            .repeat = request.repeat,
                                            .progress = progress,
                                            .importance = request.importance.get(),
-                                           .statistics = !request.codesOnly});
+                                           .statistics = !request.codesOnly,
+                                           .resultParams = false});
     SideOutcome side;
     side.label = backend.name();
     side.report = std::move(run.report);

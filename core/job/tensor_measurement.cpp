@@ -82,8 +82,12 @@ TensorMeasurement measureTensor(const LoadedTensor& tensor, const ResolvedSpec& 
     r.backend = backend.name();
     // A run that keeps a report's rows only keeps a report's parameters: NVFP4's million scales and
     // their codes (5 MB) are the result's, not copied.
-    r.params = o.groupRows == ClippingStats::kAllRows ? run.result.params
-                                                      : reportedParams(run.result.params, o.groupRows);
+    if (o.groupRows != ClippingStats::kAllRows)
+        r.params = reportedParams(run.result.params, o.groupRows);
+    else if (o.resultParams)
+        r.params = run.result.params;
+    else
+        r.params = std::move(run.result.params);
     r.timing = run.result.timing;
     if (!o.statistics) return run;
     if (!run.result.statistics)

@@ -63,6 +63,9 @@ struct TensorRunOptions {
     /// Off when only the statistics are needed: the result's codes may come back empty
     /// (StatisticsRequest::keepCodes).
     bool keepCodes = true;
+    /// Off when the caller reads the report's params alone: a report that keeps every row takes the
+    /// result's params instead of a copy of them (NVFP4's million scales and their codes).
+    bool resultParams = true;
 };
 
 /// Runs `plan` for the tensor on `backend`, which fills the report's accumulators in its own run unless
