@@ -367,8 +367,7 @@ QL_INLINE inline void exactDifferences(const float* xs, const float* xh, int n, 
         e[k] = std::numeric_limits<float>::quiet_NaN();
 }
 
-// One slice's sums, made by its first part on the worker that runs it: merged in slice order, so
-// they never depend on the threads.
+// One slice's sums, made by its first part on its worker: merged in slice order, never by thread.
 struct alignas(64) SliceTotals {
     SliceTotals(SliceGroups slice, const std::optional<ImportanceWeights>& weights, std::int64_t count)
         : clipping(std::move(slice)) {
@@ -383,9 +382,8 @@ struct alignas(64) SliceTotals {
     std::optional<WeightedRuns> weighted; // with importance weights (SlicedAnalysis::weigh)
 };
 
-// One worker's counts and histograms, made by its first part: whole numbers, which add up to the
-// same in any order, so each worker keeps one set for every slice it runs (not a set per slice to
-// make and fill before the pass), and their count tables are added into the histograms once.
+// One worker's counts and histograms, made by its first part: whole numbers add up the same in any
+// order, so a worker keeps one set for all its slices, its tables added into the histograms once.
 struct alignas(64) WorkerCounts {
     WorkerCounts(const TensorAnalysis& a, const ErrorCells::Layout* cellLayout)
         : wideCodes(a.codes)
@@ -454,9 +452,8 @@ public:
 
 private:
     // Every segment of [from, to): seg(segment, load, codeAt) with the dtype and code width decided,
-    // the codes read from `codes`, which start at element `first`. A segment is one group's run,
-    // per-element scales, or whole short blocks side by side (runLength set, below kBlock); blocks of
-    // kBlock or more come one at a time.
+    // the codes read from `codes` (starting at element `first`). A segment is one group's run, per-element
+    // scales, or short blocks side by side (runLength below kBlock); longer blocks come one at a time.
     template <typename Seg>
     QL_INLINE void forSegmentsOf(std::int64_t from, std::int64_t to, const Codes& codes, std::int64_t first,
                                  Seg&& seg) const {
