@@ -82,8 +82,8 @@ public:
         const auto start = std::chrono::steady_clock::now();
         // The kernels write every code. A job that keeps only the statistics of its codes gets each
         // part's in a buffer of its worker's, reused from part to part: the tensor's codes are never
-        // held at once (a fresh 16 MB buffer costs the kernel's page clearing as much as a third of
-        // the quantize pass).
+        // held at once (the kernel's clearing of a fresh 16 MB buffer cost about 6 ms of CPU in a
+        // 4096×4096 int8 job, a tenth of its quantize pass).
         m_codesInParts = statistics && !statistics->keepCodes && SlicedAnalysis::measuresInParts(m_plan, m_n);
         m_codes = m_codesInParts ? Codes(m_plan.codeTarget, 0)
                                  : Codes(m_plan.codeTarget, m_n, Codes::Uninitialized{});
