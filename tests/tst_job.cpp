@@ -1,6 +1,7 @@
 // core/job, the one pipeline: tensor, compare, model and sweep jobs, and the policy both front ends
 // share (failures reported and the run goes on, tensors the spec cannot apply to passed through,
 // scales from a file looked up per tensor by name).
+#include "accumulator_checks.h"
 #include "analysis/analyzer.h"
 #include "backend_test_util.h"
 #include "base/error.h"
@@ -84,6 +85,7 @@ private slots:
     void selectionSuggestsNames();
     void cancelStopsTheModelJob();
     void progressCoversTheStatisticsPass();
+    void modelJobKeepsNoCodesAndTheSameFigures();
 };
 
 // A bf16 tensor goes to the backend and the analysis as it is in the file; the result is the
@@ -304,6 +306,27 @@ void TestJob::progressCoversTheStatisticsPass() {
     // Cancelled in the middle of the statistics pass: the exception, no crash, no result.
     QVERIFY_THROWS_EXCEPTION(Cancelled,
                              runTensorJob(request, "big.weight", [](double done) { return done < 0.7; }));
+}
+
+// A model job that keeps no codes (the CLI's quantize --all without --out) has the CPU backend make
+// each part's codes in a buffer of its worker's: its report has the same bits as the tensor job's,
+// which keeps the tensor's codes, and a cancel in the middle of its pass stops it cleanly.
+void TestJob::modelJobKeepsNoCodesAndTheSameFigures() {
+    QTemporaryDir dir;
+    const std::string model = dir.filePath(QStringLiteral("large.safetensors")).toStdString();
+    writeSafetensors(model, {{"big.weight", Tensor::fromFloats({1024, 1024}, normalValues(1024 * 1024, 9))}});
+    const JobRequest request = qltest::jobRequest(model, int8PerChannel());
+    QVERIFY(SlicedAnalysis::measuresInParts(resolveSpec(int8PerChannel(), {1024, 1024}), 1024 * 1024));
+    const ModelOutcome whole = runModelJob(request, {"big.weight"});
+    QCOMPARE(whole.reports.size(), std::size_t{1});
+    QVERIFY2(whole.reports[0].error.empty(), whole.reports[0].error.c_str());
+    QVERIFY(whole.quantized.empty());
+    const TensorOutcome kept = runTensorJob(request, "big.weight");
+    QCOMPARE(kept.a.codes.size(), std::int64_t{1024 * 1024});
+    qltest::compareAnalyses(whole.reports[0].analysis, kept.a.report.analysis, true);
+    ModelEvents events;
+    events.progress = [](double done) { return done < 0.7; };
+    QVERIFY_THROWS_EXCEPTION(Cancelled, runModelJob(request, {"big.weight"}, {}, events));
 }
 
 QTEST_GUILESS_MAIN(TestJob)

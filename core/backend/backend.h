@@ -44,6 +44,8 @@ struct BackendTask {
 struct Result {
     ResolvedSpec plan;
     QuantParams params;
+    /// Every element's code; may be empty when the job's statistics request turned keepCodes off
+    /// (the cpu backend then makes each part's codes in a buffer it reuses).
     Codes codes;
     Timing timing;
     /// The report's accumulators, filled by the backend when the job asked for them (the last run's).
