@@ -7,6 +7,8 @@
 #error "define QL_ANALYZER_NS and QL_ANALYZER_LANES before including analyzer_fast.h"
 #endif
 
+#include "analysis/block_sums.h"
+
 namespace ql::detail::QL_ANALYZER_NS {
 // Floats in the ISA's widest register: the histogram filler's lanes (counts do not depend on them).
 constexpr int kFloatLanes = QL_ANALYZER_LANES;
@@ -143,12 +145,12 @@ private:
     template <typename CodeAt> QL_INLINE static auto codesAt(CodeAt codeAt, std::int64_t i) {
         using I = typename FloatLanes<kFloatLanes>::I;
         if constexpr (std::is_same_v<CodeAt, ByteCodes>) {
-#ifdef __AVX512F__
+#ifdef QL_ANALYZER_AVX512
             if constexpr (kFloatLanes == 16)
                 return reinterpret_cast<I>(
                     _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codeAt.at(i)))));
 #endif
-#ifdef __AVX2__
+#ifdef QL_ANALYZER_AVX2
             if constexpr (kFloatLanes == 8) {
                 std::int64_t bytes;
                 std::memcpy(&bytes, codeAt.at(i), sizeof bytes);
@@ -336,16 +338,13 @@ QL_INLINE inline bool allFinite(const float* x, const float* xh, int n) {
     return (carried & 0x80000000u) == 0;
 }
 
-// x − x̂ where float gives it exactly, NaN where it may not: exact when the two lie within a factor
-// two of each other (Sterbenz), which |x − x̂| < |x| and < |x̂| proves, or when either is zero. (Masks
-// as bit operations: GCC scalarises ?: on these vectors.)
+// x − x̂ where float gives it exactly, NaN where it does not: e = fl(x − x̂) is exact exactly when
+// x − e gives x̂ back and e + x̂ gives x (Fast2Sum: with the larger of the two first, the sum's
+// rounding error is then zero; an exact e passes both). (Masks as bit operations: GCC scalarises ?:
+// on these vectors.)
 template <typename F, typename I> QL_INLINE inline F exactDifference(F x, F h) {
     const F e = x - h;
-    const I absBits = I{} + 0x7FFFFFFF;
-    const F a = reinterpret_cast<F>(reinterpret_cast<I>(e) & absBits);
-    const F ax = reinterpret_cast<F>(reinterpret_cast<I>(x) & absBits),
-            ah = reinterpret_cast<F>(reinterpret_cast<I>(h) & absBits);
-    const I exact = ((a < ax) & (a < ah)) | (x == 0.0f) | (h == 0.0f);
+    const I exact = ((x - e) == h) & ((e + h) == x);
     return reinterpret_cast<F>((reinterpret_cast<I>(e) & exact) | ((I{} + 0x7FC00000) & ~exact));
 }
 
@@ -374,8 +373,8 @@ struct alignas(64) SliceTotals {
         if (weights) weighted.emplace(*weights, count);
     }
 
-    detail::SliceSums sums; // the all-finite blocks' sums, joined to stats and ranges at the end
-    GroupClipping groups;   // every group's sums, rows or not: the slice's part of the total
+    SliceSums sums;       // the all-finite blocks' sums, joined to stats and ranges at the end
+    GroupClipping groups; // every group's sums, rows or not: the slice's part of the total
     ErrorStats stats;
     SliceGroups clipping; // this slice's groups: the result's own, or a table of those it shares
     WidestGroup widest;

@@ -5,5 +5,6 @@
 #pragma GCC target("avx2,f16c")
 #define QL_ANALYZER_NS avx2
 #define QL_ANALYZER_LANES 8
+#define QL_ANALYZER_AVX2 1 // (a target pragma defines no __AVX2__)
 #include "analysis/analyzer_fast.h"
 #endif

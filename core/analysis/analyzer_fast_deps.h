@@ -3,8 +3,9 @@
 // shared headers' inline functions are compiled for the baseline ISA everywhere.
 #include "analysis/analyzer_isa.h"
 #include "analysis/analyzer_steps.h"
-#include "analysis/block_sums.h"
+#include "analysis/clipping.h"
 #include "analysis/error_cells.h"
+#include "analysis/error_stats.h"
 #include "analysis/histogram_filler.h"
 #include "analysis/slice_groups.h"
 #include "base/error.h"

@@ -1,4 +1,3 @@
-#pragma once
 // The sums over one slice of the fast analysis, in four double lanes (GCC vector
 // types: strict IEEE arithmetic, so the compiler may not reorder a scalar sum for us, but the lanes
 // are ours to order). The tensor-wide sums stay in their lanes for the whole slice; each group's
@@ -9,6 +8,11 @@
 // so a short segment costs little more than its elements, and the totals do not depend on which
 // groups have rows. Only blocks whose x and x̂ are all finite come here; every reduction is in lane
 // order, so the result is a function of the data alone.
+// Compiled once per ISA, in the fast pass's namespace (analyzer_fast.h includes it), so the vectors are
+// lowered for the ISA's registers. No include guard, as analyzer_fast.h.
+#if !defined(QL_ANALYZER_NS)
+#error "block_sums.h is part of analyzer_fast.h"
+#endif
 #include "analysis/clipping.h"
 #include "analysis/error_stats.h"
 
@@ -18,11 +22,23 @@
 #include <cstring>
 #include <limits>
 
-namespace ql::detail {
+namespace ql::detail::QL_ANALYZER_NS {
 
 using D4 = double __attribute__((vector_size(32)));
 using F4 = float __attribute__((vector_size(16)));
 using I4 = std::int64_t __attribute__((vector_size(32)));
+
+// Four floats from memory as doubles (exact): one instruction where the ISA has it (GCC 12 widens
+// a vector of four floats two at a time).
+[[gnu::always_inline]] inline D4 widened(const float* p) {
+#ifdef QL_ANALYZER_AVX2
+    return reinterpret_cast<D4>(_mm256_cvtps_pd(_mm_loadu_ps(p)));
+#else
+    F4 f;
+    std::memcpy(&f, p, sizeof f);
+    return __builtin_convertvector(f, D4);
+#endif
+}
 
 /// One group's run in a batch of short groups staged together (SliceSums::addGroups).
 struct BatchGroup {
@@ -164,10 +180,7 @@ private:
         D4 blockMax = D4{} - 1.0; // each lane's largest |error| in this block
         int k = 0;
         for (; k + 4 <= n; k += 4) {
-            F4 xf, hf;
-            std::memcpy(&xf, x + k, sizeof xf);
-            std::memcpy(&hf, xh + k, sizeof hf);
-            const D4 xv = __builtin_convertvector(xf, D4), hv = __builtin_convertvector(hf, D4);
+            const D4 xv = widened(x + k), hv = widened(xh + k);
             const D4 e = xv - hv;
             const D4 ae = reinterpret_cast<D4>(reinterpret_cast<I4>(e) & absMask);
             const D4 ax = reinterpret_cast<D4>(reinterpret_cast<I4>(xv) & absMask);
@@ -259,4 +272,4 @@ private:
     GroupLanes m_group;
 };
 
-} // namespace ql::detail
+} // namespace ql::detail::QL_ANALYZER_NS
