@@ -27,10 +27,14 @@ using namespace qltest;
 
 namespace {
 
-// Large enough for several slices, odd enough for short rows and groups.
+// Large enough for several slices, odd enough for short rows and groups. The last is large enough for
+// the pass to count values and byte codes in pairs (a million elements and more), in f32 only.
 const std::vector<Shape>& analysisShapes() {
-    static const std::vector<Shape> s{{64, 256}, {33, 129}, {3, 5, 640}, {300, 1031}, {70001}};
+    static const std::vector<Shape> s{{64, 256}, {33, 129}, {3, 5, 640}, {300, 1031}, {70001}, {1024, 1031}};
     return s;
+}
+bool pairedShape(std::size_t shape) {
+    return shape + 1 == analysisShapes().size();
 }
 
 } // namespace
@@ -69,11 +73,14 @@ void TestFastAnalysis::matchesOracle_data() {
     long row = 0;
     for (std::size_t s = 0; s < specs.size(); ++s)
         for (std::size_t sh = 0; sh < analysisShapes().size(); ++sh)
-            for (DType dt : {DType::F32, DType::BF16, DType::F16})
-                if (inThisPart(row++))
+            for (DType dt : {DType::F32, DType::BF16, DType::F16}) {
+                if (pairedShape(sh) && dt != DType::F32) continue;
+                // (the large rows by spec, so each part takes half of them)
+                if (inThisPart(pairedShape(sh) ? static_cast<long>(s) : row++))
                     QTest::addRow("%s/%s/%s", specs[s].name, toString(analysisShapes()[sh]).c_str(),
                                   std::string(nameOf(dt)).c_str())
                         << static_cast<int>(s) << static_cast<int>(sh) << static_cast<int>(dt);
+            }
 }
 
 void TestFastAnalysis::matchesOracle() {

@@ -30,17 +30,19 @@ struct WideCodes {
         std::memcpy(&v, p + 4 * (i - first), 4);
         return v;
     }
+    const std::uint8_t* bytes(std::int64_t) const { return nullptr; } // (four bytes a code)
 };
 struct SignedByteCodes {
     const std::uint8_t* p;
     std::int64_t first;
     std::int32_t operator()(std::int64_t i) const { return static_cast<std::int8_t>(p[i - first]); }
+    const std::uint8_t* bytes(std::int64_t i) const { return p + (i - first); }
 };
 struct ByteCodes {
     const std::uint8_t* p;
     std::int64_t first;
     std::int32_t operator()(std::int64_t i) const { return p[i - first]; }
-    const std::uint8_t* at(std::int64_t i) const { return p + (i - first); }
+    const std::uint8_t* bytes(std::int64_t i) const { return p + (i - first); }
 };
 
 // fn(codeAt) with the reader of the codes' width and signedness, decided once: `codes` holds the
@@ -148,12 +150,12 @@ private:
 #ifdef QL_ANALYZER_AVX512
             if constexpr (kFloatLanes == 16)
                 return reinterpret_cast<I>(
-                    _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codeAt.at(i)))));
+                    _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codeAt.bytes(i)))));
 #endif
 #ifdef QL_ANALYZER_AVX2
             if constexpr (kFloatLanes == 8) {
                 std::int64_t bytes;
-                std::memcpy(&bytes, codeAt.at(i), sizeof bytes);
+                std::memcpy(&bytes, codeAt.bytes(i), sizeof bytes);
                 return reinterpret_cast<I>(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes)));
             }
 #endif
@@ -381,36 +383,6 @@ struct alignas(64) SliceTotals {
     std::optional<WeightedRuns> weighted; // with importance weights (SlicedAnalysis::weigh)
 };
 
-// One worker's counts and histograms, made by its first part: whole numbers add up the same in any
-// order, so a worker keeps one set for all its slices, its tables added into the histograms once.
-struct alignas(64) WorkerCounts {
-    WorkerCounts(const TensorAnalysis& a, const ErrorCells::Layout* cellLayout)
-        : wideCodes(a.codes)
-        , error(a.error)
-        , absErrorLog(a.absErrorLog)
-        , values(a.values)
-        , errorFill(error)
-        , valuesFill(values) {
-        if (cellLayout && valuesFill.vectorised()) cells.emplace(error, absErrorLog, *cellLayout);
-    }
-    /// Adds the count tables into the histograms.
-    void flush() {
-        if (cells) cells->flush();
-        errorFill.flush();
-        valuesFill.flush();
-    }
-
-    // 8-bit and smaller targets, by code & 0xFF, in four tables taken in turn: runs of one code
-    // then increment four counters, not one (no store-to-load chain per element).
-    std::array<std::array<std::int64_t, 256>, 4> byteCodes{};
-    CodeStats wideCodes;                  // int32
-    Histogram error, absErrorLog, values; // on the edges the plan and params give (openHistograms)
-    // Where the parts count: both error histograms in one cell per element where the edges allow
-    // (ErrorCells), else the error filler (and add() for |error|); the values' filler.
-    HistogramFiller errorFill, valuesFill;
-    std::optional<ErrorCells> cells;
-};
-
 // The pass over one cut of the tensor into slices (SlicedAnalysis): each slice's sums and each
 // worker's counts as the caller adds its parts, then, in finish(), the slices merged in order.
 class Pass final : public SlicedPass {
@@ -429,7 +401,8 @@ public:
         , m_xhatOf(plan)
         , m_edgeRule(plan)
         , m_floatTarget(m_a.clipping.floatTarget())
-        , m_wide(codes.target() == Target::Int32) {
+        , m_wide(codes.target() == Target::Int32)
+        , m_pairs(!m_wide && x.count >= kPairsFrom) {
         detail::openHistograms(m_a, plan, params, opt);
         if (ErrorCells::fits(m_a.error, m_a.absErrorLog)) m_cellLayout.emplace(m_a.error, m_a.absErrorLog);
         const std::size_t slices = sliceStarts.size();
@@ -477,7 +450,11 @@ private:
     Reconstruct m_xhatOf;
     ClipEdgeRule m_edgeRule; // each group's edges as the pass reaches it, not a table of them
     bool m_floatTarget;
-    bool m_wide;                                        // int32 codes
+    bool m_wide; // int32 codes
+    // Byte codes counted with the values in pairs (ValueCodePairs), on tensors whose workers count
+    // enough to pay for the pair table (a quarter of a megabyte each, cleared and added up once).
+    static constexpr std::int64_t kPairsFrom = std::int64_t{1} << 20;
+    bool m_pairs;
     std::optional<ErrorCells::Layout> m_cellLayout;     // where the error cells' counts go (ErrorCells::fits)
     std::optional<ImportanceWeights> m_weights;         // weigh()'s
     std::vector<GroupRange> m_ranges;                   // each slice's groups
@@ -547,10 +524,14 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
     // every value of a histogram with no vector path, come through the exact double.
     HistogramFiller &errorFill = tally.errorFill, &valuesFill = tally.valuesFill;
     ErrorCells* const cells = tally.cells ? &*tally.cells : nullptr;
-    auto countBlock = [&](const float* xs, const float* xh, int n) __attribute__((noinline)) {
+    // `codes`: the block's byte codes, to count with the rest (null: the caller counts them).
+    const bool pairs = m_pairs;
+    auto countBlock = [&](const float* xs, const float* xh, int n, const std::uint8_t* codes)
+        __attribute__((noinline)) {
         // (Called rarely, and from the filler's default-target code: not forced inline.)
         auto exactError = [&](int k) { return static_cast<double>(xs[k]) - xh[k]; };
         auto exactValue = [&](int k) { return static_cast<double>(xs[k]); };
+        if (codes && !(cells && pairs)) countCodes(ByteCodes{codes, 0}, 0, n);
         if (!cells) {
             // (The octave bins of |error| have no vector path of their own: each error goes to add().)
             alignas(64) float ef[kBlock];
@@ -581,18 +562,27 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
         for (int j = k; j < n; ++j)
             errorSlots[j] = cells->slowSlot();
         const bool tail = valuesFill.endBlock<kFloatLanes>(valueSlots, k, n);
-        const HistogramFiller::Counter ce = cells->startBlock(n), cv = valuesFill.startBlock(n);
-        constexpr int kTables = HistogramFiller::kTables;
-        static_assert(kTables % ErrorCells::kTables == 0);
-        k = 0;
-        for (; k + kTables <= n; k += kTables)
-            for (int t = 0; t < kTables; ++t) {
-                ce.add(t % ErrorCells::kTables, errorSlots[k + t]);
-                cv.add(t, valueSlots[k + t]);
+        const HistogramFiller::Counter ce = cells->startBlock(n);
+        if (codes && pairs) { // (the codes were not counted above)
+            std::uint32_t* const table = tally.pairs.startBlock(n, valuesFill, tally.byteCodes[0]);
+            for (k = 0; k < n; ++k) {
+                ce.add(0, errorSlots[k]);
+                ValueCodePairs::count(table, valueSlots[k], codes[k]);
             }
-        for (; k < n; ++k) {
-            ce.add(0, errorSlots[k]);
-            cv.add(0, valueSlots[k]);
+        } else {
+            const HistogramFiller::Counter cv = valuesFill.startBlock(n);
+            constexpr int kTables = HistogramFiller::kTables;
+            static_assert(kTables % ErrorCells::kTables == 0);
+            k = 0;
+            for (; k + kTables <= n; k += kTables)
+                for (int t = 0; t < kTables; ++t) {
+                    ce.add(t % ErrorCells::kTables, errorSlots[k + t]);
+                    cv.add(t, valueSlots[k + t]);
+                }
+            for (; k < n; ++k) {
+                ce.add(0, errorSlots[k]);
+                cv.add(0, valueSlots[k]);
+            }
         }
         if (tail || HistogramFiller::anySlowIn(slowError)) [[unlikely]]
             cells->addSlow(errorSlots, n, exactError);
@@ -626,6 +616,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
     // Short groups (MX and NVFP4 blocks) staged together, then summed group by group in one call that
     // keeps the slice's lanes in registers: the same operations in the same order as a group at a time.
     alignas(64) float bx[kBlock], bh[kBlock];
+    alignas(64) std::uint8_t bc[kBlock]; // byte codes (none: counted as staged)
     std::array<BatchGroup, kBlock> batch;
     int batched = 0, staged = 0;
     auto addGroups = [&](const BatchGroup* groups, int count) QL_INLINE {
@@ -637,7 +628,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
     auto flushBatch = [&]() __attribute__((noinline)) { // one copy: its callers stay lean
         if (allFinite(bx, bh, staged)) [[likely]] {
             addGroups(batch.data(), batched);
-            countBlock(bx, bh, staged);
+            countBlock(bx, bh, staged, wide ? nullptr : bc);
             for (int j = 0; weighted && j < batched; ++j) { // (staged groups need not be neighbours)
                 const BatchGroup& b = batch[static_cast<std::size_t>(j)];
                 weigh(bx + b.offset, bh + b.offset, b.length, b.first, true);
@@ -645,11 +636,13 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
         } else {
             for (int j = 0; j < batched; ++j) {
                 const BatchGroup& b = batch[static_cast<std::size_t>(j)];
+                const std::uint8_t* const codes = wide ? nullptr : bc + b.offset;
                 if (allFinite(bx + b.offset, bh + b.offset, b.length)) {
                     addGroups(&b, 1);
-                    countBlock(bx + b.offset, bh + b.offset, b.length);
+                    countBlock(bx + b.offset, bh + b.offset, b.length, codes);
                     weigh(bx + b.offset, bh + b.offset, b.length, b.first, true);
                 } else {
+                    if (codes) countCodes(ByteCodes{codes, 0}, 0, b.length);
                     addElements(bx + b.offset, bh + b.offset, b.length, b.first, b.edges, b.row);
                 }
             }
@@ -662,7 +655,10 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
                            std::int64_t g) QL_INLINE {
         const int n = count * len;
         load(b, n, bx + staged);
-        countCodes(codeAt, b, n);
+        if (const std::uint8_t* const bytes = codeAt.bytes(b))
+            std::memcpy(bc + staged, bytes, static_cast<std::size_t>(n));
+        else
+            countCodes(codeAt, b, n);
         xhatOf.runs(codeAt, b, count, len, params, g, bh + staged);
         for (int j = 0; j < count; ++j) {
             const std::int64_t gj = g + j;
@@ -708,16 +704,18 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
             p.sums.beginGroup(e);
             forBlocksOf(seg, load, codeAt, xhatOf, params,
                         [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
-                            countCodes(codeAt, b, len);
+                            const std::uint8_t* const bytes = codeAt.bytes(b);
+                            if (!bytes) countCodes(codeAt, b, len);
                             if (allFinite(xs, xh, len)) [[likely]] {
                                 if (floatTarget)
                                     p.sums.template addBlock<true>(xs, xh, len, b);
                                 else
                                     p.sums.template addBlock<false>(xs, xh, len, b);
-                                countBlock(xs, xh, len);
+                                countBlock(xs, xh, len, bytes);
                                 weigh(xs, xh, len, b, true);
                                 return;
                             }
+                            if (bytes) countCodes(codeAt, b, len);
                             addElements(xs, xh, len, b, e, row);
                         });
             if (row)

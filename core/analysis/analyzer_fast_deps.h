@@ -8,6 +8,7 @@
 #include "analysis/error_stats.h"
 #include "analysis/histogram_filler.h"
 #include "analysis/slice_groups.h"
+#include "analysis/worker_counts.h"
 #include "base/error.h"
 #include "base/workers.h"
 #include "quant/inverse_scale.h"

@@ -116,6 +116,19 @@ public:
 
     // The parts of addBlock, for a pass that fills several histograms in one loop.
 
+    /// Slots a value may take: the bins, below, above, and the exact path.
+    std::int32_t slotCount() const { return m_bins + kSlots; }
+    /// Adds n values counted elsewhere in a slot (the exact path's are not counted: add() took them).
+    void addToSlot(std::int32_t slot, std::uint64_t n) {
+        const auto count = static_cast<std::int64_t>(n);
+        if (slot < m_bins)
+            m_h.m_counts[static_cast<std::size_t>(slot)] += count;
+        else if (slot == underSlot())
+            m_h.m_under += count;
+        else if (slot == overSlot())
+            m_h.m_over += count;
+    }
+
     /// Whether values are placed in vector lanes (slotsOf); if not, add() takes each one.
     [[gnu::always_inline]] bool vectorised() const { return m_mode != Mode::None; }
     static constexpr int kTables = 8; // count tables taken in turn, so neighbouring equal bins do not chain
