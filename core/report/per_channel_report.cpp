@@ -67,20 +67,15 @@ public:
         , m_object(out, depth)
         , m_depth(depth) {}
     template <typename Fn> void numbers(const char* key, std::size_t n, Fn at) {
-        column(key, n, [&](std::size_t g) {
+        column(key, n, [&](std::size_t g, char* p, char* end) {
             const double v = at(g);
-            if (!std::isfinite(v)) {
-                m_out += "null";
-                return;
-            }
-            char buf[64];
-            m_out.append(buf, nlohmann::detail::to_chars(buf, buf + sizeof buf, v));
+            if (!std::isfinite(v)) return std::copy_n("null", 4, p);
+            return nlohmann::detail::to_chars(p, end, v);
         });
     }
     template <typename Fn> void counts(const char* key, std::size_t n, Fn at) {
-        column(key, n, [&](std::size_t g) {
-            char buf[24];
-            m_out.append(buf, std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(at(g))).ptr);
+        column(key, n, [&](std::size_t g, char* p, char* end) {
+            return std::to_chars(p, end, static_cast<std::int64_t>(at(g))).ptr;
         });
     }
     void value(const char* key, const json& v) {
@@ -90,6 +85,8 @@ public:
     void finish() { m_object.close(); }
 
 private:
+    // Each number on a line of its own, the line made in a buffer and appended at once:
+    // put(g, p, end) writes row g's number at p and returns its end.
     template <typename Put> void column(const char* key, std::size_t n, Put&& put) {
         m_object.key(key);
         if (n == 0) {
@@ -97,10 +94,15 @@ private:
             return;
         }
         m_out += "[\n";
+        const auto indent = static_cast<std::size_t>(m_depth) + 2;
+        char line[128];
+        if (indent + 40 > sizeof line) throw std::logic_error("JSON text: nested too deep for a column");
+        std::fill_n(line, indent, ' ');
         for (std::size_t g = 0; g < n; ++g) {
-            m_out.append(static_cast<std::size_t>(m_depth) + 2, ' ');
-            put(g);
-            m_out += g + 1 < n ? ",\n" : "\n";
+            char* p = put(g, line + indent, line + sizeof line - 2);
+            if (g + 1 < n) *p++ = ',';
+            *p++ = '\n';
+            m_out.append(line, static_cast<std::size_t>(p - line));
         }
         m_out.append(static_cast<std::size_t>(m_depth) + 1, ' ');
         m_out += ']';
