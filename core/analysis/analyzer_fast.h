@@ -402,7 +402,7 @@ public:
         , m_edgeRule(plan)
         , m_floatTarget(m_a.clipping.floatTarget())
         , m_wide(codes.target() == Target::Int32)
-        , m_pairs(!m_wide && x.count >= kPairsFrom) {
+        , m_pairs(kFloatLanes >= 8 && !m_wide && x.count >= kPairsFrom) {
         detail::openHistograms(m_a, plan, params, opt);
         if (ErrorCells::fits(m_a.error, m_a.absErrorLog)) m_cellLayout.emplace(m_a.error, m_a.absErrorLog);
         const std::size_t slices = sliceStarts.size();
@@ -452,7 +452,9 @@ private:
     bool m_floatTarget;
     bool m_wide; // int32 codes
     // Byte codes counted with the values in pairs (ValueCodePairs), on tensors whose workers count
-    // enough to pay for the pair table (a quarter of a megabyte each, cleared and added up once).
+    // enough to pay for the pair table (a quarter of a megabyte each, cleared and added up once), in
+    // the builds whose counting is bound by its stores (the baseline's is not: there the table only
+    // adds cache misses, 8 % of the int8 job).
     static constexpr std::int64_t kPairsFrom = std::int64_t{1} << 20;
     bool m_pairs;
     std::optional<ErrorCells::Layout> m_cellLayout;     // where the error cells' counts go (ErrorCells::fits)
@@ -704,7 +706,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
             p.sums.beginGroup(e);
             forBlocksOf(seg, load, codeAt, xhatOf, params,
                         [&](std::int64_t b, int len, const float* xs, const float* xh) QL_INLINE {
-                            const std::uint8_t* const bytes = codeAt.bytes(b);
+                            const std::uint8_t* const bytes = pairs ? codeAt.bytes(b) : nullptr;
                             if (!bytes) countCodes(codeAt, b, len);
                             if (allFinite(xs, xh, len)) [[likely]] {
                                 if (floatTarget)
