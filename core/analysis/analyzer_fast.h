@@ -142,16 +142,11 @@ private:
                 applyInverseScale(m_decoded[static_cast<std::size_t>(codeAt(first + k) & 15)], scale, op);
     }
 
-    // A register of codes from flat index i: byte codes widened in one instruction where the ISA has
-    // it (eight at a time with AVX2, sixteen with AVX-512), others code by code.
+    // A register of codes from flat index i: eight byte codes widened in one instruction in the AVX2 and
+    // AVX-512 builds (both eight float lanes), others code by code.
     template <typename CodeAt> QL_INLINE static auto codesAt(CodeAt codeAt, std::int64_t i) {
         using I = typename FloatLanes<kFloatLanes>::I;
         if constexpr (std::is_same_v<CodeAt, ByteCodes>) {
-#ifdef QL_ANALYZER_AVX512
-            if constexpr (kFloatLanes == 16)
-                return reinterpret_cast<I>(
-                    _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codeAt.bytes(i)))));
-#endif
 #ifdef QL_ANALYZER_AVX2
             if constexpr (kFloatLanes == 8) {
                 std::int64_t bytes;
