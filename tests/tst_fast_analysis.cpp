@@ -124,6 +124,12 @@ void TestFastAnalysis::matchesOracle() {
     const TensorAnalysis oracleEven = analyzeReference(plan, ref.params, ref.codes, x, evenBins);
     QVERIFY(!ErrorCells::fits(oracleEven.error, oracleEven.absErrorLog));
     compareAnalyses(analyze(plan, ref.params, ref.codes, view, evenBins), oracleEven, false);
+    if (pairedShape(static_cast<std::size_t>(shape))) { // too many value bins for a table of pairs
+        AnalysisOptions manyBins;
+        manyBins.valueBins = 2048;
+        compareAnalyses(analyze(plan, ref.params, ref.codes, view, manyBins),
+                        analyzeReference(plan, ref.params, ref.codes, x, manyBins), false);
+    }
     // Rows for the first groups only (a whole-model run's, sized to its report): what the oracle
     // leaves after keepFirstGroups, total included.
     for (std::size_t rows : {std::size_t{0}, static_cast<std::size_t>(plan.scaleCount / 3)}) {

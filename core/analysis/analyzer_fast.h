@@ -397,7 +397,7 @@ public:
         , m_edgeRule(plan)
         , m_floatTarget(m_a.clipping.floatTarget())
         , m_wide(codes.target() == Target::Int32)
-        , m_pairs(kFloatLanes >= 8 && !m_wide && x.count >= kPairsFrom) {
+        , m_pairs(kFloatLanes >= 8 && !m_wide && x.count >= kPairsFrom && opt.valueBins <= kPairsMaxBins) {
         detail::openHistograms(m_a, plan, params, opt);
         if (ErrorCells::fits(m_a.error, m_a.absErrorLog)) m_cellLayout.emplace(m_a.error, m_a.absErrorLog);
         const std::size_t slices = sliceStarts.size();
@@ -450,7 +450,9 @@ private:
     // enough to pay for the pair table (a quarter of a megabyte each, cleared and added up once), in
     // the builds whose counting is bound by its stores (the baseline's is not: there the table only
     // adds cache misses, 8 % of the int8 job).
+    // (At most a megabyte of pairs: more value bins than that count apart.)
     static constexpr std::int64_t kPairsFrom = std::int64_t{1} << 20;
+    static constexpr int kPairsMaxBins = 1000;
     bool m_pairs;
     std::optional<ErrorCells::Layout> m_cellLayout;     // where the error cells' counts go (ErrorCells::fits)
     std::optional<ImportanceWeights> m_weights;         // weigh()'s
@@ -521,14 +523,15 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
     // every value of a histogram with no vector path, come through the exact double.
     HistogramFiller &errorFill = tally.errorFill, &valuesFill = tally.valuesFill;
     ErrorCells* const cells = tally.cells ? &*tally.cells : nullptr;
-    // `codes`: the block's byte codes, to count with the rest (null: the caller counts them).
+    // `codes`: the block's byte codes, counted in pairs with its values (null: the caller counts them;
+    // given only when the pass counts pairs).
     const bool pairs = m_pairs;
     auto countBlock = [&](const float* xs, const float* xh, int n, const std::uint8_t* codes)
         __attribute__((noinline)) {
         // (Called rarely, and from the filler's default-target code: not forced inline.)
         auto exactError = [&](int k) { return static_cast<double>(xs[k]) - xh[k]; };
         auto exactValue = [&](int k) { return static_cast<double>(xs[k]); };
-        if (codes && !(cells && pairs)) countCodes(ByteCodes{codes, 0}, 0, n);
+        if (codes && !cells) countCodes(ByteCodes{codes, 0}, 0, n); // (the pairs need the cells' slots)
         if (!cells) {
             // (The octave bins of |error| have no vector path of their own: each error goes to add().)
             alignas(64) float ef[kBlock];
@@ -560,7 +563,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
             errorSlots[j] = cells->slowSlot();
         const bool tail = valuesFill.endBlock<kFloatLanes>(valueSlots, k, n);
         const HistogramFiller::Counter ce = cells->startBlock(n);
-        if (codes && pairs) { // (the codes were not counted above)
+        if (codes) {
             std::uint32_t* const table = tally.pairs.startBlock(n, valuesFill, tally.byteCodes[0]);
             for (k = 0; k < n; ++k) {
                 ce.add(0, errorSlots[k]);
@@ -613,7 +616,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
     // Short groups (MX and NVFP4 blocks) staged together, then summed group by group in one call that
     // keeps the slice's lanes in registers: the same operations in the same order as a group at a time.
     alignas(64) float bx[kBlock], bh[kBlock];
-    alignas(64) std::uint8_t bc[kBlock]; // byte codes (none: counted as staged)
+    alignas(64) std::uint8_t bc[kBlock]; // byte codes, for the pairs (else counted as staged)
     std::array<BatchGroup, kBlock> batch;
     int batched = 0, staged = 0;
     auto addGroups = [&](const BatchGroup* groups, int count) QL_INLINE {
@@ -625,7 +628,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
     auto flushBatch = [&]() __attribute__((noinline)) { // one copy: its callers stay lean
         if (allFinite(bx, bh, staged)) [[likely]] {
             addGroups(batch.data(), batched);
-            countBlock(bx, bh, staged, wide ? nullptr : bc);
+            countBlock(bx, bh, staged, pairs ? bc : nullptr);
             for (int j = 0; weighted && j < batched; ++j) { // (staged groups need not be neighbours)
                 const BatchGroup& b = batch[static_cast<std::size_t>(j)];
                 weigh(bx + b.offset, bh + b.offset, b.length, b.first, true);
@@ -633,7 +636,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
         } else {
             for (int j = 0; j < batched; ++j) {
                 const BatchGroup& b = batch[static_cast<std::size_t>(j)];
-                const std::uint8_t* const codes = wide ? nullptr : bc + b.offset;
+                const std::uint8_t* const codes = pairs ? bc + b.offset : nullptr;
                 if (allFinite(bx + b.offset, bh + b.offset, b.length)) {
                     addGroups(&b, 1);
                     countBlock(bx + b.offset, bh + b.offset, b.length, codes);
@@ -652,7 +655,7 @@ void Pass::addPart(std::int64_t s, std::int64_t from, std::int64_t to, unsigned 
                            std::int64_t g) QL_INLINE {
         const int n = count * len;
         load(b, n, bx + staged);
-        if (const std::uint8_t* const bytes = codeAt.bytes(b))
+        if (const std::uint8_t* const bytes = pairs ? codeAt.bytes(b) : nullptr)
             std::memcpy(bc + staged, bytes, static_cast<std::size_t>(n));
         else
             countCodes(codeAt, b, n);
