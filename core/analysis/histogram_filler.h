@@ -102,13 +102,11 @@ public:
     /// Adds the tables' counts into the histogram (the destructor does too).
     void flush() {
         if (m_pending == 0) return;
-        const auto stride = static_cast<std::size_t>(m_bins) + kSlots;
+        const auto stride = static_cast<std::size_t>(slotCount());
         for (std::size_t t = 0; t < static_cast<std::size_t>(kTables); ++t) {
             const std::uint32_t* table = m_tables.data() + t * stride;
-            for (std::size_t i = 0; i < static_cast<std::size_t>(m_bins); ++i)
-                m_h.m_counts[i] += table[i];
-            m_h.m_under += table[underSlot()];
-            m_h.m_over += table[overSlot()];
+            for (std::int32_t slot = 0; slot < slotCount(); ++slot)
+                addToSlot(slot, table[slot]);
         }
         std::fill(m_tables.begin(), m_tables.end(), 0u);
         m_pending = 0;
