@@ -161,7 +161,9 @@ private slots:
     void fastEqualsOracle();
     void otherDtypesAreRefused();
     void percentileIsExactKthValue();
+    void percentileTailsMatchTheOracle();
     void entropySearchMatchesDirectKl();
+    void boundsWalkedFromAnyStart();
     void notesFlagWreckingRanges();
     void halfWidening();
     void miniFloatCodecMatchesLibrary();
@@ -266,6 +268,63 @@ void TestCalibrationFast::percentileIsExactKthValue() {
     }
 }
 
+void TestCalibrationFast::percentileTailsMatchTheOracle() {
+    // A percentile near an end of a run is selected from the run's tails (a threshold from a strided
+    // sample, then the keys past it). Against the oracle's percentileRange and the radix path: the
+    // k-th value, how many values lie past it, and the finite count, on data a sample misjudges
+    // (sorted either way, ties, far outliers, non-finite values), for tails from one key to past the
+    // bound where the radix path takes over.
+    std::mt19937 rng(23);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_int_distribution<int> pick(0, 99);
+    int compared = 0;
+    for (const std::int64_t length : {96, 1000, 4096, 5003})
+        for (const char* pattern :
+             {"gauss", "ascending", "descending", "ties", "outliers", "nonfinite", "nan"}) {
+            std::vector<float> x(static_cast<std::size_t>(length));
+            for (auto& v : x)
+                v = normal(rng);
+            const std::string kind = pattern;
+            if (kind == "ascending") std::sort(x.begin(), x.end());
+            if (kind == "descending") std::sort(x.rbegin(), x.rend());
+            for (auto& v : x) {
+                if (kind == "ties") v = std::round(v * 2.0f) / 2.0f;
+                if (kind == "outliers" && pick(rng) == 0) v *= 1000.0f;
+                if (kind == "nonfinite" && pick(rng) < 30) v = pick(rng) < 50 ? NAN : -INFINITY;
+                if (kind == "nan") v = NAN;
+            }
+            for (const double p : {100.0, 99.99, 99.9, 99.0, 98.5, 97.0, 90.0, 1.0, 0.1, 0.0})
+                for (const bool symmetric : {true, false}) {
+                    std::vector<float> finite;
+                    for (float v : x)
+                        if (std::isfinite(v)) finite.push_back(v);
+                    const GroupClip want = percentileRange(finite, p, symmetric);
+                    for (const bool tails : {true, false}) {
+                        calib::Tile tile(
+                            calib::Input{reinterpret_cast<const std::byte*>(x.data()), DType::F32});
+                        std::int64_t count = -1;
+                        const GroupClip got =
+                            calib::percentileOfRun(tile, 0, length, p, symmetric, tails, count);
+                        const QString where = QStringLiteral("%1 × %2, p%3, %4, %5")
+                                                  .arg(QLatin1String(pattern))
+                                                  .arg(length)
+                                                  .arg(p)
+                                                  .arg(QLatin1String(symmetric ? "symmetric" : "asymmetric"))
+                                                  .arg(QLatin1String(tails ? "tails" : "radix"));
+                        QVERIFY2(got.range == want.range, qPrintable(where));
+                        QVERIFY2(
+                            got.clipped == want.clipped,
+                            qPrintable(
+                                where +
+                                QStringLiteral(": %1 past, oracle %2").arg(got.clipped).arg(want.clipped)));
+                        QVERIFY2(count == static_cast<std::int64_t>(finite.size()), qPrintable(where));
+                        ++compared;
+                    }
+                }
+        }
+    QCOMPARE(compared, 4 * 7 * 10 * 2 * 2);
+}
+
 void TestCalibrationFast::entropySearchMatchesDirectKl() {
     // The prefix-sum search against TensorRT's loop written out bin by bin (the previous oracle).
     const auto direct = [](const std::vector<std::uint32_t>& hist, int levels) {
@@ -322,6 +381,30 @@ void TestCalibrationFast::entropySearchMatchesDirectKl() {
         const int want = direct(hist, levels);
         const double threshold = entropySearch(g, hist, levels).range.second;
         QCOMPARE(threshold, std::min(1.0, (want + 0.5) / bins));
+    }
+}
+
+void TestCalibrationFast::boundsWalkedFromAnyStart() {
+    // MSE's bounds, walked from the previous candidate's, against std::lower_bound and upper_bound:
+    // from every start, on sorted values with repeats, for values on them, between, beyond both
+    // ends, infinite and NaN.
+    std::mt19937 rng(31);
+    std::uniform_int_distribution<int> small(-20, 20);
+    for (int trial = 0; trial < 40; ++trial) {
+        std::vector<double> v(static_cast<std::size_t>(trial % 9));
+        for (auto& x : v)
+            x = small(rng) / 4.0;
+        std::sort(v.begin(), v.end());
+        std::vector<double> probes{-INFINITY, INFINITY, NAN, -6.0, 6.0};
+        for (double x : v)
+            probes.insert(probes.end(), {x, x + 0.125, std::nextafter(x, -INFINITY)});
+        for (const double x : probes)
+            for (std::size_t j = 0; j <= v.size(); ++j) {
+                QCOMPARE(lowerBoundFrom(v, j, x),
+                         static_cast<std::size_t>(std::lower_bound(v.begin(), v.end(), x) - v.begin()));
+                QCOMPARE(upperBoundFrom(v, j, x),
+                         static_cast<std::size_t>(std::upper_bound(v.begin(), v.end(), x) - v.begin()));
+            }
     }
 }
 

@@ -203,53 +203,194 @@ std::vector<Selection> selections(std::size_t groups, double percentile, bool sy
     return sel;
 }
 
+// ---- percentile near an end of a run: the few keys past a rising threshold -------------------
+//
+// A run's k-th key is among its t largest keys (t = finite - k) or its t smallest (t = k + 1). When
+// t is small, one pass gathers every key at or past a threshold T that only ever moves toward the
+// tail's end, and is always the t-th key from that end of some keys already read: so the run holds
+// at least t keys at or past the final T, the k-th among them, and all of them were gathered. T
+// starts from the run's first values, and rises whenever the gathered keys grow past a few times t
+// (nth_element finds the t-th, the keys short of it are dropped); nth_element then picks the k-th
+// among the few left. The same key, and the same counts of keys below and above it, as the radix
+// selection, in one read of the run and a fraction of its work: a percentile near 100 (or 0) is
+// what users calibrate with.
+
+// Keys from an end the k-th may be among: from the top finite - k, from the bottom k + 1. Never
+// fewer for more finite values, so the count for a run all finite bounds it.
+std::int64_t tailCount(double percentile, std::int64_t finite) {
+    const std::int64_t rank = percentileRank(finite, percentile);
+    return percentile >= 50.0 ? finite - rank : rank + 1;
+}
+
+// One tail's keys as the pass gathers them. Keys are compared as `key ^ order`, signed, so the
+// tail's end is the greatest for either tail: the top's keys with their top bit flipped (unsigned
+// order as signed), the bottom's also inverted.
+struct Tail {
+    std::uint32_t order = 0;
+    std::uint32_t threshold = 0; // in that order: keys at or past it are gathered
+    std::int64_t count = 0;      // t for a run all finite
+    std::vector<std::uint32_t>* keys = nullptr;
+
+    bool top() const { return order == 0x80000000u; }
+    std::int32_t ranked(std::uint32_t key) const { return static_cast<std::int32_t>(key ^ order); }
+    // The t-th key from the tail's end (t <= keys->size()), placed at the index returned.
+    std::size_t nth(std::int64_t t) const {
+        const std::int64_t at = top() ? static_cast<std::int64_t>(keys->size()) - t : t - 1;
+        std::nth_element(keys->begin(), keys->begin() + at, keys->end());
+        return static_cast<std::size_t>(at);
+    }
+    // Once the gathered keys are many times t: the threshold rises to the t-th from the end and the
+    // keys short of it are dropped.
+    void narrow() {
+        if (static_cast<std::int64_t>(keys->size()) <= 4 * count + 64) return;
+        const std::uint32_t t = (*keys)[nth(count)];
+        threshold = t ^ order;
+        std::erase_if(*keys, [&](std::uint32_t key) { return ranked(key) < ranked(t); });
+    }
+};
+
+// Appends to each tail's keys every finite key of v at or past its threshold; counts the finite.
+template <bool Symmetric>
+void gatherTails(const float* v, std::int64_t n, Tail* tails, std::size_t count, std::int64_t& finite) {
+    std::int64_t i = 0;
+#if defined(__SSE2__)
+    __m128i order[2], threshold[2];
+    for (std::size_t k = 0; k < count; ++k) {
+        order[k] = _mm_set1_epi32(static_cast<int>(tails[k].order));
+        threshold[k] = _mm_set1_epi32(static_cast<int>(tails[k].threshold));
+    }
+    __m128i finiteLanes = _mm_setzero_si128();
+    for (; i + 4 <= n; i += 4) {
+        __m128i isFinite;
+        const __m128i key = keysOf<Symmetric>(v + i, isFinite);
+        finiteLanes = _mm_sub_epi32(finiteLanes, isFinite);
+        for (std::size_t k = 0; k < count; ++k) {
+            const __m128i shortOf = _mm_cmpgt_epi32(threshold[k], _mm_xor_si128(key, order[k]));
+            const int lanes = _mm_movemask_ps(_mm_castsi128_ps(_mm_andnot_si128(shortOf, isFinite)));
+            if (lanes == 0) [[likely]]
+                continue;
+            alignas(16) std::uint32_t k4[4];
+            _mm_store_si128(reinterpret_cast<__m128i*>(k4), key);
+            for (int l = 0; l < 4; ++l)
+                if (lanes & (1 << l)) tails[k].keys->push_back(k4[l]);
+        }
+    }
+    alignas(16) std::int32_t f4[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(f4), finiteLanes);
+    finite += std::int64_t{f4[0]} + f4[1] + f4[2] + f4[3];
+#endif
+    for (; i < n; ++i) {
+        std::uint32_t key;
+        if (!keyOf<Symmetric>(v[i], key)) continue;
+        ++finite;
+        for (std::size_t k = 0; k < count; ++k)
+            if (tails[k].ranked(key) >= static_cast<std::int32_t>(tails[k].threshold))
+                tails[k].keys->push_back(key);
+    }
+}
+
+// A run's selections (one, or both tails for asymmetric) finished from their tails; false, with
+// nothing changed, when a tail is too long for the gathered keys to stay few.
+template <bool Symmetric>
+bool selectTails(calib::Tile& tile, std::int64_t begin, std::int64_t length, Selection* sel,
+                 std::size_t per) {
+    for (std::size_t k = 0; k < per; ++k)
+        if (tailCount(sel[k].percentile, length) * 64 > length) return false;
+    thread_local std::vector<std::uint32_t> gathered[2];
+    Tail tails[2];
+    for (std::size_t k = 0; k < per; ++k) {
+        const bool top = sel[k].percentile >= 50.0;
+        gathered[k].clear();
+        // (From the far end: every key is gathered until the first narrowing.)
+        tails[k] = {top ? 0x80000000u : 0x7FFFFFFFu, 0x80000000u, tailCount(sel[k].percentile, length),
+                    &gathered[k]};
+    }
+    std::int64_t finite = 0;
+    constexpr std::int64_t kChunk = 64; // values between narrowings
+    tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
+        for (std::int64_t c = 0; c < n; c += kChunk) {
+            gatherTails<Symmetric>(v + c, std::min(kChunk, n - c), tails, per, finite);
+            for (std::size_t k = 0; k < per; ++k)
+                tails[k].narrow();
+        }
+    });
+    if (finite == 0) return false;        // (the radix selection's answer for no values)
+    for (std::size_t k = 0; k < per; ++k) // (cannot fail: the count never grows with fewer finite)
+        if (tailCount(sel[k].percentile, finite) > tails[k].count) return false;
+    for (std::size_t k = 0; k < per; ++k) {
+        const Tail& tail = tails[k];
+        const std::uint32_t kth = (*tail.keys)[tail.nth(tailCount(sel[k].percentile, finite))];
+        std::int64_t below = 0, above = 0;
+        for (const std::uint32_t key : *tail.keys) {
+            below += key < kth;
+            above += key > kth;
+        }
+        // The gathered keys hold every key past the k-th on the tail's side; the finite keys not
+        // gathered lie on the other.
+        (tail.top() ? below : above) += finite - static_cast<std::int64_t>(tail.keys->size());
+        Selection& s = sel[k];
+        s.finite = finite;
+        s.rank = percentileRank(finite, s.percentile);
+        s.prefix = kth;
+        s.bits = 32;
+        s.below = below;
+        s.above = above;
+    }
+    return true;
+}
+
+// A run's selections by radix: the top digit's histogram, then the keys of its bucket gathered (or,
+// for a bucket too full, more digit passes).
+template <bool Symmetric>
+void selectByDigits(calib::Tile& tile, std::int64_t begin, std::int64_t length, std::vector<Selection>& sel) {
+    constexpr std::size_t per = Symmetric ? 1 : 2;
+    thread_local std::vector<std::uint32_t> copies, hist, keys[per];
+    // The top digit (the same histogram for both tails): the exponent alone for short runs,
+    // whose bucket is then small enough to gather.
+    const int topBits = length < (1 << 14) ? 8 : kDigitBits;
+    const std::size_t buckets = std::size_t{1} << topBits;
+    copies.assign(kCopies * (buckets + 1), 0u);
+    const Digit top{32 - topBits, topBits};
+    tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
+        countDigits<Symmetric>(v, n, top, copies.data(), buckets + 1);
+    });
+    sumCopies(copies.data(), buckets, buckets + 1, hist);
+    for (auto& s : sel)
+        narrow(s, hist.data(), topBits);
+    std::int64_t inBuckets = 0;
+    for (const auto& s : sel)
+        inBuckets += s.inBucket;
+    if (inBuckets <= std::max<std::int64_t>(1024, length / 2)) {
+        for (auto& k : keys)
+            k.clear();
+        tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
+            gatherShared<Symmetric>(v, n, sel.data(), per, keys);
+        });
+        for (std::size_t k = 0; k < per; ++k)
+            finish(sel[k], keys[k]);
+    }
+    for (std::size_t k = 0; k < per; ++k) {
+        while (!sel[k].done()) {
+            const Digit d = nextDigit(sel[k], kDigitBits);
+            hist.assign(std::size_t{1} << d.width, 0u);
+            tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
+                for (std::int64_t i = 0; i < n; ++i) {
+                    std::uint32_t key;
+                    if (keyOf<Symmetric>(v[i], key) && sel[k].shares(key)) ++hist[d.of(key)];
+                }
+            });
+            narrow(sel[k], hist.data(), d.width);
+        }
+    }
+}
+
 // Groups that are one contiguous run each: selected run by run while the run is in cache.
 template <bool Symmetric>
 void percentileRuns(const Scan& scan, double percentile, std::vector<GroupClip>& clips,
                     std::vector<GroupRange>& counts) {
-    constexpr std::size_t per = Symmetric ? 1 : 2;
     scan.forRuns([&](std::int64_t group, std::int64_t begin, std::int64_t length, calib::Tile& tile) {
-        thread_local std::vector<std::uint32_t> copies, hist, keys[per];
-        auto sel = selections(1, percentile, Symmetric);
-        // The top digit (the same histogram for both tails): the exponent alone for short runs,
-        // whose bucket is then small enough to gather.
-        const int topBits = length < (1 << 14) ? 8 : kDigitBits;
-        const std::size_t buckets = std::size_t{1} << topBits;
-        copies.assign(kCopies * (buckets + 1), 0u);
-        const Digit top{32 - topBits, topBits};
-        tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
-            countDigits<Symmetric>(v, n, top, copies.data(), buckets + 1);
-        });
-        sumCopies(copies.data(), buckets, buckets + 1, hist);
-        for (auto& s : sel)
-            narrow(s, hist.data(), topBits);
-        std::int64_t inBuckets = 0;
-        for (const auto& s : sel)
-            inBuckets += s.inBucket;
-        if (inBuckets <= std::max<std::int64_t>(1024, length / 2)) {
-            for (auto& k : keys)
-                k.clear();
-            tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
-                gatherShared<Symmetric>(v, n, sel.data(), per, keys);
-            });
-            for (std::size_t k = 0; k < per; ++k)
-                finish(sel[k], keys[k]);
-        }
-        for (std::size_t k = 0; k < per; ++k) {
-            while (!sel[k].done()) {
-                const Digit d = nextDigit(sel[k], kDigitBits);
-                hist.assign(std::size_t{1} << d.width, 0u);
-                tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
-                    for (std::int64_t i = 0; i < n; ++i) {
-                        std::uint32_t key;
-                        if (keyOf<Symmetric>(v[i], key) && sel[k].shares(key)) ++hist[d.of(key)];
-                    }
-                });
-                narrow(sel[k], hist.data(), d.width);
-            }
-        }
-        clips[static_cast<std::size_t>(group)] = selectionResult(sel.data(), Symmetric);
-        counts[static_cast<std::size_t>(group)].finite = sel[0].finite;
+        const auto g = static_cast<std::size_t>(group);
+        clips[g] = calib::percentileOfRun(tile, begin, length, percentile, Symmetric, true, counts[g].finite);
     });
 }
 
@@ -437,6 +578,18 @@ QuantParams blockParams(const Scan& scan, const ResolvedSpec& plan) {
 }
 
 } // namespace
+
+GroupClip calib::percentileOfRun(Tile& tile, std::int64_t begin, std::int64_t length, double percentile,
+                                 bool symmetric, bool fromTails, std::int64_t& finite) {
+    auto sel = selections(1, percentile, symmetric);
+    const auto select = [&]<bool Symmetric>() {
+        if (!fromTails || !selectTails<Symmetric>(tile, begin, length, sel.data(), sel.size()))
+            selectByDigits<Symmetric>(tile, begin, length, sel);
+    };
+    symmetric ? select.template operator()<true>() : select.template operator()<false>();
+    finite = sel[0].finite;
+    return selectionResult(sel.data(), symmetric);
+}
 
 QuantParams calibrateFast(const ResolvedSpec& plan, const void* data, DType dtype, unsigned threads) {
     if (dtype != DType::F32 && dtype != DType::BF16 && dtype != DType::F16)

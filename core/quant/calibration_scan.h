@@ -133,6 +133,12 @@ inline void countLanes(std::uint32_t* copies, std::size_t stride, __m128i lanes)
 void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool absolute,
                std::uint32_t* copies);
 
+/// The percentile selection of one run of `length` values from `begin`: the k-th value (the oracle's
+/// percentileRange) and how many values lie past it, found from the run's tails when the percentile
+/// is near an end and `fromTails` (else by radix, as for any percentile). Sets the finite count.
+GroupClip percentileOfRun(Tile& tile, std::int64_t begin, std::int64_t length, double percentile,
+                          bool symmetric, bool fromTails, std::int64_t& finite);
+
 class Scan {
 public:
     Scan(const ResolvedSpec& plan, Input in, unsigned threads);

@@ -133,6 +133,22 @@ ClipRange mseSpan(const GroupRange& g, bool symmetric) {
 
 } // namespace
 
+std::size_t lowerBoundFrom(std::span<const double> v, std::size_t j, double x) {
+    while (j < v.size() && v[j] < x)
+        ++j;
+    while (j > 0 && !(v[j - 1] < x))
+        --j;
+    return j;
+}
+
+std::size_t upperBoundFrom(std::span<const double> v, std::size_t j, double x) {
+    while (j < v.size() && !(x < v[j]))
+        ++j;
+    while (j > 0 && x < v[j - 1])
+        --j;
+    return j;
+}
+
 HistogramGeometry mseGeometry(const GroupRange& g, bool symmetric) {
     const auto [lo, hi] = mseSpan(g, symmetric);
     if (!(hi > lo)) return {};
@@ -169,6 +185,7 @@ GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, co
         (r == Rounding::HalfToEven || r == Rounding::HalfAwayFromZero) ? 1.0 / 12.0 : 1.0 / 3.0;
     const FloatGrid grid = floatTarget ? gridOf(miniFloatOf(plan.codeTarget)) : FloatGrid{0, 0};
     double bestErr = std::numeric_limits<double>::infinity();
+    std::size_t jl = 0, jr = centre.size(); // the widest candidate's bounds: each next one starts there
     for (int k = 100; k >= 20; --k) {
         const ClipRange range{lo * k / 100.0, hi * k / 100.0};
         const auto [step, zp] = stepForRange(range, plan);
@@ -180,10 +197,8 @@ GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, co
             left = (static_cast<double>(plan.qmin()) - zp) * step;
             right = (static_cast<double>(plan.qmax()) - zp) * step;
         }
-        const auto jl =
-            static_cast<std::size_t>(std::lower_bound(centre.begin(), centre.end(), left) - centre.begin());
-        const auto jr =
-            static_cast<std::size_t>(std::upper_bound(centre.begin(), centre.end(), right) - centre.begin());
+        jl = lowerBoundFrom(centre, jl, left);
+        jr = upperBoundFrom(centre, jr, right);
         const auto nb = static_cast<std::size_t>(bins);
         const double low =
             std::max(0.0, left * left * static_cast<double>(n0[jl]) - 2.0 * left * m1[jl] + m2[jl]);

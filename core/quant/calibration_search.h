@@ -85,6 +85,12 @@ struct HistogramGeometry {
     }
 };
 
+/// std::lower_bound and std::upper_bound on sorted `v`, walked from a previous answer `j` (any j in
+/// [0, v.size()] gives the same index): MSE's candidates move their bounds a bin or two from one clip
+/// ratio to the next, a step or two where a binary search takes eight unpredictable branches.
+std::size_t lowerBoundFrom(std::span<const double> v, std::size_t j, double x);
+std::size_t upperBoundFrom(std::span<const double> v, std::size_t j, double x);
+
 /// MSE histograms count v (not |v|) so that floor / ceil rounding and zero points are seen.
 HistogramGeometry mseGeometry(const GroupRange& g, bool symmetric);
 /// Clip ratios 1.00, 0.99, ... 0.20 of the group's range, each scored on the histogram as in
