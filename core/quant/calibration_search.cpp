@@ -23,7 +23,7 @@ public:
     }
     /// The table alone, for callers whose counts are all below kTable (no call on the hot path).
     auto small() const {
-        return [t = m_table](double k) { return t[static_cast<std::size_t>(k)]; };
+        return [t = m_table](auto k) { return t[static_cast<std::size_t>(k)]; };
     }
 
 private:
@@ -40,9 +40,11 @@ private:
 };
 
 // The entropy search's sum over the levels of threshold i: for each level's bins below the last,
-// sum of h*log(h) minus their count times log(H / ne) of the level (see entropySearch).
-template <typename Log>
-double levelSum(const double* c, const double* a, const int* z, int levels, int shift, int i, Log lg) {
+// sum of h*log(h) minus their count times log(H / ne) of the level (see entropySearch). Counts `c`
+// as doubles, or as integers when every count has its log in the table (the same values, so the
+// same sum, without a conversion each way per level).
+template <typename Count, typename Log>
+double levelSum(const Count* c, const double* a, const int* z, int levels, int shift, int i, Log lg) {
     const auto last = static_cast<std::size_t>(i - 1);
     double sum = 0.0;
     std::size_t b = 0;
@@ -50,8 +52,8 @@ double levelSum(const double* c, const double* a, const int* z, int levels, int 
         const std::int64_t m = (static_cast<std::int64_t>(l) + 1) * i;
         const auto e = static_cast<std::size_t>(shift >= 0 ? m >> shift : m / levels);
         const std::size_t ex = std::min(e, last);
-        const double hx = ex > b ? c[ex] - c[b] : 0.0;
-        if (hx > 0.0) sum += (a[ex] - a[b]) - hx * (lg(c[e] - c[b]) - lg(static_cast<double>(z[e] - z[b])));
+        const double hx = ex > b ? static_cast<double>(c[ex] - c[b]) : 0.0;
+        if (hx > 0.0) sum += (a[ex] - a[b]) - hx * (lg(c[e] - c[b]) - lg(z[e] - z[b]));
         b = e;
     }
     return sum;
@@ -257,14 +259,17 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
     const LogCount logCount;
     thread_local std::vector<double> c, a;
     thread_local std::vector<int> z;
+    thread_local std::vector<std::uint32_t> whole; // C as integers, while its logs are in the table
     c.assign(nb + 1, 0.0);
     a.assign(nb + 1, 0.0);
     z.assign(nb + 1, 0);
+    whole.assign(nb + 1, 0u);
     for (std::size_t j = 0; j < nb; ++j) {
         const double h = hist[j];
         c[j + 1] = c[j] + h;
         z[j + 1] = z[j] + (hist[j] > 0);
         a[j + 1] = a[j] + (hist[j] > 0 ? h * logCount(h) : 0.0);
+        whole[j + 1] = whole[j] + hist[j];
     }
     const double n = c[nb], logN = std::log(n);
     const int shift = std::has_single_bit(static_cast<unsigned>(levels))
@@ -281,9 +286,9 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
         const auto last = static_cast<std::size_t>(i - 1);
         // Bins below the last: each non-empty one holds p_j = h_j and q_j = H_l / ne_l of its level,
         // so their KL terms sum per level from the prefix sums.
-        const double sum = smallCounts
-                               ? levelSum(c.data(), a.data(), z.data(), levels, shift, i, logCount.small())
-                               : levelSum(c.data(), a.data(), z.data(), levels, shift, i, logCount);
+        const double sum =
+            smallCounts ? levelSum(whole.data(), a.data(), z.data(), levels, shift, i, logCount.small())
+                        : levelSum(c.data(), a.data(), z.data(), levels, shift, i, logCount);
         double kl = 0.0;
         if (c[last] > 0.0) kl = (sum - c[last] * (logN - std::log(c[static_cast<std::size_t>(i)]))) / n;
         // The last bin also holds every outlier; Q sees only its own count.
