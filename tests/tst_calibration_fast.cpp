@@ -279,8 +279,8 @@ void TestCalibrationFast::percentileTailsMatchTheOracle() {
     std::uniform_int_distribution<int> pick(0, 99);
     int compared = 0;
     for (const std::int64_t length : {96, 1000, 4096, 5003})
-        for (const char* pattern :
-             {"gauss", "ascending", "descending", "ties", "outliers", "nonfinite", "nan"}) {
+        for (const char* pattern : {"gauss", "ascending", "descending", "ties", "outliers", "nonfinite",
+                                    "nan", "negative-nan-blocks"}) {
             std::vector<float> x(static_cast<std::size_t>(length));
             for (auto& v : x)
                 v = normal(rng);
@@ -290,9 +290,15 @@ void TestCalibrationFast::percentileTailsMatchTheOracle() {
             for (auto& v : x) {
                 if (kind == "ties") v = std::round(v * 2.0f) / 2.0f;
                 if (kind == "outliers" && pick(rng) == 0) v *= 1000.0f;
-                if (kind == "nonfinite" && pick(rng) < 30) v = pick(rng) < 50 ? NAN : -INFINITY;
+                if (kind == "nonfinite" && pick(rng) < 30) { // at both ends of the order, either sign
+                    const float ends[] = {NAN, -NAN, INFINITY, -INFINITY};
+                    v = ends[pick(rng) % 4];
+                }
                 if (kind == "nan") v = NAN;
             }
+            if (kind == "negative-nan-blocks") // stretches of NaN as long as a block, among values below zero
+                for (std::size_t i = 0; i < x.size(); ++i)
+                    x[i] = (i / 64) % 3 == 1 ? NAN : -1.0f - std::fabs(x[i]);
             for (const double p : {100.0, 99.99, 99.9, 99.0, 98.5, 97.0, 90.0, 1.0, 0.1, 0.0})
                 for (const bool symmetric : {true, false}) {
                     std::vector<float> finite;
@@ -322,7 +328,7 @@ void TestCalibrationFast::percentileTailsMatchTheOracle() {
                     }
                 }
         }
-    QCOMPARE(compared, 4 * 7 * 10 * 2 * 2);
+    QCOMPARE(compared, 4 * 8 * 10 * 2 * 2);
 }
 
 void TestCalibrationFast::entropySearchMatchesDirectKl() {

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <thread>
+#include <vector>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -203,17 +205,19 @@ std::vector<Selection> selections(std::size_t groups, double percentile, bool sy
     return sel;
 }
 
-// ---- percentile near an end of a run: the few keys past a rising threshold -------------------
+// ---- percentile near an end of a run: the few keys past a bound ------------------------------
 //
 // A run's k-th key is among its t largest keys (t = finite - k) or its t smallest (t = k + 1). When
-// t is small, one pass gathers every key at or past a threshold T that only ever moves toward the
-// tail's end, and is always the t-th key from that end of some keys already read: so the run holds
-// at least t keys at or past the final T, the k-th among them, and all of them were gathered. T
-// starts from the run's first values, and rises whenever the gathered keys grow past a few times t
-// (nth_element finds the t-th, the keys short of it are dropped); nth_element then picks the k-th
-// among the few left. The same key, and the same counts of keys below and above it, as the radix
-// selection, in one read of the run and a fraction of its work: a percentile near 100 (or 0) is
-// what users calibrate with.
+// t is small, a first pass takes the largest (smallest) finite value of each block of 64; the t-th
+// largest (smallest) of those block extremes is a bound T that at least t of the run's values reach
+// (each of those t blocks holds one), so the k-th key lies at or past T. A second pass, over the run
+// still in cache, gathers the keys at or past T (typically a few more than t) and counts the
+// non-finite values; the k-th is picked among the gathered. The same key, and the same counts of
+// keys below and above it, as the radix selection, in two vector passes: a percentile near 100 (or
+// 0) is what users calibrate with.
+
+constexpr std::int64_t kBlock = 64;     // values a block extreme stands for
+constexpr std::int64_t kInsertion = 32; // up to this t, the t-th is found by insertion
 
 // Keys from an end the k-th may be among: from the top finite - k, from the bottom k + 1. Never
 // fewer for more finite values, so the count for a run all finite bounds it.
@@ -222,119 +226,203 @@ std::int64_t tailCount(double percentile, std::int64_t finite) {
     return percentile >= 50.0 ? finite - rank : rank + 1;
 }
 
-// One tail's keys as the pass gathers them. Keys are compared as `key ^ order`, signed, so the
+// The t-th greatest of `ranked` (t <= its size; reordered only for t beyond kInsertion): the t
+// greatest kept by insertion in one sweep, cheaper than nth_element for the small t of a
+// percentile near an end.
+template <typename T> T tthGreatest(std::vector<T>& ranked, std::int64_t t) {
+    if (t > kInsertion) {
+        const auto at = static_cast<std::ptrdiff_t>(static_cast<std::int64_t>(ranked.size()) - t);
+        std::nth_element(ranked.begin(), ranked.begin() + at, ranked.end());
+        return ranked[static_cast<std::size_t>(at)];
+    }
+    T best[kInsertion]; // best[0 .. kept) from the least kept up: once t are kept, best[0] is the t-th
+    std::int64_t kept = 0;
+    for (const T r : ranked) {
+        std::int64_t j;
+        if (kept < t) { // filling: in from the greatest end
+            for (j = kept++; j > 0 && best[j - 1] > r; --j)
+                best[j] = best[j - 1];
+        } else if (r > best[0]) { // full: best[0] drops out, the value sinks into place
+            for (j = 0; j + 1 < t && r > best[j + 1]; ++j)
+                best[j] = best[j + 1];
+        } else {
+            continue;
+        }
+        best[j] = r;
+    }
+    return best[0];
+}
+
+// One tail's keys as the second pass gathers them. Keys are ranked as `key ^ order`, signed, so the
 // tail's end is the greatest for either tail: the top's keys with their top bit flipped (unsigned
 // order as signed), the bottom's also inverted.
 struct Tail {
     std::uint32_t order = 0;
-    std::uint32_t threshold = 0; // in that order: keys at or past it are gathered
-    std::int64_t count = 0;      // t for a run all finite
-    std::vector<std::uint32_t>* keys = nullptr;
+    std::int32_t bound = 0;                    // ranked: keys at or past it are gathered
+    std::vector<std::int32_t>* keys = nullptr; // ranked
 
     bool top() const { return order == 0x80000000u; }
     std::int32_t ranked(std::uint32_t key) const { return static_cast<std::int32_t>(key ^ order); }
-    // The t-th key from the tail's end (t <= keys->size()), placed at the index returned.
-    std::size_t nth(std::int64_t t) const {
-        const std::int64_t at = top() ? static_cast<std::int64_t>(keys->size()) - t : t - 1;
-        std::nth_element(keys->begin(), keys->begin() + at, keys->end());
-        return static_cast<std::size_t>(at);
-    }
-    // Once the gathered keys are many times t: the threshold rises to the t-th from the end and the
-    // keys short of it are dropped.
-    void narrow() {
-        if (static_cast<std::int64_t>(keys->size()) <= 4 * count + 64) return;
-        const std::uint32_t t = (*keys)[nth(count)];
-        threshold = t ^ order;
-        std::erase_if(*keys, [&](std::uint32_t key) { return ranked(key) < ranked(t); });
-    }
+    std::uint32_t key(std::int32_t r) const { return static_cast<std::uint32_t>(r) ^ order; }
 };
 
-// Appends to each tail's keys every finite key of v at or past its threshold; counts the finite.
+// A selection's tails: both ends for asymmetric ranges, the magnitudes' top for symmetric ones.
+template <bool Symmetric> constexpr std::size_t kTails = Symmetric ? 1 : 2;
+
+// Each block's extremes over its finite values (Symmetric: the greatest |v|; else the greatest and
+// the least v), appended to greatest / least. A block with no finite value gives the far end
+// (0, or -FLT_MAX and FLT_MAX), which only loosens the bound: every finite key lies at or past it.
 template <bool Symmetric>
-void gatherTails(const float* v, std::int64_t n, Tail* tails, std::size_t count, std::int64_t& finite) {
+void blockExtremes(const float* v, std::int64_t n, std::vector<float>& greatest, std::vector<float>& least) {
+    constexpr float kFar = std::numeric_limits<float>::max();
+    for (std::int64_t b = 0; b < n; b += kBlock) {
+        const std::int64_t end = std::min(n, b + kBlock);
+        float hi = Symmetric ? 0.0f : -kFar, lo = kFar;
+        std::int64_t i = b;
+#if defined(__SSE2__)
+        const __m128i absMask = _mm_set1_epi32(0x7FFFFFFF), inf = _mm_set1_epi32(0x7F800000);
+        __m128 vhi = _mm_set1_ps(hi), vlo = _mm_set1_ps(lo);
+        for (; i + 4 <= end; i += 4) {
+            const __m128 x = _mm_loadu_ps(v + i);
+            const __m128i a = _mm_and_si128(_mm_castps_si128(x), absMask);
+            const __m128i finite = _mm_cmpgt_epi32(inf, a); // (|v|'s bits order as signed integers)
+            if (Symmetric) {
+                vhi = _mm_max_ps(vhi, _mm_castsi128_ps(_mm_and_si128(finite, a)));
+            } else {
+                const __m128 f = _mm_castsi128_ps(finite);
+                vhi = _mm_max_ps(vhi, _mm_or_ps(_mm_and_ps(f, x), _mm_andnot_ps(f, _mm_set1_ps(-kFar))));
+                vlo = _mm_min_ps(vlo, _mm_or_ps(_mm_and_ps(f, x), _mm_andnot_ps(f, _mm_set1_ps(kFar))));
+            }
+        }
+        alignas(16) float h4[4], l4[4];
+        _mm_store_ps(h4, vhi);
+        _mm_store_ps(l4, vlo);
+        for (int l = 0; l < 4; ++l)
+            hi = std::max(hi, h4[l]), lo = std::min(lo, l4[l]);
+#endif
+        for (; i < end; ++i) {
+            if (!std::isfinite(v[i])) continue;
+            hi = std::max(hi, Symmetric ? std::fabs(v[i]) : v[i]);
+            lo = std::min(lo, v[i]);
+        }
+        greatest.push_back(hi);
+        if (!Symmetric) least.push_back(lo);
+    }
+}
+
+// Whether a key stands for Inf or NaN at the end of its tail: every such key lies beyond all finite
+// keys at one end of the order (magnitudes: the top; values: +Inf and +NaN the top, -Inf and -NaN
+// the bottom), so the tail reaching that end passes each of them, once.
+template <bool Symmetric> bool nonFiniteAtEnd(std::uint32_t key, bool top) {
+    if (Symmetric) return key >= 0xFF000000u;
+    return top ? key >= 0xFF800000u : key <= 0x007FFFFFu;
+}
+
+// Appends to each tail's keys every finite key of v at or past its bound, and counts the values
+// that are not finite. Those are never tested apart: each lies past a bound at its end of the
+// order, so only the keys that pass are checked. (The tail count is a constant, so the bounds stay
+// in registers.)
+template <bool Symmetric>
+void gatherTails(const float* v, std::int64_t n, Tail* tails, std::int64_t& nonFinite) {
+    constexpr std::size_t count = kTails<Symmetric>;
+    auto take = [&](std::size_t k, std::uint32_t key) {
+        if (nonFiniteAtEnd<Symmetric>(key, tails[k].top()))
+            ++nonFinite;
+        else if (!nonFiniteAtEnd<Symmetric>(key, !tails[k].top()))
+            tails[k].keys->push_back(tails[k].ranked(key));
+    };
     std::int64_t i = 0;
 #if defined(__SSE2__)
-    __m128i order[2], threshold[2];
+    __m128i order[count], bound[count];
     for (std::size_t k = 0; k < count; ++k) {
         order[k] = _mm_set1_epi32(static_cast<int>(tails[k].order));
-        threshold[k] = _mm_set1_epi32(static_cast<int>(tails[k].threshold));
+        bound[k] = _mm_set1_epi32(tails[k].bound);
     }
-    __m128i finiteLanes = _mm_setzero_si128();
     for (; i + 4 <= n; i += 4) {
-        __m128i isFinite;
-        const __m128i key = keysOf<Symmetric>(v + i, isFinite);
-        finiteLanes = _mm_sub_epi32(finiteLanes, isFinite);
+        __m128i finite;
+        const __m128i key = keysOf<Symmetric>(v + i, finite); // (finite unused: see above)
         for (std::size_t k = 0; k < count; ++k) {
-            const __m128i shortOf = _mm_cmpgt_epi32(threshold[k], _mm_xor_si128(key, order[k]));
-            const int lanes = _mm_movemask_ps(_mm_castsi128_ps(_mm_andnot_si128(shortOf, isFinite)));
+            const __m128i shortOf = _mm_cmpgt_epi32(bound[k], _mm_xor_si128(key, order[k]));
+            const int lanes = ~_mm_movemask_ps(_mm_castsi128_ps(shortOf)) & 0xF;
             if (lanes == 0) [[likely]]
                 continue;
             alignas(16) std::uint32_t k4[4];
             _mm_store_si128(reinterpret_cast<__m128i*>(k4), key);
             for (int l = 0; l < 4; ++l)
-                if (lanes & (1 << l)) tails[k].keys->push_back(k4[l]);
+                if (lanes & (1 << l)) take(k, k4[l]);
         }
     }
-    alignas(16) std::int32_t f4[4];
-    _mm_store_si128(reinterpret_cast<__m128i*>(f4), finiteLanes);
-    finite += std::int64_t{f4[0]} + f4[1] + f4[2] + f4[3];
 #endif
     for (; i < n; ++i) {
         std::uint32_t key;
-        if (!keyOf<Symmetric>(v[i], key)) continue;
-        ++finite;
+        if (!keyOf<Symmetric>(v[i], key)) {
+            ++nonFinite;
+            continue;
+        }
         for (std::size_t k = 0; k < count; ++k)
-            if (tails[k].ranked(key) >= static_cast<std::int32_t>(tails[k].threshold))
-                tails[k].keys->push_back(key);
+            if (tails[k].ranked(key) >= tails[k].bound) take(k, key);
     }
 }
 
 // A run's selections (one, or both tails for asymmetric) finished from their tails; false, with
-// nothing changed, when a tail is too long for the gathered keys to stay few.
+// nothing changed, when a tail is too long for a block's extreme to stand for it.
 template <bool Symmetric>
-bool selectTails(calib::Tile& tile, std::int64_t begin, std::int64_t length, Selection* sel,
-                 std::size_t per) {
-    for (std::size_t k = 0; k < per; ++k)
-        if (tailCount(sel[k].percentile, length) * 64 > length) return false;
-    thread_local std::vector<std::uint32_t> gathered[2];
-    Tail tails[2];
+bool selectTails(calib::Tile& tile, std::int64_t begin, std::int64_t length, Selection* sel) {
+    constexpr std::size_t per = kTails<Symmetric>;
+    std::int64_t most[per]; // each tail's t for a run all finite: at most one a block
+    bool top[per];
     for (std::size_t k = 0; k < per; ++k) {
-        const bool top = sel[k].percentile >= 50.0;
-        gathered[k].clear();
-        // (From the far end: every key is gathered until the first narrowing.)
-        tails[k] = {top ? 0x80000000u : 0x7FFFFFFFu, 0x80000000u, tailCount(sel[k].percentile, length),
-                    &gathered[k]};
+        most[k] = tailCount(sel[k].percentile, length);
+        top[k] = sel[k].percentile >= 50.0;
+        if (most[k] * kBlock > length) return false;
     }
-    std::int64_t finite = 0;
-    constexpr std::int64_t kChunk = 64; // values between narrowings
-    tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
-        for (std::int64_t c = 0; c < n; c += kChunk) {
-            gatherTails<Symmetric>(v + c, std::min(kChunk, n - c), tails, per, finite);
-            for (std::size_t k = 0; k < per; ++k)
-                tails[k].narrow();
+    // Each non-finite value is counted by the tail at its end: magnitudes need the top one, values
+    // one at each end.
+    if (Symmetric ? !top[0] : top[0] == top[per - 1]) return false;
+    thread_local std::vector<float> greatest, least;
+    thread_local std::vector<std::int32_t> gathered[2], ranked;
+    greatest.clear();
+    least.clear();
+    tile.forEach(begin, length,
+                 [&](const float* v, std::int64_t n) { blockExtremes<Symmetric>(v, n, greatest, least); });
+    Tail tails[per];
+    for (std::size_t k = 0; k < per; ++k) {
+        tails[k].order = top[k] ? 0x80000000u : 0x7FFFFFFFu;
+        tails[k].keys = &gathered[k];
+        gathered[k].clear();
+        ranked.clear();
+        for (const float x : top[k] ? greatest : least) {
+            std::uint32_t key = 0;
+            keyOf<Symmetric>(x, key); // (finite: the far ends are finite too)
+            ranked.push_back(tails[k].ranked(key));
         }
-    });
+        tails[k].bound = tthGreatest(ranked, most[k]);
+    }
+    std::int64_t nonFinite = 0;
+    tile.forEach(begin, length,
+                 [&](const float* v, std::int64_t n) { gatherTails<Symmetric>(v, n, tails, nonFinite); });
+    const std::int64_t finite = length - nonFinite;
     if (finite == 0) return false;        // (the radix selection's answer for no values)
     for (std::size_t k = 0; k < per; ++k) // (cannot fail: the count never grows with fewer finite)
-        if (tailCount(sel[k].percentile, finite) > tails[k].count) return false;
+        if (tailCount(sel[k].percentile, finite) > most[k]) return false;
     for (std::size_t k = 0; k < per; ++k) {
         const Tail& tail = tails[k];
-        const std::uint32_t kth = (*tail.keys)[tail.nth(tailCount(sel[k].percentile, finite))];
-        std::int64_t below = 0, above = 0;
-        for (const std::uint32_t key : *tail.keys) {
-            below += key < kth;
-            above += key > kth;
+        std::vector<std::int32_t>& keys = *tail.keys;
+        const std::int32_t kth = tthGreatest(keys, tailCount(sel[k].percentile, finite));
+        std::int64_t nearer = 0, further = 0; // gathered keys short of the k-th, and beyond it
+        for (const std::int32_t r : keys) {
+            nearer += r < kth;
+            further += r > kth;
         }
-        // The gathered keys hold every key past the k-th on the tail's side; the finite keys not
-        // gathered lie on the other.
-        (tail.top() ? below : above) += finite - static_cast<std::int64_t>(tail.keys->size());
+        // The gathered keys hold every key beyond the k-th; the finite keys not gathered are short of it.
+        nearer += finite - static_cast<std::int64_t>(keys.size());
         Selection& s = sel[k];
         s.finite = finite;
         s.rank = percentileRank(finite, s.percentile);
-        s.prefix = kth;
+        s.prefix = tail.key(kth);
         s.bits = 32;
-        s.below = below;
-        s.above = above;
+        s.below = tail.top() ? nearer : further;
+        s.above = tail.top() ? further : nearer;
     }
     return true;
 }
@@ -583,7 +671,7 @@ GroupClip calib::percentileOfRun(Tile& tile, std::int64_t begin, std::int64_t le
                                  bool symmetric, bool fromTails, std::int64_t& finite) {
     auto sel = selections(1, percentile, symmetric);
     const auto select = [&]<bool Symmetric>() {
-        if (!fromTails || !selectTails<Symmetric>(tile, begin, length, sel.data(), sel.size()))
+        if (!fromTails || !selectTails<Symmetric>(tile, begin, length, sel.data()))
             selectByDigits<Symmetric>(tile, begin, length, sel);
     };
     symmetric ? select.template operator()<true>() : select.template operator()<false>();
