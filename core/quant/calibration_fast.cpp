@@ -582,7 +582,8 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const ResolvedSpec& pla
                            bool perElement) {
         if (!perElement) {
             const HistogramGeometry& gg = geo[static_cast<std::size_t>(group)];
-            if (gg.bins > 0) calib::countBins(v, n, gg, !mse, h + offset[static_cast<std::size_t>(group)]);
+            if (gg.bins > 0)
+                calib::countBins(v, n, gg, !mse, h + offset[static_cast<std::size_t>(group)], false);
             return;
         }
         for (std::int64_t i = 0; i < n; ++i) {
@@ -621,7 +622,7 @@ void histogramSearchRuns(const Scan& scan, const ResolvedSpec& plan, std::vector
         copies.assign(kCopies * (bins + 1), 0u);
         if (bins > 0)
             tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
-                calib::countBins(v, n, geo, !mse, copies.data());
+                calib::countBins(v, n, geo, !mse, copies.data(), r.finite == length);
             });
         sumCopies(copies.data(), bins, bins + 1, hist);
         clips[g] = mse ? mseSearch(r, hist, plan) : entropySearch(r, hist, levels);

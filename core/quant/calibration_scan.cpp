@@ -13,33 +13,35 @@ namespace ql::calib {
 void rangeOfRun(const float* v, std::int64_t n, GroupRange& g) {
     std::int64_t i = 0;
 #if defined(__SSE2__)
-    // Non-finite lanes become 0, which never moves a range that starts at 0. min_ps(y, lo) is
-    // (y < lo ? y : lo), std::min's choice, so -0 never replaces +0 here either.
-    const __m128i expMask = _mm_set1_epi32(0x7F800000), absMask = _mm_set1_epi32(0x7FFFFFFF);
-    __m128 lo = _mm_setzero_ps(), hi = _mm_setzero_ps();
-    __m128i finite = _mm_setzero_si128(), nan = _mm_setzero_si128();
-    for (; i + 4 <= n; i += 4) {
-        const __m128 x = _mm_loadu_ps(v + i);
-        const __m128i u = _mm_castps_si128(x);
-        const __m128i inf = _mm_cmpeq_epi32(_mm_and_si128(u, expMask), expMask);
-        nan = _mm_or_si128(nan, _mm_cmpgt_epi32(_mm_and_si128(u, absMask), expMask));
-        const __m128 y = _mm_castsi128_ps(_mm_andnot_si128(inf, u));
-        lo = _mm_min_ps(y, lo);
-        hi = _mm_max_ps(y, hi);
-        finite = _mm_sub_epi32(finite, _mm_xor_si128(inf, _mm_set1_epi32(-1)));
-    }
+    // Eight values a step in two sets of lanes, so the min / max chains overlap. Non-finite lanes
+    // become 0, which never moves a range that starts at 0, and are counted; only a run that holds
+    // some is searched for NaN. min_ps(y, lo) is (y < lo ? y : lo), std::min's choice, so -0 never
+    // replaces +0 here either.
+    const __m128i expMask = _mm_set1_epi32(0x7F800000);
+    __m128 lo[2] = {_mm_setzero_ps(), _mm_setzero_ps()}, hi[2] = {_mm_setzero_ps(), _mm_setzero_ps()};
+    __m128i odd = _mm_setzero_si128(); // non-finite lanes, counted down
+    for (; i + 8 <= n; i += 8)
+        for (int h = 0; h < 2; ++h) {
+            const __m128i u = _mm_castps_si128(_mm_loadu_ps(v + i + 4 * h));
+            const __m128i inf = _mm_cmpeq_epi32(_mm_and_si128(u, expMask), expMask);
+            odd = _mm_add_epi32(odd, inf);
+            const __m128 y = _mm_castsi128_ps(_mm_andnot_si128(inf, u));
+            lo[h] = _mm_min_ps(y, lo[h]);
+            hi[h] = _mm_max_ps(y, hi[h]);
+        }
     alignas(16) float l[4], h[4];
-    alignas(16) std::int32_t f[4], q[4];
-    _mm_store_ps(l, lo);
-    _mm_store_ps(h, hi);
-    _mm_store_si128(reinterpret_cast<__m128i*>(f), finite);
-    _mm_store_si128(reinterpret_cast<__m128i*>(q), nan);
+    alignas(16) std::int32_t q[4];
+    _mm_store_ps(l, _mm_min_ps(lo[1], lo[0]));
+    _mm_store_ps(h, _mm_max_ps(hi[1], hi[0]));
+    _mm_store_si128(reinterpret_cast<__m128i*>(q), odd);
+    const std::int64_t nonFinite = -(std::int64_t{q[0]} + q[1] + q[2] + q[3]);
     for (int k = 0; k < 4; ++k) {
         g.lo = std::min(g.lo, l[k]);
         g.hi = std::max(g.hi, h[k]);
-        g.finite += f[k];
-        g.nan = g.nan || q[k] != 0;
     }
+    g.finite += i - nonFinite;
+    for (std::int64_t j = 0; j < i && nonFinite > 0 && !g.nan; ++j)
+        g.nan = std::isnan(v[j]);
 #endif
     for (; i < n; ++i)
         g.add(v[i]);
@@ -72,7 +74,7 @@ float absMaxOfRun(const float* v, std::int64_t n) {
 }
 
 void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool absolute,
-               std::uint32_t* copies) {
+               std::uint32_t* copies, bool allFinite) {
     const auto bins = static_cast<std::size_t>(g.bins), stride = bins + 1;
     std::int64_t i = 0;
 #if defined(__SSE2__)
@@ -81,6 +83,17 @@ void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool 
                  top = _mm_set1_ps(static_cast<float>(g.bins));
     const __m128i expMask = _mm_set1_epi32(0x7F800000), absMask = _mm_set1_epi32(0x7FFFFFFF);
     const __m128i last = _mm_set1_epi32(g.bins - 1), trash = _mm_set1_epi32(g.bins);
+    if (allFinite) {
+        // binOf's t < bins ? int(t) : bins - 1 as one min: t clamped to the float below bins
+        // truncates to bins - 1, and any t below it is unchanged.
+        const __m128 below = _mm_set1_ps(std::nextafter(static_cast<float>(g.bins), 0.0f));
+        for (; i + 4 <= n; i += 4) {
+            const __m128i u = _mm_castps_si128(_mm_loadu_ps(v + i));
+            const __m128 x = _mm_castsi128_ps(absolute ? _mm_and_si128(u, absMask) : u);
+            countLanes(copies, stride,
+                       _mm_cvttps_epi32(_mm_min_ps(_mm_mul_ps(_mm_sub_ps(x, origin), factor), below)));
+        }
+    }
     for (; i + 4 <= n; i += 4) {
         const __m128i u = _mm_castps_si128(_mm_loadu_ps(v + i));
         const __m128 x = _mm_castsi128_ps(absolute ? _mm_and_si128(u, absMask) : u);
@@ -90,6 +103,8 @@ void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool 
         countLanes(copies, stride,
                    selectLanes(nonFinite, trash, selectLanes(below, _mm_cvttps_epi32(t), last)));
     }
+#else
+    (void)allFinite;
 #endif
     for (; i < n; ++i) {
         const std::size_t b =

@@ -129,9 +129,10 @@ inline void countLanes(std::uint32_t* copies, std::size_t stride, __m128i lanes)
 #endif
 
 /// Counts a run into kCopies copies of g's histogram, each bins + 1 long: bin g.binOf(v) (of |v| when
-/// `absolute`), non-finite values into the extra last slot. Four lanes at a time, as binOf computes.
+/// `absolute`), non-finite values into the extra last slot. Four lanes at a time, as binOf computes;
+/// `allFinite` (a run whose range counted every value finite) spares each lane its test.
 void countBins(const float* v, std::int64_t n, const HistogramGeometry& g, bool absolute,
-               std::uint32_t* copies);
+               std::uint32_t* copies, bool allFinite);
 
 /// The percentile selection of one run of `length` values from `begin`: the k-th value (the oracle's
 /// percentileRange) and how many values lie past it, found from the run's tails when the percentile

@@ -173,13 +173,16 @@ GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, co
     n0.assign(static_cast<std::size_t>(bins) + 1, 0);
     m1.assign(static_cast<std::size_t>(bins) + 1, 0.0);
     m2.assign(static_cast<std::size_t>(bins) + 1, 0.0);
+    // (The running sums in locals: through the vectors, each step waited on the store before it.)
+    std::int64_t runN = 0;
+    double run1 = 0.0, run2 = 0.0;
     for (int b = 0; b < bins; ++b) {
         const auto k = static_cast<std::size_t>(b);
-        centre[k] = lo + (b + 0.5) * width;
-        const double h = hist[k];
-        n0[k + 1] = n0[k] + hist[k];
-        m1[k + 1] = m1[k] + h * centre[k];
-        m2[k + 1] = m2[k] + h * centre[k] * centre[k];
+        const double c = lo + (b + 0.5) * width, h = hist[k];
+        centre[k] = c;
+        n0[k + 1] = runN += hist[k];
+        m1[k + 1] = run1 += h * c;
+        m2[k + 1] = run2 += h * c * c;
     }
     const bool floatTarget = isFloatTarget(plan.codeTarget);
     const Rounding r = plan.convention.rounding;
@@ -264,12 +267,16 @@ GroupClip entropySearch(const GroupRange& g, std::span<const std::uint32_t> hist
     a.assign(nb + 1, 0.0);
     z.assign(nb + 1, 0);
     whole.assign(nb + 1, 0u);
+    // (The running sums in locals: through the vectors, each step waited on the store before it.)
+    double runC = 0.0, runA = 0.0;
+    int runZ = 0;
+    std::uint32_t runWhole = 0;
     for (std::size_t j = 0; j < nb; ++j) {
         const double h = hist[j];
-        c[j + 1] = c[j] + h;
-        z[j + 1] = z[j] + (hist[j] > 0);
-        a[j + 1] = a[j] + (hist[j] > 0 ? h * logCount(h) : 0.0);
-        whole[j + 1] = whole[j] + hist[j];
+        c[j + 1] = runC += h;
+        z[j + 1] = runZ += hist[j] > 0;
+        a[j + 1] = runA += hist[j] > 0 ? h * logCount(h) : 0.0;
+        whole[j + 1] = runWhole += hist[j];
     }
     const double n = c[nb], logN = std::log(n);
     const int shift = std::has_single_bit(static_cast<unsigned>(levels))
