@@ -138,17 +138,27 @@ void openHistograms(TensorAnalysis& a, const ResolvedSpec& plan, const QuantPara
         reachPerSpan =
             roundingSlack(plan, 1.0) / (static_cast<double>(highCode) - static_cast<double>(lowCode));
     }
+    // Four sets of extremes taken in turn, so a tensor of a million groups (NVFP4) is not one chain
+    // of dependent min / max (exact: the order cannot change them).
     constexpr double inf = std::numeric_limits<double>::infinity();
-    double lo = inf, hi = -inf, reach = 0;
+    constexpr int kChains = 4;
+    double los[kChains], his[kChains], reaches[kChains];
+    std::fill_n(los, kChains, inf);
+    std::fill_n(his, kChains, -inf);
+    std::fill_n(reaches, kChains, 0.0);
     for (std::int64_t g = 0; g < static_cast<std::int64_t>(params.scales.size()); ++g) {
         const ClipEdges e = rule.of(params, g);
         if (!std::isfinite(e.low) || !std::isfinite(e.high)) continue; // its elements' x̂ are not finite
         const double r =
             (e.high - e.low) * reachPerSpan + std::max(std::fabs(e.low), std::fabs(e.high)) * 0x1p-20;
-        lo = std::min(lo, e.low - r);
-        hi = std::max(hi, e.high + r);
-        reach = std::max(reach, r);
+        const auto c = static_cast<std::size_t>(g % kChains);
+        los[c] = std::min(los[c], e.low - r);
+        his[c] = std::max(his[c], e.high + r);
+        reaches[c] = std::max(reaches[c], r);
     }
+    // (+ 0.0: a zero end is +0 whichever chain held it.)
+    double lo = *std::min_element(los, los + kChains) + 0.0, hi = *std::max_element(his, his + kChains) + 0.0,
+           reach = *std::max_element(reaches, reaches + kChains);
     if (lo > hi) lo = hi = 0; // no group with finite edges
     if (!(reach > 0)) reach = 1.0;
     // Error bins of a power-of-two width centred on zero: the narrowest width with which the bins
