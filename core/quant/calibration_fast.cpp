@@ -383,8 +383,8 @@ bool selectTails(calib::Tile& tile, std::int64_t begin, std::int64_t length, Sel
     thread_local std::vector<std::int32_t> gathered[2], ranked;
     greatest.clear();
     least.clear();
-    tile.forEach(begin, length,
-                 [&](const float* v, std::int64_t n) { blockExtremes<Symmetric>(v, n, greatest, least); });
+    const float* const run = tile.whole(begin, length); // (read twice: widened once)
+    blockExtremes<Symmetric>(run, length, greatest, least);
     Tail tails[per];
     for (std::size_t k = 0; k < per; ++k) {
         tails[k].order = top[k] ? 0x80000000u : 0x7FFFFFFFu;
@@ -399,8 +399,7 @@ bool selectTails(calib::Tile& tile, std::int64_t begin, std::int64_t length, Sel
         tails[k].bound = tthGreatest(ranked, most[k]);
     }
     std::int64_t nonFinite = 0;
-    tile.forEach(begin, length,
-                 [&](const float* v, std::int64_t n) { gatherTails<Symmetric>(v, n, tails, nonFinite); });
+    gatherTails<Symmetric>(run, length, tails, nonFinite);
     const std::int64_t finite = length - nonFinite;
     if (finite == 0) return false;        // (the radix selection's answer for no values)
     for (std::size_t k = 0; k < per; ++k) // (cannot fail: the count never grows with fewer finite)
@@ -614,16 +613,14 @@ void histogramSearchRuns(const Scan& scan, const ResolvedSpec& plan, std::vector
     scan.forRuns([&](std::int64_t group, std::int64_t begin, std::int64_t length, calib::Tile& tile) {
         const auto g = static_cast<std::size_t>(group);
         GroupRange r;
-        tile.forEach(begin, length, [&](const float* v, std::int64_t n) { calib::rangeOfRun(v, n, r); });
+        const float* const run = tile.whole(begin, length); // (read twice: widened once)
+        calib::rangeOfRun(run, length, r);
         ranges[g] = r;
         const HistogramGeometry geo = mse ? mseGeometry(r, plan.spec.symmetric) : entropyGeometry(r, levels);
         const auto bins = static_cast<std::size_t>(geo.bins);
         thread_local std::vector<std::uint32_t> copies, hist;
         copies.assign(kCopies * (bins + 1), 0u);
-        if (bins > 0)
-            tile.forEach(begin, length, [&](const float* v, std::int64_t n) {
-                calib::countBins(v, n, geo, !mse, copies.data(), r.finite == length);
-            });
+        if (bins > 0) calib::countBins(run, length, geo, !mse, copies.data(), r.finite == length);
         sumCopies(copies.data(), bins, bins + 1, hist);
         clips[g] = mse ? mseSearch(r, hist, plan) : entropySearch(r, hist, levels);
     });

@@ -76,7 +76,7 @@ struct Input {
     }
 };
 
-/// One worker's reader of contiguous runs, a tile at a time.
+/// One worker's reader of contiguous runs, a tile at a time or a run at once.
 class Tile {
 public:
     explicit Tile(const Input& in)
@@ -88,10 +88,25 @@ public:
             fn(m_in.read(b, n, m_buf), n);
         }
     }
+    /// [begin, begin + length) as f32 at once, for a run read more than once: in place when the
+    /// input is aligned f32, else widened once into a buffer (valid until the next call).
+    const float* whole(std::int64_t begin, std::int64_t length) {
+        if (length <= 0) return m_buf;
+        if (const float* p = m_in.read(begin, 1, m_buf); p != m_buf) return p; // (in place)
+        m_run.resize(static_cast<std::size_t>(length));
+        for (std::int64_t b = 0; b < length; b += kTile) {
+            const std::int64_t n = std::min(kTile, length - b);
+            float* const to = m_run.data() + b;
+            if (const float* p = m_in.read(begin + b, n, to); p != to)
+                std::memcpy(to, p, static_cast<std::size_t>(n) * sizeof(float));
+        }
+        return m_run.data();
+    }
 
 private:
     Input m_in;
     float m_buf[kTile];
+    std::vector<float> m_run;
 };
 
 /// Finite min / max, NaN flag and finite count of a run (vectorised; the oracle's GroupRange::add).
