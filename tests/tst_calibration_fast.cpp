@@ -108,6 +108,12 @@ std::vector<std::pair<QString, Case>> cases() {
     add("torch/int8/axis1", make(Preset::Torch, Target::Int8, Scheme::PerChannel, {1}, true), {48, 96});
     add("torch/uint8/per-tensor", make(Preset::Torch, Target::UInt8, Scheme::PerTensor, {}, false), {48, 96});
     add("torch/uint8/axis1", make(Preset::Torch, Target::UInt8, Scheme::PerChannel, {1}, false), {48, 96});
+    // Columns long enough for the percentile tails, over more than one strip (the last one short),
+    // and columns of a 3-D tensor's last axis (rows over both leading axes).
+    add("torch/int8/axis1-long", make(Preset::Torch, Target::Int8, Scheme::PerChannel, {1}, true),
+        {1024, 40});
+    add("torch/uint8/3d-axis2", make(Preset::Torch, Target::UInt8, Scheme::PerChannel, {2}, false),
+        {4, 64, 24});
     add("torch/int8/3d-axis0", make(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}, true), {3, 8, 40});
     add("torch/uint8/3d-axis1", make(Preset::Torch, Target::UInt8, Scheme::PerChannel, {1}, false),
         {3, 8, 40});

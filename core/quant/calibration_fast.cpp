@@ -604,25 +604,50 @@ std::vector<GroupClip> histogramSearch(const Scan& scan, const ResolvedSpec& pla
     return clips;
 }
 
+// One run's range, histogram and search: the GroupClip, with the range through `range`.
+GroupClip histogramSearchOfRun(const float* run, std::int64_t length, const ResolvedSpec& plan,
+                               GroupRange& range) {
+    const bool mse = plan.spec.calibration.method == CalibMethod::Mse;
+    const int levels = entropyLevels(plan);
+    GroupRange r;
+    calib::rangeOfRun(run, length, r);
+    range = r;
+    const HistogramGeometry geo = mse ? mseGeometry(r, plan.spec.symmetric) : entropyGeometry(r, levels);
+    const auto bins = static_cast<std::size_t>(geo.bins);
+    thread_local std::vector<std::uint32_t> copies, hist;
+    copies.assign(kCopies * (bins + 1), 0u);
+    if (bins > 0) calib::countBins(run, length, geo, !mse, copies.data(), r.finite == length);
+    sumCopies(copies.data(), bins, bins + 1, hist);
+    return mse ? mseSearch(r, hist, plan) : entropySearch(r, hist, levels);
+}
+
 // Groups that are one run each: range, histogram and search per run while it is in cache, so the
 // tensor is read from memory once and no histogram array for all groups is ever built.
 void histogramSearchRuns(const Scan& scan, const ResolvedSpec& plan, std::vector<GroupClip>& clips,
                          std::vector<GroupRange>& ranges) {
-    const bool mse = plan.spec.calibration.method == CalibMethod::Mse;
-    const int levels = entropyLevels(plan);
     scan.forRuns([&](std::int64_t group, std::int64_t begin, std::int64_t length, calib::Tile& tile) {
         const auto g = static_cast<std::size_t>(group);
-        GroupRange r;
-        const float* const run = tile.whole(begin, length); // (read twice: widened once)
-        calib::rangeOfRun(run, length, r);
-        ranges[g] = r;
-        const HistogramGeometry geo = mse ? mseGeometry(r, plan.spec.symmetric) : entropyGeometry(r, levels);
-        const auto bins = static_cast<std::size_t>(geo.bins);
-        thread_local std::vector<std::uint32_t> copies, hist;
-        copies.assign(kCopies * (bins + 1), 0u);
-        if (bins > 0) calib::countBins(run, length, geo, !mse, copies.data(), r.finite == length);
-        sumCopies(copies.data(), bins, bins + 1, hist);
-        clips[g] = mse ? mseSearch(r, hist, plan) : entropySearch(r, hist, levels);
+        clips[g] = histogramSearchOfRun(tile.whole(begin, length), length, plan, ranges[g]); // (widened once)
+    });
+}
+
+// Groups that are columns: each gathered into a run (Scan::forColumns), then searched as runs are.
+// (Counted in place, a row touched every column's histogram: megabytes of them, missing the cache.)
+void histogramSearchColumns(const Scan& scan, const ResolvedSpec& plan, std::vector<GroupClip>& clips,
+                            std::vector<GroupRange>& ranges) {
+    scan.forColumns([&](std::int64_t group, const float* column, std::int64_t rows) {
+        const auto g = static_cast<std::size_t>(group);
+        clips[g] = histogramSearchOfRun(column, rows, plan, ranges[g]);
+    });
+}
+
+// Groups that are columns, selected as runs are once gathered.
+void percentileColumns(const Scan& scan, double percentile, bool symmetric, std::vector<GroupClip>& clips,
+                       std::vector<GroupRange>& counts) {
+    scan.forColumns([&](std::int64_t group, const float* column, std::int64_t rows) {
+        const auto g = static_cast<std::size_t>(group);
+        calib::Tile tile(calib::Input{reinterpret_cast<const std::byte*>(column), DType::F32});
+        clips[g] = calib::percentileOfRun(tile, 0, rows, percentile, symmetric, true, counts[g].finite);
     });
 }
 
@@ -702,14 +727,18 @@ QuantParams calibrateFast(const ResolvedSpec& plan, const void* data, DType dtyp
         if (scan.groupsAreRuns())
             plan.spec.symmetric ? percentileRuns<true>(scan, cal.percentile, clips, ranges)
                                 : percentileRuns<false>(scan, cal.percentile, clips, ranges);
+        else if (scan.groupsAreColumns())
+            percentileColumns(scan, cal.percentile, plan.spec.symmetric, clips, ranges);
         else
             plan.spec.symmetric ? percentileStreaming<true>(scan, n, cal.percentile, clips, ranges)
                                 : percentileStreaming<false>(scan, n, cal.percentile, clips, ranges);
         return paramsFromClips(plan, clips, ranges);
     }
-    if ((cal.method == CalibMethod::Mse || cal.method == CalibMethod::Entropy) && scan.groupsAreRuns()) {
+    if ((cal.method == CalibMethod::Mse || cal.method == CalibMethod::Entropy) &&
+        (scan.groupsAreRuns() || scan.groupsAreColumns())) {
         ranges.resize(groups);
-        histogramSearchRuns(scan, plan, clips, ranges);
+        scan.groupsAreRuns() ? histogramSearchRuns(scan, plan, clips, ranges)
+                             : histogramSearchColumns(scan, plan, clips, ranges);
         return paramsFromClips(plan, clips, ranges);
     }
     ranges = scan.ranges();

@@ -1,5 +1,6 @@
 #include "quant/calibration_scan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -155,6 +156,10 @@ Scan::Scan(const ResolvedSpec& plan, Input in, unsigned threads)
     , m_n(elementCount(plan.shape)) {
     m_ownRows = m_walk.rowsOwnGroups();
     m_runs = m_ownRows && plan.layout.dims.back().kind != DimMapping::Kind::Full;
+    const auto& dims = plan.layout.dims;
+    m_columns = dims.size() >= 2 && dims.back().kind == DimMapping::Kind::Full &&
+                std::all_of(dims.begin(), dims.end() - 1,
+                            [](const DimMapping& d) { return d.kind == DimMapping::Kind::Shared; });
 }
 
 std::vector<GroupRange> Scan::ranges() const {

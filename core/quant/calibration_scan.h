@@ -167,6 +167,34 @@ public:
     /// Every group's max |x| over finite values (GroupRange::absMax), with the sign bit set when the
     /// group holds a NaN: what block formats need, without the rest of a GroupRange.
     std::vector<float> absMaxOrNan() const;
+    /// True when each scale group is one column of the tensor seen as [rows, last dimension]
+    /// (per-channel on the last axis: a Keras or ONNX kernel stored [in, out]).
+    bool groupsAreColumns() const { return m_columns; }
+    /// fn(group, values, rows) for every column (groupsAreColumns()), its values gathered into one
+    /// run (valid during the call), a strip of kStrip columns at a time. Eight columns: the strip's
+    /// runs stay in the core's cache (128 KiB for 4096 rows), and the next strip finds the other half
+    /// of each row's cache line there too (4096x4096 f32, MSE: 16 columns 34 ms, 8 25 ms, 4 42 ms).
+    /// Strips split over workers.
+    template <typename Fn> void forColumns(Fn&& fn) const {
+        constexpr std::int64_t kStrip = 8;
+        const std::int64_t inner = m_plan.shape.back(), rows = m_n / inner,
+                           strips = (inner + kStrip - 1) / kStrip;
+        const auto t = static_cast<unsigned>(std::clamp<std::int64_t>(strips, 1, m_threads));
+        run(t, [&](unsigned w) {
+            std::vector<float> columns(static_cast<std::size_t>(kStrip * rows));
+            float row[kStrip];
+            for (std::int64_t s = strips * w / t; s < strips * (w + 1) / t; ++s) {
+                const std::int64_t first = s * kStrip, width = std::min(kStrip, inner - first);
+                for (std::int64_t r = 0; r < rows; ++r) {
+                    const float* const v = m_in.read(r * inner + first, width, row);
+                    for (std::int64_t j = 0; j < width; ++j)
+                        columns[static_cast<std::size_t>(j * rows + r)] = v[j];
+                }
+                for (std::int64_t j = 0; j < width; ++j)
+                    fn(first + j, columns.data() + j * rows, rows);
+            }
+        });
+    }
     /// True when groups are blocks along the last axis that forBlockTiles can walk.
     bool blocksAlongRows() const {
         const DimMapping& last = m_plan.layout.dims.back();
@@ -282,6 +310,7 @@ private:
     std::int64_t m_n;
     bool m_ownRows;
     bool m_runs;
+    bool m_columns;
 };
 
 } // namespace ql::calib
