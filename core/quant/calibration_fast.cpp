@@ -401,9 +401,13 @@ bool selectTails(calib::Tile& tile, std::int64_t begin, std::int64_t length, Sel
     std::int64_t nonFinite = 0;
     gatherTails<Symmetric>(run, length, tails, nonFinite);
     const std::int64_t finite = length - nonFinite;
-    if (finite == 0) return false;        // (the radix selection's answer for no values)
-    for (std::size_t k = 0; k < per; ++k) // (cannot fail: the count never grows with fewer finite)
-        if (tailCount(sel[k].percentile, finite) > most[k]) return false;
+    if (finite == 0) return false; // (the radix selection's answer for no values)
+    // (Neither can fail: a tail's count never grows with fewer finite values, and the bound gathers
+    // at least that many keys.)
+    for (std::size_t k = 0; k < per; ++k) {
+        const std::int64_t t = tailCount(sel[k].percentile, finite);
+        if (t > most[k] || t > static_cast<std::int64_t>(tails[k].keys->size())) return false;
+    }
     for (std::size_t k = 0; k < per; ++k) {
         const Tail& tail = tails[k];
         std::vector<std::int32_t>& keys = *tail.keys;
