@@ -114,6 +114,12 @@ std::vector<std::pair<QString, Case>> cases() {
         {1024, 40});
     add("torch/uint8/3d-axis2", make(Preset::Torch, Target::UInt8, Scheme::PerChannel, {2}, false),
         {4, 64, 24});
+    // A middle axis (an RNN's [directions, gates x hidden, input]): spans of a row, long enough for the
+    // tails; and spans of three values, two groups to a strip.
+    add("torch/int8/3d-axis1-rows", make(Preset::Torch, Target::Int8, Scheme::PerChannel, {1}, true),
+        {4, 16, 256});
+    add("torch/uint8/3d-axis1-short", make(Preset::Torch, Target::UInt8, Scheme::PerChannel, {1}, false),
+        {16, 12, 3});
     add("torch/int8/3d-axis0", make(Preset::Torch, Target::Int8, Scheme::PerChannel, {0}, true), {3, 8, 40});
     add("torch/uint8/3d-axis1", make(Preset::Torch, Target::UInt8, Scheme::PerChannel, {1}, false),
         {3, 8, 40});

@@ -635,23 +635,24 @@ void histogramSearchRuns(const Scan& scan, const ResolvedSpec& plan, std::vector
     });
 }
 
-// Groups that are columns: each gathered into a run (Scan::forColumns), then searched as runs are.
-// (Counted in place, a row touched every column's histogram: megabytes of them, missing the cache.)
-void histogramSearchColumns(const Scan& scan, const ResolvedSpec& plan, std::vector<GroupClip>& clips,
+// Strided groups (columns, an RNN's middle axis): each gathered into a run (Scan::forStridedGroups),
+// then searched as runs are. (Counted in place, a row touched every column's histogram: megabytes of
+// them, missing the cache.)
+void histogramSearchStrided(const Scan& scan, const ResolvedSpec& plan, std::vector<GroupClip>& clips,
                             std::vector<GroupRange>& ranges) {
-    scan.forColumns([&](std::int64_t group, const float* column, std::int64_t rows) {
+    scan.forStridedGroups([&](std::int64_t group, const float* values, std::int64_t count) {
         const auto g = static_cast<std::size_t>(group);
-        clips[g] = histogramSearchOfRun(column, rows, plan, ranges[g]);
+        clips[g] = histogramSearchOfRun(values, count, plan, ranges[g]);
     });
 }
 
-// Groups that are columns, selected as runs are once gathered.
-void percentileColumns(const Scan& scan, double percentile, bool symmetric, std::vector<GroupClip>& clips,
+// Strided groups, selected as runs are once gathered.
+void percentileStrided(const Scan& scan, double percentile, bool symmetric, std::vector<GroupClip>& clips,
                        std::vector<GroupRange>& counts) {
-    scan.forColumns([&](std::int64_t group, const float* column, std::int64_t rows) {
+    scan.forStridedGroups([&](std::int64_t group, const float* values, std::int64_t count) {
         const auto g = static_cast<std::size_t>(group);
-        calib::Tile tile(calib::Input{reinterpret_cast<const std::byte*>(column), DType::F32});
-        clips[g] = calib::percentileOfRun(tile, 0, rows, percentile, symmetric, true, counts[g].finite);
+        calib::Tile tile(calib::Input{reinterpret_cast<const std::byte*>(values), DType::F32});
+        clips[g] = calib::percentileOfRun(tile, 0, count, percentile, symmetric, true, counts[g].finite);
     });
 }
 
@@ -731,18 +732,18 @@ QuantParams calibrateFast(const ResolvedSpec& plan, const void* data, DType dtyp
         if (scan.groupsAreRuns())
             plan.spec.symmetric ? percentileRuns<true>(scan, cal.percentile, clips, ranges)
                                 : percentileRuns<false>(scan, cal.percentile, clips, ranges);
-        else if (scan.groupsAreColumns())
-            percentileColumns(scan, cal.percentile, plan.spec.symmetric, clips, ranges);
+        else if (scan.groupsAreStrided())
+            percentileStrided(scan, cal.percentile, plan.spec.symmetric, clips, ranges);
         else
             plan.spec.symmetric ? percentileStreaming<true>(scan, n, cal.percentile, clips, ranges)
                                 : percentileStreaming<false>(scan, n, cal.percentile, clips, ranges);
         return paramsFromClips(plan, clips, ranges);
     }
     if ((cal.method == CalibMethod::Mse || cal.method == CalibMethod::Entropy) &&
-        (scan.groupsAreRuns() || scan.groupsAreColumns())) {
+        (scan.groupsAreRuns() || scan.groupsAreStrided())) {
         ranges.resize(groups);
         scan.groupsAreRuns() ? histogramSearchRuns(scan, plan, clips, ranges)
-                             : histogramSearchColumns(scan, plan, clips, ranges);
+                             : histogramSearchStrided(scan, plan, clips, ranges);
         return paramsFromClips(plan, clips, ranges);
     }
     ranges = scan.ranges();

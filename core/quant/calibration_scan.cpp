@@ -156,10 +156,17 @@ Scan::Scan(const ResolvedSpec& plan, Input in, unsigned threads)
     , m_n(elementCount(plan.shape)) {
     m_ownRows = m_walk.rowsOwnGroups();
     m_runs = m_ownRows && plan.layout.dims.back().kind != DimMapping::Kind::Full;
+    // One axis with a scale per index, every other shared: the values after that axis are a span.
     const auto& dims = plan.layout.dims;
-    m_columns = dims.size() >= 2 && dims.back().kind == DimMapping::Kind::Full &&
-                std::all_of(dims.begin(), dims.end() - 1,
-                            [](const DimMapping& d) { return d.kind == DimMapping::Kind::Shared; });
+    const auto full = [](const DimMapping& d) { return d.kind == DimMapping::Kind::Full; };
+    const auto shared = [](const DimMapping& d) { return d.kind == DimMapping::Kind::Shared; };
+    const auto axis = std::find_if(dims.begin(), dims.end(), full);
+    // (Groups of one value each, as in a [1, n] tensor, are the streaming path's per-element case.)
+    m_strided =
+        !m_runs && m_n > plan.scaleCount && axis != dims.end() &&
+        std::count_if(dims.begin(), dims.end(), shared) + 1 == static_cast<std::ptrdiff_t>(dims.size());
+    for (std::size_t d = static_cast<std::size_t>(axis - dims.begin()) + 1; m_strided && d < dims.size(); ++d)
+        m_stridedInner *= plan.shape[d];
 }
 
 std::vector<GroupRange> Scan::ranges() const {

@@ -167,31 +167,47 @@ public:
     /// Every group's max |x| over finite values (GroupRange::absMax), with the sign bit set when the
     /// group holds a NaN: what block formats need, without the rest of a GroupRange.
     std::vector<float> absMaxOrNan() const;
-    /// True when each scale group is one column of the tensor seen as [rows, last dimension]
-    /// (per-channel on the last axis: a Keras or ONNX kernel stored [in, out]).
-    bool groupsAreColumns() const { return m_columns; }
-    /// fn(group, values, rows) for every column (groupsAreColumns()), its values gathered into one
-    /// run (valid during the call), a strip of kStrip columns at a time. Eight columns: the strip's
-    /// runs stay in the core's cache (128 KiB for 4096 rows), and the next strip finds the other half
-    /// of each row's cache line there too (4096x4096 f32, MSE: 16 columns 34 ms, 8 25 ms, 4 42 ms).
-    /// Strips split over workers.
-    template <typename Fn> void forColumns(Fn&& fn) const {
-        constexpr std::int64_t kStrip = 8;
-        const std::int64_t inner = m_plan.shape.back(), rows = m_n / inner,
-                           strips = (inner + kStrip - 1) / kStrip;
+    /// True when one axis has a scale per index and every other axis shares it, and the groups are
+    /// not runs: each group is then `outer` spans of `inner` values, `groups × inner` apart (per-channel
+    /// on the last axis, a Keras or ONNX kernel stored [in, out]: spans of one value; on the middle
+    /// axis of an RNN's [directions, gates × hidden, input]: spans of a row).
+    bool groupsAreStrided() const { return m_strided; }
+    /// fn(group, values, count) for every group (groupsAreStrided()), its values gathered into one
+    /// run (valid during the call; in span order, which no calibration depends on). Groups of short
+    /// spans come a strip at a time, eight values of each outer index (eight columns: the strip's
+    /// runs stay in the core's cache, 128 KiB for 4096 rows, and the next strip finds the other half
+    /// of each row's cache line there too; 4096x4096 f32, MSE: 16 columns 34 ms, 8 25 ms, 4 42 ms).
+    /// The buffer never holds more values than the tensor. Strips split over workers.
+    template <typename Fn> void forStridedGroups(Fn&& fn) const {
+        constexpr std::int64_t kStripValues = 8;
+        const std::int64_t groups = m_plan.scaleCount, inner = m_stridedInner, outer = m_n / (groups * inner);
+        const std::int64_t per = std::min(groups, std::max<std::int64_t>(1, kStripValues / inner)),
+                           strips = (groups + per - 1) / per, count = outer * inner;
         const auto t = static_cast<unsigned>(std::clamp<std::int64_t>(strips, 1, m_threads));
         run(t, [&](unsigned w) {
-            std::vector<float> columns(static_cast<std::size_t>(kStrip * rows));
-            float row[kStrip];
+            std::vector<float> runs(static_cast<std::size_t>(per * count));
+            float tile[kTile];
             for (std::int64_t s = strips * w / t; s < strips * (w + 1) / t; ++s) {
-                const std::int64_t first = s * kStrip, width = std::min(kStrip, inner - first);
-                for (std::int64_t r = 0; r < rows; ++r) {
-                    const float* const v = m_in.read(r * inner + first, width, row);
-                    for (std::int64_t j = 0; j < width; ++j)
-                        columns[static_cast<std::size_t>(j * rows + r)] = v[j];
-                }
+                const std::int64_t first = s * per, width = std::min(per, groups - first),
+                                   span = width * inner;
+                for (std::int64_t o = 0; o < outer; ++o)
+                    for (std::int64_t p = 0; p < span; p += kTile) { // the strip's values of outer index o
+                        const std::int64_t n = std::min(kTile, span - p);
+                        const float* const v = m_in.read((o * groups + first) * inner + p, n, tile);
+                        float* const to = runs.data() + o * inner;
+                        if (inner == 1) { // columns: value q is group q's
+                            for (std::int64_t q = 0; q < n; ++q)
+                                to[(p + q) * count] = v[q];
+                            continue;
+                        }
+                        std::int64_t j = p / inner, at = p % inner; // value p's group in the strip, and place
+                        for (std::int64_t q = 0; q < n; ++q) {
+                            to[j * count + at] = v[q];
+                            if (++at == inner) at = 0, ++j;
+                        }
+                    }
                 for (std::int64_t j = 0; j < width; ++j)
-                    fn(first + j, columns.data() + j * rows, rows);
+                    fn(first + j, runs.data() + j * count, count);
             }
         });
     }
@@ -310,7 +326,8 @@ private:
     std::int64_t m_n;
     bool m_ownRows;
     bool m_runs;
-    bool m_columns;
+    bool m_strided;
+    std::int64_t m_stridedInner = 1; // values a span of a strided group holds
 };
 
 } // namespace ql::calib
