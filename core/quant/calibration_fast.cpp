@@ -269,30 +269,25 @@ struct Tail {
 // A selection's tails: both ends for asymmetric ranges, the magnitudes' top for symmetric ones.
 template <bool Symmetric> constexpr std::size_t kTails = Symmetric ? 1 : 2;
 
-// Each block's extremes over its finite values (Symmetric: the greatest |v|; else the greatest and
-// the least v), appended to greatest / least. A block with no finite value gives the far end
-// (0, or -FLT_MAX and FLT_MAX), which only loosens the bound: every finite key lies at or past it.
-template <bool Symmetric>
-void blockExtremes(const float* v, std::int64_t n, std::vector<float>& greatest, std::vector<float>& least) {
+// Each block's greatest and least finite value, appended to greatest / least (the magnitudes' are
+// calib::absMaxOfBlocks). A block with no finite value gives the far ends, -FLT_MAX and FLT_MAX,
+// which only loosen the bound: every finite key lies at or past them.
+void blockRanges(const float* v, std::int64_t n, std::vector<float>& greatest, std::vector<float>& least) {
     constexpr float kFar = std::numeric_limits<float>::max();
     for (std::int64_t b = 0; b < n; b += kBlock) {
         const std::int64_t end = std::min(n, b + kBlock);
-        float hi = Symmetric ? 0.0f : -kFar, lo = kFar;
+        float hi = -kFar, lo = kFar;
         std::int64_t i = b;
 #if defined(__SSE2__)
         const __m128i absMask = _mm_set1_epi32(0x7FFFFFFF), inf = _mm_set1_epi32(0x7F800000);
         __m128 vhi = _mm_set1_ps(hi), vlo = _mm_set1_ps(lo);
         for (; i + 4 <= end; i += 4) {
             const __m128 x = _mm_loadu_ps(v + i);
-            const __m128i a = _mm_and_si128(_mm_castps_si128(x), absMask);
-            const __m128i finite = _mm_cmpgt_epi32(inf, a); // (|v|'s bits order as signed integers)
-            if (Symmetric) {
-                vhi = _mm_max_ps(vhi, _mm_castsi128_ps(_mm_and_si128(finite, a)));
-            } else {
-                const __m128 f = _mm_castsi128_ps(finite);
-                vhi = _mm_max_ps(vhi, _mm_or_ps(_mm_and_ps(f, x), _mm_andnot_ps(f, _mm_set1_ps(-kFar))));
-                vlo = _mm_min_ps(vlo, _mm_or_ps(_mm_and_ps(f, x), _mm_andnot_ps(f, _mm_set1_ps(kFar))));
-            }
+            // (|v|'s bits order as signed integers)
+            const __m128 f =
+                _mm_castsi128_ps(_mm_cmpgt_epi32(inf, _mm_and_si128(_mm_castps_si128(x), absMask)));
+            vhi = _mm_max_ps(vhi, _mm_or_ps(_mm_and_ps(f, x), _mm_andnot_ps(f, _mm_set1_ps(-kFar))));
+            vlo = _mm_min_ps(vlo, _mm_or_ps(_mm_and_ps(f, x), _mm_andnot_ps(f, _mm_set1_ps(kFar))));
         }
         alignas(16) float h4[4], l4[4];
         _mm_store_ps(h4, vhi);
@@ -302,11 +297,11 @@ void blockExtremes(const float* v, std::int64_t n, std::vector<float>& greatest,
 #endif
         for (; i < end; ++i) {
             if (!std::isfinite(v[i])) continue;
-            hi = std::max(hi, Symmetric ? std::fabs(v[i]) : v[i]);
+            hi = std::max(hi, v[i]);
             lo = std::min(lo, v[i]);
         }
         greatest.push_back(hi);
-        if (!Symmetric) least.push_back(lo);
+        least.push_back(lo);
     }
 }
 
@@ -384,7 +379,13 @@ bool selectTails(calib::Tile& tile, std::int64_t begin, std::int64_t length, Sel
     greatest.clear();
     least.clear();
     const float* const run = tile.whole(begin, length); // (read twice: widened once)
-    blockExtremes<Symmetric>(run, length, greatest, least);
+    if (Symmetric) { // (a block holding a NaN has its maximum negated: its key is the magnitude's all the
+                     // same)
+        greatest.resize(static_cast<std::size_t>((length + kBlock - 1) / kBlock));
+        calib::absMaxOfBlocks(run, length, kBlock, greatest.data());
+    } else {
+        blockRanges(run, length, greatest, least);
+    }
     Tail tails[per];
     for (std::size_t k = 0; k < per; ++k) {
         tails[k].order = top[k] ? 0x80000000u : 0x7FFFFFFFu;
