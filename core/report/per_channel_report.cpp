@@ -1,11 +1,19 @@
 #include "report/per_channel_report.h"
 
+#include "base/mapped_memory.h"
+#include "base/workers.h"
+
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string_view>
+#include <thread>
+#include <vector>
 
 namespace ql {
 namespace {
@@ -57,60 +65,132 @@ struct TreeSink {
     void value(const char* key, const json& v) { object[key] = v; }
 };
 
-// nlohmann::json's pretty printing with an indent of one, appended to one string. Its numbers come
-// from the library's own shortest-digits routine, so a merged report, which the library prints,
-// reads byte for byte as a whole one (tst_analysis_report checks the two against each other).
+// Room for `bytes` of text: from the huge-page pool when large (a report's columns are a megabyte;
+// in fresh small pages, faulting them in cost more than printing them), else from the heap.
+class TextBuffer {
+public:
+    explicit TextBuffer(std::size_t bytes)
+        : m_pooled(bytes >= kPooled)
+        , m_data(m_pooled ? static_cast<char*>(mapped::take(bytes)) : new char[bytes]) {}
+    ~TextBuffer() {
+        if (m_pooled)
+            mapped::giveBack(m_data);
+        else
+            delete[] m_data;
+    }
+    TextBuffer(const TextBuffer&) = delete;
+    TextBuffer& operator=(const TextBuffer&) = delete;
+    char* data() const { return m_data; }
+
+private:
+    static constexpr std::size_t kPooled = std::size_t{256} << 10;
+    bool m_pooled;
+    char* m_data;
+};
+
+// nlohmann::json's pretty printing with an indent of one. Its numbers come from the library's own
+// shortest-digits routine, so a merged report, which the library prints, reads byte for byte as a
+// whole one (tst_analysis_report checks the two against each other). The columns are printed in
+// finish(), each into its own stretch of one buffer, those of many rows on several threads (printing
+// fifty thousand numbers was most of writing a report), then put in order: appended to `out`, or,
+// given `put`, passed to it one by one after the text before them.
 class TextSink {
 public:
-    TextSink(std::string& out, int depth)
+    TextSink(std::string& out, int depth, const TextPut* put)
         : m_out(out)
         , m_object(out, depth)
-        , m_depth(depth) {}
+        , m_depth(depth)
+        , m_put(put) {}
     template <typename Fn> void numbers(const char* key, std::size_t n, Fn at) {
-        column(key, n, [&](std::size_t g, char* p, char* end) {
+        column(key, n, [at](std::size_t g, char* p) {
             const double v = at(g);
             if (!std::isfinite(v)) return std::copy_n("null", 4, p);
-            return nlohmann::detail::to_chars(p, end, v);
+            return nlohmann::detail::to_chars(p, p + kNumber, v);
         });
     }
     template <typename Fn> void counts(const char* key, std::size_t n, Fn at) {
-        column(key, n, [&](std::size_t g, char* p, char* end) {
-            return std::to_chars(p, end, static_cast<std::int64_t>(at(g))).ptr;
+        column(key, n, [at](std::size_t g, char* p) {
+            return std::to_chars(p, p + kNumber, static_cast<std::int64_t>(at(g))).ptr;
         });
     }
-    void value(const char* key, const json& v) {
-        m_object.key(key);
-        m_out += v.dump();
+    void value(const char* key, const json& v) { m_members.push_back({key, 0, {}, v.dump()}); }
+    void finish() {
+        std::vector<std::size_t> at(m_members.size() + 1, 0); // each member's stretch of the buffer
+        std::size_t rows = 0;
+        for (std::size_t i = 0; i < m_members.size(); ++i) {
+            at[i + 1] = at[i] + roomFor(m_members[i].rows);
+            rows += m_members[i].rows;
+        }
+        TextBuffer buffer(std::max<std::size_t>(at.back(), 1));
+        std::vector<std::size_t> lengths(m_members.size(), 0);
+        constexpr std::size_t kRowsPerThread = 4096; // fewer: starting a thread costs more than it saves
+        const auto threads =
+            static_cast<unsigned>(std::min<std::size_t>({std::max(1u, std::thread::hardware_concurrency()),
+                                                         m_members.size(), rows / kRowsPerThread + 1}));
+        std::atomic<std::size_t> next{0};
+        runOnWorkers(threads, [&](unsigned) {
+            for (std::size_t i; (i = next.fetch_add(1)) < m_members.size();)
+                if (m_members[i].print) lengths[i] = m_members[i].print(buffer.data() + at[i]);
+        });
+        for (std::size_t i = 0; i < m_members.size(); ++i) {
+            const Member& m = m_members[i];
+            m_object.key(m.key);
+            const std::string_view text =
+                m.print ? std::string_view(buffer.data() + at[i], lengths[i]) : m.text;
+            if (m_put && m.rows > 1) {
+                (*m_put)(m_out);
+                m_out.clear();
+                (*m_put)(text);
+            } else {
+                m_out += text;
+            }
+        }
+        m_object.close();
     }
-    void finish() { m_object.close(); }
 
 private:
-    // Each number on a line of its own, the line made in a buffer and appended at once:
-    // put(g, p, end) writes row g's number at p and returns its end.
-    template <typename Put> void column(const char* key, std::size_t n, Put&& put) {
-        m_object.key(key);
-        if (n == 0) {
-            m_out += "[]";
-            return;
-        }
-        m_out += "[\n";
-        const auto indent = static_cast<std::size_t>(m_depth) + 2;
-        char line[128];
-        if (indent + 40 > sizeof line) throw std::logic_error("JSON text: nested too deep for a column");
-        std::fill_n(line, indent, ' ');
-        for (std::size_t g = 0; g < n; ++g) {
-            char* p = put(g, line + indent, line + sizeof line - 2);
-            if (g + 1 < n) *p++ = ',';
-            *p++ = '\n';
-            m_out.append(line, static_cast<std::size_t>(p - line));
-        }
-        m_out.append(static_cast<std::size_t>(m_depth) + 1, ' ');
-        m_out += ']';
+    // Room for a number: a sign and the 24 characters nlohmann::detail::to_chars asks for (it prints at
+    // most that many).
+    static constexpr int kNumber = 25;
+    struct Member {
+        const char* key;
+        std::size_t rows;
+        std::function<std::size_t(char*)> print; // a column: its text at the pointer; returns its length
+        std::string text;                        // else the value's text
+    };
+    // The room a column of `rows` takes at most: a line each (the indent, a number, a comma and a
+    // newline) and its brackets.
+    std::size_t roomFor(std::size_t rows) const {
+        return rows * (static_cast<std::size_t>(m_depth) + 2 + kNumber + 2) +
+               static_cast<std::size_t>(m_depth) + 4;
+    }
+    // Each number on a line of its own: put(g, p) writes row g's number at p and returns its end.
+    template <typename Put> void column(const char* key, std::size_t n, Put put) {
+        const auto depth = static_cast<std::size_t>(m_depth);
+        m_members.push_back({key,
+                             n,
+                             [n, put, depth](char* start) {
+                                 char* p = start;
+                                 if (n == 0) return static_cast<std::size_t>(std::copy_n("[]", 2, p) - start);
+                                 p = std::copy_n("[\n", 2, p);
+                                 for (std::size_t g = 0; g < n; ++g) {
+                                     p = std::fill_n(p, depth + 2, ' ');
+                                     p = put(g, p);
+                                     if (g + 1 < n) *p++ = ',';
+                                     *p++ = '\n';
+                                 }
+                                 p = std::fill_n(p, depth + 1, ' ');
+                                 *p++ = ']';
+                                 return static_cast<std::size_t>(p - start);
+                             },
+                             {}});
     }
 
     std::string& m_out;
     JsonObjectText m_object;
     int m_depth;
+    const TextPut* m_put;
+    std::vector<Member> m_members;
 };
 
 } // namespace
@@ -147,8 +227,9 @@ json perChannelJson(const TensorReport& r, const ReportOptions& opt) {
     return std::move(sink.object);
 }
 
-void appendPerChannelText(std::string& out, const TensorReport& r, const ReportOptions& opt, int depth) {
-    TextSink sink(out, depth);
+void appendPerChannelText(std::string& out, const TensorReport& r, const ReportOptions& opt, int depth,
+                          const TextPut* put) {
+    TextSink sink(out, depth, put);
     perChannelColumns(r, opt, sink);
     sink.finish();
 }

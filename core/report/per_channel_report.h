@@ -5,8 +5,10 @@
 // numbers: building and printing a tree of them cost more than the rest of the report).
 #include "report/report.h"
 
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 
 namespace ql {
 
@@ -30,8 +32,14 @@ private:
 /// The "per_channel" object as a tree.
 nlohmann::json perChannelJson(const TensorReport& r, const ReportOptions& opt);
 
+/// Takes the next piece of a text in order (a report file's writer).
+using TextPut = std::function<void(std::string_view)>;
+
 /// The same object appended to `out` as nlohmann::json's dump with an indent of one prints it as the
-/// value of a member `depth` levels deep (its closing brace indented by `depth`), byte for byte.
-void appendPerChannelText(std::string& out, const TensorReport& r, const ReportOptions& opt, int depth);
+/// value of a member `depth` levels deep (its closing brace indented by `depth`), byte for byte. Given
+/// `put`, each column goes to it instead, after what `out` holds then (which it clears): the same text
+/// in order, `out` holding its end.
+void appendPerChannelText(std::string& out, const TensorReport& r, const ReportOptions& opt, int depth,
+                          const TextPut* put = nullptr);
 
 } // namespace ql

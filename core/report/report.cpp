@@ -280,10 +280,10 @@ std::string nested(const std::string& text, int depth) {
     return out;
 }
 
-// A tensor's entry appended to `out` as dumped(toJson(r)) reads nested two levels deep (an item of
-// "tensors"), its per-channel columns printed straight from the rows into their place among the
-// sorted keys.
-void appendTensorText(std::string& out, const TensorReport& r, const ReportOptions& opt) {
+// A tensor's entry as dumped(toJson(r)) reads nested two levels deep (an item of "tensors"), its
+// per-channel columns printed straight from the rows into their place among the sorted keys: each
+// column passed to `put` after the text before it, the rest of the entry left in `out`.
+void appendTensorText(std::string& out, const TensorReport& r, const ReportOptions& opt, const TextPut& put) {
     const json j = tensorJson(r, opt, false);
     if (!r.quantized()) {
         out += nested(dumped(j), 2);
@@ -295,7 +295,7 @@ void appendTensorText(std::string& out, const TensorReport& r, const ReportOptio
     for (const auto& [k, value] : j.items()) {
         if (!placed && perChannel < k) {
             object.key(perChannel);
-            appendPerChannelText(out, r, opt, 3);
+            appendPerChannelText(out, r, opt, 3, &put);
             placed = true;
         }
         object.key(k);
@@ -303,7 +303,7 @@ void appendTensorText(std::string& out, const TensorReport& r, const ReportOptio
     }
     if (!placed) {
         object.key(perChannel);
-        appendPerChannelText(out, r, opt, 3);
+        appendPerChannelText(out, r, opt, 3, &put);
     }
     object.close();
 }
@@ -313,7 +313,7 @@ void appendTensorText(std::string& out, const TensorReport& r, const ReportOptio
 // The keys come in the order the library's sorted objects print them.
 void writeJsonReport(AtomicFile& out, const std::string& file, const std::vector<TensorReport>& tensors,
                      const Comparison* comparison) {
-    auto put = [&out](const std::string& text) { out.write(text.data(), text.size()); };
+    const TextPut put = [&out](std::string_view text) { out.write(text.data(), text.size()); };
     put("{\n");
     if (comparison) put(" \"comparison\": " + nested(dumped(toJson(*comparison)), 1) + ",\n");
     put(" \"file\": " + dumped(json(file)) +
@@ -323,16 +323,11 @@ void writeJsonReport(AtomicFile& out, const std::string& file, const std::vector
         return;
     }
     put("[\n");
-    // One buffer for every tensor's text, reserved for the longest (its per-channel rows: twelve
-    // numbers each, about 28 bytes with their indent): each page of it is touched once, and it is
-    // not copied as it grows.
-    std::string text;
     const ReportOptions options;
-    for (const TensorReport& t : tensors)
-        text.reserve(std::min(t.analysis.clipping.groups().size(), options.maxGroups) * 12 * 28 + (1 << 16));
+    std::string text;
     for (std::size_t i = 0; i < tensors.size(); ++i) {
         text = "  ";
-        appendTensorText(text, tensors[i], options);
+        appendTensorText(text, tensors[i], options, put);
         text += i + 1 < tensors.size() ? ",\n" : "\n";
         put(text);
     }
