@@ -670,15 +670,18 @@ QuantParams blockParams(const Scan& scan, const ResolvedSpec& plan) {
             rule.applyBlocks(amax, first, (n + block - 1) / block, p);
         });
     } else {
-        const std::vector<float> amax = scan.absMaxOrNan();
+        // Each block's maximum where its scale goes (applyBlocks reads it before writing the scale):
+        // NVFP4's million blocks need no table of their own, in fresh pages.
+        const float* amax = p.scales.data();
+        scan.absMaxOrNan(p.scales.data());
         if (rule.needsTensorAmax()) {
             float top[8] = {}; // eight running maxima, so the loop is not one long dependency chain
-            for (std::size_t g = 0; g < amax.size(); ++g)
+            for (std::int64_t g = 0; g < plan.scaleCount; ++g)
                 top[g % 8] = std::max(top[g % 8], std::fabs(amax[g]));
             rule.setTensorAmax(*std::max_element(top, top + 8), p);
         }
         scan.forSlices(plan.scaleCount, [&](std::int64_t g0, std::int64_t g1) {
-            rule.applyBlocks(amax.data() + g0, g0, g1 - g0, p);
+            rule.applyBlocks(amax + g0, g0, g1 - g0, p);
         });
     }
     if (plan.spec.calibration.method == CalibMethod::Mse) {

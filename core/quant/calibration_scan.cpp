@@ -203,21 +203,18 @@ std::vector<GroupRange> Scan::ranges() const {
     return total;
 }
 
-std::vector<float> Scan::absMaxOrNan() const {
+void Scan::absMaxOrNan(float* out) const {
     const DimMapping& last = m_plan.layout.dims.back();
     const std::int64_t block = last.kind == DimMapping::Kind::Block ? last.block : 0;
     if (!m_runs || block == 0 || block > kTile) {
         const auto r = ranges();
-        std::vector<float> out(r.size());
         for (std::size_t g = 0; g < r.size(); ++g)
             out[g] = r[g].nan ? -r[g].absMax() : r[g].absMax();
-        return out;
+        return;
     }
-    std::vector<float> out(static_cast<std::size_t>(m_plan.scaleCount));
     forBlockTiles([&](std::int64_t first, const float* v, std::int64_t n) {
-        absMaxOfBlocks(v, n, block, out.data() + first);
+        absMaxOfBlocks(v, n, block, out + first);
     });
-    return out;
 }
 
 void Scan::forGroupValues(const std::function<void(std::int64_t, std::span<const float>)>& fn) const {

@@ -165,8 +165,8 @@ public:
     /// Every group's GroupRange, in one pass.
     std::vector<GroupRange> ranges() const;
     /// Every group's max |x| over finite values (GroupRange::absMax), with the sign bit set when the
-    /// group holds a NaN: what block formats need, without the rest of a GroupRange.
-    std::vector<float> absMaxOrNan() const;
+    /// group holds a NaN, into out[group]: what block formats need, without the rest of a GroupRange.
+    void absMaxOrNan(float* out) const;
     /// True when one axis has a scale per index and every other axis shares it, and the groups are
     /// not runs: each group is then `outer` spans of `inner` values, `groups × inner` apart (per-channel
     /// on the last axis, a Keras or ONNX kernel stored [in, out]: spans of one value; on the middle
