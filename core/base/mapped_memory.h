@@ -11,7 +11,9 @@
 
 namespace ql::mapped {
 
-constexpr std::size_t kKept = 4; // blocks kept for reuse; the smallest is released beyond that
+// Blocks kept for reuse; the smallest is released beyond that. A tensor's run takes several at once
+// (its codes, its rows of statistics, each worker's pair table, its report's text).
+constexpr std::size_t kKept = 8;
 // Bytes kept at most, so an app left open after a large tensor's run does not hold it idle: a block
 // larger than this is released when given back, and the smallest go while the kept exceed it.
 constexpr std::size_t kKeptBytes = std::size_t{1} << 30;
