@@ -44,7 +44,12 @@ struct BinRule {
             if (frac > margin && frac < 1.0 - margin) [[likely]]
                 return whole;
         }
-        // Clamped to [0, last] before the conversion (t may lie far out, or be NaN).
+        return nearPosition(v, t);
+    }
+    /// The bin of v in [lo, hi] from its position t, however near an edge: the bin t falls in
+    /// (clamped to [0, last] before the conversion: t may lie far out, or be NaN), corrected by
+    /// comparing v with its edges.
+    QL_HOST_DEVICE QL_FORCE_INLINE std::int64_t nearPosition(double v, double t) const {
         const double top = static_cast<double>(last);
         return nearEdge(v, static_cast<std::int64_t>(t > 0.0 ? (t < top ? t : top) : 0.0));
     }
@@ -64,11 +69,10 @@ struct BinRule {
     QL_HOST_DEVICE std::int64_t nearEdge(double v, std::int64_t bin) const {
         if (scale == BinScale::Linear) {
             // numpy.histogram's edge correction, so a value on an edge lands where numpy puts it
-            // (edges as numpy.linspace makes them: start + i * step).
-            if (bin > 0 && v < static_cast<double>(bin) * step + a)
-                --bin;
-            else if (bin < last && v >= static_cast<double>(bin + 1) * step + a)
-                ++bin;
+            // (edges as numpy.linspace makes them: start + i * step). Without branches: near an edge,
+            // which way a value goes is a coin toss. (After a step down, the step up never applies.)
+            bin -= static_cast<std::int64_t>(bin > 0 && v < static_cast<double>(bin) * step + a);
+            bin += static_cast<std::int64_t>(bin < last && v >= static_cast<double>(bin + 1) * step + a);
             return bin;
         }
         while (bin > 0 && v < edgeV[bin])

@@ -172,13 +172,30 @@ public:
         for (int k = 0; k < n; k += Lanes) {
             I v;
             std::memcpy(&v, blockSlots + k, sizeof v);
-            if (anySlowIn(__builtin_convertvector(v, F) == static_cast<float>(slowSlot())))
-                for (int j = k; j < k + Lanes && j < n; ++j)
-                    if (blockSlots[j] == slowSlot()) m_h.add(exact(j));
+            if (!anySlowIn(__builtin_convertvector(v, F) == static_cast<float>(slowSlot()))) continue;
+            // The register's slow lanes listed without a branch each (on a coarse grid of values, bf16
+            // under MX's power-of-two scales, a twelfth of the lanes are slow, at random).
+            int slowAt[Lanes], count = 0;
+            for (int j = k; j < k + Lanes && j < n; ++j) {
+                slowAt[count] = j;
+                count += blockSlots[j] == slowSlot();
+            }
+            for (int q = 0; q < count; ++q)
+                addNearEdge(exact(slowAt[q]));
         }
     }
 
 private:
+    // add(v) for a value the float position left near an edge: in a linear histogram's range, its bin
+    // straight from the edges (BinRule::nearPosition), without add()'s branches; anything else
+    // through add().
+    void addNearEdge(double v) {
+        const Histogram& h = m_h;
+        if (m_mode != Mode::Near || !(v >= h.m_lo && v <= h.m_hi)) return m_h.add(v);
+        const BinRule rule = h.rule();
+        ++m_h.m_counts[static_cast<std::size_t>(rule.nearPosition(v, (v - rule.a) * rule.b))];
+    }
+
     enum class Mode : std::uint8_t {
         None, // every value through add()
         Near, // linear bins, the float position trusted away from the edges
