@@ -92,6 +92,32 @@ private slots:
         QCOMPARE(mapped::keptBytes(), mapped::kKeptBytes - (std::size_t{32} << 20));
     }
 
+    // Scratch (a worker's count table, a report's text): large from the pool and back to it when it
+    // goes, cleared when asked even in a kept block that held something; small from the heap.
+    void scratchIsPooledWhenLarge() {
+        constexpr std::size_t large = mapped::Scratch::kPooledFrom;
+        void* first;
+        {
+            const mapped::Scratch s(large);
+            first = s.data();
+            std::memset(s.data(), 0x5A, large);
+        }
+        QCOMPARE(mapped::keptCount(), std::size_t{1});
+        {
+            const mapped::Scratch s(large, mapped::Scratch::Contents::Zeroed);
+            QCOMPARE(s.data(), first);
+            const auto* bytes = static_cast<const unsigned char*>(s.data());
+            QVERIFY(std::all_of(bytes, bytes + large, [](unsigned char b) { return b == 0; }));
+        }
+        {
+            const mapped::Scratch small(large - 1, mapped::Scratch::Contents::Zeroed);
+            QCOMPARE(mapped::keptCount(), std::size_t{1}); // the kept block stays kept
+            const auto* bytes = static_cast<const unsigned char*>(small.data());
+            QVERIFY(std::all_of(bytes, bytes + large - 1, [](unsigned char b) { return b == 0; }));
+        }
+        QCOMPARE(mapped::keptCount(), std::size_t{1});
+    }
+
     void foreignPointersAreIgnored() {
         int local = 0;
         mapped::giveBack(&local);

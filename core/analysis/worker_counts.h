@@ -21,23 +21,19 @@ namespace ql::detail {
 /// Each element's value slot (HistogramFiller::slotsOf) and code byte counted together, one count
 /// for both histograms where the codes are bytes: a count is a load and a store, and the pass's
 /// counting is bound by its stores. The table is a worker's own (slots × 256 cells), made at its first
-/// count; flush() splits it back into the two. Its quarter of a megabyte comes from the huge-page pool
-/// (base/mapped_memory.h): in fresh 4 KiB pages, each faulted in at its first count, it cost a CLI run
+/// count; flush() splits it back into the two. Its quarter of a megabyte is pooled scratch
+/// (mapped::Scratch): in fresh 4 KiB pages, each faulted in at its first count, it cost a CLI run
 /// about a millisecond a worker, and a kept block is only cleared.
 class ValueCodePairs {
 public:
-    ValueCodePairs() = default;
-    ~ValueCodePairs() { mapped::giveBack(m_counts); }
-    ValueCodePairs(const ValueCodePairs&) = delete;
-    ValueCodePairs& operator=(const ValueCodePairs&) = delete;
-
     /// The table for a block of n pairs (made at the first; the counts so far added into `values` and
     /// `codes` first if n more could wrap one): count(table, valueSlot, code) counts one.
     [[gnu::always_inline]] std::uint32_t* startBlock(int n, HistogramFiller& values,
                                                      std::array<std::int64_t, 256>& codes) {
-        if (!m_counts) {
+        if (!m_table) {
             m_size = static_cast<std::size_t>(values.slotCount()) * 256;
-            m_counts = static_cast<std::uint32_t*>(mapped::takeZeroed(m_size * sizeof(std::uint32_t)));
+            m_table.emplace(m_size * sizeof(std::uint32_t), mapped::Scratch::Contents::Zeroed);
+            m_counts = static_cast<std::uint32_t*>(m_table->data());
         }
         if (m_pending > kFlushAt) flush(values, codes);
         m_pending += n;
@@ -65,7 +61,8 @@ public:
     }
 
 private:
-    std::uint32_t* m_counts = nullptr; // m_size of them, once made
+    std::optional<mapped::Scratch> m_table; // m_size counts at m_counts, once made
+    std::uint32_t* m_counts = nullptr;
     std::size_t m_size = 0;
     std::int64_t m_pending = 0; // pairs counted since the table was last added up
     // 32-bit counts, added up before any could wrap.

@@ -147,6 +147,21 @@ void giveBack(void* q) noexcept {
         unmap(released[i]);
 }
 
+Scratch::Scratch(std::size_t bytes, Contents contents)
+    : m_pooled(bytes >= kPooledFrom)
+    , m_data(!m_pooled                      ? ::operator new(bytes)
+             : contents == Contents::Zeroed ? takeZeroed(bytes)
+                                            : take(bytes)) {
+    if (!m_pooled && contents == Contents::Zeroed) std::memset(m_data, 0, bytes);
+}
+
+Scratch::~Scratch() {
+    if (m_pooled)
+        giveBack(m_data);
+    else
+        ::operator delete(m_data);
+}
+
 std::size_t keptCount() {
     Pool& p = pool();
     const std::lock_guard hold(p.lock);

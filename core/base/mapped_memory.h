@@ -28,6 +28,25 @@ void* takeZeroed(std::size_t bytes);
 /// Gives back a block from take() or takeZeroed(): kept for reuse, or released.
 void giveBack(void* p) noexcept;
 
+/// Scratch memory one run fills and drops (a worker's count table, a report's text), given back when
+/// it goes: from the pool when kPooledFrom bytes or more (fresh 4 KiB pages there cost a fault each
+/// at first touch, and a kept block none), else from the heap.
+class Scratch {
+public:
+    static constexpr std::size_t kPooledFrom = std::size_t{256} << 10;
+    enum class Contents : bool { Any, Zeroed };
+    /// Throws std::bad_alloc.
+    explicit Scratch(std::size_t bytes, Contents contents = Contents::Any);
+    ~Scratch();
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+    void* data() const { return m_data; }
+
+private:
+    bool m_pooled;
+    void* m_data;
+};
+
 /// Blocks kept now, and their bytes (for tests).
 std::size_t keptCount();
 std::size_t keptBytes();

@@ -65,29 +65,6 @@ struct TreeSink {
     void value(const char* key, const json& v) { object[key] = v; }
 };
 
-// Room for `bytes` of text: from the huge-page pool when large (a report's columns are a megabyte;
-// in fresh small pages, faulting them in cost more than printing them), else from the heap.
-class TextBuffer {
-public:
-    explicit TextBuffer(std::size_t bytes)
-        : m_pooled(bytes >= kPooled)
-        , m_data(m_pooled ? static_cast<char*>(mapped::take(bytes)) : new char[bytes]) {}
-    ~TextBuffer() {
-        if (m_pooled)
-            mapped::giveBack(m_data);
-        else
-            delete[] m_data;
-    }
-    TextBuffer(const TextBuffer&) = delete;
-    TextBuffer& operator=(const TextBuffer&) = delete;
-    char* data() const { return m_data; }
-
-private:
-    static constexpr std::size_t kPooled = std::size_t{256} << 10;
-    bool m_pooled;
-    char* m_data;
-};
-
 // nlohmann::json's pretty printing with an indent of one. Its numbers come from the library's own
 // shortest-digits routine, so a merged report, which the library prints, reads byte for byte as a
 // whole one (tst_analysis_report checks the two against each other). The columns are printed in
@@ -121,7 +98,8 @@ public:
             at[i + 1] = at[i] + roomFor(m_members[i].rows);
             rows += m_members[i].rows;
         }
-        TextBuffer buffer(std::max<std::size_t>(at.back(), 1));
+        const mapped::Scratch scratch(std::max<std::size_t>(at.back(), 1)); // a megabyte for 4096 rows
+        char* const buffer = static_cast<char*>(scratch.data());
         std::vector<std::size_t> lengths(m_members.size(), 0);
         constexpr std::size_t kRowsPerThread = 4096; // fewer: starting a thread costs more than it saves
         const auto threads =
@@ -130,14 +108,13 @@ public:
         std::atomic<std::size_t> next{0};
         runOnWorkers(threads, [&](unsigned) {
             for (std::size_t i; (i = next.fetch_add(1)) < m_members.size();)
-                if (m_members[i].print) lengths[i] = m_members[i].print(buffer.data() + at[i]);
+                if (m_members[i].print) lengths[i] = m_members[i].print(buffer + at[i]);
         });
         for (std::size_t i = 0; i < m_members.size(); ++i) {
             const Member& m = m_members[i];
             m_object.key(m.key);
-            const std::string_view text =
-                m.print ? std::string_view(buffer.data() + at[i], lengths[i]) : m.text;
-            if (m_put && m.rows > 1) {
+            const std::string_view text = m.print ? std::string_view(buffer + at[i], lengths[i]) : m.text;
+            if (m_put && m.print) {
                 (*m_put)(m_out);
                 m_out.clear();
                 (*m_put)(text);
