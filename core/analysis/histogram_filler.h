@@ -186,12 +186,12 @@ public:
     }
 
 private:
-    // add(v) for a value the float position left near an edge: in a linear histogram's range, its bin
-    // straight from the edges (BinRule::nearPosition), without add()'s branches; anything else
-    // through add().
+    // add(v) for a value the float position left near an edge (only a vectorised filler, whose bins
+    // are linear, has such): in the range, its bin straight from the edges (BinRule::nearPosition),
+    // without add()'s branches; beyond it, through add().
     void addNearEdge(double v) {
         const Histogram& h = m_h;
-        if (m_mode != Mode::Near || !(v >= h.m_lo && v <= h.m_hi)) return m_h.add(v);
+        if (!(v >= h.m_lo && v <= h.m_hi)) return m_h.add(v);
         const BinRule rule = h.rule();
         ++m_h.m_counts[static_cast<std::size_t>(rule.nearPosition(v, (v - rule.a) * rule.b))];
     }
