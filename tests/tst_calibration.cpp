@@ -1,5 +1,6 @@
 // Calibration methods: absmax, min-max, percentile, MSE search, entropy (KL); zero ranges; NaN/Inf.
 #include "quant/calibration.h"
+#include "quant/calibration_search.h"
 #include "quant_test_util.h"
 
 #include <QTest>
@@ -49,6 +50,8 @@ private slots:
     void nonFiniteValuesAreIgnored();
     void percentile();
     void mseBeatsAbsmaxWithOutliers();
+    void mseSearchTakesTheLeastScore_data();
+    void mseSearchTakesTheLeastScore();
     void entropyClipsOutliers();
     void explicitAndInvalidRequests();
 };
@@ -142,6 +145,79 @@ void TestCalibration::mseBeatsAbsmaxWithOutliers() {
     const auto pm = calibrate(mse, x), pa = calibrate(absmax, x);
     QVERIFY(pm.scales[0] < pa.scales[0]);
     QVERIFY(mseOf(mse, pm, x) < mseOf(absmax, pa, x));
+}
+
+void TestCalibration::mseSearchTakesTheLeastScore_data() {
+    QTest::addColumn<int>("target");
+    QTest::addColumn<bool>("symmetric");
+    QTest::addColumn<int>("rounding");
+    QTest::newRow("int8 symmetric") << int(Target::Int8) << true << int(Rounding::HalfToEven);
+    QTest::newRow("uint8 asymmetric") << int(Target::UInt8) << false << int(Rounding::HalfToEven);
+    QTest::newRow("int4 symmetric, floor") << int(Target::Int4) << true << int(Rounding::Floor);
+    QTest::newRow("uint4 asymmetric, away") << int(Target::UInt4) << false << int(Rounding::HalfAwayFromZero);
+}
+
+// Every clip ratio scored straight from the bins, without the search's prefix sums or its step rule:
+// the search must take a least score, and count its clipped bins.
+void TestCalibration::mseSearchTakesTheLeastScore() {
+    QFETCH(int, target);
+    QFETCH(bool, symmetric);
+    QFETCH(int, rounding);
+    auto spec =
+        calibrated(Preset::Custom, Target(target), Scheme::PerTensor, {}, symmetric, CalibMethod::Mse);
+    spec.rounding = Rounding(rounding);
+    const auto plan = resolveSpec(spec, {4096});
+    std::mt19937 rng(11);
+    std::gamma_distribution<float> skewed(2.0f, 1.0f);
+    for (int trial = 0; trial < 20; ++trial) {
+        std::vector<float> x(4096);
+        for (auto& v : x)
+            v = skewed(rng) - 1.5f;
+        x[static_cast<std::size_t>(trial)] = 12.0f + trial; // an outlier worth clipping
+        GroupRange g;
+        for (float v : x)
+            g.add(v);
+        const HistogramGeometry geo = mseGeometry(g, symmetric);
+        std::vector<std::uint32_t> h(static_cast<std::size_t>(geo.bins), 0);
+        for (float v : x)
+            ++h[static_cast<std::size_t>(geo.binOf(v))];
+        const double hi = symmetric ? std::max(-double(g.lo), double(g.hi)) : double(g.hi);
+        const double lo = symmetric ? -hi : double(g.lo);
+        const double qmin = double(plan.qmin()), qmax = double(plan.qmax());
+        const double share = Rounding(rounding) == Rounding::Floor ? 1.0 / 3.0 : 1.0 / 12.0;
+        struct Score {
+            double error;
+            std::int64_t clipped;
+        };
+        auto scoreOf = [&](double first, double second) {
+            double step, zp = 0;
+            if (symmetric) {
+                step = std::max(std::fabs(first), std::fabs(second)) / qmax;
+            } else {
+                step = (std::max(second, 0.0) - std::min(first, 0.0)) / (qmax - qmin);
+                zp = std::clamp(qmin - std::nearbyint(std::min(first, 0.0) / step), qmin, qmax);
+            }
+            const double left = (qmin - zp) * step, right = (qmax - zp) * step;
+            Score s{0, 0};
+            for (int b = 0; b < geo.bins; ++b) {
+                const double c = lo + (b + 0.5) * (hi - lo) / geo.bins, n = h[static_cast<std::size_t>(b)];
+                const double out = c < left ? left - c : c > right ? c - right : 0.0;
+                s.error += out > 0 ? n * out * out : n * step * step * share;
+                s.clipped += out > 0 ? static_cast<std::int64_t>(n) : 0;
+            }
+            return s;
+        };
+        double least = std::numeric_limits<double>::infinity();
+        for (int k = 100; k >= 20; --k)
+            least = std::min(least, scoreOf(lo * k / 100.0, hi * k / 100.0).error);
+        const GroupClip best = mseSearch(g, h, plan);
+        const Score chosen = scoreOf(best.range.first, best.range.second);
+        QVERIFY2(
+            chosen.error <= least * (1 + 1e-9),
+            qPrintable(QStringLiteral("trial %1: %2 against %3").arg(trial).arg(chosen.error).arg(least)));
+        QCOMPARE(best.clipped, chosen.clipped);
+        QVERIFY(best.range.second < hi); // the outlier clipped
+    }
 }
 
 void TestCalibration::entropyClipsOutliers() {

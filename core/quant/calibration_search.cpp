@@ -78,22 +78,12 @@ FloatGrid gridOf(MiniFloat f) {
 
 } // namespace
 
-StepAndZero stepForRange(ClipRange range, const ResolvedSpec& plan) {
-    const Target t = plan.codeTarget;
-    if (isFloatTarget(t)) {
-        const double amax = std::max(std::fabs(range.first), std::fabs(range.second));
-        return {amax > 0 ? normalStep(amax / maxFinite(miniFloatOf(t))) : 1.0, 0.0f};
-    }
-    const double qmin = static_cast<double>(plan.qmin()), qmax = static_cast<double>(plan.qmax());
-    if (plan.spec.symmetric) {
-        const double amax = std::max(std::fabs(range.first), std::fabs(range.second));
-        return {amax > 0 ? normalStep(amax / qmax) : 1.0, 0.0f}; // a zero range never divides by zero
-    }
-    const double lo = std::min(range.first, 0.0), hi = std::max(range.second, 0.0);
-    const double step = hi > lo ? normalStep((hi - lo) / (qmax - qmin)) : 1.0;
-    const double zp = std::clamp(qmin - std::nearbyint(lo / step), qmin, qmax);
-    return {step, static_cast<float>(zp)};
-}
+StepRule::StepRule(const ResolvedSpec& plan)
+    : m_float(isFloatTarget(plan.codeTarget))
+    , m_symmetric(plan.spec.symmetric)
+    , m_qmin(static_cast<double>(plan.qmin()))
+    , m_qmax(static_cast<double>(plan.qmax()))
+    , m_top(m_float ? static_cast<double>(maxFinite(miniFloatOf(plan.codeTarget))) : m_qmax) {}
 
 GroupClip percentileRange(std::vector<float>& values, double percentile, bool symmetric) {
     GroupClip out;
@@ -135,22 +125,6 @@ ClipRange mseSpan(const GroupRange& g, bool symmetric) {
 
 } // namespace
 
-std::size_t lowerBoundFrom(std::span<const double> v, std::size_t j, double x) {
-    while (j < v.size() && v[j] < x)
-        ++j;
-    while (j > 0 && !(v[j - 1] < x))
-        --j;
-    return j;
-}
-
-std::size_t upperBoundFrom(std::span<const double> v, std::size_t j, double x) {
-    while (j < v.size() && !(x < v[j]))
-        ++j;
-    while (j > 0 && x < v[j - 1])
-        --j;
-    return j;
-}
-
 HistogramGeometry mseGeometry(const GroupRange& g, bool symmetric) {
     const auto [lo, hi] = mseSpan(g, symmetric);
     if (!(hi > lo)) return {};
@@ -166,14 +140,22 @@ GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, co
     const int bins = geo.bins;
     const auto [lo, hi] = mseSpan(g, plan.spec.symmetric);
     const double width = (hi - lo) / bins;
-    // Prefix sums over bins (counts exact as integers; moments summed in bin order).
-    thread_local std::vector<double> centre, m1, m2;
-    thread_local std::vector<std::int64_t> n0;
-    centre.assign(static_cast<std::size_t>(bins), 0.0);
-    n0.assign(static_cast<std::size_t>(bins) + 1, 0);
-    m1.assign(static_cast<std::size_t>(bins) + 1, 0.0);
-    m2.assign(static_cast<std::size_t>(bins) + 1, 0.0);
-    // (The running sums in locals: through the vectors, each step waited on the store before it.)
+    // Prefix sums over bins (counts exact as integers; moments summed in bin order). Thread-local
+    // stores, reached through plain pointers: each use of a thread_local costs a call in a shared
+    // library, and the candidate loop made eight of them a candidate, a third of the search.
+    thread_local std::vector<double> centreStore, m1Store, m2Store;
+    thread_local std::vector<std::int64_t> n0Store;
+    const auto nb = static_cast<std::size_t>(bins);
+    centreStore.resize(nb);
+    n0Store.resize(nb + 1);
+    m1Store.resize(nb + 1);
+    m2Store.resize(nb + 1);
+    const std::span<const double> centreOf(centreStore);
+    double *const centre = centreStore.data(), *const m1 = m1Store.data(), *const m2 = m2Store.data();
+    std::int64_t* const n0 = n0Store.data();
+    n0[0] = 0;
+    m1[0] = m2[0] = 0.0;
+    // (The running sums in locals: through the arrays, each step waited on the store before it.)
     std::int64_t runN = 0;
     double run1 = 0.0, run2 = 0.0;
     for (int b = 0; b < bins; ++b) {
@@ -185,26 +167,20 @@ GroupClip mseSearch(const GroupRange& g, std::span<const std::uint32_t> hist, co
         m2[k + 1] = run2 += h * c * c;
     }
     const bool floatTarget = isFloatTarget(plan.codeTarget);
+    const StepRule stepOf(plan);
     const Rounding r = plan.convention.rounding;
     const double noiseShare =
         (r == Rounding::HalfToEven || r == Rounding::HalfAwayFromZero) ? 1.0 / 12.0 : 1.0 / 3.0;
     const FloatGrid grid = floatTarget ? gridOf(miniFloatOf(plan.codeTarget)) : FloatGrid{0, 0};
     double bestErr = std::numeric_limits<double>::infinity();
-    std::size_t jl = 0, jr = centre.size(); // the widest candidate's bounds: each next one starts there
+    std::size_t jl = 0, jr = nb; // the widest candidate's bounds: each next one starts there
     for (int k = 100; k >= 20; --k) {
         const ClipRange range{lo * k / 100.0, hi * k / 100.0};
-        const auto [step, zp] = stepForRange(range, plan);
-        double left, right; // the representable values' span
-        if (floatTarget) {
-            right = static_cast<double>(maxFinite(miniFloatOf(plan.codeTarget))) * step;
-            left = -right;
-        } else {
-            left = (static_cast<double>(plan.qmin()) - zp) * step;
-            right = (static_cast<double>(plan.qmax()) - zp) * step;
-        }
-        jl = lowerBoundFrom(centre, jl, left);
-        jr = upperBoundFrom(centre, jr, right);
-        const auto nb = static_cast<std::size_t>(bins);
+        const StepAndZero sz = stepOf(range);
+        const double step = sz.step;
+        const auto [left, right] = stepOf.span(sz); // the representable values' span
+        jl = lowerBoundFrom(centreOf, jl, left);
+        jr = upperBoundFrom(centreOf, jr, right);
         const double low =
             std::max(0.0, left * left * static_cast<double>(n0[jl]) - 2.0 * left * m1[jl] + m2[jl]);
         const double high = std::max(0.0, (m2[nb] - m2[jr]) - 2.0 * right * (m1[nb] - m1[jr]) +

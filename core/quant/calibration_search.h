@@ -88,8 +88,20 @@ struct HistogramGeometry {
 /// std::lower_bound and std::upper_bound on sorted `v`, walked from a previous answer `j` (any j in
 /// [0, v.size()] gives the same index): MSE's candidates move their bounds a bin or two from one clip
 /// ratio to the next, a step or two where a binary search takes eight unpredictable branches.
-std::size_t lowerBoundFrom(std::span<const double> v, std::size_t j, double x);
-std::size_t upperBoundFrom(std::span<const double> v, std::size_t j, double x);
+inline std::size_t lowerBoundFrom(std::span<const double> v, std::size_t j, double x) {
+    while (j < v.size() && v[j] < x)
+        ++j;
+    while (j > 0 && !(v[j - 1] < x))
+        --j;
+    return j;
+}
+inline std::size_t upperBoundFrom(std::span<const double> v, std::size_t j, double x) {
+    while (j < v.size() && !(x < v[j]))
+        ++j;
+    while (j > 0 && x < v[j - 1])
+        --j;
+    return j;
+}
 
 /// MSE histograms count v (not |v|) so that floor / ceil rounding and zero points are seen.
 HistogramGeometry mseGeometry(const GroupRange& g, bool symmetric);
@@ -178,7 +190,34 @@ struct StepAndZero {
     double step;
     float zeroPoint;
 };
-StepAndZero stepForRange(ClipRange range, const ResolvedSpec& plan);
+/// stepForRange with the plan's choices made once: a search scores many ranges under one plan.
+class StepRule {
+public:
+    explicit StepRule(const ResolvedSpec& plan);
+    StepAndZero operator()(ClipRange range) const {
+        if (m_float || m_symmetric) {
+            const double amax = std::max(std::fabs(range.first), std::fabs(range.second));
+            return {amax > 0 ? normalStep(amax / m_top) : 1.0, 0.0f}; // a zero range never divides by zero
+        }
+        const double lo = std::min(range.first, 0.0), hi = std::max(range.second, 0.0);
+        const double step = hi > lo ? normalStep((hi - lo) / (m_qmax - m_qmin)) : 1.0;
+        const double zp = std::clamp(m_qmin - std::nearbyint(lo / step), m_qmin, m_qmax);
+        return {step, static_cast<float>(zp)};
+    }
+    /// The representable values' span for a step and zero point.
+    std::pair<double, double> span(StepAndZero s) const {
+        if (m_float) return {-m_top * s.step, m_top * s.step};
+        return {(m_qmin - s.zeroPoint) * s.step, (m_qmax - s.zeroPoint) * s.step};
+    }
+
+private:
+    bool m_float, m_symmetric;
+    double m_qmin, m_qmax;
+    double m_top; // the amax a step is taken for: the float format's largest finite, or qmax
+};
+inline StepAndZero stepForRange(ClipRange range, const ResolvedSpec& plan) {
+    return StepRule(plan)(range);
+}
 
 /// Throws QuantError for requests no data can answer (explicit scales, min-max symmetric, ...).
 void checkCalibrationRequest(const ResolvedSpec& plan);
