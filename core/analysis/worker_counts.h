@@ -33,11 +33,10 @@ public:
         if (!m_table) {
             m_size = static_cast<std::size_t>(values.slotCount()) * 256;
             m_table.emplace(m_size * sizeof(std::uint32_t), mapped::Scratch::Contents::Zeroed);
-            m_counts = static_cast<std::uint32_t*>(m_table->data());
         }
         if (m_pending > kFlushAt) flush(values, codes);
         m_pending += n;
-        return m_counts;
+        return counts();
     }
     [[gnu::always_inline]] static void count(std::uint32_t* table, std::int32_t valueSlot,
                                              std::uint8_t code) {
@@ -46,23 +45,25 @@ public:
     /// Each value slot's count into `values` (its slow slot's dropped: the exact path counts those)
     /// and each code's into `codes`.
     void flush(HistogramFiller& values, std::array<std::int64_t, 256>& codes) {
+        if (!m_table) return;
+        const std::uint32_t* const table = counts();
         const std::size_t slots = m_size / 256;
         for (std::size_t v = 0; v < slots; ++v) {
             std::uint64_t valueCount = 0;
             for (std::size_t c = 0; c < 256; ++c)
-                if (const std::uint32_t n = m_counts[v * 256 + c]) {
+                if (const std::uint32_t n = table[v * 256 + c]) {
                     valueCount += n;
                     codes[c] += n;
                 }
             values.addToSlot(static_cast<std::int32_t>(v), valueCount);
         }
-        std::fill_n(m_counts, m_size, 0u);
+        std::fill_n(counts(), m_size, 0u);
         m_pending = 0;
     }
 
 private:
-    std::optional<mapped::Scratch> m_table; // m_size counts at m_counts, once made
-    std::uint32_t* m_counts = nullptr;
+    std::uint32_t* counts() const { return static_cast<std::uint32_t*>(m_table->data()); }
+    std::optional<mapped::Scratch> m_table; // m_size counts, once made
     std::size_t m_size = 0;
     std::int64_t m_pending = 0; // pairs counted since the table was last added up
     // 32-bit counts, added up before any could wrap.

@@ -33,19 +33,17 @@ inline bool blockRangeCalibrated(const ResolvedSpec& plan) {
     return isBlockFormat(plan.spec.preset) && plan.spec.calibration.method != CalibMethod::Mse;
 }
 
-/// range -> parameters for one group. The symmetric divide / reciprocal case is stepForRange +
-/// operatorScaleFromStep inlined (the same double operations, with the plan's constants looked up
-/// once), since per-group jobs do this once per 128 elements.
+/// range -> parameters for one group: the step rule with the plan's constants looked up once
+/// (StepRule), since per-group jobs do this once per 128 elements.
 class RangeRule {
 public:
     explicit RangeRule(const ResolvedSpec& plan)
         : m_plan(plan)
         , m_block(isBlockFormat(plan.spec.preset))
         , m_mx(plan.spec.preset == Preset::MX)
-        , m_inline(plan.spec.symmetric && (plan.convention.scaleOp == ScaleOp::Divide ||
-                                           plan.convention.scaleOp == ScaleOp::MultiplyReciprocal))
-        , m_top(isFloatTarget(plan.codeTarget) ? static_cast<double>(maxFinite(miniFloatOf(plan.codeTarget)))
-                                               : static_cast<double>(plan.qmax()))
+        , m_stepIsScale(plan.convention.scaleOp == ScaleOp::Divide ||
+                        plan.convention.scaleOp == ScaleOp::MultiplyReciprocal)
+        , m_step(plan)
         , m_emax(m_mx ? maxExponent(miniFloatOf(plan.codeTarget)) : 0) {}
 
     /// MX or NVFP4: block scales from each block's absolute maximum (applyBlocks).
@@ -63,15 +61,10 @@ public:
             const float signedAmax = nan ? -amax : amax;
             return applyBlocks(&signedAmax, g, 1, p);
         }
-        if (m_inline) {
-            const double amax =
-                std::max(std::fabs(static_cast<double>(lo)), std::fabs(static_cast<double>(hi)));
-            p.scales[static_cast<std::size_t>(g)] =
-                static_cast<float>(amax > 0 ? normalStep(amax / m_top) : 1.0);
-            return;
-        }
-        const auto [step, zp] = stepForRange(ClipRange(lo, hi), m_plan);
-        p.scales[static_cast<std::size_t>(g)] = operatorScaleFromStep(step, m_plan.convention);
+        const auto [step, zp] = m_step(ClipRange(lo, hi));
+        // (operatorScaleFromStep, without its call where the scale is the step)
+        p.scales[static_cast<std::size_t>(g)] =
+            m_stepIsScale ? static_cast<float>(step) : operatorScaleFromStep(step, m_plan.convention);
         if (!m_plan.spec.symmetric) p.zeroPoints[static_cast<std::size_t>(g)] = zp;
     }
 
@@ -122,8 +115,8 @@ public:
 private:
     const ResolvedSpec& m_plan;
     bool m_block, m_mx;
-    bool m_inline;
-    double m_top;
+    bool m_stepIsScale; // the operator's scale is the step itself (divide, multiply by its reciprocal)
+    StepRule m_step;
     int m_emax;
     MiniFloatCodec m_e4m3{MiniFloat::E4M3FN, Overflow::Saturate}; // NVFP4's block codes
     std::array<float, 256> m_e8m0 = [] {                          // MX's block scales
