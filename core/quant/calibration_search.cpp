@@ -414,8 +414,9 @@ QuantParams paramsFromClips(const ResolvedSpec& plan, const std::vector<GroupCli
                             const std::vector<GroupRange>& ranges) {
     QuantParams p;
     p.scales.reserve(clips.size());
+    const StepRule stepOf(plan);
     for (const auto& c : clips) {
-        const auto [step, zp] = stepForRange(c.range, plan);
+        const auto [step, zp] = stepOf(c.range);
         p.scales.push_back(operatorScaleFromStep(step, plan.convention));
         if (!plan.spec.symmetric) p.zeroPoints.push_back(zp);
     }
