@@ -8,6 +8,7 @@
 #include <QtTest>
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 using namespace ql;
 
@@ -116,6 +117,22 @@ private slots:
             QVERIFY(std::all_of(bytes, bytes + large - 1, [](unsigned char b) { return b == 0; }));
         }
         QCOMPARE(mapped::keptCount(), std::size_t{1});
+    }
+
+    // The huge-page hint a plain vector of parameters takes (NVFP4's scales) leaves what it covers as
+    // it was, wherever the vector starts and whatever its length, and asks nothing of ranges without a
+    // whole huge page or that would wrap around the address space.
+    void hugePageAdviceKeepsContents() {
+        std::vector<float> scales(std::size_t{3} << 20);
+        for (std::size_t i = 0; i < scales.size(); ++i)
+            scales[i] = static_cast<float>(i % 977) * 0.25f;
+        const std::vector<float> before = scales;
+        mapped::adviseHugePages(scales.data() + 1, (scales.size() - 3) * sizeof(float));
+        mapped::adviseHugePages(scales.data(), scales.size() * sizeof(float));
+        mapped::adviseHugePages(scales.data(), 0);
+        mapped::adviseHugePages(scales.data() + 5, 4096);
+        mapped::adviseHugePages(scales.data(), static_cast<std::size_t>(-1));
+        QVERIFY(scales == before);
     }
 
     void foreignPointersAreIgnored() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -54,6 +55,23 @@ void unmap(const Block& b) noexcept {
     ::operator delete (b.p, std::align_val_t{kHugePage});
 #endif
 }
+
+} // namespace
+
+void adviseHugePages(void* p, std::size_t bytes) noexcept {
+#if defined(__linux__)
+    const auto first = reinterpret_cast<std::uintptr_t>(p);
+    if (first > static_cast<std::uintptr_t>(-1) - bytes) return;
+    const std::size_t skip = (kHugePage - first % kHugePage) % kHugePage; // to the first whole huge page
+    if (bytes < skip + kHugePage) return;
+    const std::size_t whole = (bytes - skip) / kHugePage * kHugePage;
+    ::madvise(static_cast<char*>(p) + skip, whole, MADV_HUGEPAGE);
+#else
+    (void)p, (void)bytes;
+#endif
+}
+
+namespace {
 
 std::size_t mappedSize(std::size_t bytes) {
     if (bytes > static_cast<std::size_t>(-1) - kHugePage) throw std::bad_alloc();

@@ -4,6 +4,7 @@
 // and NVFP4, range -> block scale code -> scale. Backends that measure ranges with their own kernels
 // (the cpu backend's range pass, the cuda backend's range kernel) turn them into parameters here,
 // so every backend gives calibrate's answer.
+#include "base/mapped_memory.h"
 #include "quant/calibration.h"
 #include "quant/calibration_search.h"
 #include "quant/resolved_spec.h"
@@ -13,6 +14,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 namespace ql {
 
@@ -104,15 +106,23 @@ public:
     /// Parameters sized for every group of the plan (scales 1, zero points 0), ready for apply().
     QuantParams emptyParams() const {
         QuantParams p;
-        p.scales.assign(static_cast<std::size_t>(m_plan.scaleCount), 1.0f);
+        const auto n = static_cast<std::size_t>(m_plan.scaleCount);
+        sized(p.scales, n, 1.0f);
         if (m_block)
-            p.scaleCodes.assign(static_cast<std::size_t>(m_plan.scaleCount), 0);
+            sized(p.scaleCodes, n, std::uint8_t{0});
         else if (!m_plan.spec.symmetric)
-            p.zeroPoints.assign(static_cast<std::size_t>(m_plan.scaleCount), 0.0f);
+            sized(p.zeroPoints, n, 0.0f);
         return p;
     }
 
 private:
+    // n copies of v, in huge pages where they fill some (first touched here, by this thread).
+    template <typename T> static void sized(std::vector<T>& v, std::size_t n, T value) {
+        v.reserve(n);
+        mapped::adviseHugePages(v.data(), n * sizeof(T));
+        v.assign(n, value);
+    }
+
     const ResolvedSpec& m_plan;
     bool m_block, m_mx;
     bool m_stepIsScale; // the operator's scale is the step itself (divide, multiply by its reciprocal)
