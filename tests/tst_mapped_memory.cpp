@@ -4,6 +4,8 @@
 #include "analysis/clipping.h"
 #include "base/mapped_memory.h"
 #include "quant/params.h"
+#include "quant/range_rule.h"
+#include "quant/spec.h"
 
 #include <QtTest>
 #include <algorithm>
@@ -117,6 +119,42 @@ private slots:
             QVERIFY(std::all_of(bytes, bytes + large - 1, [](unsigned char b) { return b == 0; }));
         }
         QCOMPARE(mapped::keptCount(), std::size_t{1});
+    }
+
+    // NVFP4's scales for an 11008×4096 weight (11 MB, a plain vector) are made in memory marked for
+    // huge pages (the kernel's `hg` flag on its mapping, /proc/self/smaps), so their first touch costs
+    // a fault per 2 MiB.
+    void paramsOfManyGroupsAskForHugePages() {
+        QFile smaps(QStringLiteral("/proc/self/smaps"));
+        if (!smaps.exists() || !QFile::exists(QStringLiteral("/sys/kernel/mm/transparent_hugepage/enabled")))
+            QSKIP("no /proc/self/smaps, or a kernel without transparent huge pages");
+        QuantSpec nvfp4;
+        nvfp4.preset = Preset::NVFP4;
+        nvfp4.target = Target::Fp4E2M1;
+        nvfp4.scheme = Scheme::Block;
+        nvfp4.axes = {};
+        const ResolvedSpec plan = resolveSpec(nvfp4, {11008, 4096});
+        const QuantParams p = RangeRule(plan).emptyParams();
+        QCOMPARE(p.scales.size(), std::size_t{11008} * 4096 / 16);
+        // An address inside the scales' first whole huge page.
+        const auto at = (reinterpret_cast<std::uintptr_t>(p.scales.data()) + (std::uintptr_t{4} << 20)) &
+                        ~((std::uintptr_t{2} << 20) - 1);
+        QVERIFY(smaps.open(QIODevice::ReadOnly | QIODevice::Text));
+        bool inside = false, found = false;
+        for (const QByteArray& line : smaps.readAll().split('\n')) {
+            const int dash = line.indexOf('-'), space = line.indexOf(' ');
+            if (dash > 0 && space > dash && !line.startsWith("VmFlags")) { // a mapping's first line
+                bool ok1 = false, ok2 = false;
+                const auto lo = static_cast<std::uintptr_t>(line.left(dash).toULongLong(&ok1, 16));
+                const auto hi =
+                    static_cast<std::uintptr_t>(line.mid(dash + 1, space - dash - 1).toULongLong(&ok2, 16));
+                inside = ok1 && ok2 && lo <= at && at < hi;
+            } else if (inside && line.startsWith("VmFlags:")) {
+                found = line.split(' ').contains("hg");
+                break;
+            }
+        }
+        QVERIFY2(found, "the scales' mapping is not marked for huge pages (VmFlags hg)");
     }
 
     // The huge-page hint a plain vector of parameters takes (NVFP4's scales) leaves what it covers as

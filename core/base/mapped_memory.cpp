@@ -41,7 +41,7 @@ void* mapFresh(std::size_t bytes) {
 #if defined(__linux__)
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
-    ::madvise(p, bytes, MADV_HUGEPAGE); // a hint: without it the pages are simply small
+    adviseHugePages(p, bytes); // a hint: without it the pages are simply small
     return p;
 #else
     return ::operator new (bytes, std::align_val_t{kHugePage});

@@ -43,8 +43,6 @@ public:
         : m_plan(plan)
         , m_block(isBlockFormat(plan.spec.preset))
         , m_mx(plan.spec.preset == Preset::MX)
-        , m_stepIsScale(plan.convention.scaleOp == ScaleOp::Divide ||
-                        plan.convention.scaleOp == ScaleOp::MultiplyReciprocal)
         , m_step(plan)
         , m_emax(m_mx ? maxExponent(miniFloatOf(plan.codeTarget)) : 0) {}
 
@@ -64,9 +62,7 @@ public:
             return applyBlocks(&signedAmax, g, 1, p);
         }
         const auto [step, zp] = m_step(ClipRange(lo, hi));
-        // (operatorScaleFromStep, without its call where the scale is the step)
-        p.scales[static_cast<std::size_t>(g)] =
-            m_stepIsScale ? static_cast<float>(step) : operatorScaleFromStep(step, m_plan.convention);
+        p.scales[static_cast<std::size_t>(g)] = operatorScaleFromStep(step, m_plan.convention);
         if (!m_plan.spec.symmetric) p.zeroPoints[static_cast<std::size_t>(g)] = zp;
     }
 
@@ -125,7 +121,6 @@ private:
 
     const ResolvedSpec& m_plan;
     bool m_block, m_mx;
-    bool m_stepIsScale; // the operator's scale is the step itself (divide, multiply by its reciprocal)
     StepRule m_step;
     int m_emax;
     MiniFloatCodec m_e4m3{MiniFloat::E4M3FN, Overflow::Saturate}; // NVFP4's block codes
